@@ -1,0 +1,155 @@
+//! The storage seam of the API server: the only way `api` reaches persisted objects.
+//!
+//! `node` implements [`Storage`] over the replicated store; `api`'s own tests implement it over
+//! the in-memory MVCC store. Keys are opaque strings (`/registry/<group>/<resource>/[<ns>/]<name>`)
+//! and values opaque bytes; revisions are the store's (DESIGN.md §3): strictly increasing,
+//! identical on every replica, not dense.
+
+use bytes::Bytes;
+
+/// A point in the store's history; `metadata.resourceVersion` is its decimal string.
+pub type Revision = u64;
+
+/// One stored object version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredObject {
+    /// The object's key.
+    pub key: String,
+    /// The bytes the API layer stored.
+    pub value: Bytes,
+    /// The revision of the write that produced this version.
+    pub mod_revision: Revision,
+    /// The revision at which the object was created.
+    pub create_revision: Revision,
+}
+
+/// How fresh a read must be ("Resource versions", spec 000; DESIGN.md §3 "Read consistency").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadConsistency {
+    /// Most recent: linearizable (quorum read-index), on any replica.
+    Linearizable,
+    /// Any: whatever the serving replica has applied, immediately.
+    Any,
+    /// At least this revision: the replica's state once it has applied it.
+    NotOlderThan(Revision),
+    /// Exactly this revision, from MVCC history.
+    Exact(Revision),
+}
+
+/// A page of a list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListPage {
+    /// Matching objects in key order.
+    pub items: Vec<StoredObject>,
+    /// The revision the list was served at.
+    pub revision: Revision,
+    /// Matching objects after this page (0: the list is complete).
+    pub remaining: u64,
+}
+
+/// Why a storage call failed. Fatal and retryable failures are kept apart: `Unavailable` may
+/// succeed if tried again (no leader yet, a deadline passed), `Internal` will not.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StorageError {
+    /// No object at the key (or not at the requested revision).
+    #[error("key {key} not found")]
+    NotFound {
+        /// The key.
+        key: String,
+    },
+    /// A create found an object at the key.
+    #[error("key {key} already exists")]
+    AlreadyExists {
+        /// The key.
+        key: String,
+    },
+    /// A compare-and-swap found another revision than the one expected.
+    #[error("key {key} is at revision {actual}, not {expected}")]
+    Conflict {
+        /// The key.
+        key: String,
+        /// The revision the caller expected.
+        expected: Revision,
+        /// The revision found.
+        actual: Revision,
+    },
+    /// The revision asked for is older than the compaction point.
+    #[error("revision {requested} has been compacted (oldest available {compacted})")]
+    Compacted {
+        /// The revision asked for.
+        requested: Revision,
+        /// The compaction point.
+        compacted: Revision,
+    },
+    /// The replica did not reach the revision asked for within the wait bound.
+    #[error("revision {requested} is newer than this replica's {current}")]
+    TooLargeRevision {
+        /// The revision asked for.
+        requested: Revision,
+        /// The replica's newest applied revision.
+        current: Revision,
+    },
+    /// The store cannot answer now (no leader, a peer deadline passed); retrying may succeed.
+    #[error("storage unavailable: {reason}")]
+    Unavailable {
+        /// What was unavailable.
+        reason: String,
+    },
+    /// The store failed in a way retrying will not fix.
+    #[error("storage failure: {reason}")]
+    Internal {
+        /// What failed.
+        reason: String,
+    },
+}
+
+/// Object persistence with revisions.
+///
+/// ### Correctness requirements
+/// - Every write returns only after it is committed by a quorum and applied on the replica that
+///   answers, so a later read from the same replica with any consistency sees it.
+/// - Revisions returned are the store's global revisions: a revision obtained on one replica
+///   means the same history on every replica.
+/// - A failed write stores nothing.
+#[async_trait::async_trait]
+pub trait Storage: Send + Sync + 'static {
+    /// Stores `value` at `key` if no object is there; fails with `AlreadyExists` otherwise.
+    async fn create(&self, key: &str, value: Bytes) -> Result<StoredObject, StorageError>;
+
+    /// The object at `key`, read with `consistency`. `Compacted` for an `Exact` revision below
+    /// the compaction point; `TooLargeRevision` when a `NotOlderThan`/`Exact` revision is not
+    /// reached in time.
+    async fn get(
+        &self,
+        key: &str,
+        consistency: ReadConsistency,
+    ) -> Result<Option<StoredObject>, StorageError>;
+
+    /// Objects whose keys start with `prefix` and sort after `start_after` (if given), in key
+    /// order, at most `limit` (0: all). Errors as for [`Storage::get`].
+    async fn list(
+        &self,
+        prefix: &str,
+        start_after: Option<&str>,
+        limit: usize,
+        consistency: ReadConsistency,
+    ) -> Result<ListPage, StorageError>;
+
+    /// Replaces the object at `key` if its current `mod_revision` is `expected`. `NotFound`
+    /// when there is no object; `Conflict` (with the current revision) when it moved on.
+    async fn update(
+        &self,
+        key: &str,
+        value: Bytes,
+        expected: Revision,
+    ) -> Result<StoredObject, StorageError>;
+
+    /// Removes the object at `key`, if `expected` is given only when its current
+    /// `mod_revision` equals it. Returns the deleted version, with `mod_revision` set to the
+    /// revision of the deletion.
+    async fn delete(
+        &self,
+        key: &str,
+        expected: Option<Revision>,
+    ) -> Result<StoredObject, StorageError>;
+}

@@ -1,0 +1,95 @@
+//! The version chain of one key: every value it held since the compaction point, with
+//! tombstones where it was deleted.
+
+use bytes::Bytes;
+
+use super::Revision;
+use crate::command::KeyValue;
+
+/// One version of a key: a value, or a tombstone that ends a generation.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Version {
+    pub(crate) mod_revision: Revision,
+    pub(crate) create_revision: Revision,
+    pub(crate) version: u64,
+    /// `None` for a tombstone.
+    pub(crate) value: Option<Bytes>,
+}
+
+/// A key's versions in increasing `mod_revision` order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct KeyHistory {
+    pub(crate) versions: Vec<Version>,
+}
+
+impl KeyHistory {
+    /// The version visible at `at`: the newest with `mod_revision <= at`, unless a tombstone.
+    pub(crate) fn visible_at(&self, key: &str, at: Revision) -> Option<KeyValue> {
+        let idx = self.versions.partition_point(|v| v.mod_revision <= at);
+        let v = self.versions[..idx].last()?;
+        let value = v.value.clone()?;
+        Some(KeyValue {
+            key: key.to_owned(),
+            value,
+            create_revision: v.create_revision,
+            mod_revision: v.mod_revision,
+            version: v.version,
+        })
+    }
+
+    /// The current value, if the key exists now.
+    pub(crate) fn current(&self, key: &str) -> Option<KeyValue> {
+        self.visible_at(key, Revision::MAX)
+    }
+
+    /// The key's current `mod_revision`, 0 when it does not exist.
+    pub(crate) fn current_mod_revision(&self) -> Revision {
+        match self.versions.last() {
+            Some(v) if v.value.is_some() => v.mod_revision,
+            _ => 0,
+        }
+    }
+
+    /// Appends a write at `revision`.
+    pub(crate) fn put(&mut self, revision: Revision, value: Bytes) {
+        let (create_revision, version) = match self.versions.last() {
+            Some(v) if v.value.is_some() => (v.create_revision, v.version + 1),
+            _ => (revision, 1),
+        };
+        self.versions.push(Version {
+            mod_revision: revision,
+            create_revision,
+            version,
+            value: Some(value),
+        });
+    }
+
+    /// Appends a tombstone at `revision`; the key must currently exist.
+    pub(crate) fn delete(&mut self, revision: Revision) {
+        self.versions.push(Version {
+            mod_revision: revision,
+            create_revision: 0,
+            version: 0,
+            value: None,
+        });
+    }
+
+    /// Drops every version that no read at or after `revision` can see. Returns true when
+    /// nothing is left (the key can be forgotten).
+    pub(crate) fn compact(&mut self, revision: Revision) -> bool {
+        // The newest version at or below the compaction point stays visible to reads at the
+        // compaction point, unless it is a tombstone; everything before it is unreachable.
+        let idx = self
+            .versions
+            .partition_point(|v| v.mod_revision <= revision);
+        if idx > 0 {
+            let keep_from = if self.versions[idx - 1].value.is_some() {
+                idx - 1
+            } else {
+                idx
+            };
+            self.versions.drain(..keep_from);
+        }
+        self.versions.is_empty()
+    }
+}

@@ -1,0 +1,302 @@
+//! The MVCC store: applies transactions at revisions and answers reads at any revision since the
+//! compaction point.
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+
+use super::MvccError;
+use super::Revision;
+use super::event::Event;
+use super::event::EventKind;
+use super::key_history::KeyHistory;
+use super::snapshot::KeySnapshot;
+use super::snapshot::StoreSnapshot;
+use super::snapshot::VersionSnapshot;
+use crate::command::CommandResponse;
+use crate::command::Compare;
+use crate::command::KeyValue;
+use crate::command::Op;
+use crate::command::OpResult;
+use crate::command::Txn;
+use crate::command::compare;
+use crate::command::op;
+
+/// An in-memory multi-version key-value store.
+///
+/// ### Invariants
+/// - `revision` only grows: [`Store::apply_txn`] and [`Store::advance`] take revisions greater
+///   than the current one (the raft log index of the entry being applied).
+/// - Reads at `compacted <= at <= revision` see exactly the writes with `mod_revision <= at`.
+#[derive(Debug, Clone, Default)]
+pub struct Store {
+    keys: BTreeMap<String, KeyHistory>,
+    revision: Revision,
+    compacted: Revision,
+}
+
+/// The answer of a range read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RangeResult {
+    /// Matching keys in key order, at most `limit` of them.
+    pub kvs: Vec<KeyValue>,
+    /// Matching keys not returned because of the limit.
+    pub remaining: u64,
+    /// The revision the read was served at.
+    pub revision: Revision,
+}
+
+impl Store {
+    /// An empty store at revision 0.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The newest revision applied.
+    pub fn revision(&self) -> Revision {
+        self.revision
+    }
+
+    /// The compaction point: reads below it fail with [`MvccError::Compacted`].
+    pub fn compacted(&self) -> Revision {
+        self.compacted
+    }
+
+    /// Moves the store to `revision` without writing (an entry that carries no write).
+    pub fn advance(&mut self, revision: Revision) {
+        debug_assert!(revision >= self.revision, "revisions only grow");
+        self.revision = self.revision.max(revision);
+    }
+
+    /// Applies `txn` at `revision` and returns its answer plus the events it produced, in the
+    /// order of the operations.
+    pub fn apply_txn(&mut self, revision: Revision, txn: &Txn) -> (CommandResponse, Vec<Event>) {
+        self.advance(revision);
+        let succeeded = txn.compares.iter().all(|c| self.holds(c));
+        let ops = if succeeded {
+            &txn.success
+        } else {
+            &txn.failure
+        };
+        let mut events = Vec::new();
+        let results = ops
+            .iter()
+            .map(|op| self.apply_op(revision, op, &mut events))
+            .collect();
+        (
+            CommandResponse {
+                revision,
+                succeeded,
+                results,
+                error: None,
+            },
+            events,
+        )
+    }
+
+    fn holds(&self, c: &Compare) -> bool {
+        let current = self
+            .keys
+            .get(&c.key)
+            .map_or(0, KeyHistory::current_mod_revision);
+        match c.target {
+            Some(compare::Target::ModRevision(r)) => current == r,
+            Some(compare::Target::Exists(e)) => (current != 0) == e,
+            None => true,
+        }
+    }
+
+    fn apply_op(&mut self, revision: Revision, op: &Op, events: &mut Vec<Event>) -> OpResult {
+        match &op.kind {
+            Some(op::Kind::Put(put)) => {
+                let history = self.keys.entry(put.key.clone()).or_default();
+                let prev_kv = history.current(&put.key);
+                history.put(revision, put.value.clone());
+                let kv = history.current(&put.key);
+                if let Some(kv) = kv {
+                    events.push(Event {
+                        kind: EventKind::Put,
+                        kv,
+                        prev_kv: prev_kv.clone(),
+                    });
+                }
+                OpResult { kv: prev_kv }
+            }
+            Some(op::Kind::Delete(key)) => {
+                let Some(history) = self.keys.get_mut(key) else {
+                    return OpResult { kv: None };
+                };
+                let prev_kv = history.current(key);
+                if let Some(prev) = &prev_kv {
+                    history.delete(revision);
+                    let kv = KeyValue {
+                        key: key.clone(),
+                        mod_revision: revision,
+                        ..Default::default()
+                    };
+                    events.push(Event {
+                        kind: EventKind::Delete,
+                        kv,
+                        prev_kv: Some(prev.clone()),
+                    });
+                }
+                OpResult { kv: prev_kv }
+            }
+            Some(op::Kind::Get(key)) => OpResult {
+                kv: self.keys.get(key).and_then(|h| h.current(key)),
+            },
+            None => OpResult { kv: None },
+        }
+    }
+
+    fn check_read(&self, at: Revision) -> Result<(), MvccError> {
+        if at > self.revision {
+            return Err(MvccError::FutureRevision {
+                requested: at,
+                current: self.revision,
+            });
+        }
+        if at < self.compacted {
+            return Err(MvccError::Compacted {
+                requested: at,
+                compacted: self.compacted,
+            });
+        }
+        Ok(())
+    }
+
+    /// The value of `key` at revision `at` (`None`: the current revision).
+    ///
+    /// Fails with [`MvccError::Compacted`] below the compaction point and
+    /// [`MvccError::FutureRevision`] beyond the newest applied revision.
+    pub fn get(&self, key: &str, at: Option<Revision>) -> Result<Option<KeyValue>, MvccError> {
+        let at = at.unwrap_or(self.revision);
+        self.check_read(at)?;
+        Ok(self.keys.get(key).and_then(|h| h.visible_at(key, at)))
+    }
+
+    /// Keys in `[start, end)` (`end = None`: unbounded) visible at `at` (`None`: current), at
+    /// most `limit` of them (0: no limit). Errors as for [`Store::get`].
+    pub fn range(
+        &self,
+        start: &str,
+        end: Option<&str>,
+        at: Option<Revision>,
+        limit: usize,
+    ) -> Result<RangeResult, MvccError> {
+        let at = at.unwrap_or(self.revision);
+        self.check_read(at)?;
+        let upper = end.map_or(Bound::Unbounded, Bound::Excluded);
+        let mut kvs = Vec::new();
+        let mut remaining = 0u64;
+        for (key, history) in self.keys.range::<str, _>((Bound::Included(start), upper)) {
+            if let Some(kv) = history.visible_at(key, at) {
+                if limit == 0 || kvs.len() < limit {
+                    kvs.push(kv);
+                } else {
+                    remaining += 1;
+                }
+            }
+        }
+        Ok(RangeResult {
+            kvs,
+            remaining,
+            revision: at,
+        })
+    }
+
+    /// Keys under `prefix` visible at `at`; see [`Store::range`].
+    pub fn range_prefix(
+        &self,
+        prefix: &str,
+        at: Option<Revision>,
+        limit: usize,
+    ) -> Result<RangeResult, MvccError> {
+        let end = prefix_end(prefix);
+        self.range(prefix, end.as_deref(), at, limit)
+    }
+
+    /// Forgets history before `revision`. Compacting to or below the current compaction point
+    /// is a no-op; beyond the newest revision it fails with [`MvccError::FutureRevision`].
+    pub fn compact(&mut self, revision: Revision) -> Result<(), MvccError> {
+        if revision > self.revision {
+            return Err(MvccError::FutureRevision {
+                requested: revision,
+                current: self.revision,
+            });
+        }
+        if revision <= self.compacted {
+            return Ok(());
+        }
+        self.keys.retain(|_, h| !h.compact(revision));
+        self.compacted = revision;
+        Ok(())
+    }
+
+    /// The whole store, history included, as its protobuf snapshot form.
+    pub fn to_snapshot(&self) -> StoreSnapshot {
+        let keys = self
+            .keys
+            .iter()
+            .map(|(key, h)| KeySnapshot {
+                key: key.clone(),
+                versions: h
+                    .versions
+                    .iter()
+                    .map(|v| VersionSnapshot {
+                        mod_revision: v.mod_revision,
+                        create_revision: v.create_revision,
+                        version: v.version,
+                        value: v.value.clone(),
+                    })
+                    .collect(),
+            })
+            .collect();
+        StoreSnapshot {
+            revision: self.revision,
+            compacted: self.compacted,
+            keys,
+        }
+    }
+
+    /// Rebuilds a store from [`Store::to_snapshot`]'s output.
+    pub fn from_snapshot(snapshot: StoreSnapshot) -> Self {
+        let keys = snapshot
+            .keys
+            .into_iter()
+            .map(|k| {
+                let versions = k
+                    .versions
+                    .into_iter()
+                    .map(|v| super::key_history::Version {
+                        mod_revision: v.mod_revision,
+                        create_revision: v.create_revision,
+                        version: v.version,
+                        value: v.value,
+                    })
+                    .collect();
+                (k.key, KeyHistory { versions })
+            })
+            .collect();
+        Self {
+            keys,
+            revision: snapshot.revision,
+            compacted: snapshot.compacted,
+        }
+    }
+}
+
+/// The smallest string greater than every string starting with `prefix` (`None`: unbounded).
+pub fn prefix_end(prefix: &str) -> Option<String> {
+    let mut chars: Vec<char> = prefix.chars().collect();
+    while let Some(last) = chars.pop() {
+        if let Some(next) = char::from_u32(u32::from(last) + 1) {
+            chars.push(next);
+            return Some(chars.into_iter().collect());
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+#[path = "store_test.rs"]
+mod store_test;

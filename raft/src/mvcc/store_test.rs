@@ -1,0 +1,213 @@
+//! Unit tests of the MVCC store (R-HA: revisions, version chains, txn, compaction, range at a
+//! revision).
+
+use bytes::Bytes;
+
+use super::*;
+use crate::command::Compare;
+use crate::command::Op;
+use crate::command::Txn;
+
+fn put(store: &mut Store, rev: Revision, key: &str, value: &str) -> CommandResponse {
+    let txn = Txn {
+        success: vec![Op::put(key, Bytes::from(value.to_owned()))],
+        ..Default::default()
+    };
+    store.apply_txn(rev, &txn).0
+}
+
+fn del(store: &mut Store, rev: Revision, key: &str) -> CommandResponse {
+    let txn = Txn {
+        success: vec![Op::delete(key)],
+        ..Default::default()
+    };
+    store.apply_txn(rev, &txn).0
+}
+
+fn value(kv: &KeyValue) -> &[u8] {
+    &kv.value
+}
+
+#[test]
+fn revision_is_the_applying_entrys_index() {
+    let mut s = Store::new();
+    let r = put(&mut s, 3, "/a", "1");
+    assert_eq!(r.revision, 3);
+    assert!(r.succeeded);
+    assert_eq!(s.revision(), 3);
+    s.advance(5);
+    assert_eq!(s.revision(), 5);
+    let kv = s.get("/a", None).unwrap().unwrap();
+    assert_eq!((kv.create_revision, kv.mod_revision, kv.version), (3, 3, 1));
+}
+
+#[test]
+fn version_chain_tracks_create_mod_and_version_across_generations() {
+    let mut s = Store::new();
+    put(&mut s, 1, "/a", "1");
+    put(&mut s, 2, "/a", "2");
+    let kv = s.get("/a", None).unwrap().unwrap();
+    assert_eq!((kv.create_revision, kv.mod_revision, kv.version), (1, 2, 2));
+    let d = del(&mut s, 3, "/a");
+    assert_eq!(value(d.results[0].kv.as_ref().unwrap()), b"2");
+    assert_eq!(s.get("/a", None).unwrap(), None);
+    put(&mut s, 4, "/a", "3");
+    let kv = s.get("/a", None).unwrap().unwrap();
+    assert_eq!((kv.create_revision, kv.mod_revision, kv.version), (4, 4, 1));
+}
+
+#[test]
+fn reads_at_a_past_revision_see_that_revisions_state() {
+    let mut s = Store::new();
+    put(&mut s, 1, "/a", "1");
+    put(&mut s, 2, "/a", "2");
+    del(&mut s, 3, "/a");
+    assert_eq!(value(&s.get("/a", Some(1)).unwrap().unwrap()), b"1");
+    assert_eq!(value(&s.get("/a", Some(2)).unwrap().unwrap()), b"2");
+    assert_eq!(s.get("/a", Some(3)).unwrap(), None);
+    assert_eq!(s.get("/a", Some(0)).unwrap(), None);
+}
+
+#[test]
+fn future_revision_is_a_typed_error() {
+    let mut s = Store::new();
+    put(&mut s, 1, "/a", "1");
+    assert_eq!(
+        s.get("/a", Some(2)),
+        Err(MvccError::FutureRevision {
+            requested: 2,
+            current: 1
+        })
+    );
+    assert!(matches!(
+        s.range_prefix("/", Some(9), 0),
+        Err(MvccError::FutureRevision { .. })
+    ));
+}
+
+#[test]
+fn txn_compares_choose_the_branch() {
+    let mut s = Store::new();
+    put(&mut s, 1, "/a", "1");
+    let cas = |rev| Txn {
+        compares: vec![Compare::mod_revision("/a", rev)],
+        success: vec![Op::put("/a", Bytes::from_static(b"new"))],
+        failure: vec![Op::get("/a")],
+    };
+    let (stale, events) = s.apply_txn(2, &cas(7));
+    assert!(!stale.succeeded);
+    assert!(events.is_empty());
+    assert_eq!(stale.results[0].kv.as_ref().unwrap().mod_revision, 1);
+    let (ok, events) = s.apply_txn(3, &cas(1));
+    assert!(ok.succeeded);
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0].kind, EventKind::Put);
+    assert_eq!(events[0].prev_kv.as_ref().unwrap().mod_revision, 1);
+    assert_eq!(s.get("/a", None).unwrap().unwrap().mod_revision, 3);
+
+    let create = Txn {
+        compares: vec![Compare::exists("/b", false)],
+        success: vec![Op::put("/b", Bytes::from_static(b"x"))],
+        failure: vec![Op::get("/b")],
+    };
+    assert!(s.apply_txn(4, &create).0.succeeded);
+    let again = s.apply_txn(5, &create).0;
+    assert!(!again.succeeded);
+    assert_eq!(again.results[0].kv.as_ref().unwrap().create_revision, 4);
+}
+
+#[test]
+fn deleting_a_missing_key_writes_nothing() {
+    let mut s = Store::new();
+    let (r, events) = s.apply_txn(
+        1,
+        &Txn {
+            success: vec![Op::delete("/x")],
+            ..Default::default()
+        },
+    );
+    assert_eq!(r.results[0].kv, None);
+    assert!(events.is_empty());
+    assert_eq!(s.range_prefix("/", None, 0).unwrap().kvs, vec![]);
+}
+
+#[test]
+fn range_is_ordered_limited_and_counts_the_rest() {
+    let mut s = Store::new();
+    for (i, k) in ["/r/c", "/r/a", "/r/b", "/q/z", "/s/a"].iter().enumerate() {
+        put(&mut s, i as u64 + 1, k, "v");
+    }
+    let all = s.range_prefix("/r/", None, 0).unwrap();
+    let keys: Vec<_> = all.kvs.iter().map(|kv| kv.key.as_str()).collect();
+    assert_eq!(keys, ["/r/a", "/r/b", "/r/c"]);
+    assert_eq!((all.remaining, all.revision), (0, 5));
+    let page = s.range_prefix("/r/", None, 2).unwrap();
+    assert_eq!(page.kvs.len(), 2);
+    assert_eq!(page.remaining, 1);
+    let old = s.range_prefix("/r/", Some(2), 0).unwrap();
+    assert_eq!(
+        old.kvs.iter().map(|kv| kv.key.as_str()).collect::<Vec<_>>(),
+        ["/r/c", "/r/a"].iter().rev().copied().collect::<Vec<_>>()
+    );
+    let from_b = s.range("/r/b", Some("/r/c"), None, 0).unwrap();
+    assert_eq!(from_b.kvs.len(), 1);
+}
+
+#[test]
+fn compaction_forgets_old_versions_but_keeps_what_is_visible() {
+    let mut s = Store::new();
+    put(&mut s, 1, "/a", "1");
+    put(&mut s, 2, "/a", "2");
+    put(&mut s, 3, "/b", "1");
+    del(&mut s, 4, "/b");
+    put(&mut s, 5, "/c", "1");
+    s.compact(4).unwrap();
+    assert_eq!(s.compacted(), 4);
+    assert_eq!(
+        s.get("/a", Some(3)),
+        Err(MvccError::Compacted {
+            requested: 3,
+            compacted: 4
+        })
+    );
+    assert_eq!(value(&s.get("/a", Some(4)).unwrap().unwrap()), b"2");
+    assert_eq!(s.get("/b", Some(4)).unwrap(), None);
+    assert_eq!(
+        s.to_snapshot()
+            .keys
+            .iter()
+            .map(|k| k.key.as_str())
+            .collect::<Vec<_>>(),
+        ["/a", "/c"]
+    );
+    assert_eq!(s.to_snapshot().keys[0].versions.len(), 1);
+    // Compacting backwards is a no-op; past the newest revision is an error.
+    s.compact(2).unwrap();
+    assert_eq!(s.compacted(), 4);
+    assert!(matches!(
+        s.compact(6),
+        Err(MvccError::FutureRevision { .. })
+    ));
+}
+
+#[test]
+fn snapshot_round_trip_keeps_history() {
+    let mut s = Store::new();
+    put(&mut s, 1, "/a", "1");
+    put(&mut s, 2, "/a", "2");
+    del(&mut s, 3, "/a");
+    put(&mut s, 4, "/b", "1");
+    s.compact(2).unwrap();
+    let restored = Store::from_snapshot(s.to_snapshot());
+    assert_eq!(restored.revision(), 4);
+    assert_eq!(restored.compacted(), 2);
+    assert_eq!(value(&restored.get("/a", Some(2)).unwrap().unwrap()), b"2");
+    assert_eq!(restored.get("/a", Some(3)).unwrap(), None);
+    assert_eq!(restored.to_snapshot(), s.to_snapshot());
+}
+
+#[test]
+fn prefix_end_bounds_the_prefix() {
+    assert_eq!(prefix_end("/a/").as_deref(), Some("/a0"));
+    assert_eq!(prefix_end(""), None);
+}

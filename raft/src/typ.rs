@@ -1,0 +1,33 @@
+//! The raft type configuration: every openraft generic is fixed here once, and the rest of the
+//! crate uses the concrete aliases below instead of carrying `C: RaftTypeConfig` around.
+
+use openraft::type_config::alias;
+
+use crate::command::Command;
+use crate::command::CommandResponse;
+
+/// A replica's raft identity. Assigned by position in `--initial-cluster` (1-based).
+pub type NodeId = u64;
+
+openraft::declare_raft_types!(
+    /// Apiary's raft types: commands are [`Command`]s, answered by [`CommandResponse`]s, and a
+    /// node is addressed by its peer URL ([`openraft::BasicNode::addr`]).
+    pub TypeConfig:
+        D = Command,
+        R = CommandResponse,
+        NodeId = NodeId,
+        Node = openraft::BasicNode,
+);
+
+/// A log entry.
+pub type Entry = alias::EntryOf<TypeConfig>;
+/// A log id (term, leader and index).
+pub type LogId = alias::LogIdOf<TypeConfig>;
+/// A vote.
+pub type Vote = alias::VoteOf<TypeConfig>;
+/// A stored membership (membership plus the log id that introduced it).
+pub type StoredMembership = alias::StoredMembershipOf<TypeConfig>;
+/// Snapshot metadata.
+pub type SnapshotMeta = alias::SnapshotMetaOf<TypeConfig>;
+/// A node's address record.
+pub type Node = openraft::BasicNode;
