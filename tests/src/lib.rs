@@ -1,1 +1,38 @@
-//! placeholder
+//! Harness for black-box tests of real multi-process Apiary clusters, and the benchmark.
+//!
+//! # Layout
+//!
+//! - [`binary`] finds the `apiary` executable the tests start (`APIARY_BIN`, or the one cargo built
+//!   beside the test executable).
+//! - [`dev_cluster`] runs `apiary dev` in a temporary directory on free loopback ports, waits for
+//!   every replica's `/readyz`, kills single replicas with SIGKILL, restarts the whole cluster on
+//!   the same directory and stops it with SIGINT when dropped.
+//! - [`kubeconfig`] turns one context of the kubeconfig `apiary dev` writes into a server address
+//!   and a rustls client configuration (cluster CA, admin client certificate).
+//! - [`http_client`] and [`connector`] are a small HTTPS (or plain HTTP) client over hyper.
+//! - [`etcd_cluster`] runs a 3-member etcd cluster on loopback, the benchmark's baseline.
+//! - [`load`] drives a fixed number of requests at a fixed concurrency and measures them.
+//! - [`objects`] builds the JSON bodies the tests and the benchmark send.
+//! - [`retry`] retries a request, bounded in time, across a replica crash or leader election.
+//!
+//! Everything the harness starts listens on loopback only, and every wait is bounded in time.
+
+pub mod binary;
+pub mod connector;
+pub mod dev_cluster;
+pub mod error;
+pub mod etcd_cluster;
+pub mod http_client;
+pub mod kubeconfig;
+pub mod load;
+pub mod objects;
+pub mod ports;
+pub mod process;
+pub mod retry;
+
+pub use dev_cluster::DevCluster;
+pub use dev_cluster::DevOptions;
+pub use dev_cluster::Flavor;
+pub use error::HarnessError;
+pub use http_client::HttpClient;
+pub use http_client::Reply;

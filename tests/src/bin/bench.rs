@@ -1,0 +1,326 @@
+//! The benchmark: creates/s and latency of 1 KiB ConfigMaps on a 3-replica `apiary dev` cluster,
+//! and quorum GETs/s on a follower, at several client concurrencies; then the same workload on a
+//! 3-member etcd cluster (puts and linearizable range reads through its JSON gateway) when `etcd`
+//! is installed, and a table of both side by side with their ratio.
+//!
+//! ```sh
+//! cargo build --release -p apiary-node --bin apiary
+//! cargo run --release -p apiary-tests --bin bench -- --requests 2000
+//! ```
+//!
+//! Both systems are measured by the same load generator and the same HTTP client (one pooled
+//! HTTP/1.1 client per server, Apiary over mutual TLS, etcd over plain HTTP), and run one after
+//! the other so they never share the CPU.
+
+use std::fmt::Write as _;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use apiary_tests::DevCluster;
+use apiary_tests::DevOptions;
+use apiary_tests::HttpClient;
+use apiary_tests::etcd_cluster;
+use apiary_tests::etcd_cluster::EtcdCluster;
+use apiary_tests::load;
+use apiary_tests::load::LevelResult;
+use apiary_tests::objects;
+use bytes::Bytes;
+use clap::Parser;
+use http::Method;
+use http::StatusCode;
+
+/// Command line of the benchmark.
+#[derive(Debug, Parser)]
+#[command(
+    name = "bench",
+    about = "Apiary vs etcd: writes/s, latency, quorum reads/s"
+)]
+struct Args {
+    /// Client concurrencies to measure, comma separated.
+    #[arg(long, value_delimiter = ',', default_values_t = vec![1usize, 16, 64, 256])]
+    levels: Vec<usize>,
+    /// Writes per concurrency level.
+    #[arg(long, default_value_t = 2000)]
+    requests: u64,
+    /// Quorum reads per concurrency level.
+    #[arg(long, default_value_t = 4000)]
+    reads: u64,
+    /// Time budget of one level, in seconds; a level stops sending when it runs out.
+    #[arg(long, default_value_t = 30)]
+    level_budget: u64,
+    /// Size of each value in bytes.
+    #[arg(long, default_value_t = 1024)]
+    value_size: usize,
+    /// Skip the etcd baseline even when etcd is installed.
+    #[arg(long)]
+    no_etcd: bool,
+}
+
+/// Objects created before the read levels; reads cycle through them.
+const READ_SET: u64 = 100;
+
+/// What one system scored: writes, then reads, per level.
+struct Scores {
+    writes: Vec<LevelResult>,
+    reads: Vec<LevelResult>,
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let args = Args::parse();
+    println!("{}", machine());
+    let apiary = match bench_apiary(&args).await {
+        Ok(scores) => scores,
+        Err(e) => {
+            eprintln!("apiary benchmark failed: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let etcd = if args.no_etcd {
+        println!("etcd: skipped (--no-etcd)");
+        None
+    } else if !etcd_cluster::etcd_available() {
+        println!(
+            "etcd: not found on PATH, baseline skipped \
+             (install it with `apt-get install -y etcd-server`)"
+        );
+        None
+    } else {
+        match bench_etcd(&args).await {
+            Ok(scores) => Some(scores),
+            Err(e) => {
+                eprintln!("etcd benchmark failed: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    };
+    println!("{}", table(&args, &apiary, etcd.as_ref()));
+    ExitCode::SUCCESS
+}
+
+async fn bench_apiary(args: &Args) -> Result<Scores, apiary_tests::HarnessError> {
+    let cluster = DevCluster::start(DevOptions::default()).await?;
+    let replicas: Vec<HttpClient> = (1..=cluster.nodes())
+        .map(|i| cluster.client(i).cloned())
+        .collect::<Result<_, _>>()?;
+    let leader = cluster.wait_leader(Duration::from_secs(5)).await;
+    let follower = match leader {
+        Some(1) => 2,
+        Some(_) => 1,
+        None => 2,
+    };
+    println!(
+        "apiary: 3 replicas in {}, leader {}, quorum reads on node-{follower}",
+        cluster.dir().display(),
+        leader.map_or("unknown".to_owned(), |l| format!("node-{l}")),
+    );
+    let value = objects::payload(args.value_size);
+    let budget = Duration::from_secs(args.level_budget);
+    let mut writes = Vec::new();
+    for &level in &args.levels {
+        let replicas = replicas.clone();
+        let value = value.clone();
+        let result = load::run(level, args.requests, budget, move |i| {
+            let client = replicas[(i as usize) % replicas.len()].clone();
+            let body = objects::configmap(&format!("bench-c{level}-{i}"), &[("v", &value)]);
+            async move { created(client.post(&objects::configmaps_path(), &body).await) }
+        })
+        .await;
+        report("apiary create", &result);
+        writes.push(result);
+    }
+    for k in 0..READ_SET {
+        let body = objects::configmap(&format!("bench-read-{k}"), &[("v", &value)]);
+        created(replicas[0].post(&objects::configmaps_path(), &body).await).map_err(|e| {
+            apiary_tests::HarnessError::UnexpectedStatus {
+                what: "filling the read set".to_owned(),
+                status: StatusCode::INTERNAL_SERVER_ERROR,
+                body: e,
+            }
+        })?;
+    }
+    let reader = cluster.client(follower)?.clone();
+    let mut reads = Vec::new();
+    for &level in &args.levels {
+        let reader = reader.clone();
+        let result = load::run(level, args.reads, budget, move |i| {
+            let reader = reader.clone();
+            let path = objects::configmap_path(&format!("bench-read-{}", i % READ_SET));
+            async move { ok(reader.get(&path).await) }
+        })
+        .await;
+        report("apiary quorum get", &result);
+        reads.push(result);
+    }
+    Ok(Scores { writes, reads })
+}
+
+async fn bench_etcd(args: &Args) -> Result<Scores, apiary_tests::HarnessError> {
+    let cluster = EtcdCluster::start(3, Duration::from_secs(60)).await?;
+    let leader = cluster.leader().await?;
+    let follower = if leader == 0 { 1 } else { 0 };
+    println!(
+        "etcd: 3 members in {}, leader m{}, linearizable reads on m{}",
+        cluster.dir().display(),
+        leader + 1,
+        follower + 1
+    );
+    let members: Vec<HttpClient> = cluster.clients().to_vec();
+    let value = Bytes::from(objects::payload(args.value_size));
+    let budget = Duration::from_secs(args.level_budget);
+    let mut writes = Vec::new();
+    for &level in &args.levels {
+        let members = members.clone();
+        let value = value.clone();
+        let result = load::run(level, args.requests, budget, move |i| {
+            let client = members[(i as usize) % members.len()].clone();
+            let body = etcd_cluster::put_body(&format!("/bench/c{level}/{i}"), &value);
+            async move { ok(client.post("/v3/kv/put", &body).await) }
+        })
+        .await;
+        report("etcd put", &result);
+        writes.push(result);
+    }
+    for k in 0..READ_SET {
+        let body = etcd_cluster::put_body(&format!("/bench/read/{k}"), &value);
+        ok(members[0].post("/v3/kv/put", &body).await).map_err(|e| {
+            apiary_tests::HarnessError::UnexpectedStatus {
+                what: "filling the etcd read set".to_owned(),
+                status: StatusCode::INTERNAL_SERVER_ERROR,
+                body: e,
+            }
+        })?;
+    }
+    let reader = members[follower].clone();
+    let mut reads = Vec::new();
+    for &level in &args.levels {
+        let reader = reader.clone();
+        let result = load::run(level, args.reads, budget, move |i| {
+            let reader = reader.clone();
+            let body = Bytes::from(
+                etcd_cluster::range_body(&format!("/bench/read/{}", i % READ_SET)).to_string(),
+            );
+            async move {
+                ok(reader
+                    .send_bytes(Method::POST, "/v3/kv/range", Some(body))
+                    .await)
+            }
+        })
+        .await;
+        report("etcd linearizable range", &result);
+        reads.push(result);
+    }
+    Ok(Scores { writes, reads })
+}
+
+/// A create succeeded: 201 (or 200, which Kubernetes also allows).
+fn created(reply: apiary_tests::error::Result<apiary_tests::Reply>) -> Result<(), String> {
+    match reply {
+        Ok(r) if r.status == StatusCode::CREATED || r.status == StatusCode::OK => Ok(()),
+        Ok(r) => Err(format!("{}: {}", r.status, r.text())),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// A request answered 200.
+fn ok(reply: apiary_tests::error::Result<apiary_tests::Reply>) -> Result<(), String> {
+    match reply {
+        Ok(r) if r.status == StatusCode::OK => Ok(()),
+        Ok(r) => Err(format!("{}: {}", r.status, r.text())),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn report(what: &str, r: &LevelResult) {
+    println!(
+        "{what:>24} c={:<4} ok={:<6} err={:<4} {:>9.0}/s p50={} p99={}{}{}",
+        r.concurrency,
+        r.ok,
+        r.errors,
+        r.per_second(),
+        ms(r.percentile(50.0)),
+        ms(r.percentile(99.0)),
+        if r.truncated {
+            " (time budget hit)"
+        } else {
+            ""
+        },
+        r.first_error
+            .as_deref()
+            .map(|e| format!(" first error: {e}"))
+            .unwrap_or_default(),
+    );
+}
+
+fn ms(d: Option<Duration>) -> String {
+    d.map_or("-".to_owned(), |d| {
+        format!("{:.1}ms", d.as_secs_f64() * 1000.0)
+    })
+}
+
+/// The markdown table of both systems, with the Apiary/etcd throughput ratio.
+fn table(args: &Args, apiary: &Scores, etcd: Option<&Scores>) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "\n| workload | clients | Apiary ops/s | Apiary p50 | Apiary p99 | etcd ops/s | etcd p50 | etcd p99 | Apiary/etcd ops |"
+    );
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let rows = [
+        (
+            format!("create {} B", args.value_size),
+            &apiary.writes,
+            etcd.map(|e| &e.writes),
+        ),
+        (
+            "quorum GET on a follower".to_owned(),
+            &apiary.reads,
+            etcd.map(|e| &e.reads),
+        ),
+    ];
+    for (name, ours, theirs) in rows {
+        for (i, a) in ours.iter().enumerate() {
+            let e = theirs.and_then(|t| t.get(i));
+            let ratio = e
+                .filter(|e| e.per_second() > 0.0)
+                .map_or("-".to_owned(), |e| {
+                    format!("{:.2}", a.per_second() / e.per_second())
+                });
+            let _ = writeln!(
+                out,
+                "| {name} | {} | {:.0}{} | {} | {} | {} | {} | {} | {ratio} |",
+                a.concurrency,
+                a.per_second(),
+                if a.errors > 0 {
+                    format!(" ({} err)", a.errors)
+                } else {
+                    String::new()
+                },
+                ms(a.percentile(50.0)),
+                ms(a.percentile(99.0)),
+                e.map_or("-".to_owned(), |e| format!("{:.0}", e.per_second())),
+                ms(e.and_then(|e| e.percentile(50.0))),
+                ms(e.and_then(|e| e.percentile(99.0))),
+            );
+        }
+    }
+    out
+}
+
+/// CPU model, core count and memory of this machine, for the report.
+fn machine() -> String {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = cpuinfo
+        .lines()
+        .find_map(|l| l.strip_prefix("model name"))
+        .map(|l| l.trim_start_matches([' ', '\t', ':']).to_owned())
+        .unwrap_or_else(|| "unknown".to_owned());
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    let mem = meminfo
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .map(|l| l.trim().to_owned())
+        .unwrap_or_else(|| "unknown".to_owned());
+    format!("machine: {cores} cores, {model}, memory {mem}")
+}

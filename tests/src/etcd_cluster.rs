@@ -1,0 +1,195 @@
+//! A 3-member etcd cluster on loopback (Debian's `etcd-server` package), the benchmark's
+//! baseline. Clients use etcd's JSON gateway (`/v3/kv/put`, `/v3/kv/range`) over plain HTTP.
+
+use std::fs;
+use std::path::PathBuf;
+use std::process::Child;
+use std::process::Command;
+use std::process::Stdio;
+use std::time::Duration;
+use std::time::Instant;
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use http::StatusCode;
+use http::Uri;
+use serde_json::json;
+use tempfile::TempDir;
+
+use crate::error::HarnessError;
+use crate::error::Result;
+use crate::http_client::HttpClient;
+use crate::ports;
+
+/// The etcd executable, found on `PATH`.
+pub const ETCD: &str = "etcd";
+
+/// Offset of the peer ports from the client ports.
+const PEER_OFFSET: u16 = 100;
+
+/// A running etcd cluster; its members are killed and its directory removed when dropped.
+pub struct EtcdCluster {
+    dir: TempDir,
+    members: Vec<Child>,
+    clients: Vec<HttpClient>,
+}
+
+/// Whether `etcd` can be run (it is on `PATH` and answers `--version`).
+pub fn etcd_available() -> bool {
+    Command::new(ETCD)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+impl EtcdCluster {
+    /// Starts `members` etcd members on free loopback ports and waits up to `timeout` until
+    /// every one reports itself healthy.
+    pub async fn start(members: u16, timeout: Duration) -> Result<Self> {
+        let dir = tempfile::Builder::new()
+            .prefix("apiary-bench-etcd-")
+            .tempdir()
+            .map_err(|source| HarnessError::Io {
+                path: std::env::temp_dir(),
+                source,
+            })?;
+        let offsets: Vec<u16> = (0..members)
+            .chain((0..members).map(|i| PEER_OFFSET + i))
+            .collect();
+        let base = ports::free_base_port(&offsets)?;
+        let name = |i: u16| format!("m{}", i + 1);
+        let client_url = |i: u16| format!("http://127.0.0.1:{}", base + i);
+        let peer_url = |i: u16| format!("http://127.0.0.1:{}", base + PEER_OFFSET + i);
+        let initial_cluster: Vec<String> = (0..members)
+            .map(|i| format!("{}={}", name(i), peer_url(i)))
+            .collect();
+        let initial_cluster = initial_cluster.join(",");
+        let mut cluster = Self {
+            dir,
+            members: Vec::new(),
+            clients: Vec::new(),
+        };
+        for i in 0..members {
+            let log_path = cluster.dir.path().join(format!("{}.log", name(i)));
+            let log = fs::File::create(&log_path).map_err(|source| HarnessError::Io {
+                path: log_path.clone(),
+                source,
+            })?;
+            let log_err = log.try_clone().map_err(|source| HarnessError::Io {
+                path: log_path.clone(),
+                source,
+            })?;
+            let child = Command::new(ETCD)
+                .arg("--name")
+                .arg(name(i))
+                .arg("--data-dir")
+                .arg(cluster.dir.path().join(name(i)))
+                .arg("--listen-client-urls")
+                .arg(client_url(i))
+                .arg("--advertise-client-urls")
+                .arg(client_url(i))
+                .arg("--listen-peer-urls")
+                .arg(peer_url(i))
+                .arg("--initial-advertise-peer-urls")
+                .arg(peer_url(i))
+                .arg("--initial-cluster")
+                .arg(&initial_cluster)
+                .arg("--initial-cluster-state")
+                .arg("new")
+                .arg("--initial-cluster-token")
+                .arg("apiary-bench")
+                .stdin(Stdio::null())
+                .stdout(log)
+                .stderr(log_err)
+                .spawn()
+                .map_err(|source| HarnessError::Spawn {
+                    program: ETCD.to_owned(),
+                    source,
+                })?;
+            cluster.members.push(child);
+            let uri: Uri = client_url(i).parse().map_err(|_| HarnessError::NotReady {
+                what: format!("etcd member {}", name(i)),
+                waited: Duration::ZERO,
+                last: "bad client URL".to_owned(),
+            })?;
+            cluster.clients.push(HttpClient::new(&uri, None));
+        }
+        cluster.wait_healthy(timeout).await?;
+        Ok(cluster)
+    }
+
+    /// The directory holding the members' data and logs.
+    pub fn dir(&self) -> PathBuf {
+        self.dir.path().to_path_buf()
+    }
+
+    /// The gateway client of every member, in member order.
+    pub fn clients(&self) -> &[HttpClient] {
+        &self.clients
+    }
+
+    async fn wait_healthy(&self, timeout: Duration) -> Result<()> {
+        let start = Instant::now();
+        for (i, client) in self.clients.iter().enumerate() {
+            let probe = client.clone().with_timeout(Duration::from_secs(2));
+            let mut last: String;
+            loop {
+                match probe.get("/health").await {
+                    Ok(reply) if reply.status == StatusCode::OK => break,
+                    Ok(reply) => last = format!("{}: {}", reply.status, reply.text()),
+                    Err(e) => last = e.to_string(),
+                }
+                if start.elapsed() > timeout {
+                    return Err(HarnessError::NotReady {
+                        what: format!("etcd member m{} in {}", i + 1, self.dir.path().display()),
+                        waited: timeout,
+                        last,
+                    });
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+        Ok(())
+    }
+
+    /// The index (0-based, member order) of the current leader, asked of member 0.
+    pub async fn leader(&self) -> Result<usize> {
+        for (i, client) in self.clients.iter().enumerate() {
+            let uri = format!("{}/v3/maintenance/status", client.base());
+            let status = client
+                .post("/v3/maintenance/status", &json!({}))
+                .await?
+                .expect(StatusCode::OK, "etcd status")?
+                .json(&uri)?;
+            if status["leader"].is_string() && status["leader"] == status["header"]["member_id"] {
+                return Ok(i);
+            }
+        }
+        Err(HarnessError::NotReady {
+            what: "an etcd leader".to_owned(),
+            waited: Duration::ZERO,
+            last: "no member reports itself as leader".to_owned(),
+        })
+    }
+}
+
+/// The JSON gateway body of a put of `value` at `key`.
+pub fn put_body(key: &str, value: &[u8]) -> serde_json::Value {
+    json!({ "key": STANDARD.encode(key), "value": STANDARD.encode(value) })
+}
+
+/// The JSON gateway body of a linearizable (the default) range read of one key.
+pub fn range_body(key: &str) -> serde_json::Value {
+    json!({ "key": STANDARD.encode(key) })
+}
+
+impl Drop for EtcdCluster {
+    fn drop(&mut self) {
+        for member in &mut self.members {
+            let _ = member.kill();
+            let _ = member.wait();
+        }
+    }
+}

@@ -1,0 +1,178 @@
+//! A small pooled HTTP(S) client for one server, with a deadline on every request.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::Method;
+use http::Request;
+use http::StatusCode;
+use http::Uri;
+use http::header;
+use http_body_util::BodyExt;
+use http_body_util::Full;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use rustls::ClientConfig;
+use serde_json::Value;
+
+use crate::connector::Connector;
+use crate::error::HarnessError;
+use crate::error::Result;
+
+/// How long a request may take, connection and body included, unless set otherwise.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// A client for one server (one Apiary replica or one etcd member). Cheap to clone; clones share
+/// the connection pool.
+#[derive(Clone)]
+pub struct HttpClient {
+    /// `scheme://host:port` of the server; request paths are appended to it.
+    base: String,
+    inner: Client<Connector, Full<Bytes>>,
+    timeout: Duration,
+}
+
+/// A complete response.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    /// The HTTP status.
+    pub status: StatusCode,
+    /// The whole body.
+    pub body: Bytes,
+}
+
+impl Reply {
+    /// The body parsed as JSON (`uri` only names the request in the error).
+    pub fn json(&self, uri: &str) -> Result<Value> {
+        serde_json::from_slice(&self.body).map_err(|source| HarnessError::NotJson {
+            uri: uri.to_owned(),
+            status: self.status,
+            source,
+        })
+    }
+
+    /// The body as text, for messages.
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+
+    /// `Ok(self)` when the status is `expected`, otherwise [`HarnessError::UnexpectedStatus`]
+    /// naming `what`.
+    pub fn expect(self, expected: StatusCode, what: &str) -> Result<Self> {
+        if self.status == expected {
+            Ok(self)
+        } else {
+            Err(HarnessError::UnexpectedStatus {
+                what: what.to_owned(),
+                status: self.status,
+                body: self.text(),
+            })
+        }
+    }
+}
+
+impl HttpClient {
+    /// A client for the server at `base` (`https://127.0.0.1:6443`), using `tls` for HTTPS.
+    pub fn new(base: &Uri, tls: Option<Arc<ClientConfig>>) -> Self {
+        let inner = Client::builder(TokioExecutor::new())
+            .pool_idle_timeout(Duration::from_secs(30))
+            .build(Connector::new(tls));
+        Self {
+            base: base.to_string().trim_end_matches('/').to_owned(),
+            inner,
+            timeout: DEFAULT_TIMEOUT,
+        }
+    }
+
+    /// The same client (same pool) with another per-request deadline.
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// `scheme://host:port` of the server.
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    /// Sends `method path` with an optional JSON body and reads the whole answer.
+    pub async fn send(&self, method: Method, path: &str, body: Option<&Value>) -> Result<Reply> {
+        let payload = body.map(|b| Bytes::from(b.to_string()));
+        self.send_bytes(method, path, payload).await
+    }
+
+    /// Sends `method path` with an optional body already encoded as JSON.
+    pub async fn send_bytes(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Bytes>,
+    ) -> Result<Reply> {
+        let uri = format!("{}{}", self.base, path);
+        let mut builder = Request::builder()
+            .method(method.clone())
+            .uri(&uri)
+            .header(header::ACCEPT, "application/json");
+        if body.is_some() {
+            builder = builder.header(header::CONTENT_TYPE, "application/json");
+        }
+        let request = builder
+            .body(Full::new(body.unwrap_or_default()))
+            .map_err(|source| HarnessError::BadRequest {
+                uri: uri.clone(),
+                source,
+            })?;
+        let exchange = async {
+            let response =
+                self.inner
+                    .request(request)
+                    .await
+                    .map_err(|source| HarnessError::Request {
+                        method: method.clone(),
+                        uri: uri.clone(),
+                        source,
+                    })?;
+            let status = response.status();
+            let body = response
+                .into_body()
+                .collect()
+                .await
+                .map_err(|source| HarnessError::Body {
+                    method: method.clone(),
+                    uri: uri.clone(),
+                    source,
+                })?
+                .to_bytes();
+            Ok(Reply { status, body })
+        };
+        match tokio::time::timeout(self.timeout, exchange).await {
+            Ok(reply) => reply,
+            Err(_) => Err(HarnessError::Timeout {
+                method,
+                uri,
+                after: self.timeout,
+            }),
+        }
+    }
+
+    /// `GET path`.
+    pub async fn get(&self, path: &str) -> Result<Reply> {
+        self.send(Method::GET, path, None).await
+    }
+
+    /// `POST path` with a JSON body.
+    pub async fn post(&self, path: &str, body: &Value) -> Result<Reply> {
+        self.send(Method::POST, path, Some(body)).await
+    }
+
+    /// `PUT path` with a JSON body.
+    pub async fn put(&self, path: &str, body: &Value) -> Result<Reply> {
+        self.send(Method::PUT, path, Some(body)).await
+    }
+
+    /// `DELETE path`.
+    pub async fn delete(&self, path: &str) -> Result<Reply> {
+        self.send(Method::DELETE, path, None).await
+    }
+}

@@ -1,0 +1,4 @@
+//! kubectl against a real `apiary dev --flavor kubernetes` cluster, through the kubeconfig it
+//! writes. The tests print a notice and pass when `kubectl` is not on `PATH`.
+
+mod t10_configmaps;
