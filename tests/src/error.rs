@@ -56,6 +56,12 @@ pub enum HarnessError {
         /// What is wrong with it.
         reason: String,
     },
+    /// Test certificates could not be generated or loaded.
+    #[error("test certificates: {reason}")]
+    Certificates {
+        /// What failed.
+        reason: String,
+    },
     /// A pid file is missing or does not hold a process id.
     #[error("pid file {path} does not hold a process id")]
     BadPidFile {

@@ -1,5 +1,6 @@
 //! A 3-member etcd cluster on loopback (Debian's `etcd-server` package), the benchmark's
-//! baseline. Clients use etcd's JSON gateway (`/v3/kv/put`, `/v3/kv/range`) over plain HTTP.
+//! baseline. Like Apiary, it runs with TLS between members and toward clients, and requires
+//! client certificates; clients use etcd's JSON gateway (`/v3/kv/put`, `/v3/kv/range`).
 
 use std::fs;
 use std::path::PathBuf;
@@ -19,6 +20,7 @@ use tempfile::TempDir;
 use crate::error::HarnessError;
 use crate::error::Result;
 use crate::http_client::HttpClient;
+use crate::loopback_pki::LoopbackPki;
 use crate::ports;
 
 /// The etcd executable, found on `PATH`.
@@ -59,9 +61,10 @@ impl EtcdCluster {
             .chain((0..members).map(|i| PEER_OFFSET + i))
             .collect();
         let base = ports::free_base_port(&offsets)?;
+        let pki = LoopbackPki::generate(dir.path())?;
         let name = |i: u16| format!("m{}", i + 1);
-        let client_url = |i: u16| format!("http://127.0.0.1:{}", base + i);
-        let peer_url = |i: u16| format!("http://127.0.0.1:{}", base + PEER_OFFSET + i);
+        let client_url = |i: u16| format!("https://127.0.0.1:{}", base + i);
+        let peer_url = |i: u16| format!("https://127.0.0.1:{}", base + PEER_OFFSET + i);
         let initial_cluster: Vec<String> = (0..members)
             .map(|i| format!("{}={}", name(i), peer_url(i)))
             .collect();
@@ -100,6 +103,20 @@ impl EtcdCluster {
                 .arg("new")
                 .arg("--initial-cluster-token")
                 .arg("apiary-bench")
+                .arg("--cert-file")
+                .arg(&pki.cert_file)
+                .arg("--key-file")
+                .arg(&pki.key_file)
+                .arg("--trusted-ca-file")
+                .arg(&pki.ca_file)
+                .arg("--client-cert-auth")
+                .arg("--peer-cert-file")
+                .arg(&pki.cert_file)
+                .arg("--peer-key-file")
+                .arg(&pki.key_file)
+                .arg("--peer-trusted-ca-file")
+                .arg(&pki.ca_file)
+                .arg("--peer-client-cert-auth")
                 .stdin(Stdio::null())
                 .stdout(log)
                 .stderr(log_err)
@@ -114,7 +131,9 @@ impl EtcdCluster {
                 waited: Duration::ZERO,
                 last: "bad client URL".to_owned(),
             })?;
-            cluster.clients.push(HttpClient::new(&uri, None));
+            cluster
+                .clients
+                .push(HttpClient::new(&uri, Some(pki.client.clone())));
         }
         cluster.wait_healthy(timeout).await?;
         Ok(cluster)
@@ -191,5 +210,35 @@ impl Drop for EtcdCluster {
             let _ = member.kill();
             let _ = member.wait();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_put_on_one_member_is_read_linearizably_on_another() {
+        if !etcd_available() {
+            eprintln!("NOTICE: etcd is not on PATH; skipping the etcd baseline test");
+            return;
+        }
+        let cluster = EtcdCluster::start(3, Duration::from_secs(30))
+            .await
+            .unwrap();
+        let leader = cluster.leader().await.unwrap();
+        let follower = (leader + 1) % 3;
+        let put = cluster.clients()[leader]
+            .post("/v3/kv/put", &put_body("/k", b"value"))
+            .await
+            .unwrap();
+        assert_eq!(put.status, StatusCode::OK, "{}", put.text());
+        let range = cluster.clients()[follower]
+            .post("/v3/kv/range", &range_body("/k"))
+            .await
+            .unwrap();
+        assert_eq!(range.status, StatusCode::OK, "{}", range.text());
+        let range = range.json("/v3/kv/range").unwrap();
+        assert_eq!(range["kvs"][0]["value"], STANDARD.encode(b"value"));
     }
 }

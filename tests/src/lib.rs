@@ -11,6 +11,7 @@
 //!   and a rustls client configuration (cluster CA, admin client certificate).
 //! - [`http_client`] and [`connector`] are a small HTTPS (or plain HTTP) client over hyper.
 //! - [`etcd_cluster`] runs a 3-member etcd cluster on loopback, the benchmark's baseline.
+//! - [`loopback_pki`] makes the CA and certificate the etcd baseline uses for TLS.
 //! - [`load`] drives a fixed number of requests at a fixed concurrency and measures them.
 //! - [`objects`] builds the JSON bodies the tests and the benchmark send.
 //! - [`retry`] retries a request, bounded in time, across a replica crash or leader election.
@@ -25,6 +26,7 @@ pub mod etcd_cluster;
 pub mod http_client;
 pub mod kubeconfig;
 pub mod load;
+pub mod loopback_pki;
 pub mod objects;
 pub mod ports;
 pub mod process;

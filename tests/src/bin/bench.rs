@@ -9,7 +9,7 @@
 //! ```
 //!
 //! Both systems are measured by the same load generator and the same HTTP client (one pooled
-//! HTTP/1.1 client per server, Apiary over mutual TLS, etcd over plain HTTP), and run one after
+//! HTTP/1.1 client per server, both over TLS with client certificates), and run one after
 //! the other so they never share the CPU.
 
 use std::fmt::Write as _;

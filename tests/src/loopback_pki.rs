@@ -1,0 +1,112 @@
+//! Certificates for the etcd baseline, so that it runs with TLS and client certificates like
+//! Apiary does and the benchmark compares like with like: one CA and one loopback certificate
+//! valid for serving and as a client, used by every member, between members and by the
+//! benchmark's client.
+
+use std::fs;
+use std::path::Path;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use rcgen::BasicConstraints;
+use rcgen::CertificateParams;
+use rcgen::DnType;
+use rcgen::ExtendedKeyUsagePurpose;
+use rcgen::IsCa;
+use rcgen::Issuer;
+use rcgen::KeyPair;
+use rcgen::KeyUsagePurpose;
+use rustls::ClientConfig;
+use rustls::RootCertStore;
+use rustls::pki_types::CertificateDer;
+use rustls::pki_types::PrivateKeyDer;
+use rustls::pki_types::PrivatePkcs8KeyDer;
+
+use crate::error::HarnessError;
+use crate::error::Result;
+use crate::kubeconfig::install_crypto_provider;
+
+/// The files of a [`LoopbackPki`] and the matching client configuration.
+pub struct LoopbackPki {
+    /// The CA certificate, PEM.
+    pub ca_file: PathBuf,
+    /// The certificate for 127.0.0.1 and localhost (server and client use), PEM.
+    pub cert_file: PathBuf,
+    /// Its private key, PKCS#8 PEM.
+    pub key_file: PathBuf,
+    /// Trusts the CA and presents the certificate.
+    pub client: Arc<ClientConfig>,
+}
+
+impl LoopbackPki {
+    /// Generates a CA and a loopback certificate into `dir` (`ca.crt`, `loopback.crt`,
+    /// `loopback.key`).
+    pub fn generate(dir: &Path) -> Result<Self> {
+        install_crypto_provider();
+        let ca_key = KeyPair::generate().map_err(rcgen_error)?;
+        let mut ca_params = CertificateParams::new(Vec::<String>::new()).map_err(rcgen_error)?;
+        ca_params
+            .distinguished_name
+            .push(DnType::CommonName, "apiary-bench-ca");
+        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        ca_params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+        let ca_cert = ca_params.self_signed(&ca_key).map_err(rcgen_error)?;
+        let issuer = Issuer::new(ca_params, ca_key);
+
+        let key = KeyPair::generate().map_err(rcgen_error)?;
+        let mut params =
+            CertificateParams::new(vec!["127.0.0.1".to_owned(), "localhost".to_owned()])
+                .map_err(rcgen_error)?;
+        params
+            .distinguished_name
+            .push(DnType::CommonName, "apiary-bench");
+        params.key_usages = vec![
+            KeyUsagePurpose::DigitalSignature,
+            KeyUsagePurpose::KeyEncipherment,
+        ];
+        // etcd's JSON gateway dials the member's own gRPC port with the serving certificate, so
+        // that certificate must be valid as a client too.
+        params.extended_key_usages = vec![
+            ExtendedKeyUsagePurpose::ServerAuth,
+            ExtendedKeyUsagePurpose::ClientAuth,
+        ];
+        let cert = params.signed_by(&key, &issuer).map_err(rcgen_error)?;
+
+        let write = |name: &str, contents: &str| -> Result<PathBuf> {
+            let path = dir.join(name);
+            fs::write(&path, contents).map_err(|source| HarnessError::Io {
+                path: path.clone(),
+                source,
+            })?;
+            Ok(path)
+        };
+        let ca_file = write("ca.crt", &ca_cert.pem())?;
+        let cert_file = write("loopback.crt", &cert.pem())?;
+        let key_file = write("loopback.key", &key.serialize_pem())?;
+
+        let mut roots = RootCertStore::empty();
+        roots
+            .add(ca_cert.der().clone())
+            .map_err(|e| tls_error(e.to_string()))?;
+        let chain: Vec<CertificateDer<'static>> = vec![cert.der().clone()];
+        let private = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der()));
+        let client = ClientConfig::builder()
+            .with_root_certificates(roots)
+            .with_client_auth_cert(chain, private)
+            .map_err(|e| tls_error(e.to_string()))?;
+        Ok(Self {
+            ca_file,
+            cert_file,
+            key_file,
+            client: Arc::new(client),
+        })
+    }
+}
+
+fn rcgen_error(e: rcgen::Error) -> HarnessError {
+    tls_error(e.to_string())
+}
+
+fn tls_error(reason: String) -> HarnessError {
+    HarnessError::Certificates { reason }
+}
