@@ -28,6 +28,11 @@ use crate::ports;
 use crate::process;
 use crate::process::Signal;
 
+/// The replicas' log filter when `RUST_LOG` is not set: the node's default (`info`, openraft at
+/// `warn`) plus openraft's leadership changes, which [`DevCluster::leader`] reads. `apiary dev`
+/// passes its environment on to the replicas.
+const LOG_FILTER: &str = "info,openraft=warn,openraft::engine::handler::server_state_handler=info";
+
 /// How long a stopped `apiary dev` gets to stop its replicas (it gives each 15 s after SIGTERM)
 /// before the harness kills everything.
 const STOP_TIMEOUT: Duration = Duration::from_secs(20);
@@ -306,7 +311,11 @@ impl DevCluster {
             path: log_path.clone(),
             source,
         })?;
-        let dev = Command::new(&self.binary)
+        let mut command = Command::new(&self.binary);
+        if std::env::var_os("RUST_LOG").is_none() {
+            command.env("RUST_LOG", LOG_FILTER);
+        }
+        let dev = command
             .arg("dev")
             .arg("--nodes")
             .arg(self.options.nodes.to_string())

@@ -46,8 +46,12 @@ async fn create_until_acknowledged(client: &HttpClient, name: &str, value: &str)
 #[tokio::test]
 async fn writes_continue_through_the_survivors_after_the_leader_is_killed() {
     let cluster = DevCluster::start(DevOptions::default()).await.unwrap();
-    let victim = match cluster.wait_leader(Duration::from_secs(10)).await {
-        Some(leader) => leader,
+    let leader = cluster.wait_leader(Duration::from_secs(10)).await;
+    let victim = match leader {
+        Some(leader) => {
+            eprintln!("killing the leader, node-{leader}");
+            leader
+        }
         None => {
             eprintln!("NOTICE: the replica logs do not name the leader; killing node-1 instead");
             1
@@ -74,6 +78,13 @@ async fn writes_continue_through_the_survivors_after_the_leader_is_killed() {
             let client = cluster.client(survivors[i % 2]).unwrap();
             create_until_acknowledged(client, &name, &name).await;
             acknowledged.push(name);
+        }
+        if leader.is_some() {
+            let successor = cluster.wait_leader(Duration::from_secs(10)).await;
+            assert!(
+                successor.is_some_and(|s| survivors.contains(&s)),
+                "a survivor leads after the crash, not {successor:?}"
+            );
         }
     }
 
