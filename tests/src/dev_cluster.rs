@@ -1,6 +1,7 @@
 //! A real `apiary dev` cluster for one test: started as a child process in a temporary directory
-//! on free loopback ports, ready once every replica's `/readyz` answers 200, stopped with SIGINT
-//! (its Ctrl-C) when dropped.
+//! on free loopback ports, ready once every replica's `/readyz` answers 200 (and, unless turned
+//! off, every replica serves the `default` namespace), stopped with SIGINT (its Ctrl-C) when
+//! dropped.
 //!
 //! `apiary dev --dir DIR` writes `DIR/kubeconfig` (contexts `node-1` .. `node-N`),
 //! `DIR/node-N.pid` and `DIR/node-N.log`; the harness reads those files and nothing else of the
@@ -68,6 +69,10 @@ pub struct DevOptions {
     pub ready_timeout: Duration,
     /// Deadline of each request the replica clients send.
     pub request_timeout: Duration,
+    /// Whether a start also waits until every replica serves the `default` namespace, which
+    /// the replicas create after they first report ready. Tests that write into it need it;
+    /// the readiness test turns it off to see what `/readyz` alone promises.
+    pub wait_for_default_namespace: bool,
 }
 
 impl Default for DevOptions {
@@ -77,6 +82,7 @@ impl Default for DevOptions {
             flavor: Flavor::Platform,
             ready_timeout: Duration::from_secs(60),
             request_timeout: Duration::from_secs(15),
+            wait_for_default_namespace: true,
         }
     }
 }
@@ -337,7 +343,8 @@ impl DevCluster {
         self.wait_ready().await
     }
 
-    /// Waits until the kubeconfig exists and every replica answers `/readyz` with 200.
+    /// Waits until the kubeconfig exists, every replica answers `/readyz` with 200 and, when
+    /// [`DevOptions::wait_for_default_namespace`] is set, every replica serves `default`.
     async fn wait_ready(&mut self) -> Result<()> {
         let start = Instant::now();
         let limit = self.options.ready_timeout;
@@ -384,6 +391,23 @@ impl DevCluster {
                     return Err(self.not_ready(&what, limit, last));
                 }
                 tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+        if self.options.wait_for_default_namespace {
+            for (i, client) in clients.iter().enumerate() {
+                let mut last: String;
+                loop {
+                    match client.get("/api/v1/namespaces/default").await {
+                        Ok(reply) if reply.status == StatusCode::OK => break,
+                        Ok(reply) => last = format!("{}: {}", reply.status, reply.text()),
+                        Err(e) => last = e.to_string(),
+                    }
+                    if start.elapsed() > limit {
+                        let what = format!("namespace default on {}", Self::context(i + 1));
+                        return Err(self.not_ready(&what, limit, last));
+                    }
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
             }
         }
         Ok(())

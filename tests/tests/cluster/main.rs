@@ -2,6 +2,7 @@
 //! the admin client certificate of the generated kubeconfig. Each test starts its own cluster in
 //! a temporary directory on free loopback ports.
 
+mod t05_readiness;
 mod t10_replication;
 mod t20_conflicts;
 mod t30_leader_loss;
