@@ -9,3 +9,4 @@
 pub mod command;
 pub mod mvcc;
 pub mod typ;
+pub mod wire;
