@@ -4,9 +4,11 @@
 //! # Layout
 //! - [`command`]: the replicated commands (protobuf) and their answers.
 //! - [`mvcc`]: the pure, synchronous multi-version store.
+//! - [`state_machine`]: the raft state machine over [`mvcc`], with durable snapshots.
 //! - [`typ`]: the raft type configuration.
 
 pub mod command;
 pub mod mvcc;
+pub mod state_machine;
 pub mod typ;
 pub mod wire;
