@@ -8,6 +8,7 @@
 //! - [`typ`]: the raft type configuration.
 
 pub mod command;
+pub mod log;
 pub mod mvcc;
 pub mod state_machine;
 pub mod typ;
