@@ -125,9 +125,11 @@ impl RaftStateMachine<TypeConfig> for StateMachineStore {
             let revision = entry.log_id.index;
             let (response, notice) = {
                 let mut store = self.shared.write();
-                if revision <= store.revision() {
-                    // openraft applies each index once, in order; anything else would give two
-                    // writes the same revision, so stop rather than diverge.
+                // openraft applies each index once, in order (the founding membership entry
+                // has index 0); anything else would give two writes the same revision, so
+                // stop rather than diverge.
+                let after_applied = self.last_applied.is_none_or(|l| revision > l.index);
+                if !after_applied || revision < store.revision() {
                     return Err(io::Error::new(
                         io::ErrorKind::InvalidData,
                         format!(
