@@ -345,6 +345,8 @@ struct Probe {
     syncs: AtomicU64,
     /// The value of `writes` at the last completed sync: writes up to it are durable.
     durable_writes: AtomicU64,
+    /// State-file writes (vote, committed, purged).
+    state_writes: AtomicU64,
     slow_sync: AtomicBool,
     fail_sync: AtomicBool,
 }
@@ -379,6 +381,7 @@ impl LogFs for ProbeFs {
         StdFs.truncate(path, len)
     }
     fn write_synced(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+        self.0.state_writes.fetch_add(1, Ordering::SeqCst);
         StdFs.write_synced(path, bytes)
     }
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
@@ -422,7 +425,8 @@ fn probed(probe: &Arc<Probe>) -> LogOptions {
 }
 
 // R-RES-004: group commit. Appends issued while a sync is in flight share the next sync, and no
-// append is reported durable before a sync that covers its write.
+// append is reported durable before a sync that covers its write. Committed-id saves between the
+// appends (as openraft issues them) are coalesced too, and the last one survives a reopen.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn group_commit_syncs_once_per_batch_and_never_reports_early() {
     let dir = tempfile::tempdir().unwrap();
@@ -437,6 +441,10 @@ async fn group_commit_syncs_once_per_batch_and_never_reports_early() {
         let (tx, rx) = TypeConfig::oneshot();
         store
             .append(vec![entry(1, index)], IOFlushed::signal(tx))
+            .await
+            .unwrap();
+        store
+            .save_committed(Some(log_id(1, index - 1)))
             .await
             .unwrap();
         let probe = probe.clone();
@@ -467,7 +475,19 @@ async fn group_commit_syncs_once_per_batch_and_never_reports_early() {
             "append {index} reported flushed with only {durable} writes durable"
         );
     }
+    let state_writes = probe.state_writes.load(Ordering::SeqCst);
+    assert!(
+        state_writes * 4 < APPENDS,
+        "{state_writes} state-file writes for {APPENDS} committed-id saves"
+    );
     assert_eq!(entries(1, 1..=APPENDS), read_all(&mut store).await);
+    drop(store);
+
+    let mut store = LogStore::open(dir.path(), LogOptions::default()).unwrap();
+    assert_eq!(
+        Some(log_id(1, APPENDS - 1)),
+        store.read_committed().await.unwrap()
+    );
 }
 
 // A failed fdatasync stops the log: the append's callback gets the error, and every later write
