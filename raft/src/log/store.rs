@@ -47,6 +47,8 @@ use crate::wire;
 /// At most this many entries are answered by one `limited_get_log_entries` call, so replicating
 /// a long lagging tail does not load it all into memory at once.
 const READ_BATCH: u64 = 1024;
+/// ... and at most about this many bytes of records (always at least one entry).
+const READ_BATCH_BYTES: u64 = 16 * 1024 * 1024;
 
 /// How a [`LogStore`] is set up.
 #[derive(Clone)]
@@ -317,7 +319,21 @@ impl RaftLogReader<TypeConfig> for LogStore {
         start: u64,
         end: u64,
     ) -> Result<Vec<Entry>, io::Error> {
-        let end = end.min(start.saturating_add(READ_BATCH));
+        let mut end = end.min(start.saturating_add(READ_BATCH));
+        if start >= end {
+            return Ok(Vec::new());
+        }
+        {
+            let inner = self.lock();
+            let mut bytes = 0;
+            for (&index, slot) in inner.slots.range(start..end) {
+                if bytes > 0 && bytes + slot.len > READ_BATCH_BYTES {
+                    end = index;
+                    break;
+                }
+                bytes += slot.len;
+            }
+        }
         self.try_get_log_entries(start..end).await
     }
 }

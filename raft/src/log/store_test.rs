@@ -111,6 +111,30 @@ async fn reopen_keeps_entries_vote_and_committed() {
     assert_eq!(Some(log_id(1, 50)), state.last_log_id);
 }
 
+// A limited read stops at the byte budget but always answers at least one entry.
+#[tokio::test]
+async fn limited_read_is_bounded_but_never_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = LogStore::open(dir.path(), options(64 << 20, 4)).unwrap();
+    let big = |index| {
+        let command = Command::txn(Txn {
+            compares: vec![],
+            success: vec![Op::put(format!("/registry/k/{index}"), vec![1; 6 << 20])],
+            failure: vec![],
+        });
+        Entry {
+            log_id: log_id(1, index),
+            payload: EntryPayload::Normal(command),
+        }
+    };
+    let written: Vec<Entry> = (1..=4).map(big).collect();
+    append(&mut store, written.clone()).await.unwrap();
+    let first = store.limited_get_log_entries(1, 5).await.unwrap();
+    assert_eq!(written[..2].to_vec(), first);
+    let last = store.limited_get_log_entries(4, 5).await.unwrap();
+    assert_eq!(written[3..].to_vec(), last);
+}
+
 // Entries evicted from the cache are read back from the segments, across segment boundaries.
 #[tokio::test]
 async fn reads_beyond_the_cache_come_from_disk() {
@@ -130,6 +154,13 @@ async fn reads_beyond_the_cache_come_from_disk() {
         store.limited_get_log_entries(6, 16).await.unwrap()
     );
     // Empty and inverted ranges answer nothing rather than panic.
+    assert!(
+        store
+            .limited_get_log_entries(9, 3)
+            .await
+            .unwrap()
+            .is_empty()
+    );
     assert!(store.try_get_log_entries(5..5).await.unwrap().is_empty());
     let inverted = (std::ops::Bound::Excluded(9), std::ops::Bound::Excluded(3));
     assert!(
