@@ -571,3 +571,23 @@ async fn open_finishes_an_interrupted_purge_of_everything() {
     let mut store = LogStore::open(dir.path(), options(512, 4)).unwrap();
     assert_eq!(entries(2, 31..=32), read_all(&mut store).await);
 }
+
+// A record whose checksum holds but whose payload is not an entry was written whole, so it is
+// not a torn write: opening fails rather than cutting it off.
+#[tokio::test]
+async fn intact_record_that_is_not_an_entry_is_fatal() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let mut store = LogStore::open(dir.path(), LogOptions::default()).unwrap();
+        append(&mut store, entries(1, 1..=3)).await.unwrap();
+    }
+    let first = segment_files(dir.path())[0];
+    let path = dir.path().join(segment::file_name(first));
+    let mut bytes = std::fs::read(&path).unwrap();
+    // Field 1 as a varint is not a valid `LogId` message.
+    super::record::frame(&[0x08, 0x01], &mut bytes).unwrap();
+    std::fs::write(&path, &bytes).unwrap();
+
+    let err = LogStore::open(dir.path(), LogOptions::default()).unwrap_err();
+    assert!(matches!(err, LogError::InvalidEntry { .. }), "{err:?}");
+}
