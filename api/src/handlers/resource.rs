@@ -93,15 +93,17 @@ pub(crate) async fn serve_resource(
         resource: rt.group_resource(),
         name: info.name.clone(),
     };
-    if !info.subresource.is_empty() || info.parts.len() > 3 {
-        // Subresource handlers come with their kinds; a known one is a verb not served yet.
-        return Err(if rt.subresources.contains(&info.subresource) {
-            not_allowed()
-        } else {
-            ApiError::UnknownResource
-        });
+    let sub = info.subresource.as_str();
+    if info.parts.len() > 3 || (!sub.is_empty() && !rt.subresources.iter().any(|s| s == sub)) {
+        return Err(ApiError::UnknownResource);
     }
-    if !rt.supports(info.verb.as_str()) {
+    let supported = if sub.is_empty() {
+        rt.supports(info.verb.as_str())
+    } else {
+        // Subresource patches come with the patch handlers.
+        info.verb != Verb::Patch && rt.subresource_supports(sub, info.verb.as_str())
+    };
+    if !supported {
         return Err(not_allowed());
     }
     if req.query.has("dryRun") {
@@ -129,15 +131,17 @@ pub(crate) async fn serve_resource(
             let body = store.get(storage, ns, &info.name, consistency).await?;
             Ok(json_response(StatusCode::OK, body))
         }
-        (Verb::Create, Some(ns)) if info.name.is_empty() => {
+        (Verb::Create, Some(ns)) if info.name.is_empty() && sub.is_empty() => {
             let body = store.create(storage, ns, &req.body, req.now).await?;
             Ok(json_response(StatusCode::CREATED, body))
         }
         (Verb::Update, Some(ns)) => {
-            let body = store.update(storage, ns, &info.name, &req.body).await?;
+            let body = store
+                .update(storage, ns, &info.name, sub, &req.body)
+                .await?;
             Ok(json_response(StatusCode::OK, body))
         }
-        (Verb::Delete, Some(ns)) => {
+        (Verb::Delete, Some(ns)) if sub.is_empty() => {
             let pre = preconditions(&req.body)?;
             let body = store.delete(storage, ns, &info.name, &pre, req.now).await?;
             Ok(json_response(StatusCode::OK, body))

@@ -99,6 +99,21 @@ fn spec_part(obj: &Value) -> Value {
     v
 }
 
+/// Sets `fields` of `obj` to their values in `old` (absent in `old`: removed).
+pub(crate) fn keep_fields(obj: &mut Value, old: &Value, fields: &[&str]) {
+    let Value::Object(map) = obj else { return };
+    for field in fields {
+        match old.get(*field) {
+            Some(v) => {
+                map.insert((*field).to_owned(), v.clone());
+            }
+            None => {
+                map.remove(*field);
+            }
+        }
+    }
+}
+
 fn corrupt(key: &str, e: impl std::fmt::Display) -> ApiError {
     ApiError::Internal(format!("stored object {key} cannot be read: {e}"))
 }
@@ -410,11 +425,16 @@ impl Store {
     /// absent (these kinds do not create on update), 409 when the body's `resourceVersion` is
     /// stale; without a `resourceVersion` the update is unconditional. An update that changes
     /// nothing writes nothing and keeps the `resourceVersion`.
+    ///
+    /// With a `subresource` (`status`, `finalize`), only that part of the body is taken
+    /// (the strategy's [`Strategy::prepare_for_subresource_update`]); without one, a type with
+    /// a `status` subresource keeps its current status.
     pub async fn update(
         &self,
         storage: &dyn Storage,
         namespace: &str,
         name: &str,
+        subresource: &str,
         body: &[u8],
     ) -> Result<Vec<u8>, ApiError> {
         let decoded = self.decode_body(body)?;
@@ -450,7 +470,15 @@ impl Store {
             self.apply_namespace(&mut obj, namespace)?;
             self.strategy.default_fields(&mut obj);
             let mut errs = self.prepare_update_meta(&mut obj, &old)?;
-            self.strategy.prepare_for_update(&mut obj, &old);
+            if subresource.is_empty() {
+                if self.resource.subresources.iter().any(|s| s == "status") {
+                    keep_fields(&mut obj, &old, &["status"]);
+                }
+                self.strategy.prepare_for_update(&mut obj, &old);
+            } else {
+                self.strategy
+                    .prepare_for_subresource_update(subresource, &mut obj, &old);
+            }
             if self.strategy.tracks_generation() && spec_part(&obj) != spec_part(&old) {
                 let next = old
                     .pointer("/metadata/generation")

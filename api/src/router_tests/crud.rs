@@ -468,3 +468,68 @@ async fn immutable_config_maps_reject_data_changes() {
     assert_eq!(s["details"]["causes"][0]["reason"], "FieldValueForbidden");
     assert_eq!(s["details"]["causes"][0]["field"], "data");
 }
+
+// R-RES-005, R-RES-078, R-RES-073: a namespace is removed once `finalize` empties its
+// finalizers; `status` writes only the status.
+#[tokio::test]
+async fn namespace_finalize_and_status_subresources() {
+    let (app, _) = app().await;
+    admin_call(
+        &app,
+        "POST",
+        "/api/v1/namespaces",
+        Some(r#"{"metadata":{"name":"gone"}}"#),
+    )
+    .await;
+    let status = admin_call(&app, "GET", "/api/v1/namespaces/gone/status", None).await;
+    assert_eq!(status.status, StatusCode::OK);
+    let mut ns = status.json();
+    ns["spec"]["finalizers"] = json!([]);
+    ns["status"]["phase"] = "Weird".into();
+    let via_status = admin_call(
+        &app,
+        "PUT",
+        "/api/v1/namespaces/gone/status",
+        Some(&ns.to_string()),
+    )
+    .await;
+    assert_eq!(via_status.status, StatusCode::OK, "{}", via_status.text());
+    let s = via_status.json();
+    assert_eq!(s["status"]["phase"], "Weird");
+    assert_eq!(
+        s["spec"]["finalizers"],
+        json!(["kubernetes"]),
+        "status does not write spec"
+    );
+
+    let deleting = admin_call(&app, "DELETE", "/api/v1/namespaces/gone", None)
+        .await
+        .json();
+    assert_eq!(deleting["status"]["phase"], "Terminating");
+    let mut fin = deleting.clone();
+    fin["spec"]["finalizers"] = json!([]);
+    fin["status"]["phase"] = "Active".into();
+    let r = admin_call(
+        &app,
+        "PUT",
+        "/api/v1/namespaces/gone/finalize",
+        Some(&fin.to_string()),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    assert_eq!(
+        r.json()["status"]["phase"],
+        "Terminating",
+        "finalize does not write status"
+    );
+    assert_status(
+        &admin_call(&app, "GET", "/api/v1/namespaces/gone", None).await,
+        404,
+        "NotFound",
+    );
+
+    let get_finalize = admin_call(&app, "GET", "/api/v1/namespaces/default/finalize", None).await;
+    assert_status(&get_finalize, 405, "MethodNotAllowed");
+    let cm_status = admin_call(&app, "GET", &format!("{CM_PATH}/x/status"), None).await;
+    assert_status(&cm_status, 404, "NotFound");
+}
