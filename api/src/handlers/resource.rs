@@ -15,6 +15,7 @@ use crate::registry::Preconditions;
 use crate::registry::Registry;
 use crate::request::QueryParams;
 use crate::request::RequestInfo;
+use crate::request::Selectors;
 use crate::request::Verb;
 use crate::request::get_consistency;
 use crate::storage::Storage;
@@ -123,7 +124,17 @@ pub(crate) async fn serve_resource(
     match (&info.verb, item_ns) {
         (Verb::List, _) => {
             let consistency = get_consistency(req.query.get("resourceVersion"))?;
-            let body = store.list(storage, namespace, consistency).await?;
+            let selectors = Selectors::from_query(req.query)?;
+            let body = store
+                .list(storage, namespace, &selectors, consistency)
+                .await?;
+            Ok(json_response(StatusCode::OK, body))
+        }
+        (Verb::DeleteCollection, Some(_)) if sub.is_empty() => {
+            let selectors = Selectors::from_query(req.query)?;
+            let body = store
+                .delete_collection(storage, namespace, &selectors, req.now)
+                .await?;
             Ok(json_response(StatusCode::OK, body))
         }
         (Verb::Get, Some(ns)) => {

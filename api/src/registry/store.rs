@@ -22,6 +22,7 @@ use super::strategy::DeleteAction;
 use crate::error::ApiError;
 use crate::error::GroupResource;
 use crate::error::OPTIMISTIC_LOCK_MESSAGE;
+use crate::request::Selectors;
 use crate::storage::ReadConsistency;
 use crate::storage::Revision;
 use crate::storage::Storage;
@@ -171,14 +172,15 @@ impl Store {
         Ok(stored.with_resource_version(found.mod_revision))
     }
 
-    /// The `<Kind>List` of the objects in `namespace` (`None`: all namespaces), served at
-    /// `consistency`; its `metadata.resourceVersion` is the revision served (R-RES-033).
-    pub async fn list(
+    /// The objects in `namespace` (`None`: all namespaces) that `selectors` select, served at
+    /// `consistency`, with the revision served. Without selectors nothing is parsed.
+    async fn select(
         &self,
         storage: &dyn Storage,
         namespace: Option<&str>,
+        selectors: &Selectors,
         consistency: ReadConsistency,
-    ) -> Result<Vec<u8>, ApiError> {
+    ) -> Result<(Vec<(String, StoredJson, Revision)>, Revision), ApiError> {
         let prefix = self.resource.collection_key(namespace);
         let page = storage
             .list(&prefix, None, 0, consistency)
@@ -187,27 +189,82 @@ impl Store {
         let mut items = Vec::with_capacity(page.items.len());
         for item in page.items {
             let stored = StoredJson::from_stored(item.value).map_err(|e| corrupt(&item.key, e))?;
-            items.push((stored, item.mod_revision));
+            if !selectors.is_empty() {
+                let obj = stored.to_value().map_err(|e| corrupt(&item.key, e))?;
+                if !selectors.matches(&obj) {
+                    continue;
+                }
+            }
+            items.push((item.key, stored, item.mod_revision));
         }
-        let size: usize = items.iter().map(|(s, _)| s.json.len() + 32).sum();
+        Ok((items, page.revision))
+    }
+
+    /// A `<Kind>List` of `items` at `revision`, assembled from the stored bytes.
+    fn list_body(&self, items: &[(String, StoredJson, Revision)], revision: Revision) -> Vec<u8> {
+        let size: usize = items.iter().map(|(_, s, _)| s.json.len() + 32).sum();
         let mut out = Vec::with_capacity(size + 128);
         let head = json!({
             "kind": self.resource.list_kind,
             "apiVersion": self.resource.api_version(),
-            "metadata": {"resourceVersion": page.revision.to_string()},
+            "metadata": {"resourceVersion": revision.to_string()},
         })
         .to_string();
         // `head` is `{...}`: reopen it to append the items.
         out.extend_from_slice(&head.as_bytes()[..head.len() - 1]);
         out.extend_from_slice(b",\"items\":[");
-        for (i, (stored, revision)) in items.iter().enumerate() {
+        for (i, (_, stored, item_revision)) in items.iter().enumerate() {
             if i > 0 {
                 out.push(b',');
             }
-            stored.write_with_resource_version(*revision, &mut out);
+            stored.write_with_resource_version(*item_revision, &mut out);
         }
         out.extend_from_slice(b"]}");
-        Ok(out)
+        out
+    }
+
+    /// The `<Kind>List` of the objects in `namespace` (`None`: all namespaces) that
+    /// `selectors` select, served at `consistency`; its `metadata.resourceVersion` is the
+    /// revision served (R-RES-033).
+    pub async fn list(
+        &self,
+        storage: &dyn Storage,
+        namespace: Option<&str>,
+        selectors: &Selectors,
+        consistency: ReadConsistency,
+    ) -> Result<Vec<u8>, ApiError> {
+        let (items, revision) = self
+            .select(storage, namespace, selectors, consistency)
+            .await?;
+        Ok(self.list_body(&items, revision))
+    }
+
+    /// Deletes every object in `namespace` (`None`: all namespaces) that `selectors` select,
+    /// each as a single delete would (R-RES-093), and answers the `<Kind>List` of the objects
+    /// as they were listed. Objects that vanish meanwhile are skipped.
+    pub async fn delete_collection(
+        &self,
+        storage: &dyn Storage,
+        namespace: Option<&str>,
+        selectors: &Selectors,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<u8>, ApiError> {
+        let (items, revision) = self
+            .select(storage, namespace, selectors, ReadConsistency::Linearizable)
+            .await?;
+        for (key, stored, _) in &items {
+            let obj = stored.to_value().map_err(|e| corrupt(key, e))?;
+            let ns = meta_str(&obj, "namespace");
+            let name = meta_str(&obj, "name");
+            match self
+                .delete(storage, ns, name, &Preconditions::default(), now)
+                .await
+            {
+                Ok(_) | Err(ApiError::NotFound { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(self.list_body(&items, revision))
     }
 
     /// Decodes a request body: JSON syntax (400 naming line and column), then the kind's

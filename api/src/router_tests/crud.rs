@@ -533,3 +533,68 @@ async fn namespace_finalize_and_status_subresources() {
     let cm_status = admin_call(&app, "GET", &format!("{CM_PATH}/x/status"), None).await;
     assert_status(&cm_status, 404, "NotFound");
 }
+
+// R-RES-093, R-RES-096, R-RES-110
+#[tokio::test]
+async fn selectors_filter_lists_and_deletecollection() {
+    let (app, _) = app().await;
+    for (name, app_label) in [("a", "web"), ("b", "web"), ("c", "db")] {
+        let body = json!({"metadata":{"name":name,"labels":{"app":app_label}}});
+        admin_call(&app, "POST", CM_PATH, Some(&body.to_string())).await;
+    }
+    let names = |list: Value| -> Vec<String> {
+        list["items"]
+            .as_array()
+            .expect("items")
+            .iter()
+            .map(|i| {
+                i["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned()
+            })
+            .collect()
+    };
+    let web = admin_call(
+        &app,
+        "GET",
+        &format!("{CM_PATH}?labelSelector=app%3Dweb"),
+        None,
+    )
+    .await
+    .json();
+    assert_eq!(names(web), vec!["a", "b"]);
+    let not_a = admin_call(
+        &app,
+        "GET",
+        &format!("{CM_PATH}?fieldSelector=metadata.name!%3Da"),
+        None,
+    )
+    .await
+    .json();
+    assert_eq!(names(not_a), vec!["b", "c"]);
+    let bad = admin_call(
+        &app,
+        "GET",
+        &format!("{CM_PATH}?fieldSelector=spec.x%3D1"),
+        None,
+    )
+    .await;
+    assert_status(&bad, 400, "BadRequest");
+
+    let deleted = admin_call(
+        &app,
+        "DELETE",
+        &format!("{CM_PATH}?labelSelector=app%3Dweb"),
+        None,
+    )
+    .await;
+    assert_eq!(deleted.status, StatusCode::OK, "{}", deleted.text());
+    let d = deleted.json();
+    assert_eq!(d["kind"], "ConfigMapList");
+    assert_eq!(names(d), vec!["a", "b"]);
+    let left = admin_call(&app, "GET", CM_PATH, None).await.json();
+    assert_eq!(names(left), vec!["c"]);
+    let all_ns = admin_call(&app, "DELETE", "/api/v1/configmaps", None).await;
+    assert_status(&all_ns, 405, "MethodNotAllowed");
+}

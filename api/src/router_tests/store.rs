@@ -13,6 +13,7 @@ use crate::registry::ResourceType;
 use crate::registry::Scope;
 use crate::registry::Store;
 use crate::registry::Strategy;
+use crate::request::Selectors;
 use crate::storage::ReadConsistency;
 
 /// A kind with a spec and a status, as a custom resource would be.
@@ -113,7 +114,7 @@ async fn generation_counts_changes_outside_metadata_and_status() {
     assert_eq!(read, r);
     let listed = parse(
         store
-            .list(&storage, None, ReadConsistency::Any)
+            .list(&storage, None, &Selectors::default(), ReadConsistency::Any)
             .await
             .expect("list"),
     );
