@@ -425,6 +425,12 @@ impl Store {
         now: DateTime<Utc>,
     ) -> Result<Vec<u8>, ApiError> {
         let mut obj = self.decode_body(body)?;
+        if !meta_str(&obj, "resourceVersion").is_empty() {
+            // Kubernetes' storage refuses this (an object copied from a read), worded so.
+            return Err(ApiError::Internal(
+                "resourceVersion should not be set on objects to be created".into(),
+            ));
+        }
         self.apply_namespace(&mut obj, namespace)?;
         if self.resource.is_namespaced() {
             self.check_namespace_open(storage, namespace, meta_str(&obj, "name"))
@@ -445,7 +451,6 @@ impl Store {
                 if let Some(prefix) = &generate_prefix {
                     meta.insert("name".to_owned(), generated_name(prefix).into());
                 }
-                meta.remove("resourceVersion");
                 meta.remove("deletionTimestamp");
                 meta.remove("deletionGracePeriodSeconds");
                 meta.insert("uid".to_owned(), uuid::Uuid::new_v4().to_string().into());
