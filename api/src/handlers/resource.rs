@@ -1,0 +1,173 @@
+//! A resource request, by verb, to its store (spec 000 "Verbs", R-RES-083..093). Scope,
+//! subresource and verb are checked against the resource type first: unknown resources and
+//! paths of the wrong scope are 404, verbs the type does not serve are 405.
+
+use axum::response::Response;
+use bytes::Bytes;
+use chrono::DateTime;
+use chrono::Utc;
+use http::StatusCode;
+
+use super::delete_options::delete_options;
+use super::json_response;
+use crate::error::ApiError;
+use crate::flavor::Flavor;
+use crate::registry::Registry;
+use crate::request::QueryParams;
+use crate::request::RequestInfo;
+use crate::request::Selectors;
+use crate::request::Verb;
+use crate::request::get_consistency;
+use crate::storage::Storage;
+
+/// What a resource handler needs besides the request.
+pub(crate) struct ResourceRequest<'a> {
+    /// The request's path info.
+    pub info: &'a RequestInfo,
+    /// The query.
+    pub query: &'a QueryParams,
+    /// The body (empty for reads).
+    pub body: Bytes,
+    /// The body's `Content-Type`, if sent.
+    pub content_type: Option<&'a str>,
+    /// The naming flavor (the group of `DeleteOptions` in errors).
+    pub flavor: Flavor,
+    /// The request's time.
+    pub now: DateTime<Utc>,
+}
+
+/// The media types request bodies may have (YAML, Protobuf and CBOR come with the codecs).
+const ACCEPTED_MEDIA_TYPES: &str = "application/json";
+
+/// A body must be JSON: `application/json` (any parameters), or no `Content-Type` at all,
+/// which clients sending JSON sometimes omit. Anything else is 415, so a client can retry in
+/// JSON instead of reading a misleading 400.
+fn check_content_type(content_type: Option<&str>) -> Result<(), ApiError> {
+    let Some(ct) = content_type else {
+        return Ok(());
+    };
+    let essence = ct.split(';').next().unwrap_or_default().trim();
+    if essence.is_empty() || essence.eq_ignore_ascii_case("application/json") {
+        Ok(())
+    } else {
+        Err(ApiError::UnsupportedMediaType {
+            accepted: ACCEPTED_MEDIA_TYPES.to_owned(),
+        })
+    }
+}
+
+/// Serves a resource request of an authorized user.
+pub(crate) async fn serve_resource(
+    storage: &dyn Storage,
+    registry: &Registry,
+    req: ResourceRequest<'_>,
+) -> Result<Response, ApiError> {
+    let info = req.info;
+    let store = registry
+        .lookup(&info.api_group, &info.api_version, &info.resource)
+        .ok_or(ApiError::UnknownResource)?;
+    let rt = store.resource();
+    let namespace = info.is_namespaced_path().then_some(info.namespace.as_str());
+    if !rt.is_namespaced() && namespace.is_some() {
+        return Err(ApiError::UnknownResource);
+    }
+    let not_allowed = || ApiError::MethodNotAllowed {
+        resource: rt.group_resource(),
+        name: info.name.clone(),
+    };
+    let sub = info.subresource.as_str();
+    if info.parts.len() > 3 || (!sub.is_empty() && !rt.subresources.iter().any(|s| s == sub)) {
+        return Err(ApiError::UnknownResource);
+    }
+    let supported = if sub.is_empty() {
+        rt.supports(info.verb.as_str())
+    } else {
+        // Subresource patches come with the patch handlers.
+        info.verb != Verb::Patch && rt.subresource_supports(sub, info.verb.as_str())
+    };
+    if !supported {
+        return Err(not_allowed());
+    }
+    let delete = match info.verb {
+        Verb::Delete | Verb::DeleteCollection => {
+            Some(delete_options(&req.body, req.query, req.flavor)?)
+        }
+        _ => None,
+    };
+    // Dry runs come with admission; until then refuse them rather than persist them.
+    if req.query.has("dryRun") || delete.as_ref().is_some_and(|d| d.dry_run) {
+        return Err(ApiError::BadRequest(
+            "dryRun is not supported by this server yet".into(),
+        ));
+    }
+    if !req.body.is_empty() {
+        check_content_type(req.content_type)?;
+    }
+    // Namespaced items live only under their namespace; the all-namespaces path serves lists.
+    let item_ns = match (rt.is_namespaced(), namespace) {
+        (true, Some(ns)) => Some(ns),
+        (true, None) => None,
+        (false, _) => Some(""),
+    };
+    match (&info.verb, item_ns) {
+        (Verb::List, _) => {
+            let consistency = get_consistency(req.query.get("resourceVersion"))?;
+            let selectors = Selectors::from_query(req.query)?;
+            let body = store
+                .list(storage, namespace, &selectors, consistency)
+                .await?;
+            Ok(json_response(StatusCode::OK, body))
+        }
+        (Verb::DeleteCollection, Some(_)) if sub.is_empty() => {
+            let selectors = Selectors::from_query(req.query)?;
+            let body = store
+                .delete_collection(storage, namespace, &selectors, req.now)
+                .await?;
+            Ok(json_response(StatusCode::OK, body))
+        }
+        (Verb::Get, Some(ns)) => {
+            let consistency = get_consistency(req.query.get("resourceVersion"))?;
+            let body = store.get(storage, ns, &info.name, consistency).await?;
+            Ok(json_response(StatusCode::OK, body))
+        }
+        (Verb::Create, Some(ns)) if info.name.is_empty() && sub.is_empty() => {
+            let body = store.create(storage, ns, &req.body, req.now).await?;
+            Ok(json_response(StatusCode::CREATED, body))
+        }
+        (Verb::Update, Some(ns)) => {
+            let body = store
+                .update(storage, ns, &info.name, sub, &req.body)
+                .await?;
+            Ok(json_response(StatusCode::OK, body))
+        }
+        (Verb::Delete, Some(ns)) if sub.is_empty() => {
+            let pre = delete.map(|d| d.preconditions).unwrap_or_default();
+            let body = store.delete(storage, ns, &info.name, &pre, req.now).await?;
+            Ok(json_response(StatusCode::OK, body))
+        }
+        (Verb::Get | Verb::Update | Verb::Delete, None) => Err(ApiError::UnknownResource),
+        _ => Err(not_allowed()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_json_bodies_are_decoded() {
+        assert!(check_content_type(None).is_ok());
+        assert!(check_content_type(Some("application/json")).is_ok());
+        assert!(check_content_type(Some("Application/JSON; charset=utf-8")).is_ok());
+        for other in [
+            "application/vnd.kubernetes.protobuf",
+            "application/yaml",
+            "text/plain",
+        ] {
+            assert!(matches!(
+                check_content_type(Some(other)),
+                Err(ApiError::UnsupportedMediaType { .. })
+            ));
+        }
+    }
+}

@@ -1,0 +1,316 @@
+//! The generic store with a strategy of our own: generation, bootstrap idempotence.
+
+use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::Ordering;
+
+use bytes::Bytes;
+use chrono::TimeZone;
+use chrono::Utc;
+use serde_json::Value;
+use serde_json::json;
+
+use super::mem_storage::MemStorage;
+use crate::Flavor;
+use crate::bootstrap::ensure_system_namespaces;
+use crate::registry::CRUD_VERBS;
+use crate::registry::ResourceType;
+use crate::registry::Scope;
+use crate::registry::Store;
+use crate::registry::Strategy;
+use crate::request::Selectors;
+use crate::storage::ListPage;
+use crate::storage::ReadConsistency;
+use crate::storage::Storage;
+use crate::storage::StorageError;
+use crate::storage::StoredObject;
+
+/// A kind with a spec and a status, as a custom resource would be.
+struct Widget;
+
+impl Strategy for Widget {
+    fn decode(&self, body: &[u8]) -> Result<Value, serde_json::Error> {
+        serde_json::from_slice(body)
+    }
+}
+
+fn widgets() -> Store {
+    Store::new(
+        ResourceType {
+            group: "example.com".into(),
+            version: "v1".into(),
+            kind: "Widget".into(),
+            list_kind: "WidgetList".into(),
+            plural: "widgets".into(),
+            singular: "widget".into(),
+            short_names: vec![],
+            scope: Scope::Cluster,
+            verbs: CRUD_VERBS.iter().map(|v| (*v).to_owned()).collect(),
+            subresources: vec![],
+        },
+        Box::new(Widget),
+    )
+}
+
+fn parse(bytes: Vec<u8>) -> Value {
+    serde_json::from_slice(&bytes).expect("json")
+}
+
+#[tokio::test]
+async fn generation_counts_changes_outside_metadata_and_status() {
+    let storage = MemStorage::default();
+    let store = widgets();
+    let now = Utc
+        .with_ymd_and_hms(2026, 1, 2, 3, 4, 5)
+        .single()
+        .expect("time");
+    let body = json!({"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"size":1}});
+    let w = parse(
+        store
+            .create(&storage, "", body.to_string().as_bytes(), now)
+            .await
+            .expect("create"),
+    );
+    assert_eq!(w["metadata"]["generation"], 1);
+    assert_eq!(w["metadata"]["creationTimestamp"], "2026-01-02T03:04:05Z");
+
+    let mut labelled = w.clone();
+    labelled["metadata"]["labels"] = json!({"a":"b"});
+    labelled["status"] = json!({"ok":true});
+    let l = parse(
+        store
+            .update(&storage, "", "w", "", labelled.to_string().as_bytes())
+            .await
+            .expect("update"),
+    );
+    assert_eq!(
+        l["metadata"]["generation"], 1,
+        "metadata and status do not count"
+    );
+
+    let mut resized = l.clone();
+    resized["spec"]["size"] = 2.into();
+    resized["metadata"]["generation"] = 40.into();
+    resized["metadata"]["creationTimestamp"] = "1999-01-01T00:00:00Z".into();
+    let r = parse(
+        store
+            .update(&storage, "", "w", "", resized.to_string().as_bytes())
+            .await
+            .expect("update"),
+    );
+    assert_eq!(
+        r["metadata"]["generation"], 2,
+        "clients cannot set the generation"
+    );
+    assert_eq!(r["metadata"]["creationTimestamp"], "2026-01-02T03:04:05Z");
+
+    let mut other_uid = r.clone();
+    other_uid["metadata"]["uid"] = "not-the-uid".into();
+    let err = store
+        .update(&storage, "", "w", "", other_uid.to_string().as_bytes())
+        .await;
+    assert!(
+        matches!(err, Err(crate::error::ApiError::Invalid { .. })),
+        "{err:?}"
+    );
+
+    let read = parse(
+        store
+            .get(&storage, "", "w", ReadConsistency::Linearizable)
+            .await
+            .expect("get"),
+    );
+    assert_eq!(read, r);
+    let listed = parse(
+        store
+            .list(&storage, None, &Selectors::default(), ReadConsistency::Any)
+            .await
+            .expect("list"),
+    );
+    assert_eq!(listed["kind"], "WidgetList");
+    assert_eq!(listed["apiVersion"], "example.com/v1");
+    assert_eq!(listed["items"][0], r);
+}
+
+#[tokio::test]
+async fn bootstrap_is_idempotent_and_uses_the_create_path() {
+    let storage = MemStorage::default();
+    ensure_system_namespaces(&storage, Flavor::Platform)
+        .await
+        .expect("first");
+    let keys = storage.keys();
+    assert_eq!(
+        keys,
+        vec![
+            "/registry/core/namespaces/default",
+            "/registry/core/namespaces/platform-node-lease",
+            "/registry/core/namespaces/platform-public",
+            "/registry/core/namespaces/platform-system",
+        ]
+    );
+    let revision = storage.revision();
+    let ns = crate::registry::Registry::builtin(Flavor::Platform);
+    let store = ns.namespaces().expect("namespaces");
+    let before = parse(
+        store
+            .get(
+                &storage,
+                "",
+                "platform-system",
+                ReadConsistency::Linearizable,
+            )
+            .await
+            .expect("get"),
+    );
+    assert!(before["metadata"]["uid"].is_string());
+    assert!(before["metadata"]["creationTimestamp"].is_string());
+    ensure_system_namespaces(&storage, Flavor::Platform)
+        .await
+        .expect("second");
+    assert_eq!(storage.keys(), keys);
+    let after = parse(
+        store
+            .get(
+                &storage,
+                "",
+                "platform-system",
+                ReadConsistency::Linearizable,
+            )
+            .await
+            .expect("get"),
+    );
+    assert_eq!(after, before, "existing namespaces are left alone");
+    assert!(storage.revision() >= revision);
+}
+
+/// A store whose first writes lose races: creates find their key taken, updates find the
+/// object moved on (as concurrent writers on other replicas would make them).
+struct Racing {
+    inner: MemStorage,
+    lost_creates: AtomicUsize,
+    lost_updates: AtomicUsize,
+}
+
+fn lose(counter: &AtomicUsize) -> bool {
+    counter
+        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+        .is_ok()
+}
+
+#[async_trait::async_trait]
+impl Storage for Racing {
+    async fn create(&self, key: &str, value: Bytes) -> Result<StoredObject, StorageError> {
+        if lose(&self.lost_creates) {
+            return Err(StorageError::AlreadyExists { key: key.into() });
+        }
+        self.inner.create(key, value).await
+    }
+    async fn get(
+        &self,
+        key: &str,
+        c: ReadConsistency,
+    ) -> Result<Option<StoredObject>, StorageError> {
+        self.inner.get(key, c).await
+    }
+    async fn list(
+        &self,
+        prefix: &str,
+        start_after: Option<&str>,
+        limit: usize,
+        c: ReadConsistency,
+    ) -> Result<ListPage, StorageError> {
+        self.inner.list(prefix, start_after, limit, c).await
+    }
+    async fn update(
+        &self,
+        key: &str,
+        value: Bytes,
+        expected: u64,
+    ) -> Result<StoredObject, StorageError> {
+        if lose(&self.lost_updates) {
+            return Err(StorageError::Conflict {
+                key: key.into(),
+                expected,
+                actual: expected + 1,
+            });
+        }
+        self.inner.update(key, value, expected).await
+    }
+    async fn delete(&self, key: &str, expected: Option<u64>) -> Result<StoredObject, StorageError> {
+        self.inner.delete(key, expected).await
+    }
+}
+
+// R-RES-021: a generated name that is taken is drawn again; a given name is not.
+#[tokio::test]
+async fn generated_names_are_redrawn_after_a_collision() {
+    let storage = Racing {
+        inner: MemStorage::default(),
+        lost_creates: 2.into(),
+        lost_updates: 0.into(),
+    };
+    let store = widgets();
+    let now = Utc::now();
+    let body = json!({"metadata":{"generateName":"w-"},"spec":{}}).to_string();
+    let w = parse(
+        store
+            .create(&storage, "", body.as_bytes(), now)
+            .await
+            .expect("third draw wins"),
+    );
+    assert!(
+        w["metadata"]["name"]
+            .as_str()
+            .is_some_and(|n| n.starts_with("w-"))
+    );
+
+    storage.lost_creates.store(1, Ordering::SeqCst);
+    let named = json!({"metadata":{"name":"fixed"}}).to_string();
+    let err = store.create(&storage, "", named.as_bytes(), now).await;
+    assert!(
+        matches!(err, Err(crate::error::ApiError::AlreadyExists { .. })),
+        "{err:?}"
+    );
+}
+
+// R-RES-197 (CHECKLIST table): an unconditional update retries a lost race; a conditional
+// one reports the conflict.
+#[tokio::test]
+async fn unconditional_updates_retry_lost_races() {
+    let storage = Racing {
+        inner: MemStorage::default(),
+        lost_creates: 0.into(),
+        lost_updates: 0.into(),
+    };
+    let store = widgets();
+    let body = json!({"metadata":{"name":"w"},"spec":{"n":1}}).to_string();
+    let w = parse(
+        store
+            .create(&storage, "", body.as_bytes(), Utc::now())
+            .await
+            .expect("create"),
+    );
+    storage.lost_updates.store(2, Ordering::SeqCst);
+    let blind = json!({"metadata":{"name":"w"},"spec":{"n":2}}).to_string();
+    let u = parse(
+        store
+            .update(&storage, "", "w", "", blind.as_bytes())
+            .await
+            .expect("retried"),
+    );
+    assert_eq!(u["spec"]["n"], 2);
+
+    storage.lost_updates.store(1, Ordering::SeqCst);
+    let mut conditional = u.clone();
+    conditional["spec"]["n"] = 3.into();
+    let err = store
+        .update(&storage, "", "w", "", conditional.to_string().as_bytes())
+        .await;
+    assert!(
+        matches!(err, Err(crate::error::ApiError::Conflict { .. })),
+        "{err:?}"
+    );
+    assert_ne!(
+        w["metadata"]["resourceVersion"],
+        u["metadata"]["resourceVersion"]
+    );
+}
