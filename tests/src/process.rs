@@ -108,6 +108,11 @@ mod tests {
         let mut child = Command::new("sleep").arg("30").spawn().unwrap();
         let pid = child.id();
         assert!(is_alive(pid));
+        // Between fork and exec the child still shows the test's command line.
+        let start = std::time::Instant::now();
+        while !cmdline_contains(pid, "sleep 30") && start.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
         assert!(cmdline_contains(pid, "sleep 30"));
         send(pid, Signal::Kill).unwrap();
         // Not reaped yet: a zombie counts as gone.

@@ -51,6 +51,10 @@ struct Args {
     /// Size of each value in bytes.
     #[arg(long, default_value_t = 1024)]
     value_size: usize,
+    /// Unmeasured writes before the first level, at the highest concurrency, so that every
+    /// level runs on open connections and a warmed-up server.
+    #[arg(long, default_value_t = 300)]
+    warmup: u64,
     /// Skip the etcd baseline even when etcd is installed.
     #[arg(long)]
     no_etcd: bool,
@@ -116,6 +120,17 @@ async fn bench_apiary(args: &Args) -> Result<Scores, apiary_tests::HarnessError>
     );
     let value = objects::payload(args.value_size);
     let budget = Duration::from_secs(args.level_budget);
+    let warm = {
+        let replicas = replicas.clone();
+        let value = value.clone();
+        load::run(max_level(args), args.warmup, budget, move |i| {
+            let client = replicas[(i as usize) % replicas.len()].clone();
+            let body = objects::configmap(&format!("bench-warm-{i}"), &[("v", &value)]);
+            async move { created(client.post(&objects::configmaps_path(), &body).await) }
+        })
+        .await
+    };
+    report("apiary warm-up", &warm);
     let mut writes = Vec::new();
     for &level in &args.levels {
         let replicas = replicas.clone();
@@ -168,6 +183,17 @@ async fn bench_etcd(args: &Args) -> Result<Scores, apiary_tests::HarnessError> {
     let members: Vec<HttpClient> = cluster.clients().to_vec();
     let value = Bytes::from(objects::payload(args.value_size));
     let budget = Duration::from_secs(args.level_budget);
+    let warm = {
+        let members = members.clone();
+        let value = value.clone();
+        load::run(max_level(args), args.warmup, budget, move |i| {
+            let client = members[(i as usize) % members.len()].clone();
+            let body = etcd_cluster::put_body(&format!("/bench/warm/{i}"), &value);
+            async move { ok(client.post("/v3/kv/put", &body).await) }
+        })
+        .await
+    };
+    report("etcd warm-up", &warm);
     let mut writes = Vec::new();
     for &level in &args.levels {
         let members = members.clone();
@@ -211,6 +237,11 @@ async fn bench_etcd(args: &Args) -> Result<Scores, apiary_tests::HarnessError> {
         reads.push(result);
     }
     Ok(Scores { writes, reads })
+}
+
+/// The highest concurrency measured.
+fn max_level(args: &Args) -> usize {
+    args.levels.iter().copied().max().unwrap_or(1)
 }
 
 /// A create succeeded: 201 (or 200, which Kubernetes also allows).
@@ -322,5 +353,11 @@ fn machine() -> String {
         .find_map(|l| l.strip_prefix("MemTotal:"))
         .map(|l| l.trim().to_owned())
         .unwrap_or_else(|| "unknown".to_owned());
-    format!("machine: {cores} cores, {model}, memory {mem}")
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let load = load
+        .split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ");
+    format!("machine: {cores} cores, {model}, memory {mem}, load average before the run {load}")
 }
