@@ -109,8 +109,6 @@ pub struct DevCluster {
     dev: Option<Child>,
     /// One client per replica, index 0 is `node-1`.
     clients: Vec<HttpClient>,
-    /// One kubeconfig endpoint per replica, index 0 is `node-1`.
-    endpoints: Vec<Endpoint>,
 }
 
 impl DevCluster {
@@ -133,7 +131,6 @@ impl DevCluster {
             base_port,
             dev: None,
             clients: Vec::new(),
-            endpoints: Vec::new(),
         };
         cluster.launch().await?;
         Ok(cluster)
@@ -159,22 +156,11 @@ impl DevCluster {
         format!("node-{index}")
     }
 
-    /// The HTTPS client of replica `index` (1-based).
+    /// The HTTPS client of replica `index` (1-based), while the cluster runs.
     pub fn client(&self, index: usize) -> Result<&HttpClient> {
         index
             .checked_sub(1)
             .and_then(|i| self.clients.get(i))
-            .ok_or(HarnessError::NoSuchReplica {
-                index,
-                nodes: self.nodes(),
-            })
-    }
-
-    /// The kubeconfig endpoint (server URL, TLS settings) of replica `index` (1-based).
-    pub fn endpoint(&self, index: usize) -> Result<&Endpoint> {
-        index
-            .checked_sub(1)
-            .and_then(|i| self.endpoints.get(i))
             .ok_or(HarnessError::NoSuchReplica {
                 index,
                 nodes: self.nodes(),
@@ -374,7 +360,6 @@ impl DevCluster {
                     .with_timeout(self.options.request_timeout)
             })
             .collect();
-        self.endpoints = endpoints;
         let clients = self.clients.clone();
         for (i, client) in clients.iter().enumerate() {
             let probe = client.clone().with_timeout(Duration::from_secs(2));
