@@ -167,6 +167,22 @@ async fn bench_apiary(args: &Args) -> Result<Scores, apiary_tests::HarnessError>
         report("apiary quorum get", &result);
         reads.push(result);
     }
+    // Leader elections during the run explain write stalls (503s, long tails).
+    let elections: usize = (1..=cluster.nodes())
+        .map(|i| {
+            std::fs::read_to_string(cluster.log_file(i))
+                .unwrap_or_default()
+                .matches("becomes leader")
+                .count()
+        })
+        .sum();
+    println!(
+        "apiary: {elections} \"becomes leader\" log lines over the run (start-up included), \
+         leader at the end {}",
+        cluster
+            .leader()
+            .map_or("unknown".to_owned(), |l| format!("node-{l}"))
+    );
     Ok(Scores { writes, reads })
 }
 
