@@ -1,5 +1,37 @@
 //! Everything HTTP about resources: request info, the registry and its generic store, the
 //! authentication and authorization stages, discovery and health. No raft types in here: the
 //! store is reached through [`storage::Storage`].
+//!
+//! # Layout
+//! - [`router()`]: the whole HTTP API, configured by [`ApiConfig`].
+//! - [`request`]: path -> [`request::RequestInfo`], query parameters, read consistency.
+//! - [`registry`]: resource types, strategies, the generic store, built-in kinds, and the
+//!   stored form of objects (the read hot path).
+//! - [`auth`]: authentication and authorization chains.
+//! - [`discovery`], [`health`], [`bootstrap`].
+//! - [`error`]: typed errors and their single translation to `Status`.
+//! - [`flavor`]: the only place product-named identifiers are spelled.
 
+pub mod auth;
+pub mod bootstrap;
+mod config;
+pub mod discovery;
+pub mod error;
+pub mod flavor;
+mod handlers;
+pub mod health;
+pub mod registry;
+pub mod request;
+mod router;
 pub mod storage;
+pub mod validation;
+
+#[cfg(test)]
+mod router_tests;
+
+pub use config::ApiConfig;
+pub use config::Clock;
+pub use config::SystemClock;
+pub use flavor::Flavor;
+pub use health::Readiness;
+pub use router::router;

@@ -4,8 +4,16 @@
 //! # Layout
 //! - [`command`]: the replicated commands (protobuf) and their answers.
 //! - [`mvcc`]: the pure, synchronous multi-version store.
+//! - [`network`]: the peer RPCs over an injectable transport.
+//! - [`replica`]: the replica handle: start, write, read index, status.
+//! - [`state_machine`]: the raft state machine over [`mvcc`], with durable snapshots.
 //! - [`typ`]: the raft type configuration.
 
 pub mod command;
+pub mod log;
 pub mod mvcc;
+pub mod network;
+pub mod replica;
+pub mod state_machine;
 pub mod typ;
+pub mod wire;

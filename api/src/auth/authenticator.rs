@@ -1,0 +1,65 @@
+//! The authentication stage: a chain of authenticators (spec 001 "Authentication",
+//! R-ACC-004, R-ACC-083).
+
+use std::sync::Arc;
+
+use super::SYSTEM_AUTHENTICATED;
+use super::UserInfo;
+use crate::error::ApiError;
+
+/// What one authenticator concluded about a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AuthnOutcome {
+    /// The request carries this authenticator's credentials and they are valid.
+    Authenticated(UserInfo),
+    /// The request carries no credentials of this authenticator's kind.
+    NoCredentials,
+    /// The request carries credentials of this kind that are not valid (logged, never sent).
+    Rejected(String),
+}
+
+/// One authentication method.
+///
+/// ### Correctness requirements
+/// - Answer [`AuthnOutcome::NoCredentials`] when the request has nothing this method reads,
+///   so the chain can try the next method.
+/// - Never answer `Authenticated` for credentials that were not verified.
+/// - Pass user attributes on unchanged (R-ACC-007); the chain adds `system:authenticated`.
+#[async_trait::async_trait]
+pub trait Authenticator: Send + Sync + 'static {
+    /// Authenticates the request whose head is `request`.
+    async fn authenticate(&self, request: &http::request::Parts) -> AuthnOutcome;
+}
+
+/// Authenticators tried in order; the first success determines the user.
+#[derive(Clone, Default)]
+pub struct AuthenticatorChain {
+    authenticators: Vec<Arc<dyn Authenticator>>,
+}
+
+impl AuthenticatorChain {
+    /// A chain of `authenticators`, tried in this order.
+    pub fn new(authenticators: Vec<Arc<dyn Authenticator>>) -> Self {
+        Self { authenticators }
+    }
+
+    /// The user of `request`, with `system:authenticated` added (R-ACC-006); 401
+    /// Unauthorized when no authenticator accepts it.
+    pub async fn authenticate(&self, request: &http::request::Parts) -> Result<UserInfo, ApiError> {
+        for a in &self.authenticators {
+            match a.authenticate(request).await {
+                AuthnOutcome::Authenticated(mut user) => {
+                    if !user.in_group(SYSTEM_AUTHENTICATED) {
+                        user.groups.push(SYSTEM_AUTHENTICATED.to_owned());
+                    }
+                    return Ok(user);
+                }
+                AuthnOutcome::Rejected(reason) => {
+                    tracing::debug!(%reason, "credentials rejected");
+                }
+                AuthnOutcome::NoCredentials => {}
+            }
+        }
+        Err(ApiError::Unauthorized)
+    }
+}

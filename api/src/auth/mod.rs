@@ -1,0 +1,26 @@
+//! Who is asking and may they: the authentication stage (a chain of [`Authenticator`]s; the
+//! first success wins, 401 otherwise) and the authorization stage (a chain of
+//! [`Authorizer`]s; allow or deny ends it, no opinion passes on, 403 when nobody allows).
+//! Later methods (tokens, RBAC, webhooks) are new chain members; the pipeline stays as is.
+
+mod attributes;
+mod authenticator;
+mod authorizer;
+mod client_certificate;
+mod system_masters;
+mod user;
+mod x509;
+
+pub use attributes::Attributes;
+pub use authenticator::Authenticator;
+pub use authenticator::AuthenticatorChain;
+pub use authenticator::AuthnOutcome;
+pub use authorizer::Authorizer;
+pub use authorizer::AuthorizerChain;
+pub use authorizer::Decision;
+pub use client_certificate::ClientCertificate;
+pub use system_masters::SYSTEM_MASTERS;
+pub use system_masters::SystemMastersAuthorizer;
+pub use user::SYSTEM_AUTHENTICATED;
+pub use user::UserInfo;
+pub use x509::X509Authenticator;

@@ -1,0 +1,90 @@
+//! Client-certificate authentication (R-ACC-113): the subject's common name is the user, each
+//! organization a group. The TLS layer already verified the certificate against the client
+//! CA; this only reads the identity out of it.
+
+use x509_parser::prelude::FromDer;
+use x509_parser::prelude::X509Certificate;
+
+use super::Authenticator;
+use super::AuthnOutcome;
+use super::ClientCertificate;
+use super::UserInfo;
+
+/// Authenticates requests whose connection presented a client certificate.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct X509Authenticator;
+
+impl X509Authenticator {
+    /// The user a DER certificate names; `Err` with why when it cannot be read or names none.
+    pub fn user_of(der: &[u8]) -> Result<UserInfo, String> {
+        let (_, cert) = X509Certificate::from_der(der).map_err(|e| e.to_string())?;
+        let subject = cert.subject();
+        let name = subject
+            .iter_common_name()
+            .next()
+            .and_then(|cn| cn.as_str().ok())
+            .unwrap_or_default()
+            .to_owned();
+        if name.is_empty() {
+            return Err("client certificate has no common name".to_owned());
+        }
+        let groups = subject
+            .iter_organization()
+            .filter_map(|o| o.as_str().ok())
+            .map(str::to_owned)
+            .collect();
+        Ok(UserInfo {
+            name,
+            groups,
+            ..UserInfo::default()
+        })
+    }
+}
+
+#[async_trait::async_trait]
+impl Authenticator for X509Authenticator {
+    async fn authenticate(&self, request: &http::request::Parts) -> AuthnOutcome {
+        let Some(ClientCertificate(der)) = request.extensions.get::<ClientCertificate>() else {
+            return AuthnOutcome::NoCredentials;
+        };
+        match Self::user_of(der) {
+            Ok(user) => AuthnOutcome::Authenticated(user),
+            Err(reason) => AuthnOutcome::Rejected(reason),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rcgen::CertificateParams;
+    use rcgen::DnType;
+    use rcgen::KeyPair;
+
+    use super::*;
+
+    fn cert(cn: Option<&str>, org: Option<&str>) -> Vec<u8> {
+        let mut params = CertificateParams::new(Vec::<String>::new()).expect("params");
+        // rcgen's default subject has a common name of its own.
+        params.distinguished_name = rcgen::DistinguishedName::new();
+        if let Some(cn) = cn {
+            params.distinguished_name.push(DnType::CommonName, cn);
+        }
+        if let Some(org) = org {
+            params
+                .distinguished_name
+                .push(DnType::OrganizationName, org);
+        }
+        let key = KeyPair::generate().expect("key");
+        params.self_signed(&key).expect("cert").der().to_vec()
+    }
+
+    // R-ACC-113
+    #[test]
+    fn common_name_is_user_and_organizations_are_groups() {
+        let user = X509Authenticator::user_of(&cert(Some("alice"), Some("dev"))).expect("user");
+        assert_eq!(user.name, "alice");
+        assert_eq!(user.groups, vec!["dev".to_owned()]);
+        assert!(X509Authenticator::user_of(&cert(None, Some("dev"))).is_err());
+        assert!(X509Authenticator::user_of(b"not a certificate").is_err());
+    }
+}

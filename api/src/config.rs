@@ -1,0 +1,60 @@
+//! What the node chooses for the API: naming flavor, readiness, the authentication and
+//! authorization chains, and the clock.
+
+use std::sync::Arc;
+
+use chrono::DateTime;
+use chrono::Utc;
+
+use crate::auth::Authenticator;
+use crate::auth::Authorizer;
+use crate::auth::SystemMastersAuthorizer;
+use crate::auth::X509Authenticator;
+use crate::flavor::Flavor;
+use crate::health::Readiness;
+
+/// The time source of the API (creation and deletion timestamps), injected so simulations
+/// run on virtual time.
+pub trait Clock: Send + Sync + 'static {
+    /// The current time.
+    fn now(&self) -> DateTime<Utc>;
+}
+
+/// The wall clock.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> DateTime<Utc> {
+        Utc::now()
+    }
+}
+
+/// The configuration of [`router`](crate::router).
+#[derive(Clone)]
+pub struct ApiConfig {
+    /// The naming flavor (DESIGN.md §5).
+    pub flavor: Flavor,
+    /// Whether this replica is ready (`/readyz`).
+    pub readiness: Arc<dyn Readiness>,
+    /// Authentication methods, tried in order (first success wins).
+    pub authenticators: Vec<Arc<dyn Authenticator>>,
+    /// Authorization modes, consulted in order (allow or deny ends it).
+    pub authorizers: Vec<Arc<dyn Authorizer>>,
+    /// The time source.
+    pub clock: Arc<dyn Clock>,
+}
+
+impl ApiConfig {
+    /// The default configuration: client certificates authenticate, `system:masters` may do
+    /// everything, everyone else is denied; wall-clock time.
+    pub fn new(flavor: Flavor, readiness: Arc<dyn Readiness>) -> Self {
+        Self {
+            flavor,
+            readiness,
+            authenticators: vec![Arc::new(X509Authenticator)],
+            authorizers: vec![Arc::new(SystemMastersAuthorizer)],
+            clock: Arc::new(SystemClock),
+        }
+    }
+}

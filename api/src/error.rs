@@ -1,0 +1,467 @@
+//! The API's typed errors and their ONE translation to a `metav1.Status` response
+//! (spec 000 "Errors", R-RES-236). Every 4xx/5xx body the server sends is built here.
+//!
+//! Storage failures are interpreted in [`ApiError::from_storage`] (as Kubernetes'
+//! `storage/errors` does), so handlers never build a status of their own.
+
+use std::fmt;
+
+use axum::response::IntoResponse;
+use axum::response::Response;
+use http::HeaderValue;
+use http::StatusCode;
+use http::header;
+use serde_json::Map;
+use serde_json::Value;
+use serde_json::json;
+
+use crate::storage::Revision;
+use crate::storage::StorageError;
+use crate::validation::FieldError;
+
+/// Kubernetes' wording of an optimistic-lock conflict (`OptimisticLockErrorMsg`).
+pub const OPTIMISTIC_LOCK_MESSAGE: &str =
+    "the object has been modified; please apply your changes to the latest version and try again";
+
+/// A resource qualified by its group (`configmaps`, `deployments.apps`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct GroupResource {
+    /// The API group (empty: core).
+    pub group: String,
+    /// The plural resource name.
+    pub resource: String,
+}
+
+impl GroupResource {
+    /// The resource `resource` of `group`.
+    pub fn new(group: impl Into<String>, resource: impl Into<String>) -> Self {
+        Self {
+            group: group.into(),
+            resource: resource.into(),
+        }
+    }
+}
+
+impl fmt::Display for GroupResource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.group.is_empty() {
+            f.write_str(&self.resource)
+        } else {
+            write!(f, "{}.{}", self.resource, self.group)
+        }
+    }
+}
+
+/// A kind qualified by its group (`ConfigMap`, `Deployment.apps`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct GroupKind {
+    /// The API group (empty: core).
+    pub group: String,
+    /// The kind.
+    pub kind: String,
+}
+
+impl fmt::Display for GroupKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.group.is_empty() {
+            f.write_str(&self.kind)
+        } else {
+            write!(f, "{}.{}", self.kind, self.group)
+        }
+    }
+}
+
+/// Why an API request failed. Each variant maps to one HTTP status and `Status.reason`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ApiError {
+    /// 404 NotFound: the object does not exist.
+    #[error("{resource} {name:?} not found")]
+    NotFound {
+        /// The resource.
+        resource: GroupResource,
+        /// The object's name.
+        name: String,
+    },
+    /// 404 NotFound: no resource (or path) of that name is served.
+    #[error("the server could not find the requested resource")]
+    UnknownResource,
+    /// 409 AlreadyExists: a create found an object of that name.
+    #[error("{resource} {name:?} already exists")]
+    AlreadyExists {
+        /// The resource.
+        resource: GroupResource,
+        /// The object's name.
+        name: String,
+    },
+    /// 409 Conflict: a precondition or an optimistic lock failed.
+    #[error("Operation cannot be fulfilled on {resource} {name:?}: {reason}")]
+    Conflict {
+        /// The resource.
+        resource: GroupResource,
+        /// The object's name.
+        name: String,
+        /// What conflicted.
+        reason: String,
+    },
+    /// 422 Invalid: the object failed validation; one cause per field error.
+    #[error("{kind} {name:?} is invalid: {}", aggregate(.causes))]
+    Invalid {
+        /// The object's kind.
+        kind: GroupKind,
+        /// The object's name.
+        name: String,
+        /// The failures, in the order found.
+        causes: Vec<FieldError>,
+    },
+    /// 400 BadRequest: the request cannot be understood (malformed body, mismatched names).
+    #[error("{0}")]
+    BadRequest(String),
+    /// 405 MethodNotAllowed: the resource does not serve this verb.
+    #[error("the server does not allow this method on the requested resource")]
+    MethodNotAllowed {
+        /// The resource.
+        resource: GroupResource,
+        /// The object's name, if the request named one.
+        name: String,
+    },
+    /// 413 RequestEntityTooLarge: the body is larger than `limit` bytes.
+    #[error("Request entity too large: limit is {limit}")]
+    RequestEntityTooLarge {
+        /// The body limit in bytes.
+        limit: usize,
+    },
+    /// 410 Gone (reason `Expired`): the requested revision has been compacted.
+    #[error("too old resource version: {requested} ({compacted})")]
+    Gone {
+        /// The revision asked for.
+        requested: Revision,
+        /// The oldest revision still held.
+        compacted: Revision,
+    },
+    /// 403 Forbidden: authorization denied the request, or an admission rule refused it.
+    #[error("{}", forbidden_message(.resource, .name, .reason))]
+    Forbidden {
+        /// The resource (`None`: a non-resource path).
+        resource: Option<GroupResource>,
+        /// The object's name, if any.
+        name: String,
+        /// Why.
+        reason: String,
+    },
+    /// 401 Unauthorized: no credentials, or credentials no authenticator accepted.
+    #[error("Unauthorized")]
+    Unauthorized,
+    /// 504 Timeout: the replica did not reach the requested revision in time.
+    #[error("Too large resource version: {requested}, current: {current}")]
+    TooLargeResourceVersion {
+        /// The revision asked for.
+        requested: Revision,
+        /// The replica's newest revision.
+        current: Revision,
+    },
+    /// 503 ServiceUnavailable: the store cannot answer now; retrying may succeed.
+    #[error("{0}")]
+    ServiceUnavailable(String),
+    /// 500 InternalError: a failure retrying will not fix.
+    #[error("Internal error occurred: {0}")]
+    Internal(String),
+}
+
+fn aggregate(causes: &[FieldError]) -> String {
+    match causes {
+        [one] => one.to_string(),
+        many => {
+            let parts: Vec<String> = many.iter().map(ToString::to_string).collect();
+            format!("[{}]", parts.join(", "))
+        }
+    }
+}
+
+fn forbidden_message(resource: &Option<GroupResource>, name: &str, reason: &str) -> String {
+    match resource {
+        None => format!("forbidden: {reason}"),
+        Some(r) if name.is_empty() => format!("{r} is forbidden: {reason}"),
+        Some(r) => format!("{r} {name:?} is forbidden: {reason}"),
+    }
+}
+
+/// Seconds a client should wait before retrying a retryable failure.
+const RETRY_AFTER_SECONDS: u64 = 1;
+
+impl ApiError {
+    /// Interprets a storage failure for an operation on `name` of `resource` (the single
+    /// translation point, as Kubernetes' `InterpretCreateError`/`InterpretUpdateError`).
+    pub fn from_storage(err: StorageError, resource: &GroupResource, name: &str) -> Self {
+        match err {
+            StorageError::NotFound { .. } => Self::NotFound {
+                resource: resource.clone(),
+                name: name.to_owned(),
+            },
+            StorageError::AlreadyExists { .. } => Self::AlreadyExists {
+                resource: resource.clone(),
+                name: name.to_owned(),
+            },
+            StorageError::Conflict { .. } => Self::Conflict {
+                resource: resource.clone(),
+                name: name.to_owned(),
+                reason: OPTIMISTIC_LOCK_MESSAGE.to_owned(),
+            },
+            StorageError::Compacted {
+                requested,
+                compacted,
+            } => Self::Gone {
+                requested,
+                compacted,
+            },
+            StorageError::TooLargeRevision { requested, current } => {
+                Self::TooLargeResourceVersion { requested, current }
+            }
+            StorageError::Unavailable { reason } => Self::ServiceUnavailable(reason),
+            StorageError::Internal { reason } => Self::Internal(reason),
+        }
+    }
+
+    /// The HTTP status code.
+    pub fn code(&self) -> StatusCode {
+        match self {
+            Self::NotFound { .. } | Self::UnknownResource => StatusCode::NOT_FOUND,
+            Self::AlreadyExists { .. } | Self::Conflict { .. } => StatusCode::CONFLICT,
+            Self::Invalid { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+            Self::BadRequest(_) => StatusCode::BAD_REQUEST,
+            Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
+            Self::RequestEntityTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::Gone { .. } => StatusCode::GONE,
+            Self::Forbidden { .. } => StatusCode::FORBIDDEN,
+            Self::Unauthorized => StatusCode::UNAUTHORIZED,
+            Self::TooLargeResourceVersion { .. } => StatusCode::GATEWAY_TIMEOUT,
+            Self::ServiceUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// The `Status.reason`.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Self::NotFound { .. } | Self::UnknownResource => "NotFound",
+            Self::AlreadyExists { .. } => "AlreadyExists",
+            Self::Conflict { .. } => "Conflict",
+            Self::Invalid { .. } => "Invalid",
+            Self::BadRequest(_) => "BadRequest",
+            Self::MethodNotAllowed { .. } => "MethodNotAllowed",
+            Self::RequestEntityTooLarge { .. } => "RequestEntityTooLarge",
+            Self::Gone { .. } => "Expired",
+            Self::Forbidden { .. } => "Forbidden",
+            Self::Unauthorized => "Unauthorized",
+            Self::TooLargeResourceVersion { .. } => "Timeout",
+            Self::ServiceUnavailable(_) => "ServiceUnavailable",
+            Self::Internal(_) => "InternalError",
+        }
+    }
+
+    fn retry_after(&self) -> Option<u64> {
+        match self {
+            Self::TooLargeResourceVersion { .. } | Self::ServiceUnavailable(_) => {
+                Some(RETRY_AFTER_SECONDS)
+            }
+            _ => None,
+        }
+    }
+
+    fn details(&self) -> Option<Value> {
+        let resource_details = |r: &GroupResource, name: &str| details(name, &r.group, &r.resource);
+        match self {
+            Self::NotFound { resource, name }
+            | Self::AlreadyExists { resource, name }
+            | Self::Conflict { resource, name, .. }
+            | Self::MethodNotAllowed { resource, name } => Some(resource_details(resource, name)),
+            Self::Forbidden { resource, name, .. } => {
+                let r = resource.clone().unwrap_or_default();
+                Some(resource_details(&r, name))
+            }
+            Self::Invalid { kind, name, causes } => {
+                let mut d = details(name, &kind.group, &kind.kind);
+                let causes: Vec<Value> = causes
+                    .iter()
+                    .map(|c| json!({"reason": c.reason(), "message": c.body(), "field": c.field}))
+                    .collect();
+                if let Value::Object(m) = &mut d {
+                    m.insert("causes".to_owned(), Value::Array(causes));
+                }
+                Some(d)
+            }
+            Self::UnknownResource => Some(json!({})),
+            Self::TooLargeResourceVersion { .. } => Some(json!({
+                "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+                "retryAfterSeconds": RETRY_AFTER_SECONDS,
+            })),
+            Self::ServiceUnavailable(_) => Some(json!({"retryAfterSeconds": RETRY_AFTER_SECONDS})),
+            Self::Internal(message) => Some(json!({"causes": [{"message": message}]})),
+            Self::BadRequest(_)
+            | Self::RequestEntityTooLarge { .. }
+            | Self::Gone { .. }
+            | Self::Unauthorized => None,
+        }
+    }
+
+    /// The `Status` object of this error (R-RES-236).
+    pub fn status(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("kind".to_owned(), "Status".into());
+        m.insert("apiVersion".to_owned(), "v1".into());
+        m.insert("metadata".to_owned(), json!({}));
+        m.insert("status".to_owned(), "Failure".into());
+        m.insert("message".to_owned(), self.to_string().into());
+        m.insert("reason".to_owned(), self.reason().into());
+        if let Some(d) = self.details() {
+            m.insert("details".to_owned(), d);
+        }
+        m.insert("code".to_owned(), self.code().as_u16().into());
+        Value::Object(m)
+    }
+}
+
+/// `StatusDetails` with Kubernetes' omitempty: empty name/group/kind are left out.
+fn details(name: &str, group: &str, kind: &str) -> Value {
+    let mut m = Map::new();
+    for (k, v) in [("name", name), ("group", group), ("kind", kind)] {
+        if !v.is_empty() {
+            m.insert(k.to_owned(), v.into());
+        }
+    }
+    Value::Object(m)
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let code = self.code();
+        if code.is_server_error() {
+            tracing::error!(error = %self, "request failed");
+        }
+        let body = self.status().to_string();
+        let mut res = (code, body).into_response();
+        res.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        if let Some(secs) = self.retry_after() {
+            res.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        }
+        res
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cm() -> GroupResource {
+        GroupResource::new("", "configmaps")
+    }
+
+    // R-RES-236
+    #[test]
+    fn not_found_status_is_kubernetes_shaped() {
+        let e = ApiError::NotFound {
+            resource: cm(),
+            name: "x".into(),
+        };
+        assert_eq!(
+            e.status(),
+            json!({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",
+                "message":"configmaps \"x\" not found","reason":"NotFound",
+                "details":{"name":"x","kind":"configmaps"},"code":404})
+        );
+    }
+
+    // R-RES-236
+    #[test]
+    fn storage_errors_map_to_their_statuses() {
+        let map = |e| ApiError::from_storage(e, &cm(), "x");
+        let conflict = map(StorageError::Conflict {
+            key: "k".into(),
+            expected: 1,
+            actual: 2,
+        });
+        assert_eq!(conflict.code(), StatusCode::CONFLICT);
+        assert_eq!(
+            conflict.to_string(),
+            format!("Operation cannot be fulfilled on configmaps \"x\": {OPTIMISTIC_LOCK_MESSAGE}")
+        );
+        let exists = map(StorageError::AlreadyExists { key: "k".into() });
+        assert_eq!(exists.to_string(), "configmaps \"x\" already exists");
+        assert_eq!(exists.reason(), "AlreadyExists");
+        let gone = map(StorageError::Compacted {
+            requested: 3,
+            compacted: 9,
+        });
+        assert_eq!((gone.code(), gone.reason()), (StatusCode::GONE, "Expired"));
+        let late = map(StorageError::TooLargeRevision {
+            requested: 90,
+            current: 9,
+        });
+        assert_eq!(late.code(), StatusCode::GATEWAY_TIMEOUT);
+        assert!(late.to_string().starts_with("Too large resource version"));
+        let down = map(StorageError::Unavailable {
+            reason: "no leader".into(),
+        });
+        assert_eq!(down.code(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(down.retry_after(), Some(1));
+        let broken = map(StorageError::Internal {
+            reason: "disk".into(),
+        });
+        assert_eq!(broken.code(), StatusCode::INTERNAL_SERVER_ERROR);
+    }
+
+    // R-RES-236
+    #[test]
+    fn invalid_carries_causes_and_aggregates_messages() {
+        let causes = vec![
+            FieldError::invalid("metadata.name", "Bad_Name", "bad"),
+            FieldError::required("data", ""),
+        ];
+        let e = ApiError::Invalid {
+            kind: GroupKind {
+                group: String::new(),
+                kind: "ConfigMap".into(),
+            },
+            name: "Bad_Name".into(),
+            causes,
+        };
+        assert_eq!(
+            e.to_string(),
+            r#"ConfigMap "Bad_Name" is invalid: [metadata.name: Invalid value: "Bad_Name": bad, data: Required value]"#
+        );
+        let s = e.status();
+        assert_eq!(s["code"], 422);
+        assert_eq!(s["details"]["kind"], "ConfigMap");
+        assert_eq!(s["details"]["causes"][0]["reason"], "FieldValueInvalid");
+        assert_eq!(s["details"]["causes"][0]["field"], "metadata.name");
+        assert_eq!(s["details"]["causes"][1]["message"], "Required value");
+    }
+
+    // R-ACC-088
+    #[test]
+    fn forbidden_wording() {
+        let e = ApiError::Forbidden {
+            resource: Some(cm()),
+            name: "x".into(),
+            reason: "User \"bob\" cannot get resource".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "configmaps \"x\" is forbidden: User \"bob\" cannot get resource"
+        );
+        let p = ApiError::Forbidden {
+            resource: None,
+            name: String::new(),
+            reason: "User \"bob\" cannot get path \"/api\"".into(),
+        };
+        assert_eq!(
+            p.to_string(),
+            "forbidden: User \"bob\" cannot get path \"/api\""
+        );
+        assert_eq!(ApiError::Unauthorized.status()["code"], 401);
+        assert!(ApiError::Unauthorized.status().get("details").is_none());
+    }
+}

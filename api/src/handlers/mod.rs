@@ -1,0 +1,13 @@
+//! HTTP handlers behind the authentication and authorization stages: reading the body within
+//! the size limit, and dispatching a resource request to its store by verb.
+
+mod body;
+mod resource;
+mod response;
+
+#[cfg(test)]
+pub(crate) use body::MAX_BODY_BYTES;
+pub(crate) use body::read_body;
+pub(crate) use resource::ResourceRequest;
+pub(crate) use resource::serve_resource;
+pub(crate) use response::json_response;

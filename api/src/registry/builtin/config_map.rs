@@ -1,0 +1,110 @@
+//! ConfigMap: data keys, the 1 MiB limit, `immutable`.
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use serde_json::Value;
+
+use super::data_keys::MAX_DATA_SIZE;
+use super::data_keys::check_immutable;
+use super::data_keys::check_keys;
+use crate::registry::Strategy;
+use crate::registry::strategy::decode_typed;
+use crate::validation::FieldError;
+
+/// The strategy of `v1` ConfigMap.
+#[derive(Debug, Default)]
+pub struct ConfigMapStrategy;
+
+impl Strategy for ConfigMapStrategy {
+    fn decode(&self, body: &[u8]) -> Result<Value, serde_json::Error> {
+        decode_typed::<ConfigMap>(body)
+    }
+
+    fn tracks_generation(&self) -> bool {
+        false
+    }
+
+    fn validate(&self, obj: &Value) -> Vec<FieldError> {
+        let mut errs = Vec::new();
+        let data = check_keys(obj, "data", &mut errs);
+        let binary = check_keys(obj, "binaryData", &mut errs);
+        let mut size = 0usize;
+        if let Some(data) = data {
+            size += data
+                .values()
+                .filter_map(Value::as_str)
+                .map(str::len)
+                .sum::<usize>();
+        }
+        if let Some(binary) = binary {
+            for (key, value) in binary {
+                if data.is_some_and(|d| d.contains_key(key)) {
+                    errs.push(FieldError::invalid(
+                        format!("binaryData[{key}]"),
+                        key.as_str(),
+                        "duplicate of key present in data",
+                    ));
+                }
+                // Stored base64: the decoded size is three quarters of the text.
+                size += value.as_str().map_or(0, |s| s.len() / 4 * 3);
+            }
+        }
+        if size > MAX_DATA_SIZE {
+            errs.push(FieldError::too_long("data", MAX_DATA_SIZE));
+        }
+        errs
+    }
+
+    fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        let mut errs = Vec::new();
+        check_immutable(new, old, &["data", "binaryData"], &mut errs);
+        errs
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn decode_prunes_unknown_fields_and_type_checks() {
+        let s = ConfigMapStrategy;
+        let v = s
+            .decode(br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"},"bogus":1,"data":{"k":"v"}}"#)
+            .expect("decodes");
+        assert!(v.get("bogus").is_none());
+        assert_eq!(v["data"]["k"], "v");
+        assert!(s.decode(br#"{"data":{"k":1}}"#).is_err());
+        assert!(s.decode(br#"{"kind":"Secret"}"#).is_err());
+    }
+
+    #[test]
+    fn keys_size_and_duplicates() {
+        let s = ConfigMapStrategy;
+        let errs = s.validate(&json!({"data":{"bad key":"v","ok":"v"},"binaryData":{"ok":"AAAA"}}));
+        let fields: Vec<&str> = errs.iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(fields, vec!["data[bad key]", "binaryData[ok]"]);
+        let big = "x".repeat(MAX_DATA_SIZE + 1);
+        let errs = s.validate(&json!({"data":{"a": big}}));
+        assert_eq!(errs, vec![FieldError::too_long("data", MAX_DATA_SIZE)]);
+        let exact = "x".repeat(MAX_DATA_SIZE);
+        assert!(s.validate(&json!({"data":{"a": exact}})).is_empty());
+    }
+
+    #[test]
+    fn immutable_locks_data() {
+        let s = ConfigMapStrategy;
+        let old = json!({"immutable":true,"data":{"a":"1"}});
+        assert!(s.validate_update(&old.clone(), &old).is_empty());
+        let changed = json!({"immutable":true,"data":{"a":"2"}});
+        assert_eq!(s.validate_update(&changed, &old)[0].field, "data");
+        let unset = json!({"data":{"a":"1"}});
+        assert_eq!(s.validate_update(&unset, &old)[0].field, "immutable");
+        let mutable = json!({"data":{"a":"1"}});
+        assert!(
+            s.validate_update(&json!({"data":{"a":"9"}}), &mutable)
+                .is_empty()
+        );
+    }
+}

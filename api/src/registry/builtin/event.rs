@@ -1,0 +1,61 @@
+//! Event (`v1`): an `involvedObject` in the event's own namespace.
+
+use k8s_openapi::api::core::v1::Event;
+use serde_json::Value;
+
+use crate::registry::Strategy;
+use crate::registry::strategy::decode_typed;
+use crate::validation::FieldError;
+
+/// The strategy of `v1` Event.
+#[derive(Debug, Default)]
+pub struct EventStrategy;
+
+impl Strategy for EventStrategy {
+    fn decode(&self, body: &[u8]) -> Result<Value, serde_json::Error> {
+        decode_typed::<Event>(body)
+    }
+
+    fn tracks_generation(&self) -> bool {
+        false
+    }
+
+    /// As Kubernetes' `ValidateEventCreate` for the v1 API: an involved object that names a
+    /// namespace names the event's own.
+    fn validate(&self, obj: &Value) -> Vec<FieldError> {
+        let ns = obj.pointer("/metadata/namespace").and_then(Value::as_str);
+        match obj
+            .pointer("/involvedObject/namespace")
+            .and_then(Value::as_str)
+        {
+            Some(involved) if !involved.is_empty() && Some(involved) != ns => {
+                vec![FieldError::invalid(
+                    "involvedObject.namespace",
+                    involved,
+                    "does not match event.namespace",
+                )]
+            }
+            _ => Vec::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn involved_object_namespace_must_match() {
+        let ok = json!({"metadata":{"namespace":"a"},"involvedObject":{"namespace":"a"}});
+        assert!(EventStrategy.validate(&ok).is_empty());
+        let cluster = json!({"metadata":{"namespace":"a"},"involvedObject":{"kind":"Node"}});
+        assert!(EventStrategy.validate(&cluster).is_empty());
+        let bad = json!({"metadata":{"namespace":"a"},"involvedObject":{"namespace":"b"}});
+        assert_eq!(
+            EventStrategy.validate(&bad)[0].field,
+            "involvedObject.namespace"
+        );
+    }
+}

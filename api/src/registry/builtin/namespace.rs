@@ -1,0 +1,192 @@
+//! Namespace: RFC 1123 label names, the flavor's finalizer in `spec.finalizers`,
+//! `status.phase: Active`, the `<label domain>/metadata.name` label, and Kubernetes'
+//! two-step deletion (Terminating first; removal once `spec.finalizers` is empty).
+
+use k8s_openapi::api::core::v1::Namespace;
+use serde_json::Map;
+use serde_json::Value;
+use serde_json::json;
+
+use crate::flavor::Flavor;
+use crate::registry::DeleteAction;
+use crate::registry::Strategy;
+use crate::registry::strategy::decode_typed;
+use crate::registry::strategy::has_finalizers;
+use crate::registry::strategy::mark_for_finalizers;
+use crate::validation::NameRule;
+
+/// Kubernetes' answer to deleting a namespace that is still being emptied.
+const STILL_TERMINATING: &str = "The system is ensuring all content is removed from this namespace.  Upon completion, this namespace will automatically be purged by the system.";
+
+/// The strategy of `v1` Namespace.
+#[derive(Debug)]
+pub struct NamespaceStrategy {
+    flavor: Flavor,
+}
+
+impl NamespaceStrategy {
+    /// The namespace strategy of `flavor` (which names the finalizer and the name label).
+    pub fn new(flavor: Flavor) -> Self {
+        Self { flavor }
+    }
+}
+
+fn object_mut<'a>(obj: &'a mut Value, field: &str) -> Option<&'a mut Map<String, Value>> {
+    let Value::Object(map) = obj else { return None };
+    let entry = map
+        .entry(field.to_owned())
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !entry.is_object() {
+        *entry = Value::Object(Map::new());
+    }
+    entry.as_object_mut()
+}
+
+fn spec_finalizers_pending(obj: &Value) -> bool {
+    obj.pointer("/spec/finalizers")
+        .and_then(Value::as_array)
+        .is_some_and(|f| !f.is_empty())
+}
+
+impl Strategy for NamespaceStrategy {
+    fn decode(&self, body: &[u8]) -> Result<Value, serde_json::Error> {
+        decode_typed::<Namespace>(body)
+    }
+
+    fn name_rule(&self) -> NameRule {
+        NameRule::DnsLabel
+    }
+
+    fn tracks_generation(&self) -> bool {
+        false
+    }
+
+    /// Status starts Active and the flavor's finalizer is always present on create.
+    fn prepare_for_create(&self, obj: &mut Value) {
+        if let Some(map) = obj.as_object_mut() {
+            map.insert("status".to_owned(), json!({"phase": "Active"}));
+        }
+        let finalizer = self.flavor.namespace_finalizer();
+        if let Some(spec) = object_mut(obj, "spec") {
+            let list = spec
+                .entry("finalizers".to_owned())
+                .or_insert_with(|| Value::Array(Vec::new()));
+            if !list.is_array() {
+                *list = Value::Array(Vec::new());
+            }
+            if let Value::Array(items) = list {
+                if !items.iter().any(|f| f.as_str() == Some(finalizer)) {
+                    items.push(finalizer.into());
+                }
+            }
+        }
+    }
+
+    /// Finalizers change only through `finalize`, status only through `status`.
+    fn prepare_for_update(&self, new: &mut Value, old: &Value) {
+        let Value::Object(map) = new else { return };
+        for field in ["spec", "status"] {
+            match old.get(field) {
+                Some(v) => {
+                    map.insert(field.to_owned(), v.clone());
+                }
+                None => {
+                    map.remove(field);
+                }
+            }
+        }
+    }
+
+    /// The name label always equals the name (also for generated names).
+    fn canonicalize(&self, obj: &mut Value) {
+        let name = obj
+            .pointer("/metadata/name")
+            .cloned()
+            .unwrap_or(Value::Null);
+        let label = format!("{}/metadata.name", self.flavor.label_domain());
+        if let Some(meta) = object_mut(obj, "metadata") {
+            let labels = meta
+                .entry("labels".to_owned())
+                .or_insert_with(|| Value::Object(Map::new()));
+            if let Value::Object(labels) = labels {
+                labels.insert(label, name);
+            }
+        }
+    }
+
+    fn before_delete(&self, obj: &mut Value, now: &str) -> DeleteAction {
+        if obj.pointer("/metadata/deletionTimestamp").is_none() {
+            if let Some(meta) = object_mut(obj, "metadata") {
+                meta.insert("deletionTimestamp".to_owned(), now.into());
+            }
+            if let Some(status) = object_mut(obj, "status") {
+                status.insert("phase".to_owned(), "Terminating".into());
+            }
+            return DeleteAction::Mark;
+        }
+        if spec_finalizers_pending(obj) {
+            return DeleteAction::Refuse(STILL_TERMINATING.to_owned());
+        }
+        mark_for_finalizers(obj, now)
+    }
+
+    fn ready_for_removal(&self, obj: &Value) -> bool {
+        obj.pointer("/metadata/deletionTimestamp").is_some()
+            && !has_finalizers(obj)
+            && !spec_finalizers_pending(obj)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn create_sets_phase_finalizer_and_label() {
+        let s = NamespaceStrategy::new(Flavor::Kubernetes);
+        let mut v = s
+            .decode(br#"{"metadata":{"name":"a"},"status":{"phase":"Terminating"}}"#)
+            .expect("decodes");
+        s.prepare_for_create(&mut v);
+        s.canonicalize(&mut v);
+        assert_eq!(v["status"]["phase"], "Active");
+        assert_eq!(v["spec"]["finalizers"], json!(["kubernetes"]));
+        assert_eq!(v["metadata"]["labels"]["kubernetes.io/metadata.name"], "a");
+        let p = NamespaceStrategy::new(Flavor::Platform);
+        let mut w = json!({"metadata":{"name":"b"},"spec":{"finalizers":["x"]}});
+        p.prepare_for_create(&mut w);
+        p.canonicalize(&mut w);
+        assert_eq!(w["spec"]["finalizers"], json!(["x", "platform"]));
+        assert_eq!(w["metadata"]["labels"]["platform.io/metadata.name"], "b");
+    }
+
+    #[test]
+    fn delete_goes_through_terminating() {
+        let s = NamespaceStrategy::new(Flavor::Platform);
+        let mut v = json!({"metadata":{"name":"a"},"spec":{"finalizers":["platform"]},"status":{"phase":"Active"}});
+        assert_eq!(
+            s.before_delete(&mut v, "2026-01-01T00:00:00Z"),
+            DeleteAction::Mark
+        );
+        assert_eq!(v["status"]["phase"], "Terminating");
+        assert_eq!(v["metadata"]["deletionTimestamp"], "2026-01-01T00:00:00Z");
+        assert!(matches!(
+            s.before_delete(&mut v, "later"),
+            DeleteAction::Refuse(_)
+        ));
+        assert!(!s.ready_for_removal(&v));
+        v["spec"]["finalizers"] = json!([]);
+        assert!(s.ready_for_removal(&v));
+        assert_eq!(s.before_delete(&mut v, "later"), DeleteAction::Remove);
+    }
+
+    #[test]
+    fn updates_keep_spec_and_status() {
+        let s = NamespaceStrategy::new(Flavor::Platform);
+        let old = json!({"spec":{"finalizers":["platform"]},"status":{"phase":"Active"}});
+        let mut new = json!({"metadata":{"labels":{"a":"b"}},"status":{"phase":"Gone"}});
+        s.prepare_for_update(&mut new, &old);
+        assert_eq!(new["spec"], old["spec"]);
+        assert_eq!(new["status"], old["status"]);
+    }
+}

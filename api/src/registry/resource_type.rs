@@ -1,0 +1,165 @@
+//! A resource type as one table entry: its group, version, kinds, names, scope, verbs and
+//! subresources, and the storage keys of its objects.
+
+use crate::error::GroupKind;
+use crate::error::GroupResource;
+
+/// Whether objects of a type live in a namespace (R-RES-010).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Names are unique across the cluster (R-RES-014).
+    Cluster,
+    /// Names are unique within a namespace (R-RES-012).
+    Namespaced,
+}
+
+/// One served resource of one group version (a row of discovery's `APIResourceList`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceType {
+    /// The API group (empty: core).
+    pub group: String,
+    /// The API version.
+    pub version: String,
+    /// The kind of one object (`ConfigMap`).
+    pub kind: String,
+    /// The kind of a collection (`ConfigMapList`, R-RES-006).
+    pub list_kind: String,
+    /// The plural resource name used in paths (`configmaps`).
+    pub plural: String,
+    /// The singular name (`configmap`).
+    pub singular: String,
+    /// Short names for clients (`cm`).
+    pub short_names: Vec<String>,
+    /// The scope.
+    pub scope: Scope,
+    /// The verbs the type supports, as discovery lists them.
+    pub verbs: Vec<String>,
+    /// Subresource names (`status`, `finalize`).
+    pub subresources: Vec<String>,
+}
+
+/// The verbs of a type with full CRUD, in Kubernetes' discovery order.
+pub const CRUD_VERBS: [&str; 8] = [
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+];
+
+impl ResourceType {
+    /// `v1` for the core group, `<group>/<version>` otherwise (R-RES-019).
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+
+    /// The resource qualified by its group, for error messages.
+    pub fn group_resource(&self) -> GroupResource {
+        GroupResource::new(self.group.clone(), self.plural.clone())
+    }
+
+    /// The kind qualified by its group, for error messages.
+    pub fn group_kind(&self) -> GroupKind {
+        GroupKind {
+            group: self.group.clone(),
+            kind: self.kind.clone(),
+        }
+    }
+
+    /// Whether objects live in namespaces.
+    pub fn is_namespaced(&self) -> bool {
+        self.scope == Scope::Namespaced
+    }
+
+    /// Whether the type serves `verb`.
+    pub fn supports(&self, verb: &str) -> bool {
+        self.verbs.iter().any(|v| v == verb)
+    }
+
+    /// The key prefix of all objects of the type:
+    /// `/registry/<group or "core">/<plural>/`.
+    pub fn key_prefix(&self) -> String {
+        let group = if self.group.is_empty() {
+            "core"
+        } else {
+            &self.group
+        };
+        format!("/registry/{group}/{}/", self.plural)
+    }
+
+    /// The key prefix of the objects in `namespace` (`None`: all objects).
+    pub fn collection_key(&self, namespace: Option<&str>) -> String {
+        match namespace {
+            Some(ns) if self.is_namespaced() => format!("{}{ns}/", self.key_prefix()),
+            _ => self.key_prefix(),
+        }
+    }
+
+    /// The key of the object `name` (in `namespace` for namespaced types):
+    /// `/registry/<group or "core">/<plural>/[<ns>/]<name>`.
+    pub fn object_key(&self, namespace: &str, name: &str) -> String {
+        if self.is_namespaced() {
+            format!("{}{namespace}/{name}", self.key_prefix())
+        } else {
+            format!("{}{name}", self.key_prefix())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ty(group: &str, plural: &str, scope: Scope) -> ResourceType {
+        ResourceType {
+            group: group.into(),
+            version: "v1".into(),
+            kind: "K".into(),
+            list_kind: "KList".into(),
+            plural: plural.into(),
+            singular: "k".into(),
+            short_names: vec![],
+            scope,
+            verbs: CRUD_VERBS.iter().map(|v| (*v).to_owned()).collect(),
+            subresources: vec![],
+        }
+    }
+
+    // R-RES-019
+    #[test]
+    fn keys_and_api_versions() {
+        let cm = ty("", "configmaps", Scope::Namespaced);
+        assert_eq!(cm.api_version(), "v1");
+        assert_eq!(
+            cm.object_key("default", "x"),
+            "/registry/core/configmaps/default/x"
+        );
+        assert_eq!(
+            cm.collection_key(Some("default")),
+            "/registry/core/configmaps/default/"
+        );
+        assert_eq!(cm.collection_key(None), "/registry/core/configmaps/");
+        let cr = ty("rbac.authorization.k8s.io", "clusterroles", Scope::Cluster);
+        assert_eq!(cr.api_version(), "rbac.authorization.k8s.io/v1");
+        assert_eq!(
+            cr.object_key("", "r"),
+            "/registry/rbac.authorization.k8s.io/clusterroles/r"
+        );
+        assert_eq!(
+            cr.collection_key(Some("ignored")),
+            "/registry/rbac.authorization.k8s.io/clusterroles/"
+        );
+        assert_eq!(
+            cr.group_resource().to_string(),
+            "clusterroles.rbac.authorization.k8s.io"
+        );
+        assert!(cr.supports("deletecollection") && !cr.supports("proxy"));
+    }
+}

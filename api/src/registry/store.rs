@@ -1,0 +1,640 @@
+//! The one generic store: get, list, create, update and delete for any resource type, with
+//! the fixed order of steps (decode -> defaults -> prepare -> validate -> canonicalize ->
+//! persist) and Kubernetes' metadata rules (spec 000 "Resources and their fields").
+//!
+//! Reads never parse stored objects: they splice `resourceVersion` into the stored bytes
+//! ([`StoredJson`]). Writes parse the current object, because they must compare against it.
+//! Time is passed in by the caller (`now`); uids and generated names are random here.
+
+use chrono::DateTime;
+use chrono::SecondsFormat;
+use chrono::Utc;
+use rand::Rng;
+use serde_json::Map;
+use serde_json::Value;
+use serde_json::json;
+
+use super::ResourceType;
+use super::StoredJson;
+use super::Strategy;
+use super::builtin::namespace_type;
+use super::strategy::DeleteAction;
+use crate::error::ApiError;
+use crate::error::GroupResource;
+use crate::error::OPTIMISTIC_LOCK_MESSAGE;
+use crate::storage::ReadConsistency;
+use crate::storage::Revision;
+use crate::storage::Storage;
+use crate::storage::StorageError;
+use crate::storage::StoredObject;
+use crate::validation::FieldError;
+use crate::validation::NameRule;
+
+/// Characters of generated name suffixes (Kubernetes' `utilrand.String`: no vowels, no
+/// look-alikes, so generated names never spell words).
+const SUFFIX_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+/// Length of a generated name suffix.
+const SUFFIX_LEN: usize = 5;
+/// Longest `generateName` prefix kept, so prefix + suffix fits a DNS label.
+const MAX_PREFIX_LEN: usize = 63 - SUFFIX_LEN;
+/// Attempts of a create whose generated name is taken (Kubernetes retries generated names).
+const GENERATE_NAME_ATTEMPTS: usize = 8;
+/// Attempts of an unconditional update or delete that races another writer.
+const RETRY_ATTEMPTS: usize = 5;
+
+/// A delete's preconditions (`DeleteOptions.preconditions`): each set value must equal the
+/// stored object's, or the delete is a 409 Conflict (R-RES-055).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Preconditions {
+    /// The uid the object must have.
+    pub uid: Option<String>,
+    /// The resourceVersion the object must be at.
+    pub resource_version: Option<String>,
+}
+
+/// The generic store of one resource type.
+pub struct Store {
+    resource: ResourceType,
+    strategy: Box<dyn Strategy>,
+}
+
+fn rfc3339(now: DateTime<Utc>) -> String {
+    now.to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+fn meta_str<'a>(obj: &'a Value, field: &str) -> &'a str {
+    obj.get("metadata")
+        .and_then(|m| m.get(field))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
+fn meta_mut(obj: &mut Value) -> Result<&mut Map<String, Value>, ApiError> {
+    obj.get_mut("metadata")
+        .and_then(Value::as_object_mut)
+        .ok_or_else(|| ApiError::Internal("object has no metadata".into()))
+}
+
+fn generated_name(prefix: &str) -> String {
+    let mut rng = rand::rng();
+    let cut = prefix
+        .char_indices()
+        .nth(MAX_PREFIX_LEN)
+        .map_or(prefix.len(), |(i, _)| i);
+    let mut name = prefix[..cut].to_owned();
+    for _ in 0..SUFFIX_LEN {
+        let i = rng.random_range(0..SUFFIX_ALPHABET.len());
+        name.push(char::from(SUFFIX_ALPHABET[i]));
+    }
+    name
+}
+
+/// The object without `metadata` and `status`: what a generation counts changes of.
+fn spec_part(obj: &Value) -> Value {
+    let mut v = obj.clone();
+    if let Value::Object(m) = &mut v {
+        m.remove("metadata");
+        m.remove("status");
+    }
+    v
+}
+
+fn corrupt(key: &str, e: impl std::fmt::Display) -> ApiError {
+    ApiError::Internal(format!("stored object {key} cannot be read: {e}"))
+}
+
+impl Store {
+    /// A store for `resource` with `strategy`.
+    pub fn new(resource: ResourceType, strategy: Box<dyn Strategy>) -> Self {
+        Self { resource, strategy }
+    }
+
+    /// The resource type served.
+    pub fn resource(&self) -> &ResourceType {
+        &self.resource
+    }
+
+    fn group_resource(&self) -> GroupResource {
+        self.resource.group_resource()
+    }
+
+    fn not_found(&self, name: &str) -> ApiError {
+        ApiError::NotFound {
+            resource: self.group_resource(),
+            name: name.to_owned(),
+        }
+    }
+
+    fn conflict(&self, name: &str, reason: impl Into<String>) -> ApiError {
+        ApiError::Conflict {
+            resource: self.group_resource(),
+            name: name.to_owned(),
+            reason: reason.into(),
+        }
+    }
+
+    fn storage_error(&self, e: StorageError, name: &str) -> ApiError {
+        ApiError::from_storage(e, &self.group_resource(), name)
+    }
+
+    /// The object `name` (in `namespace`), served at `consistency`, as JSON bytes with its
+    /// `resourceVersion`. 404 when absent.
+    pub async fn get(
+        &self,
+        storage: &dyn Storage,
+        namespace: &str,
+        name: &str,
+        consistency: ReadConsistency,
+    ) -> Result<Vec<u8>, ApiError> {
+        let key = self.resource.object_key(namespace, name);
+        let found = storage
+            .get(&key, consistency)
+            .await
+            .map_err(|e| self.storage_error(e, name))?
+            .ok_or_else(|| self.not_found(name))?;
+        let stored = StoredJson::from_stored(found.value).map_err(|e| corrupt(&key, e))?;
+        Ok(stored.with_resource_version(found.mod_revision))
+    }
+
+    /// The `<Kind>List` of the objects in `namespace` (`None`: all namespaces), served at
+    /// `consistency`; its `metadata.resourceVersion` is the revision served (R-RES-033).
+    pub async fn list(
+        &self,
+        storage: &dyn Storage,
+        namespace: Option<&str>,
+        consistency: ReadConsistency,
+    ) -> Result<Vec<u8>, ApiError> {
+        let prefix = self.resource.collection_key(namespace);
+        let page = storage
+            .list(&prefix, None, 0, consistency)
+            .await
+            .map_err(|e| self.storage_error(e, ""))?;
+        let mut items = Vec::with_capacity(page.items.len());
+        for item in page.items {
+            let stored = StoredJson::from_stored(item.value).map_err(|e| corrupt(&item.key, e))?;
+            items.push((stored, item.mod_revision));
+        }
+        let size: usize = items.iter().map(|(s, _)| s.json.len() + 32).sum();
+        let mut out = Vec::with_capacity(size + 128);
+        let head = json!({
+            "kind": self.resource.list_kind,
+            "apiVersion": self.resource.api_version(),
+            "metadata": {"resourceVersion": page.revision.to_string()},
+        })
+        .to_string();
+        // `head` is `{...}`: reopen it to append the items.
+        out.extend_from_slice(&head.as_bytes()[..head.len() - 1]);
+        out.extend_from_slice(b",\"items\":[");
+        for (i, (stored, revision)) in items.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            stored.write_with_resource_version(*revision, &mut out);
+        }
+        out.extend_from_slice(b"]}");
+        Ok(out)
+    }
+
+    /// Decodes a request body: JSON syntax (400 naming line and column), then the kind's
+    /// typed struct (400 on a field of the wrong type; unknown fields dropped).
+    fn decode_body(&self, body: &[u8]) -> Result<Value, ApiError> {
+        let raw: Value = serde_json::from_slice(body).map_err(|e| {
+            ApiError::BadRequest(format!("couldn't get version/kind; json parse error: {e}"))
+        })?;
+        let Value::Object(raw) = raw else {
+            return Err(ApiError::BadRequest(
+                "couldn't get version/kind; json parse error: the body is not a JSON object".into(),
+            ));
+        };
+        let expected_version = self.resource.api_version();
+        if let Some(v) = raw.get("apiVersion").and_then(Value::as_str) {
+            if v != expected_version {
+                return Err(ApiError::BadRequest(format!(
+                    "the API version in the data ({v}) does not match the expected API version ({expected_version})"
+                )));
+            }
+        }
+        if let Some(k) = raw.get("kind").and_then(Value::as_str) {
+            if k != self.resource.kind {
+                return Err(ApiError::BadRequest(format!(
+                    "the kind in the data ({k}) does not match the expected kind ({})",
+                    self.resource.kind
+                )));
+            }
+        }
+        let mut obj = self.strategy.decode(body).map_err(|e| {
+            let kind = &self.resource.kind;
+            ApiError::BadRequest(format!(
+                "{kind} in version \"{}\" cannot be handled as a {kind}: {e}",
+                self.resource.version
+            ))
+        })?;
+        if !obj.get("metadata").is_some_and(Value::is_object) {
+            if let Value::Object(m) = &mut obj {
+                m.insert("metadata".to_owned(), Value::Object(Map::new()));
+            }
+        }
+        Ok(obj)
+    }
+
+    /// Puts the path's namespace into the object (namespaced types) or removes it
+    /// (cluster-scoped types); a different namespace in the body is a 400.
+    fn apply_namespace(&self, obj: &mut Value, namespace: &str) -> Result<(), ApiError> {
+        let meta = meta_mut(obj)?;
+        if !self.resource.is_namespaced() {
+            meta.remove("namespace");
+            return Ok(());
+        }
+        let body_ns = meta
+            .get("namespace")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if !body_ns.is_empty() && body_ns != namespace {
+            return Err(ApiError::BadRequest(
+                "the namespace of the provided object does not match the namespace sent on the request".into(),
+            ));
+        }
+        meta.insert("namespace".to_owned(), namespace.into());
+        Ok(())
+    }
+
+    /// A namespaced create needs its namespace to exist (404 naming the namespace) and not
+    /// be terminating (403), as Kubernetes' NamespaceLifecycle admission.
+    async fn check_namespace_open(
+        &self,
+        storage: &dyn Storage,
+        namespace: &str,
+        name: &str,
+    ) -> Result<(), ApiError> {
+        let ns_type = namespace_type();
+        let key = ns_type.object_key("", namespace);
+        let found = storage
+            .get(&key, ReadConsistency::Linearizable)
+            .await
+            .map_err(|e| ApiError::from_storage(e, &ns_type.group_resource(), namespace))?;
+        let Some(found) = found else {
+            return Err(ApiError::NotFound {
+                resource: ns_type.group_resource(),
+                name: namespace.to_owned(),
+            });
+        };
+        let ns = StoredJson::from_stored(found.value)
+            .and_then(|s| s.to_value())
+            .map_err(|e| corrupt(&key, e))?;
+        if ns.pointer("/status/phase").and_then(Value::as_str) == Some("Terminating") {
+            return Err(ApiError::Forbidden {
+                resource: Some(self.group_resource()),
+                name: name.to_owned(),
+                reason: format!(
+                    "unable to create new content in namespace {namespace} because it is being terminated"
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// Kubernetes' `ValidateObjectMeta` (the part the served kinds need) plus the strategy's
+    /// own validation.
+    fn validate_new(&self, obj: &Value) -> Vec<FieldError> {
+        let rule: NameRule = self.strategy.name_rule();
+        let mut errs = Vec::new();
+        let generate_name = meta_str(obj, "generateName");
+        if !generate_name.is_empty() {
+            for msg in rule.check(generate_name, true) {
+                errs.push(FieldError::invalid(
+                    "metadata.generateName",
+                    generate_name,
+                    msg,
+                ));
+            }
+        }
+        let name = meta_str(obj, "name");
+        if name.is_empty() {
+            errs.push(FieldError::required(
+                "metadata.name",
+                "name or generateName is required",
+            ));
+        } else {
+            for msg in rule.check(name, false) {
+                errs.push(FieldError::invalid("metadata.name", name, msg));
+            }
+        }
+        if self.resource.is_namespaced() {
+            let ns = meta_str(obj, "namespace");
+            for msg in crate::validation::validate_dns_label(ns) {
+                errs.push(FieldError::invalid("metadata.namespace", ns, msg));
+            }
+        }
+        errs.extend(self.strategy.validate(obj));
+        errs
+    }
+
+    fn invalid(&self, obj: &Value, causes: Vec<FieldError>) -> ApiError {
+        ApiError::Invalid {
+            kind: self.resource.group_kind(),
+            name: meta_str(obj, "name").to_owned(),
+            causes,
+        }
+    }
+
+    fn respond(&self, key: &str, stored: StoredObject) -> Result<Vec<u8>, ApiError> {
+        let json = StoredJson::from_stored(stored.value).map_err(|e| corrupt(key, e))?;
+        Ok(json.with_resource_version(stored.mod_revision))
+    }
+
+    /// Creates an object from a POST body (R-RES-087): the created object, with `uid`,
+    /// `creationTimestamp`, `resourceVersion` (and `generation`) set. 409 AlreadyExists for a
+    /// taken name; a generated name that is taken is drawn again.
+    pub async fn create(
+        &self,
+        storage: &dyn Storage,
+        namespace: &str,
+        body: &[u8],
+        now: DateTime<Utc>,
+    ) -> Result<Vec<u8>, ApiError> {
+        let mut obj = self.decode_body(body)?;
+        self.apply_namespace(&mut obj, namespace)?;
+        if self.resource.is_namespaced() {
+            self.check_namespace_open(storage, namespace, meta_str(&obj, "name"))
+                .await?;
+        }
+        self.strategy.default_fields(&mut obj);
+        let generate_prefix = match (meta_str(&obj, "name"), meta_str(&obj, "generateName")) {
+            ("", prefix) if !prefix.is_empty() => Some(prefix.to_owned()),
+            _ => None,
+        };
+        let created = rfc3339(now);
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let mut candidate = obj.clone();
+            {
+                let meta = meta_mut(&mut candidate)?;
+                if let Some(prefix) = &generate_prefix {
+                    meta.insert("name".to_owned(), generated_name(prefix).into());
+                }
+                meta.remove("resourceVersion");
+                meta.remove("deletionTimestamp");
+                meta.remove("deletionGracePeriodSeconds");
+                meta.insert("uid".to_owned(), uuid::Uuid::new_v4().to_string().into());
+                meta.insert("creationTimestamp".to_owned(), created.clone().into());
+                if self.strategy.tracks_generation() {
+                    meta.insert("generation".to_owned(), 1.into());
+                } else {
+                    meta.remove("generation");
+                }
+            }
+            self.strategy.prepare_for_create(&mut candidate);
+            let errs = self.validate_new(&candidate);
+            if !errs.is_empty() {
+                return Err(self.invalid(&candidate, errs));
+            }
+            self.strategy.canonicalize(&mut candidate);
+            let name = meta_str(&candidate, "name").to_owned();
+            let key = self.resource.object_key(namespace, &name);
+            let value =
+                StoredJson::to_stored(&candidate).map_err(|e| ApiError::Internal(e.to_string()))?;
+            match storage.create(&key, value).await {
+                Ok(stored) => return self.respond(&key, stored),
+                Err(StorageError::AlreadyExists { .. })
+                    if generate_prefix.is_some() && attempt < GENERATE_NAME_ATTEMPTS =>
+                {
+                    continue;
+                }
+                Err(e) => return Err(self.storage_error(e, &name)),
+            }
+        }
+    }
+
+    /// Replaces the object `name` with a PUT body (R-RES-069, R-RES-070, R-RES-088): 404 when
+    /// absent (these kinds do not create on update), 409 when the body's `resourceVersion` is
+    /// stale; without a `resourceVersion` the update is unconditional. An update that changes
+    /// nothing writes nothing and keeps the `resourceVersion`.
+    pub async fn update(
+        &self,
+        storage: &dyn Storage,
+        namespace: &str,
+        name: &str,
+        body: &[u8],
+    ) -> Result<Vec<u8>, ApiError> {
+        let decoded = self.decode_body(body)?;
+        let body_name = meta_str(&decoded, "name");
+        if body_name != name {
+            return Err(ApiError::BadRequest(format!(
+                "the name of the object ({body_name}) does not match the name on the URL ({name})"
+            )));
+        }
+        let requested: Option<Revision> = match meta_str(&decoded, "resourceVersion") {
+            "" => None,
+            rv => Some(
+                rv.parse()
+                    .map_err(|_| ApiError::BadRequest(format!("invalid resourceVersion {rv:?}")))?,
+            ),
+        };
+        let key = self.resource.object_key(namespace, name);
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let current = storage
+                .get(&key, ReadConsistency::Linearizable)
+                .await
+                .map_err(|e| self.storage_error(e, name))?
+                .ok_or_else(|| self.not_found(name))?;
+            if requested.is_some_and(|rv| rv != current.mod_revision) {
+                return Err(self.conflict(name, OPTIMISTIC_LOCK_MESSAGE));
+            }
+            let stored =
+                StoredJson::from_stored(current.value.clone()).map_err(|e| corrupt(&key, e))?;
+            let old = stored.to_value().map_err(|e| corrupt(&key, e))?;
+            let mut obj = decoded.clone();
+            self.apply_namespace(&mut obj, namespace)?;
+            self.strategy.default_fields(&mut obj);
+            let mut errs = self.prepare_update_meta(&mut obj, &old)?;
+            self.strategy.prepare_for_update(&mut obj, &old);
+            if self.strategy.tracks_generation() && spec_part(&obj) != spec_part(&old) {
+                let next = old
+                    .pointer("/metadata/generation")
+                    .and_then(Value::as_i64)
+                    .unwrap_or(0)
+                    + 1;
+                meta_mut(&mut obj)?.insert("generation".to_owned(), next.into());
+            }
+            errs.extend(self.validate_new(&obj));
+            errs.extend(self.strategy.validate_update(&obj, &old));
+            if !errs.is_empty() {
+                return Err(self.invalid(&obj, errs));
+            }
+            self.strategy.canonicalize(&mut obj);
+            let value =
+                StoredJson::to_stored(&obj).map_err(|e| ApiError::Internal(e.to_string()))?;
+            let unchanged =
+                StoredJson::from_stored(value.clone()).is_ok_and(|new| new.json == stored.json);
+            if unchanged {
+                return Ok(stored.with_resource_version(current.mod_revision));
+            }
+            match storage.update(&key, value, current.mod_revision).await {
+                Ok(updated) if self.strategy.ready_for_removal(&obj) => {
+                    return self.remove_after_update(storage, &key, name, updated).await;
+                }
+                Ok(updated) => return self.respond(&key, updated),
+                Err(StorageError::Conflict { .. })
+                    if requested.is_none() && attempt < RETRY_ATTEMPTS =>
+                {
+                    continue;
+                }
+                Err(e) => return Err(self.storage_error(e, name)),
+            }
+        }
+    }
+
+    /// An update removed the last thing holding a deleted object: remove it now (R-RES-061)
+    /// and answer its final state.
+    async fn remove_after_update(
+        &self,
+        storage: &dyn Storage,
+        key: &str,
+        name: &str,
+        updated: StoredObject,
+    ) -> Result<Vec<u8>, ApiError> {
+        match storage.delete(key, Some(updated.mod_revision)).await {
+            Ok(deleted) => self.respond(key, deleted),
+            // Someone else changed or removed it first; answer what this update wrote.
+            Err(StorageError::Conflict { .. } | StorageError::NotFound { .. }) => {
+                self.respond(key, updated)
+            }
+            Err(e) => Err(self.storage_error(e, name)),
+        }
+    }
+
+    /// Carries the server-owned metadata of `old` into an update (Kubernetes'
+    /// `BeforeUpdate`): uid (a different one is invalid), creation and deletion timestamps,
+    /// generation; drops `resourceVersion` (the store assigns it).
+    fn prepare_update_meta(
+        &self,
+        obj: &mut Value,
+        old: &Value,
+    ) -> Result<Vec<FieldError>, ApiError> {
+        let mut errs = Vec::new();
+        let old_meta = old.get("metadata").cloned().unwrap_or(Value::Null);
+        let meta = meta_mut(obj)?;
+        meta.remove("resourceVersion");
+        let old_uid = old_meta.get("uid").cloned().unwrap_or(Value::Null);
+        match meta.get("uid").and_then(Value::as_str) {
+            None | Some("") => {
+                meta.insert("uid".to_owned(), old_uid);
+            }
+            Some(uid) if Some(uid) != old_uid.as_str() => {
+                errs.push(FieldError::invalid(
+                    "metadata.uid",
+                    uid,
+                    "field is immutable",
+                ));
+            }
+            Some(_) => {}
+        }
+        for field in ["creationTimestamp", "deletionTimestamp", "generation"] {
+            match old_meta.get(field) {
+                Some(v) => {
+                    meta.insert(field.to_owned(), v.clone());
+                }
+                None => {
+                    meta.remove(field);
+                }
+            }
+        }
+        if !meta.contains_key("deletionGracePeriodSeconds") {
+            if let Some(v) = old_meta.get("deletionGracePeriodSeconds") {
+                meta.insert("deletionGracePeriodSeconds".to_owned(), v.clone());
+            }
+        }
+        Ok(errs)
+    }
+
+    /// Deletes the object `name` (R-RES-062, R-RES-055, R-RES-060, R-RES-092): 404 when
+    /// absent; 409 when a precondition differs. Objects held by finalizers are marked with
+    /// `deletionTimestamp` and answered as they now are; removed objects are answered with a
+    /// `Status` of `status: Success` naming them.
+    pub async fn delete(
+        &self,
+        storage: &dyn Storage,
+        namespace: &str,
+        name: &str,
+        preconditions: &Preconditions,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<u8>, ApiError> {
+        let key = self.resource.object_key(namespace, name);
+        let now = rfc3339(now);
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let current = storage
+                .get(&key, ReadConsistency::Linearizable)
+                .await
+                .map_err(|e| self.storage_error(e, name))?
+                .ok_or_else(|| self.not_found(name))?;
+            let stored =
+                StoredJson::from_stored(current.value.clone()).map_err(|e| corrupt(&key, e))?;
+            let mut obj = stored.to_value().map_err(|e| corrupt(&key, e))?;
+            let uid = meta_str(&obj, "uid").to_owned();
+            if let Some(want) = &preconditions.uid {
+                if *want != uid {
+                    return Err(self.conflict(
+                        name,
+                        format!("Precondition failed: UID in precondition: {want}, UID in object meta: {uid}"),
+                    ));
+                }
+            }
+            if let Some(want) = &preconditions.resource_version {
+                let have = current.mod_revision.to_string();
+                if *want != have {
+                    return Err(self.conflict(
+                        name,
+                        format!("Precondition failed: ResourceVersion in precondition: {want}, ResourceVersion in object meta: {have}"),
+                    ));
+                }
+            }
+            let result = match self.strategy.before_delete(&mut obj, &now) {
+                DeleteAction::Unchanged => {
+                    return Ok(stored.with_resource_version(current.mod_revision));
+                }
+                DeleteAction::Refuse(reason) => return Err(self.conflict(name, reason)),
+                DeleteAction::Remove => storage
+                    .delete(&key, Some(current.mod_revision))
+                    .await
+                    .map(|_| self.deleted_status(name, &uid)),
+                DeleteAction::Mark => {
+                    let value = StoredJson::to_stored(&obj)
+                        .map_err(|e| ApiError::Internal(e.to_string()))?;
+                    match storage.update(&key, value, current.mod_revision).await {
+                        Ok(updated) => return self.respond(&key, updated),
+                        Err(e) => Err(e),
+                    }
+                }
+            };
+            match result {
+                Ok(body) => return Ok(body),
+                Err(StorageError::Conflict { .. }) if attempt < RETRY_ATTEMPTS => continue,
+                Err(e) => return Err(self.storage_error(e, name)),
+            }
+        }
+    }
+
+    fn deleted_status(&self, name: &str, uid: &str) -> Vec<u8> {
+        let mut details = Map::new();
+        details.insert("name".to_owned(), name.into());
+        if !self.resource.group.is_empty() {
+            details.insert("group".to_owned(), self.resource.group.clone().into());
+        }
+        details.insert("kind".to_owned(), self.resource.plural.clone().into());
+        details.insert("uid".to_owned(), uid.into());
+        json!({
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Success",
+            "details": details,
+        })
+        .to_string()
+        .into_bytes()
+    }
+}

@@ -1,0 +1,12 @@
+//! What a request asks for, before any handler runs: the path parsed into a
+//! [`RequestInfo`] (verb, group, version, resource, subresource, namespace, name), the query
+//! parameters, and the read consistency a `resourceVersion` asks for.
+
+mod info;
+mod query;
+mod read_consistency;
+
+pub use info::RequestInfo;
+pub use info::Verb;
+pub use query::QueryParams;
+pub use read_consistency::get_consistency;

@@ -1,0 +1,121 @@
+//! The whole HTTP API as one axum [`Router`] (DESIGN.md §2): health and `/version` without
+//! credentials; everything else through authentication -> request info -> authorization ->
+//! discovery or the resource handlers. Every failure leaves as a `Status` (crate::error), and
+//! a panic, should one slip through, becomes a 500 `Status` instead of a dropped connection.
+
+use std::any::Any;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::Request;
+use axum::extract::State;
+use axum::response::IntoResponse;
+use axum::response::Response;
+use axum::routing::get;
+use http::Method;
+use http::StatusCode;
+use tower_http::catch_panic::CatchPanicLayer;
+
+use crate::auth::Attributes;
+use crate::auth::AuthenticatorChain;
+use crate::auth::AuthorizerChain;
+use crate::config::ApiConfig;
+use crate::config::Clock;
+use crate::discovery;
+use crate::error::ApiError;
+use crate::handlers::json_response;
+use crate::handlers::read_body;
+use crate::handlers::serve_resource;
+use crate::health;
+use crate::registry::Registry;
+use crate::request::QueryParams;
+use crate::request::RequestInfo;
+use crate::storage::Storage;
+
+/// Everything a request handler shares.
+#[derive(Clone)]
+struct AppState {
+    storage: Arc<dyn Storage>,
+    registry: Arc<Registry>,
+    authn: AuthenticatorChain,
+    authz: AuthorizerChain,
+    clock: Arc<dyn Clock>,
+}
+
+/// The whole HTTP API over `storage`.
+pub fn router(storage: Arc<dyn Storage>, config: ApiConfig) -> Router {
+    let state = AppState {
+        storage,
+        registry: Arc::new(Registry::builtin(config.flavor)),
+        authn: AuthenticatorChain::new(config.authenticators),
+        authz: AuthorizerChain::new(config.authorizers),
+        clock: config.clock,
+    };
+    Router::new()
+        .route("/version", get(version).fallback(not_allowed))
+        .fallback(serve)
+        .with_state(state)
+        .merge(health::routes(config.readiness))
+        .layer(CatchPanicLayer::custom(panic_response))
+}
+
+async fn version() -> Response {
+    json_response(
+        StatusCode::OK,
+        discovery::version_info().to_string().into_bytes(),
+    )
+}
+
+async fn not_allowed() -> Response {
+    ApiError::MethodNotAllowed {
+        resource: Default::default(),
+        name: String::new(),
+    }
+    .into_response()
+}
+
+fn panic_response(panic: Box<dyn Any + Send + 'static>) -> Response {
+    let what = panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_default();
+    tracing::error!(panic = %what, "request handler panicked");
+    ApiError::Internal("the server failed to handle the request".into()).into_response()
+}
+
+async fn serve(State(state): State<AppState>, request: Request) -> Response {
+    pipeline(&state, request)
+        .await
+        .unwrap_or_else(IntoResponse::into_response)
+}
+
+async fn pipeline(state: &AppState, request: Request) -> Result<Response, ApiError> {
+    let (parts, body) = request.into_parts();
+    let user = state.authn.authenticate(&parts).await?;
+    let query = QueryParams::parse(parts.uri.query());
+    let info = RequestInfo::parse(&parts.method, parts.uri.path(), &query);
+    let attributes = Attributes {
+        user: &user,
+        request: &info,
+    };
+    state.authz.authorize(&attributes).await?;
+    if !info.is_resource_request {
+        if parts.method != Method::GET && parts.method != Method::HEAD {
+            return Err(ApiError::MethodNotAllowed {
+                resource: Default::default(),
+                name: String::new(),
+            });
+        }
+        let doc = discovery::document(&state.registry, &info)?;
+        return Ok(json_response(StatusCode::OK, doc.to_string().into_bytes()));
+    }
+    let body = read_body(&parts.headers, body).await?;
+    let req = crate::handlers::ResourceRequest {
+        info: &info,
+        query: &query,
+        body,
+        now: state.clock.now(),
+    };
+    serve_resource(state.storage.as_ref(), &state.registry, req).await
+}

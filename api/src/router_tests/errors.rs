@@ -1,0 +1,250 @@
+//! Every error the pipeline answers, each as a `Status`, and nothing stored on a rejected
+//! write.
+
+use std::sync::atomic::Ordering;
+
+use serde_json::json;
+
+use super::*;
+use crate::handlers::MAX_BODY_BYTES;
+
+// R-RES-012, R-RES-236
+#[tokio::test]
+async fn second_create_with_the_same_name_is_already_exists() {
+    let (app, _) = app().await;
+    let first = admin_call(&app, "POST", CM_PATH, Some(&cm("x")))
+        .await
+        .json();
+    let second = admin_call(
+        &app,
+        "POST",
+        CM_PATH,
+        Some(r#"{"metadata":{"name":"x"},"data":{"b":"2"}}"#),
+    )
+    .await;
+    let s = assert_status(&second, 409, "AlreadyExists");
+    assert_eq!(s["message"], "configmaps \"x\" already exists");
+    assert_eq!(s["details"], json!({"name":"x","kind":"configmaps"}));
+    assert_eq!(s["metadata"], json!({}));
+    let still = admin_call(&app, "GET", &format!("{CM_PATH}/x"), None)
+        .await
+        .json();
+    assert_eq!(still, first, "the first object is unchanged");
+}
+
+// R-RES-236 (invalid name -> 422 with causes)
+#[tokio::test]
+async fn invalid_name_is_422_with_kubernetes_wording_and_nothing_is_stored() {
+    let (app, storage) = app().await;
+    let before = storage.keys();
+    let r = admin_call(&app, "POST", CM_PATH, Some(&cm("Bad_Name"))).await;
+    let s = assert_status(&r, 422, "Invalid");
+    assert_eq!(
+        s["message"],
+        "ConfigMap \"Bad_Name\" is invalid: metadata.name: Invalid value: \"Bad_Name\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+    );
+    assert_eq!(s["details"]["name"], "Bad_Name");
+    assert_eq!(s["details"]["kind"], "ConfigMap");
+    let cause = &s["details"]["causes"][0];
+    assert_eq!(cause["reason"], "FieldValueInvalid");
+    assert_eq!(cause["field"], "metadata.name");
+    assert!(cause["message"].as_str().is_some_and(|m| {
+        m.starts_with("Invalid value: \"Bad_Name\": a lowercase RFC 1123 subdomain")
+    }));
+    let bad_key = admin_call(
+        &app,
+        "POST",
+        CM_PATH,
+        Some(r#"{"metadata":{"name":"k"},"data":{"bad key":"v"}}"#),
+    )
+    .await;
+    assert_eq!(
+        assert_status(&bad_key, 422, "Invalid")["details"]["causes"][0]["field"],
+        "data[bad key]"
+    );
+    let big = json!({"metadata":{"name":"big"},"data":{"a":"x".repeat(1024 * 1024 + 1)}});
+    let too_big = admin_call(&app, "POST", CM_PATH, Some(&big.to_string())).await;
+    assert_eq!(
+        assert_status(&too_big, 422, "Invalid")["details"]["causes"][0]["reason"],
+        "FieldValueTooLong"
+    );
+    assert_eq!(storage.keys(), before, "nothing stored on a rejected write");
+}
+
+// R-RES-235, R-RES-031
+#[tokio::test]
+async fn malformed_or_mistyped_bodies_are_400() {
+    let (app, storage) = app().await;
+    let before = storage.keys();
+    let r = admin_call(
+        &app,
+        "POST",
+        CM_PATH,
+        Some("{\"metadata\": {\n  \"name\": }"),
+    )
+    .await;
+    let s = assert_status(&r, 400, "BadRequest");
+    let msg = s["message"].as_str().expect("message");
+    assert!(msg.contains("line 2 column"), "{msg}");
+    let typed = admin_call(
+        &app,
+        "POST",
+        CM_PATH,
+        Some(r#"{"metadata":{"name":"t"},"data":{"a":1}}"#),
+    )
+    .await;
+    let s = assert_status(&typed, 400, "BadRequest");
+    assert!(
+        s["message"].as_str().is_some_and(
+            |m| m.starts_with("ConfigMap in version \"v1\" cannot be handled as a ConfigMap")
+        ),
+        "{s}"
+    );
+    let array = admin_call(&app, "POST", CM_PATH, Some("[]")).await;
+    assert_status(&array, 400, "BadRequest");
+    let wrong_kind = admin_call(
+        &app,
+        "POST",
+        CM_PATH,
+        Some(r#"{"kind":"Secret","metadata":{"name":"w"}}"#),
+    )
+    .await;
+    assert_status(&wrong_kind, 400, "BadRequest");
+    let wrong_ns = admin_call(
+        &app,
+        "POST",
+        CM_PATH,
+        Some(r#"{"metadata":{"name":"w","namespace":"other"}}"#),
+    )
+    .await;
+    let s = assert_status(&wrong_ns, 400, "BadRequest");
+    assert_eq!(
+        s["message"],
+        "the namespace of the provided object does not match the namespace sent on the request"
+    );
+    admin_call(&app, "POST", CM_PATH, Some(&cm("n"))).await;
+    let renamed = admin_call(&app, "PUT", &format!("{CM_PATH}/n"), Some(&cm("m"))).await;
+    assert_status(&renamed, 400, "BadRequest");
+    let bad_rv = admin_call(
+        &app,
+        "GET",
+        &format!("{CM_PATH}/n?resourceVersion=abc"),
+        None,
+    )
+    .await;
+    assert_status(&bad_rv, 400, "BadRequest");
+    assert_eq!(
+        storage.keys().len(),
+        before.len() + 1,
+        "only the valid create was stored"
+    );
+}
+
+// R-RES-241
+#[tokio::test]
+async fn bodies_over_3_mib_are_413() {
+    let (app, storage) = app().await;
+    let before = storage.keys();
+    let big = format!(
+        r#"{{"metadata":{{"name":"x"}},"data":{{"a":"{}"}}}}"#,
+        "x".repeat(MAX_BODY_BYTES)
+    );
+    let r = admin_call(&app, "POST", CM_PATH, Some(&big)).await;
+    let s = assert_status(&r, 413, "RequestEntityTooLarge");
+    assert_eq!(s["message"], "Request entity too large: limit is 3145728");
+    // Without a Content-Length the limit still holds while streaming.
+    let chunks = vec![Ok::<_, std::io::Error>(bytes::Bytes::from(big.clone()))];
+    let req = Request::builder()
+        .method("POST")
+        .uri(CM_PATH)
+        .body(Body::from_stream(futures::stream::iter(chunks)))
+        .expect("request");
+    let mut req = req;
+    req.extensions_mut().insert(admin());
+    let streamed = send(&app, req).await;
+    assert_status(&streamed, 413, "RequestEntityTooLarge");
+    assert_eq!(storage.keys(), before);
+}
+
+// R-RES-010, R-RES-236
+#[tokio::test]
+async fn unknown_resources_and_wrong_scopes_are_404() {
+    let (app, _) = app().await;
+    for path in [
+        "/api/v1/namespaces/default/widgets",
+        "/api/v2/namespaces/default/configmaps",
+        "/apis/apps/v1/deployments",
+        "/api/v1/namespaces/default/namespaces/x",
+        "/api/v1/configmaps/x",
+        "/api/v1/namespaces/default/configmaps/x/bogus",
+        "/not/an/api",
+    ] {
+        let r = admin_call(&app, "GET", path, None).await;
+        let s = assert_status(&r, 404, "NotFound");
+        assert_eq!(
+            s["message"], "the server could not find the requested resource",
+            "{path}"
+        );
+    }
+    let missing_ns = admin_call(
+        &app,
+        "POST",
+        "/api/v1/namespaces/nowhere/configmaps",
+        Some(&cm("x")),
+    )
+    .await;
+    let s = assert_status(&missing_ns, 404, "NotFound");
+    assert_eq!(s["message"], "namespaces \"nowhere\" not found");
+    assert_eq!(s["details"], json!({"name":"nowhere","kind":"namespaces"}));
+}
+
+// R-RES-236 (405)
+#[tokio::test]
+async fn unsupported_verbs_are_405() {
+    let (app, storage) = app().await;
+    let before = storage.keys();
+    for (method, path) in [
+        ("POST", "/api/v1/configmaps"),
+        ("POST", "/api/v1/namespaces/default/configmaps/x"),
+        ("OPTIONS", "/api/v1/namespaces/default/configmaps/x"),
+        ("DELETE", "/api/v1/namespaces"),
+        ("POST", "/version"),
+        ("POST", "/api"),
+    ] {
+        let r = admin_call(&app, method, path, Some(&cm("x"))).await;
+        assert_status(&r, 405, "MethodNotAllowed");
+    }
+    assert_eq!(storage.keys(), before);
+}
+
+// R-RES-236 (503 on an unavailable store)
+#[tokio::test]
+async fn unavailable_storage_is_503_with_retry_after() {
+    let (app, storage) = app().await;
+    storage.unavailable.store(true, Ordering::SeqCst);
+    let r = admin_call(&app, "GET", &format!("{CM_PATH}/x"), None).await;
+    assert_status(&r, 503, "ServiceUnavailable");
+    assert_eq!(
+        r.headers.get("retry-after").map(|v| v.as_bytes()),
+        Some(&b"1"[..])
+    );
+}
+
+// R-RES-172
+#[tokio::test]
+async fn a_future_resource_version_is_504_too_large() {
+    let (app, _) = app().await;
+    let r = admin_call(
+        &app,
+        "GET",
+        &format!("{CM_PATH}?resourceVersion=999999"),
+        None,
+    )
+    .await;
+    let s = assert_status(&r, 504, "Timeout");
+    assert!(
+        s["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("Too large resource version"))
+    );
+}

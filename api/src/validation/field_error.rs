@@ -1,0 +1,160 @@
+//! One validation failure of one field, worded as Kubernetes' `field.Error` so that clients
+//! matching on messages (and people reading them) see what a Kubernetes API server says.
+
+use std::fmt;
+
+use serde_json::Value;
+
+/// What is wrong with a field (Kubernetes' `field.ErrorType`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum FieldErrorKind {
+    /// The value is malformed; carries the offending value.
+    Invalid(Value),
+    /// A required value is missing.
+    Required,
+    /// The field may not be set (or changed) here.
+    Forbidden,
+    /// The value is longer than `max` bytes.
+    TooLong {
+        /// The largest size allowed, in bytes.
+        max: usize,
+    },
+    /// The value appears twice where it must be unique; carries the value.
+    Duplicate(Value),
+}
+
+/// A validation failure of one field; a create or update collects all of them and answers
+/// 422 Invalid with one cause per error.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FieldError {
+    /// The field's path, e.g. `metadata.name` or `data[bad key]`.
+    pub field: String,
+    /// What is wrong.
+    pub kind: FieldErrorKind,
+    /// Why, in words (may be empty).
+    pub detail: String,
+}
+
+impl FieldError {
+    /// `field` holds `value`, which is malformed because of `detail`.
+    pub fn invalid(
+        field: impl Into<String>,
+        value: impl Into<Value>,
+        detail: impl Into<String>,
+    ) -> Self {
+        Self {
+            field: field.into(),
+            kind: FieldErrorKind::Invalid(value.into()),
+            detail: detail.into(),
+        }
+    }
+
+    /// `field` must be set; `detail` says what to set.
+    pub fn required(field: impl Into<String>, detail: impl Into<String>) -> Self {
+        Self {
+            field: field.into(),
+            kind: FieldErrorKind::Required,
+            detail: detail.into(),
+        }
+    }
+
+    /// `field` may not be set or changed, because of `detail`.
+    pub fn forbidden(field: impl Into<String>, detail: impl Into<String>) -> Self {
+        Self {
+            field: field.into(),
+            kind: FieldErrorKind::Forbidden,
+            detail: detail.into(),
+        }
+    }
+
+    /// `field` is longer than `max` bytes.
+    pub fn too_long(field: impl Into<String>, max: usize) -> Self {
+        Self {
+            field: field.into(),
+            kind: FieldErrorKind::TooLong { max },
+            detail: String::new(),
+        }
+    }
+
+    /// `field` repeats `value`.
+    pub fn duplicate(field: impl Into<String>, value: impl Into<Value>) -> Self {
+        Self {
+            field: field.into(),
+            kind: FieldErrorKind::Duplicate(value.into()),
+            detail: String::new(),
+        }
+    }
+
+    /// The `reason` of this error's `Status` cause (`FieldValueInvalid`, ...).
+    pub fn reason(&self) -> &'static str {
+        match self.kind {
+            FieldErrorKind::Invalid(_) => "FieldValueInvalid",
+            FieldErrorKind::Required => "FieldValueRequired",
+            FieldErrorKind::Forbidden => "FieldValueForbidden",
+            FieldErrorKind::TooLong { .. } => "FieldValueTooLong",
+            FieldErrorKind::Duplicate(_) => "FieldValueDuplicate",
+        }
+    }
+
+    /// The message without the field path (the cause's `message`), as Kubernetes'
+    /// `ErrorBody`: `Invalid value: "Bad_Name": a lowercase RFC 1123 ...`.
+    pub fn body(&self) -> String {
+        let mut s = match &self.kind {
+            FieldErrorKind::Invalid(v) => format!("Invalid value: {}", render(v)),
+            FieldErrorKind::Required => "Required value".to_owned(),
+            FieldErrorKind::Forbidden => "Forbidden".to_owned(),
+            FieldErrorKind::TooLong { max } => {
+                format!("Too long: may not be more than {max} bytes")
+            }
+            FieldErrorKind::Duplicate(v) => format!("Duplicate value: {}", render(v)),
+        };
+        if !self.detail.is_empty() {
+            s.push_str(": ");
+            s.push_str(&self.detail);
+        }
+        s
+    }
+}
+
+/// Values print as Go's `%q`/`%#v` print them: strings quoted, everything else as JSON.
+fn render(v: &Value) -> String {
+    v.to_string()
+}
+
+impl fmt::Display for FieldError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.field, self.body())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invalid_is_worded_as_kubernetes() {
+        let e = FieldError::invalid("metadata.name", "Bad_Name", "must be lowercase");
+        assert_eq!(
+            e.to_string(),
+            r#"metadata.name: Invalid value: "Bad_Name": must be lowercase"#
+        );
+        assert_eq!(e.reason(), "FieldValueInvalid");
+    }
+
+    #[test]
+    fn required_forbidden_and_too_long() {
+        let r = FieldError::required("metadata.name", "name or generateName is required");
+        assert_eq!(r.body(), "Required value: name or generateName is required");
+        assert_eq!(r.reason(), "FieldValueRequired");
+        let f = FieldError::forbidden("data", "field is immutable when `immutable` is set");
+        assert_eq!(
+            f.body(),
+            "Forbidden: field is immutable when `immutable` is set"
+        );
+        let t = FieldError::too_long("data", 1_048_576);
+        assert_eq!(t.body(), "Too long: may not be more than 1048576 bytes");
+        assert_eq!(t.reason(), "FieldValueTooLong");
+        let d = FieldError::duplicate("data[a]", "a");
+        assert_eq!(d.body(), r#"Duplicate value: "a""#);
+    }
+}

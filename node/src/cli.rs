@@ -1,0 +1,235 @@
+//! The command line of the `apiary` binary (clap derive): `apiary serve` runs one replica,
+//! `apiary dev` runs a local cluster of replicas. Only shapes and defaults live here; checking
+//! the values against each other is [`crate::config`]'s job.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::Args;
+use clap::Parser;
+use clap::Subcommand;
+use clap::ValueEnum;
+
+/// `apiary`: a replicated API server.
+#[derive(Debug, Parser)]
+#[command(name = "apiary", version, about)]
+pub struct Cli {
+    /// What to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "parsed once at start-up; boxing would only obscure the clap derive"
+)]
+pub enum Command {
+    /// Run one replica: the HTTP API server and its share of the replicated store.
+    Serve(ServeArgs),
+    /// Run a local cluster of replicas with generated certificates and a kubeconfig.
+    Dev(DevArgs),
+}
+
+/// Which product naming the API uses (DESIGN.md §5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum FlavorName {
+    /// Neutral names (`platform.io`, `platform-system`).
+    #[default]
+    Platform,
+    /// Kubernetes names (`k8s.io`, `kube-system`), for unmodified Kubernetes clients.
+    Kubernetes,
+}
+
+impl FlavorName {
+    /// The flag value that selects this flavor.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Platform => "platform",
+            Self::Kubernetes => "kubernetes",
+        }
+    }
+}
+
+/// Whether a replica founds a new cluster or joins a running one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum ClusterState {
+    /// Found the cluster listed in `--initial-cluster` (a no-op on restart).
+    #[default]
+    New,
+    /// Join a running cluster: added as a learner, then promoted to voter.
+    Existing,
+}
+
+/// Flags of `apiary serve`.
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// This replica's name; must appear in `--initial-cluster`.
+    #[arg(long)]
+    pub name: String,
+    /// Where the raft log, snapshots and raft state are kept.
+    #[arg(long)]
+    pub data_dir: PathBuf,
+    /// Address of the HTTPS API listener.
+    #[arg(long, default_value = "127.0.0.1:6443")]
+    pub listen_api: SocketAddr,
+    /// Address of the peer (replica to replica) listener.
+    #[arg(long, default_value = "127.0.0.1:7443")]
+    pub listen_peer: SocketAddr,
+    /// Every replica as `name=peer-url`, comma separated; a replica's raft id is its 1-based
+    /// position in this list.
+    #[arg(long)]
+    pub initial_cluster: String,
+    /// `new` to found the cluster, `existing` to join a running one.
+    #[arg(long, value_enum, default_value_t)]
+    pub initial_cluster_state: ClusterState,
+    /// PEM certificate chain served on the API listener.
+    #[arg(long)]
+    pub tls_cert_file: PathBuf,
+    /// PEM private key of `--tls-cert-file`.
+    #[arg(long)]
+    pub tls_private_key_file: PathBuf,
+    /// PEM CA bundle that verifies client certificates (x509 authentication); without it no
+    /// client certificate is asked for.
+    #[arg(long)]
+    pub client_ca_file: Option<PathBuf>,
+    /// PEM certificate chain this replica presents to its peers (as server and as client).
+    #[arg(long)]
+    pub peer_cert_file: PathBuf,
+    /// PEM private key of `--peer-cert-file`.
+    #[arg(long)]
+    pub peer_key_file: PathBuf,
+    /// PEM CA bundle that peers' certificates must chain to.
+    #[arg(long)]
+    pub peer_trusted_ca_file: PathBuf,
+    /// Product naming of the API.
+    #[arg(long, value_enum, default_value_t)]
+    pub flavor: FlavorName,
+}
+
+/// Flags of `apiary dev`.
+#[derive(Debug, Clone, Args)]
+pub struct DevArgs {
+    /// How many replicas to run.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u16).range(1..=9))]
+    pub nodes: u16,
+    /// Where certificates, the kubeconfig, data, logs and pid files go.
+    #[arg(long, default_value = ".apiary-dev")]
+    pub dir: PathBuf,
+    /// Product naming of the API.
+    #[arg(long, value_enum, default_value_t)]
+    pub flavor: FlavorName,
+    /// First API port; replica N serves its API on `base-port + N - 1` and its peer listener on
+    /// `base-port + 1000 + N - 1`, all on 127.0.0.1.
+    #[arg(long, default_value_t = 6443, value_parser = clap::value_parser!(u16).range(1..=63535))]
+    pub base_port: u16,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("apiary").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn serve_flags_parse_with_defaults() {
+        let cli = parse(&[
+            "serve",
+            "--name",
+            "node-2",
+            "--data-dir",
+            "/tmp/d",
+            "--initial-cluster",
+            "node-1=https://127.0.0.1:7001,node-2=https://127.0.0.1:7002",
+            "--tls-cert-file",
+            "s.crt",
+            "--tls-private-key-file",
+            "s.key",
+            "--peer-cert-file",
+            "p.crt",
+            "--peer-key-file",
+            "p.key",
+            "--peer-trusted-ca-file",
+            "ca.crt",
+        ])
+        .unwrap();
+        let Command::Serve(serve) = cli.command else {
+            panic!("not serve");
+        };
+        assert_eq!(serve.name, "node-2");
+        assert_eq!(serve.listen_api, "127.0.0.1:6443".parse().unwrap());
+        assert_eq!(serve.listen_peer, "127.0.0.1:7443".parse().unwrap());
+        assert_eq!(serve.initial_cluster_state, ClusterState::New);
+        assert_eq!(serve.flavor, FlavorName::Platform);
+        assert_eq!(serve.client_ca_file, None);
+    }
+
+    #[test]
+    fn serve_flags_take_explicit_values() {
+        let cli = parse(&[
+            "serve",
+            "--name=node-1",
+            "--data-dir=/d",
+            "--listen-api=0.0.0.0:1",
+            "--listen-peer=[::1]:2",
+            "--initial-cluster=node-1=https://a:1",
+            "--initial-cluster-state=existing",
+            "--tls-cert-file=s.crt",
+            "--tls-private-key-file=s.key",
+            "--client-ca-file=ca.crt",
+            "--peer-cert-file=p.crt",
+            "--peer-key-file=p.key",
+            "--peer-trusted-ca-file=pca.crt",
+            "--flavor=kubernetes",
+        ])
+        .unwrap();
+        let Command::Serve(serve) = cli.command else {
+            panic!("not serve");
+        };
+        assert_eq!(serve.initial_cluster_state, ClusterState::Existing);
+        assert_eq!(serve.flavor, FlavorName::Kubernetes);
+        assert_eq!(serve.listen_peer, "[::1]:2".parse().unwrap());
+        assert_eq!(serve.client_ca_file, Some(PathBuf::from("ca.crt")));
+    }
+
+    #[test]
+    fn serve_rejects_missing_and_bad_flags() {
+        assert!(parse(&["serve", "--name", "n"]).is_err());
+        let bad_state = parse(&[
+            "serve",
+            "--name=n",
+            "--data-dir=/d",
+            "--initial-cluster=n=https://a:1",
+            "--initial-cluster-state=maybe",
+            "--tls-cert-file=s",
+            "--tls-private-key-file=k",
+            "--peer-cert-file=p",
+            "--peer-key-file=k",
+            "--peer-trusted-ca-file=c",
+        ]);
+        assert!(bad_state.is_err());
+    }
+
+    #[test]
+    fn dev_flags_have_defaults_and_bounds() {
+        let Command::Dev(dev) = parse(&["dev"]).unwrap().command else {
+            panic!("not dev");
+        };
+        assert_eq!(dev.nodes, 3);
+        assert_eq!(dev.dir, PathBuf::from(".apiary-dev"));
+        assert_eq!(dev.base_port, 6443);
+        let Command::Dev(dev) = parse(&["dev", "--nodes", "5", "--flavor", "kubernetes"])
+            .unwrap()
+            .command
+        else {
+            panic!("not dev");
+        };
+        assert_eq!(dev.nodes, 5);
+        assert_eq!(dev.flavor, FlavorName::Kubernetes);
+        assert!(parse(&["dev", "--nodes", "0"]).is_err());
+        assert!(parse(&["dev", "--base-port", "65000"]).is_err());
+    }
+}

@@ -1,0 +1,279 @@
+//! The validated configuration of one replica ([`ServeConfig`]), built from `apiary serve`'s
+//! flags. Everything that can be wrong with the flags together (a name missing from
+//! `--initial-cluster`, a duplicate, a peer URL that is not a URL) is caught here, before any
+//! socket or file is touched.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use apiary_raft::typ::NodeId;
+
+use crate::cli::ClusterState;
+use crate::cli::FlavorName;
+use crate::cli::ServeArgs;
+
+/// Why the flags do not describe a replica.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// An `--initial-cluster` member is not `name=url`.
+    #[error("--initial-cluster member {member:?} is not name=url")]
+    MalformedMember {
+        /// The offending member.
+        member: String,
+    },
+    /// Two members share a name.
+    #[error("--initial-cluster names {name:?} twice")]
+    DuplicateName {
+        /// The repeated name.
+        name: String,
+    },
+    /// A peer URL is not `http(s)://host:port`.
+    #[error("peer url {url:?} of {name:?} is not http(s)://host:port")]
+    BadPeerUrl {
+        /// The member.
+        name: String,
+        /// Its URL.
+        url: String,
+    },
+    /// `--initial-cluster` lists nobody.
+    #[error("--initial-cluster is empty")]
+    EmptyCluster,
+    /// `--name` is not in `--initial-cluster`.
+    #[error("--name {name:?} is not a member of --initial-cluster")]
+    NotAMember {
+        /// The name given.
+        name: String,
+    },
+}
+
+/// One member of `--initial-cluster`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Member {
+    /// Raft id: the 1-based position in the list.
+    pub id: NodeId,
+    /// The replica's name.
+    pub name: String,
+    /// Where its peer listener is reached.
+    pub peer_url: String,
+}
+
+/// Certificate files of the API listener.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiTlsFiles {
+    /// PEM certificate chain served.
+    pub cert: PathBuf,
+    /// PEM private key.
+    pub key: PathBuf,
+    /// PEM CA bundle verifying client certificates; `None`: no client certificates.
+    pub client_ca: Option<PathBuf>,
+}
+
+/// Certificate files of the mutual TLS between replicas.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PeerTlsFiles {
+    /// PEM certificate chain presented to peers, as server and as client.
+    pub cert: PathBuf,
+    /// PEM private key.
+    pub key: PathBuf,
+    /// PEM CA bundle peers must chain to.
+    pub trusted_ca: PathBuf,
+}
+
+/// Everything one replica needs besides its sockets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServeConfig {
+    /// This replica's name.
+    pub name: String,
+    /// This replica's raft id.
+    pub id: NodeId,
+    /// Raft log, snapshots and state.
+    pub data_dir: PathBuf,
+    /// Every founding replica: raft id to peer URL.
+    pub initial_cluster: BTreeMap<NodeId, String>,
+    /// Join a running cluster instead of founding one.
+    pub join_existing: bool,
+    /// API listener certificates.
+    pub api_tls: ApiTlsFiles,
+    /// Peer mutual TLS certificates.
+    pub peer_tls: PeerTlsFiles,
+    /// Product naming of the API.
+    pub flavor: FlavorName,
+}
+
+impl ServeConfig {
+    /// Checks `args` and resolves this replica's id from `--initial-cluster`.
+    pub fn from_args(args: &ServeArgs) -> Result<Self, ConfigError> {
+        let members = parse_initial_cluster(&args.initial_cluster)?;
+        let id = members
+            .iter()
+            .find(|m| m.name == args.name)
+            .map(|m| m.id)
+            .ok_or_else(|| ConfigError::NotAMember {
+                name: args.name.clone(),
+            })?;
+        Ok(Self {
+            name: args.name.clone(),
+            id,
+            data_dir: args.data_dir.clone(),
+            initial_cluster: members.into_iter().map(|m| (m.id, m.peer_url)).collect(),
+            join_existing: args.initial_cluster_state == ClusterState::Existing,
+            api_tls: ApiTlsFiles {
+                cert: args.tls_cert_file.clone(),
+                key: args.tls_private_key_file.clone(),
+                client_ca: args.client_ca_file.clone(),
+            },
+            peer_tls: PeerTlsFiles {
+                cert: args.peer_cert_file.clone(),
+                key: args.peer_key_file.clone(),
+                trusted_ca: args.peer_trusted_ca_file.clone(),
+            },
+            flavor: args.flavor,
+        })
+    }
+}
+
+/// Parses `name=url,name=url,...`; ids are 1-based positions.
+pub fn parse_initial_cluster(spec: &str) -> Result<Vec<Member>, ConfigError> {
+    let mut members: Vec<Member> = Vec::new();
+    for (member, id) in spec
+        .split(',')
+        .map(str::trim)
+        .filter(|m| !m.is_empty())
+        .zip(1..)
+    {
+        let (name, url) = member
+            .split_once('=')
+            .map(|(n, u)| (n.trim(), u.trim()))
+            .filter(|(n, u)| !n.is_empty() && !u.is_empty())
+            .ok_or_else(|| ConfigError::MalformedMember {
+                member: member.to_owned(),
+            })?;
+        if members.iter().any(|m| m.name == name) {
+            return Err(ConfigError::DuplicateName {
+                name: name.to_owned(),
+            });
+        }
+        if !is_peer_url(url) {
+            return Err(ConfigError::BadPeerUrl {
+                name: name.to_owned(),
+                url: url.to_owned(),
+            });
+        }
+        members.push(Member {
+            id,
+            name: name.to_owned(),
+            peer_url: url.trim_end_matches('/').to_owned(),
+        });
+    }
+    if members.is_empty() {
+        return Err(ConfigError::EmptyCluster);
+    }
+    Ok(members)
+}
+
+/// `http(s)://authority` with a port; the authority must parse as an `http::Uri` authority.
+fn is_peer_url(url: &str) -> bool {
+    let Ok(uri) = url.parse::<http::Uri>() else {
+        return false;
+    };
+    let scheme_ok = matches!(uri.scheme_str(), Some("https" | "http"));
+    let path_ok = matches!(uri.path(), "" | "/");
+    scheme_ok && path_ok && uri.port_u16().is_some() && uri.query().is_none()
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::cli::Cli;
+    use crate::cli::Command;
+
+    #[test]
+    fn ids_are_one_based_positions() {
+        let members =
+            parse_initial_cluster("a=https://127.0.0.1:7001, b=https://h:7002/,c=http://[::1]:3")
+                .unwrap();
+        let got: Vec<_> = members
+            .iter()
+            .map(|m| (m.id, m.name.as_str(), m.peer_url.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (1, "a", "https://127.0.0.1:7001"),
+                (2, "b", "https://h:7002"),
+                (3, "c", "http://[::1]:3"),
+            ]
+        );
+    }
+
+    #[test]
+    fn malformed_clusters_are_rejected() {
+        assert_eq!(parse_initial_cluster(""), Err(ConfigError::EmptyCluster));
+        assert!(matches!(
+            parse_initial_cluster("a"),
+            Err(ConfigError::MalformedMember { .. })
+        ));
+        assert!(matches!(
+            parse_initial_cluster("=https://h:1"),
+            Err(ConfigError::MalformedMember { .. })
+        ));
+        assert!(matches!(
+            parse_initial_cluster("a=https://h:1,a=https://h:2"),
+            Err(ConfigError::DuplicateName { .. })
+        ));
+        for url in [
+            "h:1",
+            "ftp://h:1",
+            "https://h",
+            "https://h:1/x",
+            "https://h:99999",
+        ] {
+            assert!(
+                matches!(
+                    parse_initial_cluster(&format!("a={url}")),
+                    Err(ConfigError::BadPeerUrl { .. })
+                ),
+                "{url}"
+            );
+        }
+    }
+
+    #[test]
+    fn serve_config_resolves_own_id() {
+        let cli = Cli::try_parse_from([
+            "apiary",
+            "serve",
+            "--name=node-2",
+            "--data-dir=/d",
+            "--initial-cluster=node-1=https://127.0.0.1:7001,node-2=https://127.0.0.1:7002",
+            "--initial-cluster-state=existing",
+            "--tls-cert-file=s.crt",
+            "--tls-private-key-file=s.key",
+            "--peer-cert-file=p.crt",
+            "--peer-key-file=p.key",
+            "--peer-trusted-ca-file=ca.crt",
+        ])
+        .unwrap();
+        let Command::Serve(args) = cli.command else {
+            panic!("not serve");
+        };
+        let config = ServeConfig::from_args(&args).unwrap();
+        assert_eq!(config.id, 2);
+        assert!(config.join_existing);
+        assert_eq!(config.initial_cluster.len(), 2);
+        assert_eq!(config.initial_cluster[&1], "https://127.0.0.1:7001");
+
+        let stranger = ServeArgs {
+            name: "node-9".into(),
+            ..args
+        };
+        assert_eq!(
+            ServeConfig::from_args(&stranger),
+            Err(ConfigError::NotAMember {
+                name: "node-9".into()
+            })
+        );
+    }
+}

@@ -1,0 +1,242 @@
+//! `apiary dev`: a local cluster on loopback for development. It generates (or reuses) the
+//! certificates and a kubeconfig in its directory, runs one `apiary serve` child per replica
+//! (the same binary) and stops them cleanly on SIGINT/SIGTERM. Started again on the same
+//! directory it keeps the data and the certificates.
+//!
+//! Directory layout: `ca.{crt,key}`, `peer-ca.{crt,key}`, `admin.{crt,key}`,
+//! `node-N.{crt,key}` (API serving), `node-N-peer.{crt,key}`, `kubeconfig`, and per replica its
+//! data directory `node-N/`, its log `node-N.log` and, while it runs, `node-N.pid`.
+
+mod kubeconfig;
+mod pki;
+mod supervisor;
+
+use std::ffi::OsString;
+use std::fs;
+use std::io;
+use std::path::Path;
+use std::path::PathBuf;
+
+pub use kubeconfig::kubeconfig;
+pub use pki::ADMIN_GROUP;
+pub use pki::ADMIN_USER;
+pub use pki::DevPki;
+pub use pki::PemPair;
+pub use pki::PkiError;
+pub use pki::node_name;
+pub use supervisor::ReplicaSpec;
+pub use supervisor::Supervisor;
+pub use supervisor::SupervisorError;
+
+use crate::cli::DevArgs;
+
+/// Offset of the peer ports from the API ports.
+const PEER_PORT_OFFSET: u16 = 1000;
+
+/// Why `apiary dev` could not run its cluster.
+#[derive(Debug, thiserror::Error)]
+pub enum DevError {
+    /// The directory could not be prepared.
+    #[error("cannot prepare {path}")]
+    Dir {
+        /// The path.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: io::Error,
+    },
+    /// The path of the running `apiary` binary is unknown.
+    #[error("cannot find the apiary binary to start replicas")]
+    CurrentExe(#[source] io::Error),
+    /// Certificates could not be generated.
+    #[error(transparent)]
+    Pki(#[from] PkiError),
+    /// Replicas could not be started.
+    #[error(transparent)]
+    Supervisor(#[from] SupervisorError),
+}
+
+/// Where replica `index` (0-based) listens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ports {
+    /// API port.
+    pub api: u16,
+    /// Peer port.
+    pub peer: u16,
+}
+
+/// The ports of replica `index` for `base_port` (clap bounds `base_port` so none overflows).
+pub fn ports(base_port: u16, index: usize) -> Ports {
+    let offset = u16::try_from(index).unwrap_or(u16::MAX);
+    Ports {
+        api: base_port.saturating_add(offset),
+        peer: base_port
+            .saturating_add(PEER_PORT_OFFSET)
+            .saturating_add(offset),
+    }
+}
+
+/// The `apiary serve` invocations of a dev cluster in `dir` (absolute).
+pub fn replica_specs(args: &DevArgs, dir: &Path, pki: &DevPki, program: &Path) -> Vec<ReplicaSpec> {
+    let nodes = usize::from(args.nodes);
+    let initial_cluster = (0..nodes)
+        .map(|i| {
+            format!(
+                "{}=https://127.0.0.1:{}",
+                node_name(i),
+                ports(args.base_port, i).peer
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(",");
+    (0..nodes)
+        .map(|i| {
+            let name = node_name(i);
+            let ports = ports(args.base_port, i);
+            let flags: Vec<(&str, OsString)> = vec![
+                ("--name", name.clone().into()),
+                ("--data-dir", dir.join(&name).into()),
+                ("--listen-api", format!("127.0.0.1:{}", ports.api).into()),
+                ("--listen-peer", format!("127.0.0.1:{}", ports.peer).into()),
+                ("--initial-cluster", initial_cluster.clone().into()),
+                ("--initial-cluster-state", "new".into()),
+                ("--tls-cert-file", pki.serving[i].cert_path.clone().into()),
+                (
+                    "--tls-private-key-file",
+                    pki.serving[i].key_path.clone().into(),
+                ),
+                ("--client-ca-file", pki.ca.cert_path.clone().into()),
+                ("--peer-cert-file", pki.peer[i].cert_path.clone().into()),
+                ("--peer-key-file", pki.peer[i].key_path.clone().into()),
+                (
+                    "--peer-trusted-ca-file",
+                    pki.peer_ca.cert_path.clone().into(),
+                ),
+                ("--flavor", args.flavor.as_str().into()),
+            ];
+            let mut argv: Vec<OsString> = vec!["serve".into()];
+            for (flag, value) in flags {
+                argv.push(flag.into());
+                argv.push(value);
+            }
+            ReplicaSpec {
+                name: name.clone(),
+                program: program.to_owned(),
+                args: argv,
+                log_file: dir.join(format!("{name}.log")),
+                pid_file: dir.join(format!("{name}.pid")),
+            }
+        })
+        .collect()
+}
+
+/// Runs a dev cluster until `shutdown` resolves, then stops its replicas.
+pub async fn run_dev(args: DevArgs, shutdown: impl Future<Output = ()>) -> Result<(), DevError> {
+    let dir_error = |path: &Path| {
+        let path = path.to_owned();
+        move |source| DevError::Dir { path, source }
+    };
+    fs::create_dir_all(&args.dir).map_err(dir_error(&args.dir))?;
+    let dir = fs::canonicalize(&args.dir).map_err(dir_error(&args.dir))?;
+    let nodes = usize::from(args.nodes);
+    let pki = DevPki::load_or_generate(&dir, nodes)?;
+
+    let api_urls: Vec<String> = (0..nodes)
+        .map(|i| format!("https://127.0.0.1:{}", ports(args.base_port, i).api))
+        .collect();
+    let kubeconfig_path = dir.join("kubeconfig");
+    let document = kubeconfig(&pki, &api_urls);
+    fs::write(&kubeconfig_path, format!("{document:#}\n")).map_err(dir_error(&kubeconfig_path))?;
+
+    let program = std::env::current_exe().map_err(DevError::CurrentExe)?;
+    let mut supervisor = Supervisor::start(replica_specs(&args, &dir, &pki, &program))?;
+
+    println!(
+        "apiary dev: {nodes} replicas (flavor {})",
+        args.flavor.as_str()
+    );
+    for ((name, pid), url) in supervisor.pids().into_iter().zip(&api_urls) {
+        println!(
+            "  {name}  {url}  pid {pid}  log {}",
+            dir.join(format!("{name}.log")).display()
+        );
+    }
+    println!("Use it with kubectl:");
+    println!("  export KUBECONFIG={}", kubeconfig_path.display());
+    println!("  kubectl create configmap demo --from-literal=key=value");
+    println!("  kubectl --context node-2 get configmaps");
+    println!("Stop with Ctrl-C (the data in {} is kept).", dir.display());
+
+    supervisor.watch_until(shutdown).await;
+    println!("apiary dev: stopping the replicas");
+    supervisor.stop().await;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::cli::Cli;
+    use crate::cli::Command;
+    use crate::cli::FlavorName;
+    use crate::cli::ServeArgs;
+    use crate::config::ServeConfig;
+
+    #[test]
+    fn ports_follow_the_base_port() {
+        assert_eq!(
+            ports(6443, 0),
+            Ports {
+                api: 6443,
+                peer: 7443
+            }
+        );
+        assert_eq!(
+            ports(6443, 2),
+            Ports {
+                api: 6445,
+                peer: 7445
+            }
+        );
+    }
+
+    // The generated `serve` command lines parse with `apiary serve`'s own flags and describe
+    // one cluster: every replica sees the same members and finds itself among them.
+    #[test]
+    fn replica_command_lines_parse_as_serve_flags() {
+        let dir = tempfile::tempdir().unwrap();
+        let args = DevArgs {
+            nodes: 3,
+            dir: dir.path().to_owned(),
+            flavor: FlavorName::Kubernetes,
+            base_port: 20000,
+        };
+        let pki = DevPki::load_or_generate(dir.path(), 3).unwrap();
+        let specs = replica_specs(&args, dir.path(), &pki, Path::new("/bin/apiary"));
+        assert_eq!(specs.len(), 3);
+        let configs: Vec<ServeConfig> = specs
+            .iter()
+            .map(|spec| {
+                let argv = std::iter::once(OsString::from("apiary")).chain(spec.args.clone());
+                let Command::Serve(serve): Command = Cli::try_parse_from(argv).unwrap().command
+                else {
+                    panic!("not serve");
+                };
+                let serve: ServeArgs = serve;
+                assert_eq!(serve.flavor, FlavorName::Kubernetes);
+                ServeConfig::from_args(&serve).unwrap()
+            })
+            .collect();
+        for (i, config) in configs.iter().enumerate() {
+            assert_eq!(config.id, u64::try_from(i + 1).unwrap());
+            assert_eq!(config.initial_cluster, configs[0].initial_cluster);
+            assert_eq!(config.data_dir, dir.path().join(node_name(i)));
+            assert_eq!(config.api_tls.client_ca.as_ref(), Some(&pki.ca.cert_path));
+            assert_eq!(config.peer_tls.trusted_ca, pki.peer_ca.cert_path);
+        }
+        assert_eq!(configs[1].initial_cluster[&2], "https://127.0.0.1:21001");
+        assert_eq!(specs[2].pid_file, dir.path().join("node-3.pid"));
+    }
+}

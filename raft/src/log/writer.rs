@@ -1,0 +1,331 @@
+//! The log's single writer: a dedicated thread that executes queued writes in order and commits
+//! appends in groups.
+//!
+//! Appends waiting in the queue are written together and made durable with ONE `fdatasync`, and
+//! only then are their callbacks completed: nothing is reported flushed before it is durable.
+//! Running on its own thread keeps `fdatasync` off tokio's worker threads.
+
+use std::io;
+use std::path::Path;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::AtomicU64;
+use std::sync::atomic::Ordering;
+use std::sync::mpsc;
+
+use openraft::storage::IOFlushed;
+use tokio::sync::oneshot;
+
+use super::error::LogError;
+use super::fs::LogFile;
+use super::fs::LogFs;
+use super::hard_state::HardState;
+use super::segment;
+use crate::typ::TypeConfig;
+
+/// At most this many queued operations are taken into one group.
+const MAX_BATCH: usize = 4096;
+
+/// Bytes to append to one segment.
+#[derive(Debug)]
+pub(crate) struct SegmentWrite {
+    /// The segment (its first index).
+    pub(crate) segment: u64,
+    /// Whether this write starts a new segment file.
+    pub(crate) create: bool,
+    /// Framed records.
+    pub(crate) bytes: Vec<u8>,
+}
+
+/// Who to tell when an operation is done.
+pub(crate) enum Done {
+    /// openraft's append callback.
+    Flushed(IOFlushed<TypeConfig>),
+    /// A caller awaiting the result.
+    Waiter(oneshot::Sender<io::Result<()>>),
+}
+
+impl Done {
+    fn complete(self, result: io::Result<()>) {
+        match self {
+            Done::Flushed(callback) => callback.io_completed(result),
+            // The waiter may have given up (its future dropped); nothing is left to tell.
+            Done::Waiter(tx) => {
+                let _ = tx.send(result);
+            }
+        }
+    }
+}
+
+/// One queued write. `seq` numbers operations in queue order.
+pub(crate) enum Op {
+    /// Append records and make them durable.
+    Append {
+        /// Queue position.
+        seq: u64,
+        /// The records, in order (more than one segment when the append rolls).
+        writes: Vec<SegmentWrite>,
+        /// Completed once the records are durable.
+        done: Done,
+    },
+    /// Replace the state file.
+    SaveState {
+        /// Queue position.
+        seq: u64,
+        /// The whole state to write.
+        state: HardState,
+        /// Completed once the state is durable.
+        done: Done,
+    },
+    /// Remove the log's tail: delete whole segments from the end backward, then cut one.
+    Truncate {
+        /// Queue position.
+        seq: u64,
+        /// Segments to delete, last first.
+        remove: Vec<u64>,
+        /// The segment to cut, and the length to cut it to.
+        cut: (u64, u64),
+        /// Completed once the cut is durable.
+        done: Done,
+    },
+    /// Record the purged log id, then delete segments holding only purged entries.
+    Purge {
+        /// Queue position.
+        seq: u64,
+        /// The state to write, with the new purged log id.
+        state: HardState,
+        /// Segments to delete.
+        remove: Vec<u64>,
+        /// Completed once the state is durable and the segments are gone.
+        done: Done,
+    },
+}
+
+/// Progress the writer shares with readers.
+#[derive(Debug, Default)]
+pub(crate) struct Progress {
+    /// The `seq` of the last operation finished: records it wrote can be read from the files.
+    pub(crate) finished: AtomicU64,
+    /// Set when a write failed: the files are in an unknown state and the log is stopped.
+    pub(crate) stopped: AtomicBool,
+}
+
+/// Starts the writer thread for the log in `dir`. It runs until every sender is dropped and the
+/// queue is drained.
+pub(crate) fn spawn(
+    fs: Arc<dyn LogFs>,
+    dir: PathBuf,
+    progress: Arc<Progress>,
+) -> Result<mpsc::Sender<Op>, LogError> {
+    let (tx, rx) = mpsc::channel();
+    let writer = Writer {
+        fs,
+        dir: dir.clone(),
+        current: None,
+        progress,
+    };
+    std::thread::Builder::new()
+        .name("raft-log-writer".to_string())
+        .spawn(move || writer.run(rx))
+        .map_err(|source| LogError::Io {
+            op: "start writer thread for",
+            path: dir,
+            source,
+        })?;
+    Ok(tx)
+}
+
+struct Writer {
+    fs: Arc<dyn LogFs>,
+    dir: PathBuf,
+    /// The segment file appends go to, open.
+    current: Option<(u64, Box<dyn LogFile>)>,
+    progress: Arc<Progress>,
+}
+
+/// An append taken out of its [`Op`].
+struct Append {
+    seq: u64,
+    writes: Vec<SegmentWrite>,
+    done: Done,
+}
+
+impl Writer {
+    fn run(mut self, rx: mpsc::Receiver<Op>) {
+        while let Ok(first) = rx.recv() {
+            let mut batch = vec![first];
+            while batch.len() < MAX_BATCH {
+                match rx.try_recv() {
+                    Ok(op) => batch.push(op),
+                    Err(_) => break,
+                }
+            }
+            let mut ops = batch.into_iter().peekable();
+            while let Some(op) = ops.next() {
+                match op {
+                    Op::Append { seq, writes, done } => {
+                        let mut group = vec![Append { seq, writes, done }];
+                        while let Some(Op::Append { seq, writes, done }) =
+                            ops.next_if(|op| matches!(op, Op::Append { .. }))
+                        {
+                            group.push(Append { seq, writes, done });
+                        }
+                        self.append_group(group);
+                    }
+                    Op::SaveState { seq, state, done } => {
+                        // Each state write carries the whole state, so only the last of a run
+                        // needs writing.
+                        let mut waiters = vec![done];
+                        let (mut seq, mut state) = (seq, state);
+                        while let Some(Op::SaveState {
+                            seq: next_seq,
+                            state: next_state,
+                            done,
+                        }) = ops.next_if(|op| matches!(op, Op::SaveState { .. }))
+                        {
+                            waiters.push(done);
+                            (seq, state) = (next_seq, next_state);
+                        }
+                        let result = self.guarded(|w| state.store(w.fs.as_ref(), &w.dir));
+                        self.finish(seq, waiters, result);
+                    }
+                    Op::Truncate {
+                        seq,
+                        remove,
+                        cut,
+                        done,
+                    } => {
+                        let result = self.guarded(|w| w.truncate(&remove, cut));
+                        self.finish(seq, vec![done], result);
+                    }
+                    Op::Purge {
+                        seq,
+                        state,
+                        remove,
+                        done,
+                    } => {
+                        let result = self.guarded(|w| {
+                            state.store(w.fs.as_ref(), &w.dir)?;
+                            w.remove_segments(&remove)
+                        });
+                        self.finish(seq, vec![done], result);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Writes a group of appends, syncs once, then completes them all.
+    fn append_group(&mut self, group: Vec<Append>) {
+        let result = self.guarded(|w| {
+            let mut created = false;
+            for write in group.iter().flat_map(|append| &append.writes) {
+                created |= w.write(write)?;
+            }
+            if let Some((first, file)) = &mut w.current {
+                let path = w.dir.join(segment::file_name(*first));
+                file.sync_data().map_err(io("sync segment", &path))?;
+            }
+            if created {
+                w.fs.sync_dir(&w.dir)
+                    .map_err(io("sync log directory", &w.dir))?;
+            }
+            Ok(())
+        });
+        let last_seq = group.last().map_or(0, |append| append.seq);
+        let dones = group.into_iter().map(|append| append.done).collect();
+        self.finish(last_seq, dones, result);
+    }
+
+    /// Appends one segment's records; `true` when it created the segment file.
+    fn write(&mut self, write: &SegmentWrite) -> Result<bool, LogError> {
+        let path = self.dir.join(segment::file_name(write.segment));
+        let file = match &mut self.current {
+            Some((first, file)) if *first == write.segment => file,
+            current => {
+                // Leaving a segment: what this group wrote to it must be durable before any
+                // later record is, or a crash could leave a hole in the middle of the log.
+                if let Some((first, mut old)) = current.take() {
+                    let old_path = self.dir.join(segment::file_name(first));
+                    old.sync_data().map_err(io("sync segment", &old_path))?;
+                }
+                let file = self
+                    .fs
+                    .open_append(&path)
+                    .map_err(io("open segment", &path))?;
+                &mut current.insert((write.segment, file)).1
+            }
+        };
+        file.write_all(&write.bytes)
+            .map_err(io("append to segment", &path))?;
+        Ok(write.create)
+    }
+
+    fn truncate(&mut self, remove: &[u64], (segment, len): (u64, u64)) -> Result<(), LogError> {
+        self.remove_segments(remove)?;
+        let path = self.dir.join(segment::file_name(segment));
+        self.fs
+            .truncate(&path, len)
+            .map_err(io("truncate segment", &path))
+    }
+
+    fn remove_segments(&mut self, remove: &[u64]) -> Result<(), LogError> {
+        for first in remove {
+            if self.current.as_ref().is_some_and(|(open, _)| open == first) {
+                self.current = None;
+            }
+            let path = self.dir.join(segment::file_name(*first));
+            self.fs.remove(&path).map_err(io("remove segment", &path))?;
+        }
+        if !remove.is_empty() {
+            self.fs
+                .sync_dir(&self.dir)
+                .map_err(io("sync log directory", &self.dir))?;
+        }
+        Ok(())
+    }
+
+    /// Runs `work` unless the log is stopped, and stops it when `work` fails.
+    fn guarded(
+        &mut self,
+        work: impl FnOnce(&mut Self) -> Result<(), LogError>,
+    ) -> Result<(), LogError> {
+        if self.progress.stopped.load(Ordering::Acquire) {
+            return Err(LogError::Stopped);
+        }
+        let result = work(self);
+        if let Err(err) = &result {
+            tracing::error!(error = %err, "raft log: write failed; stopping the log");
+            self.progress.stopped.store(true, Ordering::Release);
+            // The open file's state is unknown; never write to it again.
+            self.current = None;
+        }
+        result
+    }
+
+    /// Publishes progress, then completes every `done` with `result`.
+    fn finish(&self, seq: u64, dones: Vec<Done>, result: Result<(), LogError>) {
+        match result {
+            Ok(()) => {
+                self.progress.finished.fetch_max(seq, Ordering::AcqRel);
+                for done in dones {
+                    done.complete(Ok(()));
+                }
+            }
+            Err(err) => {
+                let kind = io::Error::from(LogError::Stopped).kind();
+                let message = err.to_string();
+                for done in dones {
+                    done.complete(Err(io::Error::new(kind, message.clone())));
+                }
+            }
+        }
+    }
+}
+
+/// Wraps an io error with the operation and path it failed on.
+fn io(op: &'static str, path: &Path) -> impl FnOnce(io::Error) -> LogError + use<> {
+    let path = path.to_path_buf();
+    move |source| LogError::Io { op, path, source }
+}

@@ -1,0 +1,126 @@
+//! openraft's per-peer network client ([`RaftNetworkV2`]) over the [`super::Transport`].
+
+use std::future::Future;
+
+use bytes::Bytes;
+use openraft::errors::RPCError;
+use openraft::errors::ReplicationClosed;
+use openraft::errors::StreamingError;
+use openraft::errors::Timeout;
+use openraft::errors::Unreachable;
+use openraft::network::RPCOption;
+use openraft::network::RPCTypes;
+use openraft::network::RaftNetworkV2;
+use openraft::raft::AppendEntriesRequest;
+use openraft::raft::AppendEntriesResponse;
+use openraft::raft::SnapshotResponse;
+use openraft::raft::VoteRequest;
+use openraft::raft::VoteResponse;
+use openraft::type_config::alias::SnapshotOf;
+
+use super::PeerCallError;
+use super::PeerClient;
+use super::TransportError;
+use super::raft_message;
+use super::rpc;
+use crate::typ;
+use crate::typ::NodeId;
+use crate::typ::TypeConfig;
+use crate::wire;
+
+/// Sends raft RPCs to one peer.
+#[derive(Debug)]
+pub struct PeerConnection {
+    pub(super) client: PeerClient,
+    pub(super) local: NodeId,
+    pub(super) target: NodeId,
+    pub(super) url: String,
+}
+
+impl PeerConnection {
+    /// Maps a failed call to openraft's error: a deadline that passed is a `Timeout` (retry
+    /// soon); everything else, including an answer that does not decode, makes the peer
+    /// `Unreachable` (back off first).
+    fn rpc_error(&self, action: RPCTypes, e: PeerCallError) -> RPCError<TypeConfig> {
+        match e {
+            PeerCallError::Transport(TransportError::Timeout { deadline, .. }) => {
+                RPCError::Timeout(Timeout {
+                    action,
+                    id: self.local,
+                    target: self.target,
+                    timeout: deadline,
+                })
+            }
+            other => RPCError::Unreachable(Unreachable::new(&other)),
+        }
+    }
+}
+
+impl RaftNetworkV2<TypeConfig> for PeerConnection {
+    type SnapshotData = Bytes;
+
+    async fn append_entries(
+        &mut self,
+        rpc: AppendEntriesRequest<TypeConfig>,
+        option: RPCOption,
+    ) -> Result<AppendEntriesResponse<TypeConfig>, RPCError<TypeConfig>> {
+        let request = raft_message::AppendEntriesRequest::from(&rpc);
+        let answer: raft_message::AppendEntriesResponse = self
+            .client
+            .call(&self.url, rpc::APPEND_ENTRIES, &request, option.soft_ttl())
+            .await
+            .map_err(|e| self.rpc_error(RPCTypes::AppendEntries, e))?;
+        AppendEntriesResponse::try_from(answer)
+            .map_err(|e| RPCError::Unreachable(Unreachable::new(&e)))
+    }
+
+    async fn vote(
+        &mut self,
+        rpc: VoteRequest<TypeConfig>,
+        option: RPCOption,
+    ) -> Result<VoteResponse<TypeConfig>, RPCError<TypeConfig>> {
+        let request = raft_message::VoteRequest::from(&rpc);
+        let answer: raft_message::VoteResponse = self
+            .client
+            .call(&self.url, rpc::VOTE, &request, option.soft_ttl())
+            .await
+            .map_err(|e| self.rpc_error(RPCTypes::Vote, e))?;
+        VoteResponse::try_from(answer).map_err(|e| RPCError::Unreachable(Unreachable::new(&e)))
+    }
+
+    async fn full_snapshot(
+        &mut self,
+        vote: typ::Vote,
+        snapshot: SnapshotOf<TypeConfig, Bytes>,
+        cancel: impl Future<Output = ReplicationClosed> + Send + 'static,
+        option: RPCOption,
+    ) -> Result<SnapshotResponse<TypeConfig>, StreamingError<TypeConfig>> {
+        let request = raft_message::InstallSnapshotRequest {
+            vote: Some(wire::Vote::from(&vote)),
+            meta: Some(wire::SnapshotMeta::from(&snapshot.meta)),
+            data: snapshot.snapshot,
+        };
+        let call = self
+            .client
+            .call::<_, raft_message::InstallSnapshotResponse>(
+                &self.url,
+                rpc::INSTALL_SNAPSHOT,
+                &request,
+                option.soft_ttl(),
+            );
+        let answer = tokio::select! {
+            answer = call => answer,
+            closed = cancel => return Err(StreamingError::Closed(closed)),
+        };
+        let answer = answer.map_err(|e| match self.rpc_error(RPCTypes::InstallSnapshot, e) {
+            RPCError::Timeout(t) => StreamingError::Timeout(t),
+            RPCError::Unreachable(u) => StreamingError::Unreachable(u),
+            RPCError::Network(n) => StreamingError::Network(n),
+            RPCError::RemoteError(r) => StreamingError::Unreachable(Unreachable::new(&r)),
+        })?;
+        let vote = answer.vote.ok_or_else(|| {
+            StreamingError::Unreachable(Unreachable::from_string("snapshot answer without a vote"))
+        })?;
+        Ok(SnapshotResponse::new(typ::Vote::from(vote)))
+    }
+}

@@ -1,0 +1,24 @@
+//! The peer network: raft RPCs, write forwarding, follower read index and join, as protobuf
+//! over an injectable [`Transport`] (HTTP in production, turmoil in the simulation).
+//!
+//! Client side: [`PeerNetworkFactory`] / [`PeerConnection`] give openraft its network, and
+//! [`PeerClient`] sends the replica-level RPCs. Server side: [`peer_router`] serves them all.
+
+mod connection;
+mod factory;
+mod http_transport;
+mod peer_client;
+pub mod raft_message;
+pub mod replica_message;
+mod router;
+pub mod rpc;
+mod transport;
+
+pub use connection::PeerConnection;
+pub use factory::PeerNetworkFactory;
+pub use http_transport::HttpTransport;
+pub use peer_client::PeerCallError;
+pub use peer_client::PeerClient;
+pub use router::peer_router;
+pub use transport::Transport;
+pub use transport::TransportError;

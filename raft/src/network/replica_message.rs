@@ -1,0 +1,161 @@
+//! Protobuf messages of the replica-level peer RPCs: write forwarding, follower read index and
+//! join. Fields are only ever added, with new tags.
+
+use crate::command::Command;
+use crate::command::CommandResponse;
+
+/// The answer of a replica that is not the leader: who the leader is, if it knows.
+#[derive(Clone, PartialEq, Eq, prost::Message)]
+pub struct NotLeader {
+    /// The leader's node id, when known.
+    #[prost(uint64, optional, tag = "1")]
+    pub leader_id: Option<u64>,
+    /// The leader's peer URL, when known.
+    #[prost(string, optional, tag = "2")]
+    pub leader_url: Option<String>,
+}
+
+/// How a failed peer request failed, so the caller keeps retryable and fatal apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, prost::Enumeration)]
+#[repr(i32)]
+pub enum FailureKind {
+    /// Not sent by current replicas; an unknown kind decodes to it and is treated as fatal.
+    Unspecified = 0,
+    /// Temporarily impossible (no quorum, leadership changing): retry later.
+    Unavailable = 1,
+    /// The write may or may not have been committed (its entry was discarded by a leader
+    /// change): the caller must not blindly retry it.
+    OutcomeUnknown = 2,
+    /// The request can never succeed (invalid, or the replica is stopped).
+    Fatal = 3,
+}
+
+/// A failure answer.
+#[derive(Clone, PartialEq, Eq, prost::Message)]
+pub struct Failure {
+    /// The kind of failure; read it with the generated `kind()`, which maps unknown values
+    /// to [`FailureKind::Unspecified`].
+    #[prost(enumeration = "FailureKind", tag = "1")]
+    pub kind: i32,
+    /// A human-readable explanation.
+    #[prost(string, tag = "2")]
+    pub message: String,
+}
+
+impl Failure {
+    /// A failure of `kind`.
+    pub fn new(kind: FailureKind, message: impl ToString) -> Self {
+        Self {
+            kind: kind as i32,
+            message: message.to_string(),
+        }
+    }
+}
+
+/// A write forwarded from a follower to the leader.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ForwardWriteRequest {
+    /// The command to propose. Required.
+    #[prost(message, optional, tag = "1")]
+    pub command: Option<Command>,
+}
+
+/// The leader's answer to a forwarded write.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ForwardWriteResponse {
+    /// The outcome. Required.
+    #[prost(oneof = "forward_write_response::Outcome", tags = "1, 2, 3")]
+    pub outcome: Option<forward_write_response::Outcome>,
+}
+
+/// Nested types of [`ForwardWriteResponse`].
+pub mod forward_write_response {
+    /// The outcome of a forwarded write.
+    #[derive(Clone, PartialEq, prost::Oneof)]
+    pub enum Outcome {
+        /// Committed and applied on the leader; carries the revision.
+        #[prost(message, tag = "1")]
+        Applied(crate::command::CommandResponse),
+        /// The receiver is not the leader.
+        #[prost(message, tag = "2")]
+        NotLeader(super::NotLeader),
+        /// The write failed.
+        #[prost(message, tag = "3")]
+        Failed(super::Failure),
+    }
+}
+
+impl ForwardWriteResponse {
+    /// A committed write.
+    pub fn applied(response: CommandResponse) -> Self {
+        Self {
+            outcome: Some(forward_write_response::Outcome::Applied(response)),
+        }
+    }
+}
+
+/// A follower asks the leader for a read index.
+#[derive(Clone, Copy, PartialEq, Eq, prost::Message)]
+pub struct ReadIndexRequest {}
+
+/// The leader's answer to a read-index request.
+#[derive(Clone, PartialEq, Eq, prost::Message)]
+pub struct ReadIndexResponse {
+    /// The outcome. Required.
+    #[prost(oneof = "read_index_response::Outcome", tags = "1, 2, 3")]
+    pub outcome: Option<read_index_response::Outcome>,
+}
+
+/// Nested types of [`ReadIndexResponse`].
+pub mod read_index_response {
+    /// The outcome of a read-index request.
+    #[derive(Clone, PartialEq, Eq, prost::Oneof)]
+    pub enum Outcome {
+        /// The leader confirmed its leadership with a quorum after the request arrived; a
+        /// replica that has applied this index serves linearizable reads.
+        #[prost(uint64, tag = "1")]
+        Index(u64),
+        /// The receiver is not the leader.
+        #[prost(message, tag = "2")]
+        NotLeader(super::NotLeader),
+        /// The leader could not confirm its leadership.
+        #[prost(message, tag = "3")]
+        Failed(super::Failure),
+    }
+}
+
+/// A new replica asks to join the cluster.
+#[derive(Clone, PartialEq, Eq, prost::Message)]
+pub struct JoinRequest {
+    /// The new replica's node id.
+    #[prost(uint64, tag = "1")]
+    pub node_id: u64,
+    /// The new replica's peer URL.
+    #[prost(string, tag = "2")]
+    pub peer_url: String,
+}
+
+/// The leader's answer to a join request.
+#[derive(Clone, PartialEq, Eq, prost::Message)]
+pub struct JoinResponse {
+    /// The outcome. Required.
+    #[prost(oneof = "join_response::Outcome", tags = "1, 2, 3")]
+    pub outcome: Option<join_response::Outcome>,
+}
+
+/// Nested types of [`JoinResponse`].
+pub mod join_response {
+    /// The outcome of a join request.
+    #[derive(Clone, PartialEq, Eq, prost::Oneof)]
+    pub enum Outcome {
+        /// The replica is now a voter; carries the revision of the membership entry.
+        #[prost(uint64, tag = "1")]
+        Joined(u64),
+        /// The receiver is not the leader.
+        #[prost(message, tag = "2")]
+        NotLeader(super::NotLeader),
+        /// The join failed.
+        #[prost(message, tag = "3")]
+        Failed(super::Failure),
+    }
+}

@@ -1,0 +1,198 @@
+//! The server side of the peer RPCs: an axum router that decodes each protobuf request, hands
+//! it to the replica and encodes the answer.
+//!
+//! Status codes: 200 with a protobuf body for every answer the protocol defines (including
+//! "not the leader" and typed failures inside the body); 400 for a request that does not
+//! decode or is invalid; 503 when raft has stopped. No input panics.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::DefaultBodyLimit;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::IntoResponse;
+use axum::response::Response;
+use axum::routing::post;
+use openraft::raft::AppendEntriesRequest;
+use openraft::raft::VoteRequest;
+use openraft::type_config::alias::SnapshotOf;
+use openraft::vote::RaftLeaderId;
+use prost::Message;
+use tokio::time::Instant;
+
+use super::raft_message;
+use super::replica_message::ForwardWriteRequest;
+use super::replica_message::ForwardWriteResponse;
+use super::replica_message::JoinRequest;
+use super::replica_message::JoinResponse;
+use super::replica_message::ReadIndexResponse;
+use super::replica_message::forward_write_response;
+use super::replica_message::join_response;
+use super::replica_message::read_index_response;
+use super::rpc;
+use crate::replica::Replica;
+use crate::typ;
+use crate::typ::TypeConfig;
+
+/// Peer RPC bodies may carry whole snapshots.
+const MAX_BODY: usize = 1 << 30;
+
+/// The peer RPC routes, served by the node on its peer listener (mutual TLS) and by tests on
+/// plain TCP.
+pub fn peer_router(replica: Arc<Replica>) -> Router {
+    let route = |name: &str| format!("{}{name}", rpc::PATH_PREFIX);
+    Router::new()
+        .route(&route(rpc::APPEND_ENTRIES), post(append_entries))
+        .route(&route(rpc::VOTE), post(vote))
+        .route(&route(rpc::INSTALL_SNAPSHOT), post(install_snapshot))
+        .route(&route(rpc::FORWARD_WRITE), post(forward_write))
+        .route(&route(rpc::READ_INDEX), post(read_index))
+        .route(&route(rpc::JOIN), post(join))
+        .layer(DefaultBodyLimit::max(MAX_BODY))
+        .with_state(replica)
+}
+
+fn ok(message: &impl Message) -> Response {
+    (
+        [(axum::http::header::CONTENT_TYPE, "application/x-protobuf")],
+        message.encode_to_vec(),
+    )
+        .into_response()
+}
+
+fn bad_request(what: impl std::fmt::Display) -> Response {
+    (StatusCode::BAD_REQUEST, what.to_string()).into_response()
+}
+
+fn unavailable(what: impl std::fmt::Display) -> Response {
+    (StatusCode::SERVICE_UNAVAILABLE, what.to_string()).into_response()
+}
+
+/// Decodes a protobuf request; the error is the 400 answer's text.
+fn decode<M: Message + Default>(body: Bytes) -> Result<M, String> {
+    M::decode(body).map_err(|e| e.to_string())
+}
+
+/// Decodes a protobuf request and converts it to its openraft form.
+fn decode_into<W, T>(body: Bytes) -> Result<T, String>
+where
+    W: Message + Default,
+    T: TryFrom<W>,
+    T::Error: std::fmt::Display,
+{
+    T::try_from(decode::<W>(body)?).map_err(|e| e.to_string())
+}
+
+async fn append_entries(State(replica): State<Arc<Replica>>, body: Bytes) -> Response {
+    let request =
+        match decode_into::<raft_message::AppendEntriesRequest, AppendEntriesRequest<TypeConfig>>(
+            body,
+        ) {
+            Ok(r) => r,
+            Err(e) => return bad_request(e),
+        };
+    match replica.raft().append_entries(request).await {
+        Ok(answer) => ok(&raft_message::AppendEntriesResponse::from(&answer)),
+        Err(e) => unavailable(e),
+    }
+}
+
+async fn vote(State(replica): State<Arc<Replica>>, body: Bytes) -> Response {
+    let request = match decode_into::<raft_message::VoteRequest, VoteRequest<TypeConfig>>(body) {
+        Ok(r) => r,
+        Err(e) => return bad_request(e),
+    };
+    match replica.raft().vote(request).await {
+        Ok(answer) => ok(&raft_message::VoteResponse::from(&answer)),
+        Err(e) => unavailable(e),
+    }
+}
+
+async fn install_snapshot(State(replica): State<Arc<Replica>>, body: Bytes) -> Response {
+    let request = match decode::<raft_message::InstallSnapshotRequest>(body) {
+        Ok(r) => r,
+        Err(e) => return bad_request(e),
+    };
+    let (Some(vote), Some(meta)) = (request.vote, request.meta) else {
+        return bad_request("snapshot request without vote or metadata");
+    };
+    let vote = typ::Vote::from(vote);
+    let meta = match typ::SnapshotMeta::try_from(meta) {
+        Ok(m) => m,
+        Err(e) => return bad_request(e),
+    };
+    // openraft panics on a snapshot beyond the sender's leadership; no honest leader sends
+    // one, so refuse it here rather than let a peer's input crash raft.
+    if let Some(last) = &meta.last_log_id
+        && last.leader_id.term > vote.leader_id.term()
+    {
+        return bad_request("snapshot is newer than the sender's term");
+    }
+    let snapshot = SnapshotOf::<TypeConfig, Bytes> {
+        meta,
+        snapshot: request.data,
+    };
+    match replica.raft().install_full_snapshot(vote, snapshot).await {
+        Ok(answer) => ok(&raft_message::InstallSnapshotResponse {
+            vote: Some(crate::wire::Vote::from(&answer.vote)),
+        }),
+        Err(e) => unavailable(e),
+    }
+}
+
+async fn forward_write(State(replica): State<Arc<Replica>>, body: Bytes) -> Response {
+    let request = match decode::<ForwardWriteRequest>(body) {
+        Ok(r) => r,
+        Err(e) => return bad_request(e),
+    };
+    let Some(command) = request.command else {
+        return bad_request("forwarded write without a command");
+    };
+    let deadline = Instant::now() + replica.request_timeout();
+    let outcome = match replica.propose_local(command, deadline).await {
+        Ok(response) => return ok(&ForwardWriteResponse::applied(response)),
+        Err(e) => match e.not_leader() {
+            Some(n) => forward_write_response::Outcome::NotLeader(n),
+            None => forward_write_response::Outcome::Failed(e.failure()),
+        },
+    };
+    ok(&ForwardWriteResponse {
+        outcome: Some(outcome),
+    })
+}
+
+async fn read_index(State(replica): State<Arc<Replica>>, _body: Bytes) -> Response {
+    let deadline = Instant::now() + replica.request_timeout();
+    let outcome = match replica.local_read_index(deadline).await {
+        Ok(index) => read_index_response::Outcome::Index(index),
+        Err(e) => match e.not_leader() {
+            Some(n) => read_index_response::Outcome::NotLeader(n),
+            None => read_index_response::Outcome::Failed(e.failure()),
+        },
+    };
+    ok(&ReadIndexResponse {
+        outcome: Some(outcome),
+    })
+}
+
+async fn join(State(replica): State<Arc<Replica>>, body: Bytes) -> Response {
+    let request = match decode::<JoinRequest>(body) {
+        Ok(r) => r,
+        Err(e) => return bad_request(e),
+    };
+    if request.node_id == 0 || request.peer_url.is_empty() {
+        return bad_request("join request needs a node id and a peer URL");
+    }
+    let outcome = match replica.admit(request.node_id, request.peer_url).await {
+        Ok(index) => join_response::Outcome::Joined(index),
+        Err(e) => match e.not_leader() {
+            Some(n) => join_response::Outcome::NotLeader(n),
+            None => join_response::Outcome::Failed(e.failure()),
+        },
+    };
+    ok(&JoinResponse {
+        outcome: Some(outcome),
+    })
+}

@@ -1,0 +1,18 @@
+//! The names of the peer RPCs, shared by the client side (the `rpc` argument of
+//! [`super::Transport::call`]) and the server side (the routes of [`super::peer_router`],
+//! served under [`PATH_PREFIX`]).
+
+/// Where the peer RPCs are served: `POST {peer URL}{PATH_PREFIX}{name}`.
+pub const PATH_PREFIX: &str = "/raft/";
+/// Raft AppendEntries (replication and heartbeats).
+pub const APPEND_ENTRIES: &str = "append-entries";
+/// Raft RequestVote.
+pub const VOTE: &str = "vote";
+/// Raft snapshot install (the whole snapshot in one message).
+pub const INSTALL_SNAPSHOT: &str = "install-snapshot";
+/// A follower forwards a client write to the leader.
+pub const FORWARD_WRITE: &str = "forward-write";
+/// A follower asks the leader for a linearizable read index.
+pub const READ_INDEX: &str = "read-index";
+/// A new replica asks to be added as a learner, then promoted to voter.
+pub const JOIN: &str = "join";

@@ -1,0 +1,283 @@
+//! The replica handle the node crate uses: starts raft over the durable log and the state
+//! machine, founds or joins the cluster, and serves writes (forwarded to the leader when
+//! needed), linearizable read indexes and local reads.
+//!
+//! See DESIGN.md §3: the revision of a write is the log index of its entry; a follower answers
+//! a forwarded write only once it has applied that revision itself (read-your-writes on the
+//! same replica), and a "Most Recent" read waits for the leader-confirmed read index.
+
+mod config;
+mod error;
+mod leader_error;
+mod membership;
+mod propose;
+mod read;
+mod status;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use openraft::ServerState;
+use openraft::SnapshotPolicy;
+use openraft::async_runtime::watch::WatchReceiver;
+use openraft::storage::RaftLogStorage;
+use tokio::sync::broadcast;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+pub use self::config::RaftTimings;
+pub use self::config::ReplicaConfig;
+pub use self::error::ReadError;
+pub use self::error::ReplicaError;
+pub use self::error::WriteError;
+pub(crate) use self::leader_error::LeaderError;
+pub use self::status::ReplicaStatus;
+use crate::log::LogOptions;
+use crate::log::LogStore;
+use crate::mvcc;
+use crate::mvcc::Revision;
+use crate::network::PeerClient;
+use crate::network::PeerNetworkFactory;
+use crate::network::Transport;
+use crate::state_machine::ApplyNotice;
+use crate::state_machine::SharedState;
+use crate::state_machine::StateMachineStore;
+use crate::typ::NodeId;
+use crate::typ::TypeConfig;
+
+/// The raft handle over Apiary's state machine.
+pub(crate) type RaftHandle = openraft::Raft<TypeConfig, StateMachineStore>;
+
+/// One replica of the replicated store.
+pub struct Replica {
+    id: NodeId,
+    peer_url: String,
+    initial_cluster: BTreeMap<NodeId, String>,
+    timings: RaftTimings,
+    raft: RaftHandle,
+    shared: Arc<SharedState>,
+    peers: PeerClient,
+    /// The background task asking the cluster to admit this replica (`join_existing`).
+    join_task: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl std::fmt::Debug for Replica {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Replica")
+            .field("id", &self.id)
+            .field("peer_url", &self.peer_url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Replica {
+    /// Opens the log in `data_dir/log` and the snapshots in `data_dir/snapshots`, starts raft
+    /// and founds the cluster (`join_existing == false`: `initialize` with every member of
+    /// `initial_cluster`, a no-op when the log is not pristine) or starts joining it in the
+    /// background (`join_existing == true`: the join RPC adds this replica as a learner, then
+    /// promotes it to voter once it caught up). Serve [`crate::network::peer_router`] for the
+    /// returned replica right away: peers replicate to it during the join.
+    pub async fn start(
+        config: ReplicaConfig,
+        transport: Arc<dyn Transport>,
+    ) -> Result<Arc<Replica>, ReplicaError> {
+        let log_dir = config.data_dir.join("log");
+        let open_dir = log_dir.clone();
+        let opened =
+            tokio::task::spawn_blocking(move || LogStore::open(open_dir, LogOptions::default()))
+                .await
+                .map_err(|e| ReplicaError::OpenLog {
+                    path: log_dir.clone(),
+                    source: Box::new(e),
+                })?;
+        let log_store = opened.map_err(|e| ReplicaError::OpenLog {
+            path: log_dir.clone(),
+            source: Box::new(e),
+        })?;
+        Self::start_with_log_store(config, transport, log_store).await
+    }
+
+    /// [`Replica::start`] with a caller-supplied raft log (the simulation injects its own).
+    pub async fn start_with_log_store<LS>(
+        config: ReplicaConfig,
+        transport: Arc<dyn Transport>,
+        log_store: LS,
+    ) -> Result<Arc<Replica>, ReplicaError>
+    where
+        LS: RaftLogStorage<TypeConfig>,
+    {
+        validate(&config)?;
+        let snapshot_dir = config.data_dir.join("snapshots");
+        let state_machine = StateMachineStore::open(&snapshot_dir)
+            .await
+            .map_err(|source| ReplicaError::OpenSnapshots {
+                path: snapshot_dir.clone(),
+                source,
+            })?;
+        let shared = state_machine.shared();
+        let peers = PeerClient::new(transport);
+        let raft_config = raft_config(&config)?;
+        let network = PeerNetworkFactory::new(peers.clone(), config.id);
+        let raft = RaftHandle::new(
+            config.id,
+            Arc::new(raft_config),
+            network,
+            log_store,
+            state_machine,
+        )
+        .await
+        .map_err(ReplicaError::Raft)?;
+        let replica = Arc::new(Replica {
+            id: config.id,
+            peer_url: config.peer_url.clone(),
+            initial_cluster: config.initial_cluster.clone(),
+            timings: config.raft.clone(),
+            raft,
+            shared,
+            peers,
+            join_task: Mutex::new(None),
+        });
+        if config.join_existing {
+            replica.start_joining().await?;
+        } else {
+            replica.found_cluster().await?;
+        }
+        Ok(replica)
+    }
+
+    /// This replica's id.
+    pub fn id(&self) -> NodeId {
+        self.id
+    }
+
+    /// Runs `f` on the local store (any replica, no round trip: "Any" and "not older than"
+    /// reads, and reads after [`Replica::read_index`]). `f` must be quick: apply waits for it.
+    pub fn with_store<T>(&self, f: impl FnOnce(&mvcc::Store) -> T) -> T {
+        self.shared.with_store(f)
+    }
+
+    /// Waits until the local store has applied `revision`, for at most `timeout`.
+    pub async fn wait_applied(
+        &self,
+        revision: Revision,
+        timeout: Duration,
+    ) -> Result<(), ReadError> {
+        if self.shared.wait_applied(revision, timeout).await {
+            Ok(())
+        } else {
+            Err(ReadError::NotApplied {
+                revision,
+                applied: self.shared.applied(),
+            })
+        }
+    }
+
+    /// Subscribes to the applied revision (it only grows).
+    pub fn subscribe_applied(&self) -> watch::Receiver<Revision> {
+        self.shared.subscribe_applied()
+    }
+
+    /// Subscribes to the local apply stream, in revision order, for watches. A subscriber
+    /// that falls behind gets `Lagged` and must resynchronise from the store.
+    pub fn subscribe_notices(&self) -> broadcast::Receiver<Arc<ApplyNotice>> {
+        self.shared.subscribe_notices()
+    }
+
+    /// What this replica knows about itself and the cluster.
+    pub fn status(&self) -> ReplicaStatus {
+        let metrics = self.raft.metrics();
+        let m = metrics.borrow_watched();
+        ReplicaStatus {
+            id: self.id,
+            leader: m.current_leader,
+            term: m.current_term,
+            applied: self.shared.applied(),
+            voters: m.membership_config.membership().voter_ids().collect(),
+            is_leader: m.state == ServerState::Leader,
+            snapshot: m.snapshot.map(|l| l.index),
+            purged: m.purged.map(|l| l.index),
+        }
+    }
+
+    /// Stops raft (and a join still in progress). The replica answers nothing afterwards.
+    pub async fn shutdown(&self) -> Result<(), ReplicaError> {
+        let join_task = self
+            .join_task
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(task) = join_task {
+            task.abort();
+        }
+        self.raft
+            .shutdown()
+            .await
+            .map_err(|e| ReplicaError::Shutdown(e.to_string()))
+    }
+
+    pub(crate) fn raft(&self) -> &RaftHandle {
+        &self.raft
+    }
+
+    pub(crate) fn request_timeout(&self) -> Duration {
+        self.timings.request_timeout
+    }
+
+    /// The leader as this replica knows it: its id and peer URL.
+    fn leader(&self) -> Option<(NodeId, String)> {
+        let metrics = self.raft.metrics();
+        let m = metrics.borrow_watched();
+        let id = m.current_leader?;
+        let url = m
+            .membership_config
+            .membership()
+            .get_node(&id)
+            .map(|n| n.addr.clone())
+            .or_else(|| self.initial_cluster.get(&id).cloned())?;
+        Some((id, url))
+    }
+}
+
+fn validate(config: &ReplicaConfig) -> Result<(), ReplicaError> {
+    let invalid = |m: &str| Err(ReplicaError::InvalidConfig(m.to_string()));
+    if config.id == 0 {
+        return invalid("node ids start at 1");
+    }
+    if config.snapshot_logs_threshold == 0 {
+        return invalid("snapshot_logs_threshold must be at least 1");
+    }
+    if !config.join_existing && !config.initial_cluster.contains_key(&config.id) {
+        return invalid("a founding replica must be a member of initial_cluster");
+    }
+    if config.join_existing && !config.initial_cluster.keys().any(|id| *id != config.id) {
+        return invalid("a joining replica needs another member in initial_cluster");
+    }
+    Ok(())
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+fn raft_config(config: &ReplicaConfig) -> Result<openraft::Config, ReplicaError> {
+    let t = &config.raft;
+    let threshold = config.snapshot_logs_threshold;
+    openraft::Config {
+        cluster_name: "apiary".to_string(),
+        heartbeat_interval: millis(t.heartbeat_interval),
+        election_timeout_min: millis(t.election_timeout_min),
+        election_timeout_max: millis(t.election_timeout_max),
+        install_snapshot_timeout: millis(t.install_snapshot_timeout),
+        snapshot_policy: SnapshotPolicy::LogsSinceLast(threshold),
+        // Keep as many entries as one snapshot interval behind the snapshot, so a briefly
+        // lagging follower catches up from the log rather than by a whole snapshot.
+        max_in_snapshot_log_to_keep: threshold,
+        // openraft wants this above the snapshot interval, or a snapshot may not cure lag.
+        replication_lag_threshold: threshold.saturating_mul(2),
+        ..Default::default()
+    }
+    .validate()
+    .map_err(ReplicaError::RaftConfig)
+}

@@ -1,0 +1,158 @@
+//! The write path: propose on the leader, or forward to it; retry while no leader can take
+//! the write; then wait until this replica applied the write's revision.
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::LeaderError;
+use super::Replica;
+use super::WriteError;
+use crate::command::Command;
+use crate::command::CommandResponse;
+use crate::command::Txn;
+use crate::mvcc::Revision;
+use crate::network::replica_message::ForwardWriteRequest;
+use crate::network::replica_message::ForwardWriteResponse;
+use crate::network::replica_message::forward_write_response::Outcome;
+use crate::network::rpc;
+use crate::typ::NodeId;
+
+/// The most attempts one write makes (each after a back-off) before giving up early.
+const MAX_ATTEMPTS: u32 = 20;
+/// The longest back-off between attempts.
+const MAX_BACKOFF: Duration = Duration::from_secs(1);
+
+impl Replica {
+    /// Commits `txn` and returns its answer (its `revision` is the entry's log index). On a
+    /// follower the write is forwarded to the leader. Returns only once this replica has
+    /// applied the write, so a read here right after sees it (DESIGN.md §3).
+    pub async fn write(&self, txn: Txn) -> Result<CommandResponse, WriteError> {
+        self.propose(Command::txn(txn)).await
+    }
+
+    /// Commits a compaction of the history before `revision` (through the leader, like
+    /// [`Replica::write`]); compacting beyond the newest revision is answered in
+    /// `CommandResponse::error`.
+    pub async fn compact(&self, revision: Revision) -> Result<CommandResponse, WriteError> {
+        self.propose(Command::compact(revision)).await
+    }
+
+    async fn propose(&self, command: Command) -> Result<CommandResponse, WriteError> {
+        let deadline = Instant::now() + self.timings.request_timeout;
+        let mut backoff = self.timings.heartbeat_interval;
+        let mut hint: Option<(NodeId, String)> = None;
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let target = hint.take().or_else(|| self.leader());
+            let result = match &target {
+                Some((id, _)) if *id == self.id => {
+                    self.propose_local(command.clone(), deadline).await
+                }
+                Some((_, url)) => self.forward_write(url, &command, deadline).await,
+                None => Err(LeaderError::Unavailable(
+                    "no leader elected yet".to_string(),
+                )),
+            };
+            let error = match result {
+                Ok(response) => return self.await_applied(response, deadline).await,
+                Err(e) => e,
+            };
+            let retryable = matches!(
+                error,
+                LeaderError::NotLeader { .. } | LeaderError::Unavailable(_)
+            );
+            if !retryable || attempt >= MAX_ATTEMPTS || Instant::now() + backoff >= deadline {
+                return Err(write_error(error));
+            }
+            if let LeaderError::NotLeader {
+                leader_id: Some(id),
+                leader_url: Some(url),
+            } = &error
+            {
+                hint = Some((*id, url.clone()));
+            }
+            tracing::debug!(attempt, ?error, "write not taken; retrying");
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(MAX_BACKOFF);
+        }
+    }
+
+    /// Proposes on this replica, which believes it is the leader; bounded by `deadline`
+    /// because a leader that lost its quorum never commits.
+    pub(crate) async fn propose_local(
+        &self,
+        command: Command,
+        deadline: Instant,
+    ) -> Result<CommandResponse, LeaderError> {
+        match tokio::time::timeout_at(deadline, self.raft.client_write(command)).await {
+            Ok(Ok(written)) => Ok(written.data),
+            Ok(Err(e)) => Err(LeaderError::from_write(e)),
+            Err(_) => Err(LeaderError::OutcomeUnknown(
+                "proposed but not committed before the deadline".to_string(),
+            )),
+        }
+    }
+
+    async fn forward_write(
+        &self,
+        url: &str,
+        command: &Command,
+        deadline: Instant,
+    ) -> Result<CommandResponse, LeaderError> {
+        let request = ForwardWriteRequest {
+            command: Some(command.clone()),
+        };
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        let answer: ForwardWriteResponse = self
+            .peers
+            .call(url, rpc::FORWARD_WRITE, &request, remaining)
+            .await
+            .map_err(|e| {
+                if e.not_delivered() {
+                    LeaderError::Unavailable(e.to_string())
+                } else {
+                    LeaderError::OutcomeUnknown(e.to_string())
+                }
+            })?;
+        match answer.outcome {
+            Some(Outcome::Applied(response)) => Ok(response),
+            Some(Outcome::NotLeader(n)) => Err(n.into()),
+            Some(Outcome::Failed(f)) => Err(f.into()),
+            None => Err(LeaderError::OutcomeUnknown(
+                "leader answered a forwarded write with nothing".to_string(),
+            )),
+        }
+    }
+
+    async fn await_applied(
+        &self,
+        response: CommandResponse,
+        deadline: Instant,
+    ) -> Result<CommandResponse, WriteError> {
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        if self.shared.wait_applied(response.revision, remaining).await {
+            Ok(response)
+        } else {
+            Err(WriteError::NotApplied {
+                revision: response.revision,
+            })
+        }
+    }
+}
+
+fn write_error(e: LeaderError) -> WriteError {
+    match e {
+        LeaderError::NotLeader {
+            leader_id,
+            leader_url,
+        } => WriteError::ForwardToLeader {
+            leader_id,
+            leader_url,
+        },
+        LeaderError::Unavailable(reason) => WriteError::Unavailable { reason },
+        LeaderError::OutcomeUnknown(reason) => WriteError::OutcomeUnknown { reason },
+        LeaderError::Fatal(reason) => WriteError::Fatal { reason },
+    }
+}

@@ -1,0 +1,96 @@
+//! Linearizable read index (DESIGN.md §3, "Most Recent" reads): the leader confirms its
+//! leadership with a quorum (ReadIndex); a follower asks the leader over the peer RPC; then
+//! the replica waits until it has applied that far.
+
+use openraft::ReadPolicy;
+use tokio::time::Instant;
+
+use super::LeaderError;
+use super::ReadError;
+use super::Replica;
+use crate::mvcc::Revision;
+use crate::network::replica_message::ReadIndexRequest;
+use crate::network::replica_message::ReadIndexResponse;
+use crate::network::replica_message::read_index_response::Outcome;
+use crate::network::rpc;
+use crate::typ::NodeId;
+
+impl Replica {
+    /// Returns a revision at which this replica may serve a linearizable read: its applied
+    /// revision, which is at least the read index a quorum-confirmed leader gave after this
+    /// call began. Reads of the local store at that revision reflect every write acknowledged
+    /// anywhere before the call (R-HA-004).
+    ///
+    /// A replica that cannot get a quorum-confirmed read index retries until the request
+    /// timeout and then fails with [`ReadError::Unavailable`]; it never answers with a
+    /// possibly stale revision (R-HA-005).
+    pub async fn read_index(&self) -> Result<Revision, ReadError> {
+        let deadline = Instant::now() + self.timings.request_timeout;
+        let mut backoff = self.timings.heartbeat_interval;
+        let mut hint: Option<(NodeId, String)> = None;
+        loop {
+            let target = hint.take().or_else(|| self.leader());
+            let result = match &target {
+                Some((id, _)) if *id == self.id => self.local_read_index(deadline).await,
+                Some((_, url)) => self.remote_read_index(url, deadline).await,
+                None => Err(LeaderError::Unavailable(
+                    "no leader elected yet".to_string(),
+                )),
+            };
+            let error = match result {
+                Ok(index) => {
+                    let remaining = deadline.saturating_duration_since(Instant::now());
+                    self.wait_applied(index, remaining).await?;
+                    return Ok(self.shared.applied());
+                }
+                Err(LeaderError::Fatal(reason)) => return Err(ReadError::Fatal { reason }),
+                Err(e) => e,
+            };
+            if Instant::now() + backoff >= deadline {
+                return Err(ReadError::Unavailable {
+                    reason: format!("{error:?}"),
+                });
+            }
+            if let LeaderError::NotLeader {
+                leader_id: Some(id),
+                leader_url: Some(url),
+            } = &error
+            {
+                hint = Some((*id, url.clone()));
+            }
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(std::time::Duration::from_secs(1));
+        }
+    }
+
+    /// The read index on this replica, which believes it is the leader: confirms leadership
+    /// with a quorum of heartbeats sent after the call. Does not wait for the local apply.
+    pub(crate) async fn local_read_index(&self, deadline: Instant) -> Result<u64, LeaderError> {
+        let read = self.raft.get_read_linearizer(ReadPolicy::ReadIndex);
+        match tokio::time::timeout_at(deadline, read).await {
+            Ok(Ok(linearizer)) => Ok(linearizer.read_log_id().index()),
+            Ok(Err(e)) => Err(LeaderError::from_read(e)),
+            Err(_) => Err(LeaderError::Unavailable(
+                "leadership not confirmed before the deadline".to_string(),
+            )),
+        }
+    }
+
+    async fn remote_read_index(&self, url: &str, deadline: Instant) -> Result<u64, LeaderError> {
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        // Asking for a read index changes nothing, so every transport failure is retryable.
+        let answer: ReadIndexResponse = self
+            .peers
+            .call(url, rpc::READ_INDEX, &ReadIndexRequest {}, remaining)
+            .await
+            .map_err(|e| LeaderError::Unavailable(e.to_string()))?;
+        match answer.outcome {
+            Some(Outcome::Index(index)) => Ok(index),
+            Some(Outcome::NotLeader(n)) => Err(n.into()),
+            Some(Outcome::Failed(f)) => Err(f.into()),
+            None => Err(LeaderError::Unavailable(
+                "leader answered a read-index request with nothing".to_string(),
+            )),
+        }
+    }
+}

@@ -1,0 +1,27 @@
+//! A point-in-time view of a replica, for health endpoints, metrics and tests.
+
+use std::collections::BTreeSet;
+
+use crate::mvcc::Revision;
+use crate::typ::NodeId;
+
+/// What a replica knows about itself and the cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplicaStatus {
+    /// This replica's id.
+    pub id: NodeId,
+    /// The current leader, as far as this replica knows.
+    pub leader: Option<NodeId>,
+    /// The current raft term.
+    pub term: u64,
+    /// The newest revision applied to the local store.
+    pub applied: Revision,
+    /// The voters of the effective membership.
+    pub voters: BTreeSet<NodeId>,
+    /// Whether this replica is the leader.
+    pub is_leader: bool,
+    /// The last log index covered by this replica's newest snapshot.
+    pub snapshot: Option<Revision>,
+    /// The last log index removed from this replica's log (covered by a durable snapshot).
+    pub purged: Option<Revision>,
+}

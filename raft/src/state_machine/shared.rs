@@ -1,0 +1,98 @@
+//! The part of the state machine that readers share with the apply loop: the MVCC store behind
+//! a lock, the applied revision on a watch channel and the apply notices on a broadcast channel.
+
+use std::sync::Arc;
+use std::sync::RwLock;
+use std::sync::RwLockReadGuard;
+use std::sync::RwLockWriteGuard;
+use std::time::Duration;
+
+use tokio::sync::broadcast;
+use tokio::sync::watch;
+
+use super::ApplyNotice;
+use crate::mvcc::Revision;
+use crate::mvcc::Store;
+
+/// How many apply notices a slow subscriber may fall behind before it is told it lagged.
+const NOTICE_CAPACITY: usize = 4096;
+
+/// State shared between the raft state machine (the only writer) and any number of readers.
+///
+/// ### Lock order
+/// `store` is the only lock. It is never held across an `.await`, and the channels are
+/// published after it is released, so a reader that saw `applied >= R` on the watch channel
+/// always finds the store at `R` or later.
+#[derive(Debug)]
+pub struct SharedState {
+    store: RwLock<Store>,
+    applied: watch::Sender<Revision>,
+    notices: broadcast::Sender<Arc<ApplyNotice>>,
+}
+
+impl SharedState {
+    /// An empty store at revision 0.
+    pub fn new() -> Arc<Self> {
+        let (applied, _) = watch::channel(0);
+        let (notices, _) = broadcast::channel(NOTICE_CAPACITY);
+        Arc::new(Self {
+            store: RwLock::new(Store::new()),
+            applied,
+            notices,
+        })
+    }
+
+    /// Runs `f` on the store under the read lock. `f` must not block: apply waits for it.
+    pub fn with_store<T>(&self, f: impl FnOnce(&Store) -> T) -> T {
+        f(&self.read())
+    }
+
+    /// The newest revision the state machine has applied.
+    pub fn applied(&self) -> Revision {
+        *self.applied.borrow()
+    }
+
+    /// Subscribes to the applied revision.
+    pub fn subscribe_applied(&self) -> watch::Receiver<Revision> {
+        self.applied.subscribe()
+    }
+
+    /// Subscribes to apply notices, starting with the next applied entry. A subscriber that
+    /// falls more than a few thousand notices behind receives `Lagged` and must resynchronise
+    /// from the store: apply never waits for it.
+    pub fn subscribe_notices(&self) -> broadcast::Receiver<Arc<ApplyNotice>> {
+        self.notices.subscribe()
+    }
+
+    /// Waits until the applied revision reaches `revision`; `false` when `timeout` passed first.
+    pub async fn wait_applied(&self, revision: Revision, timeout: Duration) -> bool {
+        let mut rx = self.applied.subscribe();
+        matches!(
+            tokio::time::timeout(timeout, rx.wait_for(|applied| *applied >= revision)).await,
+            Ok(Ok(_))
+        )
+    }
+
+    pub(super) fn read(&self) -> RwLockReadGuard<'_, Store> {
+        // The store's methods do not panic on any input (their only assertions guard raft's
+        // ordering), so a poisoned lock still holds a consistent store.
+        self.store.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(super) fn write(&self) -> RwLockWriteGuard<'_, Store> {
+        self.store.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Publishes a notice and the applied revision. Called after the store lock is released.
+    pub(super) fn publish(&self, revision: Revision, notice: Option<ApplyNotice>) {
+        if let Some(notice) = notice {
+            // An error only means nobody subscribes right now.
+            let _ = self.notices.send(Arc::new(notice));
+        }
+        self.applied.send_if_modified(|applied| {
+            let grew = revision > *applied;
+            *applied = (*applied).max(revision);
+            grew
+        });
+    }
+}

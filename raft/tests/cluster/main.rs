@@ -1,0 +1,9 @@
+//! In-process cluster tests of the replica: real replicas, real loopback TCP, plain HTTP peer
+//! transport, temporary data directories.
+
+mod harness;
+mod t10_replicated_write;
+mod t20_leader_failover;
+mod t30_full_restart;
+mod t40_snapshot;
+mod t50_join;

@@ -1,0 +1,85 @@
+//! Losing the leader elects another; acknowledged writes survive; without a quorum, reads fail
+//! rather than answer stale.
+
+use apiary_raft::replica::ReadError;
+
+use crate::harness::Cluster;
+use crate::harness::put;
+use crate::harness::read;
+
+// R-HA-011
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killing_the_leader_keeps_acknowledged_writes_and_writes_continue() {
+    let mut cluster = Cluster::founded(3, 1000).await;
+    let mut acknowledged = Vec::new();
+    for i in 0..5 {
+        let id = cluster.running()[i % 3];
+        let key = format!("/before/{i}");
+        let r = cluster
+            .replica(id)
+            .write(put(&key, "x"))
+            .await
+            .expect("write");
+        acknowledged.push((key, r.revision));
+    }
+
+    let old_leader = cluster.wait_leader().await;
+    tracing::info!("--- stop leader {old_leader}");
+    cluster.stop(old_leader).await;
+    let new_leader = cluster.wait_leader().await;
+    assert_ne!(old_leader, new_leader);
+
+    tracing::info!("--- writes continue through both survivors");
+    for i in 0..4 {
+        let id = cluster.running()[i % 2];
+        let key = format!("/after/{i}");
+        let r = cluster
+            .replica(id)
+            .write(put(&key, "y"))
+            .await
+            .expect("write after failover");
+        acknowledged.push((key, r.revision));
+    }
+
+    for id in cluster.running() {
+        let replica = cluster.replica(id);
+        for (key, revision) in &acknowledged {
+            let kv = read(&replica, key)
+                .await
+                .unwrap_or_else(|| panic!("{key} lost on {id}"));
+            assert_eq!(*revision, kv.mod_revision, "{key} on {id}");
+        }
+    }
+    cluster.stop_all().await;
+}
+
+// R-HA-005
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_without_quorum_fails_reads_instead_of_answering() {
+    let mut cluster = Cluster::founded(3, 1000).await;
+    let survivor = cluster.running()[0];
+    cluster
+        .replica(survivor)
+        .write(put("/k", "1"))
+        .await
+        .expect("write");
+    for id in cluster.running() {
+        if id != survivor {
+            cluster.stop(id).await;
+        }
+    }
+    let replica = cluster.replica(survivor);
+    let started = tokio::time::Instant::now();
+    let answer = replica.read_index().await;
+    assert!(
+        matches!(answer, Err(ReadError::Unavailable { .. })),
+        "expected Unavailable, got {answer:?}"
+    );
+    assert!(started.elapsed() < crate::harness::PATIENCE);
+    let write = replica.write(put("/k", "2")).await;
+    assert!(
+        write.is_err(),
+        "a write without quorum must not be acknowledged"
+    );
+    cluster.stop_all().await;
+}
