@@ -3,10 +3,12 @@
 
 mod http_call;
 mod listener;
+mod transport;
 
 pub use http_call::CallError;
 pub use http_call::post;
 pub use listener::SimListener;
+pub use transport::SimTransport;
 
 #[cfg(test)]
 mod tests {

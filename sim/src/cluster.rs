@@ -1,0 +1,172 @@
+//! [`SimCluster`]: a turmoil simulation with one host per replica, each running the real
+//! [`Replica`] with its peer router and the sim client API on simulated sockets, seeded from one
+//! number.
+//!
+//! The raft log lives on a [`SimDisk`] per host; snapshots still go to a real temporary directory
+//! per host (they are written through `spawn_blocking`, which stops virtual time while it
+//! runs, so real disk latency does not leak into the simulation there).
+//!
+//! Hosts are named `replica-<id>` (ids from 1, as `--initial-cluster` numbers them); peers reach
+//! each other at `http://replica-<id>:7000`, clients at `http://replica-<id>:8000`.
+
+use std::collections::BTreeMap;
+use std::future::IntoFuture;
+use std::sync::Arc;
+use std::time::Duration;
+use std::time::SystemTime;
+
+use apiary_raft::log::LogOptions;
+use apiary_raft::log::LogStore;
+use apiary_raft::network::peer_router;
+use apiary_raft::replica::RaftTimings;
+use apiary_raft::replica::Replica;
+use apiary_raft::replica::ReplicaConfig;
+use apiary_raft::typ::NodeId;
+use tempfile::TempDir;
+use turmoil::Sim;
+
+use crate::client_api::client_router;
+use crate::disk::SimDisk;
+use crate::net::SimListener;
+use crate::net::SimTransport;
+
+/// The port every replica host serves the peer RPCs on.
+pub const PEER_PORT: u16 = 7000;
+/// The port every replica host serves the client API on.
+pub const CLIENT_PORT: u16 = 8000;
+
+/// Seconds from the Unix epoch to the simulation's start: a fixed instant, so that nothing
+/// derived from wall-clock time differs between two runs of one seed.
+const EPOCH_SECS: u64 = 1_767_225_600;
+
+/// The host name of replica `id`.
+pub fn replica_host(id: NodeId) -> String {
+    format!("replica-{id}")
+}
+
+/// The client API base URL of the replica host `host`.
+pub fn client_url(host: &str) -> String {
+    format!("http://{host}:{CLIENT_PORT}")
+}
+
+fn peer_url(id: NodeId) -> String {
+    format!("http://{}:{PEER_PORT}", replica_host(id))
+}
+
+/// Why a cluster could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterError {
+    /// The per-run data directory could not be created.
+    #[error("creating the replicas' data directory failed")]
+    DataDir(#[source] std::io::Error),
+}
+
+/// How a simulated cluster is built.
+#[derive(Debug, Clone)]
+pub struct ClusterOptions {
+    /// Seeds turmoil's RNG (latencies, host order) and, through it, each host's tokio runtime.
+    pub seed: u64,
+    /// How many replicas (3 or 5).
+    pub replicas: u64,
+    /// Virtual time after which the run fails as stuck.
+    pub duration: Duration,
+    /// Raft timings of every replica.
+    pub timings: RaftTimings,
+    /// Snapshot every this many applied entries.
+    pub snapshot_logs_threshold: u64,
+    /// Upper bound of one message's latency on a link.
+    pub max_latency: Duration,
+}
+
+impl ClusterOptions {
+    /// Three replicas with production raft timings and a LAN's latencies.
+    pub fn new(seed: u64) -> Self {
+        Self {
+            seed,
+            replicas: 3,
+            duration: Duration::from_secs(120),
+            timings: RaftTimings::default(),
+            snapshot_logs_threshold: 10_000,
+            max_latency: Duration::from_millis(10),
+        }
+    }
+}
+
+/// A built simulation of a cluster, ready for client hosts and then [`Sim::run`].
+pub struct SimCluster<'a> {
+    sim: Sim<'a>,
+    hosts: Vec<String>,
+    /// Owns the replicas' data directories; removed when the cluster is dropped.
+    _data: TempDir,
+}
+
+impl<'a> SimCluster<'a> {
+    /// Registers one host per replica in a new simulation seeded with `options.seed`.
+    pub fn build(options: &ClusterOptions) -> Result<Self, ClusterError> {
+        let data = TempDir::with_prefix("apiary-sim-").map_err(ClusterError::DataDir)?;
+        let mut sim = turmoil::Builder::new()
+            .rng_seed(options.seed)
+            .epoch(SystemTime::UNIX_EPOCH + Duration::from_secs(EPOCH_SECS))
+            .simulation_duration(options.duration)
+            .min_message_latency(Duration::from_millis(1))
+            .max_message_latency(options.max_latency)
+            .tcp_capacity(1024)
+            .build();
+        let ids: Vec<NodeId> = (1..=options.replicas).collect();
+        let initial_cluster: BTreeMap<NodeId, String> =
+            ids.iter().map(|id| (*id, peer_url(*id))).collect();
+        let mut hosts = Vec::new();
+        for id in ids {
+            let host = replica_host(id);
+            let config = ReplicaConfig {
+                id,
+                data_dir: data.path().join(&host),
+                peer_url: peer_url(id),
+                initial_cluster: initial_cluster.clone(),
+                join_existing: false,
+                raft: options.timings.clone(),
+                snapshot_logs_threshold: options.snapshot_logs_threshold,
+            };
+            // The disk outlives the host's software, so a restarted replica finds its log.
+            let disk = SimDisk::new();
+            sim.host(host.as_str(), move || {
+                run_replica(config.clone(), disk.clone())
+            });
+            hosts.push(host);
+        }
+        Ok(Self {
+            sim,
+            hosts,
+            _data: data,
+        })
+    }
+
+    /// The replica host names, by id.
+    pub fn hosts(&self) -> &[String] {
+        &self.hosts
+    }
+
+    /// The simulation, to add clients, inject faults and run.
+    pub fn sim(&mut self) -> &mut Sim<'a> {
+        &mut self.sim
+    }
+}
+
+/// One replica host's software: bind, open the log on the host's simulated disk, start the
+/// replica, serve until the host is crashed.
+async fn run_replica(config: ReplicaConfig, disk: SimDisk) -> turmoil::Result {
+    // Bind before starting, so peers that already run find the ports open.
+    let peer_listener = SimListener::bind(PEER_PORT).await?;
+    let client_listener = SimListener::bind(CLIENT_PORT).await?;
+    let options = LogOptions {
+        fs: Arc::new(disk),
+        ..LogOptions::default()
+    };
+    // Opening blocks, but only on memory: no reason to leave the host's thread.
+    let log = LogStore::open(config.data_dir.join("log"), options)?;
+    let replica = Replica::start_with_log_store(config, Arc::new(SimTransport), log).await?;
+    let peer = axum::serve(peer_listener, peer_router(Arc::clone(&replica)));
+    let client = axum::serve(client_listener, client_router(replica));
+    tokio::try_join!(peer.into_future(), client.into_future())?;
+    Ok(())
+}

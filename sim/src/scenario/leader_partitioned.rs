@@ -1,0 +1,154 @@
+//! Scenario `leader_partitioned_writes_resume_on_majority` (R-HA-011, R-HA-013, R-HA-014
+//! partial): three replicas; a client writes and records acknowledgements; the leader is cut off
+//! from both others; a new leader is elected and writes through the majority succeed within a
+//! bound of virtual time; writes sent to the isolated old leader are never acknowledged; after
+//! the heal, every acknowledged write is served with its revision by a quorum read on every
+//! replica, and the replicas agree on every key.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::Duration;
+
+use bytes::Bytes;
+
+use crate::check::acked_writes_durable;
+use crate::check::isolated_writes_not_acked;
+use crate::check::replicas_agree;
+use crate::client::SimClient;
+use crate::client::now;
+use crate::cluster::ClusterOptions;
+use crate::cluster::SimCluster;
+use crate::cluster::replica_host;
+use crate::scenario::Report;
+use crate::scenario::ScenarioError;
+use crate::scenario::ScenarioFailure;
+use crate::scenario::phases::agreed_leader;
+use crate::scenario::phases::final_view;
+use crate::scenario::phases::write_acked;
+
+/// The scenario's name, as its test is named.
+pub const LEADER_PARTITIONED: &str = "leader_partitioned_writes_resume_on_majority";
+
+/// How long the first election may take.
+const ELECTION_BOUND: Duration = Duration::from_secs(10);
+/// How long after the partition a write through the majority must be acknowledged: election
+/// timeouts (at most 1 s) plus a few request rounds, with room to spare.
+const RESUME_BOUND: Duration = Duration::from_secs(8);
+/// How long after the heal the final reads may take.
+const CONVERGE_BOUND: Duration = Duration::from_secs(15);
+/// A client call's deadline: shorter than the replica's own request timeout, so that the
+/// client gives up on an isolated replica before the replica answers.
+const CALL_DEADLINE: Duration = Duration::from_secs(2);
+/// Acknowledged writes before the partition, and through the majority during it.
+const WRITES_PER_PHASE: usize = 4;
+/// Writes sent to the isolated old leader.
+const ISOLATED_WRITES: usize = 2;
+
+/// Runs the scenario with `seed`.
+pub fn leader_partitioned_writes_resume_on_majority(seed: u64) -> Result<Report, ScenarioFailure> {
+    run(seed).map_err(|error| ScenarioFailure {
+        scenario: LEADER_PARTITIONED,
+        seed,
+        error,
+    })
+}
+
+fn run(seed: u64) -> Result<Report, ScenarioError> {
+    let options = ClusterOptions::new(seed);
+    let mut cluster = SimCluster::build(&options)?;
+    let hosts = cluster.hosts().to_vec();
+    let outcome: Rc<RefCell<Option<Result<Report, ScenarioError>>>> = Rc::default();
+    let slot = Rc::clone(&outcome);
+    cluster.sim().client("client", async move {
+        let result = drive(seed, hosts).await;
+        *slot.borrow_mut() = Some(result);
+        Ok(())
+    });
+    cluster
+        .sim()
+        .run()
+        .map_err(|error| ScenarioError::Simulation(error.to_string()))?;
+    outcome.take().unwrap_or(Err(ScenarioError::NoOutcome))
+}
+
+async fn drive(seed: u64, hosts: Vec<String>) -> Result<Report, ScenarioError> {
+    let mut client = SimClient::new(CALL_DEADLINE);
+    let mut notes = Vec::new();
+
+    tracing::info!(seed, "phase: elect and write through every replica");
+    let old_leader = agreed_leader(&client, &hosts, None, ELECTION_BOUND).await?;
+    for (i, host) in hosts.iter().cycle().take(WRITES_PER_PHASE).enumerate() {
+        write_acked(&mut client, host, &format!("before-{i}"), ELECTION_BOUND).await?;
+    }
+    let isolated = replica_host(old_leader);
+    let majority: Vec<String> = hosts.iter().filter(|h| **h != isolated).cloned().collect();
+    notes.push(format!("leader before the partition: {isolated}"));
+
+    tracing::info!(seed, %isolated, "phase: partition the leader from both others");
+    for other in &majority {
+        turmoil::partition(isolated.as_str(), other.as_str());
+    }
+    let partitioned_at = now();
+    let first = &majority[0];
+    write_acked(&mut client, first, "majority-0", RESUME_BOUND).await?;
+    let resumed_after = now().saturating_sub(partitioned_at);
+    notes.push(format!(
+        "writes resumed {resumed_after:?} after the partition"
+    ));
+    let new_leader = agreed_leader(&client, &majority, Some(old_leader), RESUME_BOUND).await?;
+    notes.push(format!(
+        "leader of the majority: {}",
+        replica_host(new_leader)
+    ));
+    for (i, host) in majority.iter().cycle().take(WRITES_PER_PHASE).enumerate() {
+        write_acked(
+            &mut client,
+            host,
+            &format!("majority-{}", i + 1),
+            RESUME_BOUND,
+        )
+        .await?;
+    }
+    for i in 0..ISOLATED_WRITES {
+        let value = Bytes::from(format!("isolated-{i} via {isolated}"));
+        let record = client.put(&isolated, &format!("isolated-{i}"), value).await;
+        notes.push(format!("{record}"));
+    }
+
+    tracing::info!(seed, "phase: heal and read every replica");
+    let healed_at = now();
+    for other in &majority {
+        turmoil::repair(isolated.as_str(), other.as_str());
+    }
+    agreed_leader(&client, &hosts, None, CONVERGE_BOUND).await?;
+    let mut history = client.take_history();
+    let keys = history.keys();
+    for host in &hosts {
+        let view = final_view(&client, host, &keys, CONVERGE_BOUND).await?;
+        history.final_views.insert(host.clone(), view);
+    }
+
+    let mut violations = acked_writes_durable(&history);
+    violations.extend(isolated_writes_not_acked(
+        &history,
+        &isolated,
+        partitioned_at,
+        healed_at,
+    ));
+    violations.extend(replicas_agree(&history));
+    if !violations.is_empty() {
+        return Err(ScenarioError::Violations(violations));
+    }
+    let acked = history.acked().count();
+    notes.push(format!(
+        "{acked} of {} writes acknowledged, all durable and identical on {} replicas",
+        history.writes.len(),
+        hosts.len()
+    ));
+    Ok(Report {
+        scenario: LEADER_PARTITIONED,
+        seed,
+        notes,
+        elapsed: now(),
+    })
+}

@@ -1,0 +1,48 @@
+//! Scenarios: a cluster, a client workload, faults at chosen moments, and the checkers run over
+//! the recorded history. Each scenario is a function of a seed; a failure names the seed and the
+//! command that replays it.
+
+mod failure;
+mod leader_partitioned;
+mod phases;
+
+use std::time::Duration;
+
+pub use failure::ScenarioError;
+pub use failure::ScenarioFailure;
+pub use leader_partitioned::LEADER_PARTITIONED;
+pub use leader_partitioned::leader_partitioned_writes_resume_on_majority;
+
+/// The environment variable that pins a scenario run to one seed.
+pub const SEED_ENV: &str = "APIARY_SIM_SEED";
+
+/// What a passing run observed, for the test log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Report {
+    /// The scenario's name.
+    pub scenario: &'static str,
+    /// The seed it ran with.
+    pub seed: u64,
+    /// One line per notable observation (leaders, timings, counts).
+    pub notes: Vec<String>,
+    /// Virtual time the whole run took.
+    pub elapsed: Duration,
+}
+
+/// The seeds to run: the one in [`SEED_ENV`] if set (an unparsable value is an error, so a typo
+/// does not silently run the defaults), else `defaults`.
+pub fn seeds(defaults: impl IntoIterator<Item = u64>) -> Result<Vec<u64>, String> {
+    match std::env::var(SEED_ENV) {
+        Ok(value) => value
+            .trim()
+            .parse()
+            .map(|seed| vec![seed])
+            .map_err(|_| format!("{SEED_ENV}={value:?} is not a u64")),
+        Err(_) => Ok(defaults.into_iter().collect()),
+    }
+}
+
+/// The command that replays `scenario` with `seed`.
+pub fn reproduce_command(scenario: &str, seed: u64) -> String {
+    format!("{SEED_ENV}={seed} cargo test -p apiary-sim --test scenarios -- {scenario} --exact")
+}
