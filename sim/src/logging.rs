@@ -20,9 +20,10 @@ impl FormatTime for VirtualTime {
     }
 }
 
-/// Installs a test-friendly subscriber filtered by `RUST_LOG` (nothing when it is unset);
-/// a no-op when a subscriber is already installed.
-pub fn init_test_logging() {
+/// Installs a subscriber filtered by `RUST_LOG` (nothing when it is unset), writing through
+/// the test harness's capture in tests and to stdout elsewhere; a no-op when a subscriber is
+/// already installed.
+pub fn init_logging() {
     let _already_installed = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .with_timer(VirtualTime)

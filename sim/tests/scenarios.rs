@@ -8,7 +8,7 @@ const DEFAULT_SEEDS: std::ops::RangeInclusive<u64> = 1..=8;
 
 fn run_seeds(run: impl Fn(u64) -> Result<scenario::Report, scenario::ScenarioFailure>) {
     // `RUST_LOG=info` (or `apiary_raft=debug`, ...) shows what the replicas did.
-    apiary_sim::logging::init_test_logging();
+    apiary_sim::logging::init_logging();
     let seeds = scenario::seeds(DEFAULT_SEEDS).unwrap_or_else(|reason| panic!("{reason}"));
     for seed in seeds {
         match run(seed) {

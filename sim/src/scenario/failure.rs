@@ -60,10 +60,15 @@ impl fmt::Display for ScenarioFailure {
             "scenario {} failed with seed {}: {}",
             self.scenario, self.seed, self.error
         )?;
-        write!(
+        writeln!(
             f,
             "REPRODUCE WITH: {}",
             reproduce_command(self.scenario, self.seed)
+        )?;
+        write!(
+            f,
+            "           or: cargo run -p apiary-sim -- --scenario {} --seed {}",
+            self.scenario, self.seed
         )
     }
 }

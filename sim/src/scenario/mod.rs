@@ -42,6 +42,20 @@ pub fn seeds(defaults: impl IntoIterator<Item = u64>) -> Result<Vec<u64>, String
     }
 }
 
+/// A scenario: runs with a seed, reports or fails.
+pub type ScenarioFn = fn(u64) -> Result<Report, ScenarioFailure>;
+
+/// Every scenario, by name (the name of its test in `tests/scenarios.rs`).
+pub const ALL: &[(&str, ScenarioFn)] = &[(
+    LEADER_PARTITIONED,
+    leader_partitioned_writes_resume_on_majority,
+)];
+
+/// The scenario called `name`.
+pub fn by_name(name: &str) -> Option<ScenarioFn> {
+    ALL.iter().find(|(n, _)| *n == name).map(|(_, run)| *run)
+}
+
 /// The command that replays `scenario` with `seed`.
 pub fn reproduce_command(scenario: &str, seed: u64) -> String {
     format!("{SEED_ENV}={seed} cargo test -p apiary-sim --test scenarios -- {scenario} --exact")
