@@ -116,6 +116,14 @@ pub enum ApiError {
     /// 400 BadRequest: the request cannot be understood (malformed body, mismatched names).
     #[error("{0}")]
     BadRequest(String),
+    /// 415 UnsupportedMediaType: the body's `Content-Type` is not one the server decodes.
+    #[error(
+        "the body of the request was in an unknown format - accepted media types include: {accepted}"
+    )]
+    UnsupportedMediaType {
+        /// The media types accepted, comma-separated.
+        accepted: String,
+    },
     /// 405 MethodNotAllowed: the resource does not serve this verb.
     #[error("the server does not allow this method on the requested resource")]
     MethodNotAllowed {
@@ -229,6 +237,7 @@ impl ApiError {
             Self::Invalid { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
             Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
+            Self::UnsupportedMediaType { .. } => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::RequestEntityTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Self::Gone { .. } => StatusCode::GONE,
             Self::Forbidden { .. } => StatusCode::FORBIDDEN,
@@ -248,6 +257,7 @@ impl ApiError {
             Self::Invalid { .. } => "Invalid",
             Self::BadRequest(_) => "BadRequest",
             Self::MethodNotAllowed { .. } => "MethodNotAllowed",
+            Self::UnsupportedMediaType { .. } => "UnsupportedMediaType",
             Self::RequestEntityTooLarge { .. } => "RequestEntityTooLarge",
             Self::Gone { .. } => "Expired",
             Self::Forbidden { .. } => "Forbidden",
@@ -297,6 +307,7 @@ impl ApiError {
             Self::ServiceUnavailable(_) => Some(json!({"retryAfterSeconds": RETRY_AFTER_SECONDS})),
             Self::Internal(message) => Some(json!({"causes": [{"message": message}]})),
             Self::BadRequest(_)
+            | Self::UnsupportedMediaType { .. }
             | Self::RequestEntityTooLarge { .. }
             | Self::Gone { .. }
             | Self::Unauthorized => None,

@@ -74,7 +74,7 @@ async fn not_allowed() -> Response {
     .into_response()
 }
 
-fn panic_response(panic: Box<dyn Any + Send + 'static>) -> Response {
+pub(crate) fn panic_response(panic: Box<dyn Any + Send + 'static>) -> Response {
     let what = panic
         .downcast_ref::<&str>()
         .map(|s| (*s).to_owned())
@@ -111,10 +111,15 @@ async fn pipeline(state: &AppState, request: Request) -> Result<Response, ApiErr
         return Ok(json_response(StatusCode::OK, doc.to_string().into_bytes()));
     }
     let body = read_body(&parts.headers, body).await?;
+    let content_type = parts
+        .headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok());
     let req = crate::handlers::ResourceRequest {
         info: &info,
         query: &query,
         body,
+        content_type,
         now: state.clock.now(),
     };
     serve_resource(state.storage.as_ref(), &state.registry, req).await

@@ -1,15 +1,32 @@
-//! The `apiary` binary's library: one replica (`apiary serve`) or a local cluster of
+//! The `apiary` binary's library: one replica (`apiary serve`, [`run`]) or a local cluster of
 //! replicas (`apiary dev`, [`dev::run_dev`]).
 //!
 //! # Layout
+//! - [`server`] wires one replica together; [`run`] takes its sockets and shutdown trigger.
 //! - [`cli`] is the command line (clap), [`config`] the validated replica configuration.
-//! - [`tls`] holds PEM loading and the rustls configurations of the listeners and the peer client.
+//! - [`tls`] holds PEM loading and the rustls configurations of the listeners and the peer
+//!   client; [`https`] the TLS accept loop that serves a router.
+//! - [`backend`] implements the API's storage over the replica, through [`replicated`].
+//! - [`readiness`] and [`bootstrap`] are the replica's `/readyz` and start-up objects.
 //! - [`shutdown`] turns SIGINT and SIGTERM into a future.
 //! - [`dev`] holds the certificates, kubeconfig and child processes of `apiary dev`.
 
+pub mod backend;
+pub mod bootstrap;
 pub mod cli;
 pub mod config;
 pub mod dev;
 pub mod error;
+pub mod https;
+pub mod readiness;
+pub mod replicated;
+pub mod server;
 pub mod shutdown;
 pub mod tls;
+
+pub use error::NodeError;
+pub use error::error_chain;
+pub use server::Listeners;
+pub use server::dev_main;
+pub use server::run;
+pub use server::serve;

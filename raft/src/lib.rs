@@ -3,11 +3,13 @@
 //!
 //! # Layout
 //! - [`command`]: the replicated commands (protobuf) and their answers.
+//! - [`log`]: the durable raft log (segmented write-ahead log, group-commit `fdatasync`).
 //! - [`mvcc`]: the pure, synchronous multi-version store.
 //! - [`network`]: the peer RPCs over an injectable transport.
 //! - [`replica`]: the replica handle: start, write, read index, status.
 //! - [`state_machine`]: the raft state machine over [`mvcc`], with durable snapshots.
 //! - [`typ`]: the raft type configuration.
+//! - [`wire`]: protobuf forms of the openraft types that are persisted or sent between replicas.
 
 pub mod command;
 pub mod log;

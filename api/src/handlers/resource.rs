@@ -27,8 +27,30 @@ pub(crate) struct ResourceRequest<'a> {
     pub query: &'a QueryParams,
     /// The body (empty for reads).
     pub body: Bytes,
+    /// The body's `Content-Type`, if sent.
+    pub content_type: Option<&'a str>,
     /// The request's time.
     pub now: DateTime<Utc>,
+}
+
+/// The media types request bodies may have (YAML, Protobuf and CBOR come with the codecs).
+const ACCEPTED_MEDIA_TYPES: &str = "application/json";
+
+/// A body must be JSON: `application/json` (any parameters), or no `Content-Type` at all,
+/// which clients sending JSON sometimes omit. Anything else is 415, so a client can retry in
+/// JSON instead of reading a misleading 400.
+fn check_content_type(content_type: Option<&str>) -> Result<(), ApiError> {
+    let Some(ct) = content_type else {
+        return Ok(());
+    };
+    let essence = ct.split(';').next().unwrap_or_default().trim();
+    if essence.is_empty() || essence.eq_ignore_ascii_case("application/json") {
+        Ok(())
+    } else {
+        Err(ApiError::UnsupportedMediaType {
+            accepted: ACCEPTED_MEDIA_TYPES.to_owned(),
+        })
+    }
 }
 
 fn preconditions(body: &[u8]) -> Result<Preconditions, ApiError> {
@@ -87,6 +109,9 @@ pub(crate) async fn serve_resource(
             "dryRun is not supported by this server yet".into(),
         ));
     }
+    if !req.body.is_empty() {
+        check_content_type(req.content_type)?;
+    }
     // Namespaced items live only under their namespace; the all-namespaces path serves lists.
     let item_ns = match (rt.is_namespaced(), namespace) {
         (true, Some(ns)) => Some(ns),
@@ -138,5 +163,22 @@ mod tests {
         assert_eq!(p.resource_version.as_deref(), Some("7"));
         assert!(preconditions(b"{").is_err());
         assert!(preconditions(br#"{"preconditions":{"uid":1}}"#).is_err());
+    }
+
+    #[test]
+    fn only_json_bodies_are_decoded() {
+        assert!(check_content_type(None).is_ok());
+        assert!(check_content_type(Some("application/json")).is_ok());
+        assert!(check_content_type(Some("Application/JSON; charset=utf-8")).is_ok());
+        for other in [
+            "application/vnd.kubernetes.protobuf",
+            "application/yaml",
+            "text/plain",
+        ] {
+            assert!(matches!(
+                check_content_type(Some(other)),
+                Err(ApiError::UnsupportedMediaType { .. })
+            ));
+        }
     }
 }

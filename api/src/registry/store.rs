@@ -207,20 +207,20 @@ impl Store {
             ));
         };
         let expected_version = self.resource.api_version();
-        if let Some(v) = raw.get("apiVersion").and_then(Value::as_str) {
-            if v != expected_version {
-                return Err(ApiError::BadRequest(format!(
-                    "the API version in the data ({v}) does not match the expected API version ({expected_version})"
-                )));
-            }
+        if let Some(v) = raw.get("apiVersion").and_then(Value::as_str)
+            && v != expected_version
+        {
+            return Err(ApiError::BadRequest(format!(
+                "the API version in the data ({v}) does not match the expected API version ({expected_version})"
+            )));
         }
-        if let Some(k) = raw.get("kind").and_then(Value::as_str) {
-            if k != self.resource.kind {
-                return Err(ApiError::BadRequest(format!(
-                    "the kind in the data ({k}) does not match the expected kind ({})",
-                    self.resource.kind
-                )));
-            }
+        if let Some(k) = raw.get("kind").and_then(Value::as_str)
+            && k != self.resource.kind
+        {
+            return Err(ApiError::BadRequest(format!(
+                "the kind in the data ({k}) does not match the expected kind ({})",
+                self.resource.kind
+            )));
         }
         let mut obj = self.strategy.decode(body).map_err(|e| {
             let kind = &self.resource.kind;
@@ -229,10 +229,10 @@ impl Store {
                 self.resource.version
             ))
         })?;
-        if !obj.get("metadata").is_some_and(Value::is_object) {
-            if let Value::Object(m) = &mut obj {
-                m.insert("metadata".to_owned(), Value::Object(Map::new()));
-            }
+        if !obj.get("metadata").is_some_and(Value::is_object)
+            && let Value::Object(m) = &mut obj
+        {
+            m.insert("metadata".to_owned(), Value::Object(Map::new()));
         }
         Ok(obj)
     }
@@ -542,10 +542,10 @@ impl Store {
                 }
             }
         }
-        if !meta.contains_key("deletionGracePeriodSeconds") {
-            if let Some(v) = old_meta.get("deletionGracePeriodSeconds") {
-                meta.insert("deletionGracePeriodSeconds".to_owned(), v.clone());
-            }
+        if !meta.contains_key("deletionGracePeriodSeconds")
+            && let Some(v) = old_meta.get("deletionGracePeriodSeconds")
+        {
+            meta.insert("deletionGracePeriodSeconds".to_owned(), v.clone());
         }
         Ok(errs)
     }
@@ -576,22 +576,22 @@ impl Store {
                 StoredJson::from_stored(current.value.clone()).map_err(|e| corrupt(&key, e))?;
             let mut obj = stored.to_value().map_err(|e| corrupt(&key, e))?;
             let uid = meta_str(&obj, "uid").to_owned();
-            if let Some(want) = &preconditions.uid {
-                if *want != uid {
-                    return Err(self.conflict(
-                        name,
-                        format!("Precondition failed: UID in precondition: {want}, UID in object meta: {uid}"),
-                    ));
-                }
+            if let Some(want) = &preconditions.uid
+                && *want != uid
+            {
+                return Err(self.conflict(
+                    name,
+                    format!("Precondition failed: UID in precondition: {want}, UID in object meta: {uid}"),
+                ));
             }
-            if let Some(want) = &preconditions.resource_version {
-                let have = current.mod_revision.to_string();
-                if *want != have {
-                    return Err(self.conflict(
-                        name,
-                        format!("Precondition failed: ResourceVersion in precondition: {want}, ResourceVersion in object meta: {have}"),
-                    ));
-                }
+            let have = current.mod_revision.to_string();
+            if let Some(want) = &preconditions.resource_version
+                && *want != have
+            {
+                return Err(self.conflict(
+                    name,
+                    format!("Precondition failed: ResourceVersion in precondition: {want}, ResourceVersion in object meta: {have}"),
+                ));
             }
             let result = match self.strategy.before_delete(&mut obj, &now) {
                 DeleteAction::Unchanged => {

@@ -169,10 +169,12 @@ impl RequestInfo {
             if let Some(name) = exact_name(query.get("fieldSelector")) {
                 info.name = name;
             }
-        } else if info.name.is_empty() && via_special && info.verb == Verb::Watch {
-            if let Some(name) = exact_name(query.get("fieldSelector")) {
-                info.name = name;
-            }
+        } else if info.name.is_empty()
+            && via_special
+            && info.verb == Verb::Watch
+            && let Some(name) = exact_name(query.get("fieldSelector"))
+        {
+            info.name = name;
         }
         if info.name.is_empty() && info.verb == Verb::Delete {
             info.verb = Verb::DeleteCollection;
@@ -184,8 +186,8 @@ impl RequestInfo {
     /// false for the namespace objects themselves (`/api/v1/namespaces/<name>`), whose
     /// namespace is their own name.
     pub fn is_namespaced_path(&self) -> bool {
-        !self.namespace.is_empty()
-            && !(self.resource == "namespaces" && self.name == self.namespace)
+        let own_namespace = self.resource == "namespaces" && self.name == self.namespace;
+        !self.namespace.is_empty() && !own_namespace
     }
 }
 

@@ -248,3 +248,31 @@ async fn a_future_resource_version_is_504_too_large() {
             .is_some_and(|m| m.contains("Too large resource version"))
     );
 }
+
+// R-RES-121: a body in a media type the server does not decode is 415, not a misleading 400.
+#[tokio::test]
+async fn non_json_bodies_are_415() {
+    let (app, storage) = app().await;
+    let before = storage.keys();
+    let mut req = Request::builder()
+        .method("POST")
+        .uri(CM_PATH)
+        .header("content-type", "application/vnd.kubernetes.protobuf")
+        .body(Body::from(&b"k8s\0\x0a"[..]))
+        .expect("request");
+    req.extensions_mut().insert(admin());
+    let r = send(&app, req).await;
+    assert_status(&r, 415, "UnsupportedMediaType");
+    assert_eq!(storage.keys(), before);
+}
+
+// A panic in a handler becomes a 500 Status, not a dropped connection.
+#[test]
+fn panics_become_internal_error_statuses() {
+    let res = crate::router::panic_response(Box::new("boom"));
+    assert_eq!(res.status(), StatusCode::INTERNAL_SERVER_ERROR);
+    assert_eq!(
+        res.headers().get("content-type").map(|v| v.as_bytes()),
+        Some(&b"application/json"[..])
+    );
+}

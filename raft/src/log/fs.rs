@@ -54,7 +54,8 @@ pub trait LogFs: Send + Sync + 'static {
 
 /// A file open for appending.
 pub trait LogFile: Send {
-    /// Appends all of `buf`.
+    /// Appends all of `buf` at the file's current end, also after [`LogFs::truncate`] cut the
+    /// file while it was open (`O_APPEND` semantics).
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()>;
 
     /// Makes everything written so far durable (`fdatasync`).

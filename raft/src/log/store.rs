@@ -14,7 +14,6 @@ use std::sync::Mutex;
 use std::sync::MutexGuard;
 use std::sync::PoisonError;
 use std::sync::atomic::Ordering;
-use std::sync::mpsc;
 
 use openraft::LogState;
 use openraft::OptionalSend;
@@ -38,6 +37,7 @@ use super::writer::Done;
 use super::writer::Op;
 use super::writer::Progress;
 use super::writer::SegmentWrite;
+use super::writer::WriterHandle;
 use crate::typ::Entry;
 use crate::typ::LogId;
 use crate::typ::TypeConfig;
@@ -47,6 +47,8 @@ use crate::wire;
 /// At most this many entries are answered by one `limited_get_log_entries` call, so replicating
 /// a long lagging tail does not load it all into memory at once.
 const READ_BATCH: u64 = 1024;
+/// ... and at most about this many bytes of records (always at least one entry).
+const READ_BATCH_BYTES: u64 = 16 * 1024 * 1024;
 
 /// How a [`LogStore`] is set up.
 #[derive(Clone)]
@@ -112,7 +114,7 @@ struct Inner {
     cache: BTreeMap<u64, Entry>,
     /// The `seq` the next queued operation gets.
     next_seq: u64,
-    writer: mpsc::Sender<Op>,
+    writer: WriterHandle,
 }
 
 impl Debug for LogStore {
@@ -187,7 +189,7 @@ impl LogStore {
         }
         let seq = inner.next_seq;
         inner.next_seq += 1;
-        inner.writer.send(op(seq)).map_err(|_| LogError::Stopped)
+        inner.writer.send(op(seq))
     }
 
     /// Queues a state-file write and waits until it is durable.
@@ -317,7 +319,21 @@ impl RaftLogReader<TypeConfig> for LogStore {
         start: u64,
         end: u64,
     ) -> Result<Vec<Entry>, io::Error> {
-        let end = end.min(start.saturating_add(READ_BATCH));
+        let mut end = end.min(start.saturating_add(READ_BATCH));
+        if start >= end {
+            return Ok(Vec::new());
+        }
+        {
+            let inner = self.lock();
+            let mut bytes = 0;
+            for (&index, slot) in inner.slots.range(start..end) {
+                if bytes > 0 && bytes + slot.len > READ_BATCH_BYTES {
+                    end = index;
+                    break;
+                }
+                bytes += slot.len;
+            }
+        }
         self.try_get_log_entries(start..end).await
     }
 }
@@ -348,8 +364,15 @@ impl RaftLogStorage<TypeConfig> for LogStore {
         self.save_state(|hard| hard.vote = Some(vote)).await
     }
 
+    /// Returns once the new committed log id is queued; it becomes durable with the writer's
+    /// current group (see the writer's `SaveCommitted`). openraft awaits this call before its
+    /// next log write, so waiting for a state-file sync here would stall the pipeline.
     async fn save_committed(&mut self, committed: Option<LogId>) -> Result<(), io::Error> {
-        self.save_state(|hard| hard.committed = committed).await
+        let mut inner = self.lock();
+        inner.hard.committed = committed;
+        let state = inner.hard.clone();
+        self.enqueue(&mut inner, |seq| Op::SaveCommitted { seq, state })?;
+        Ok(())
     }
 
     async fn read_committed(&mut self) -> Result<Option<LogId>, io::Error> {

@@ -111,6 +111,30 @@ async fn reopen_keeps_entries_vote_and_committed() {
     assert_eq!(Some(log_id(1, 50)), state.last_log_id);
 }
 
+// A limited read stops at the byte budget but always answers at least one entry.
+#[tokio::test]
+async fn limited_read_is_bounded_but_never_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = LogStore::open(dir.path(), options(64 << 20, 4)).unwrap();
+    let big = |index| {
+        let command = Command::txn(Txn {
+            compares: vec![],
+            success: vec![Op::put(format!("/registry/k/{index}"), vec![1; 6 << 20])],
+            failure: vec![],
+        });
+        Entry {
+            log_id: log_id(1, index),
+            payload: EntryPayload::Normal(command),
+        }
+    };
+    let written: Vec<Entry> = (1..=4).map(big).collect();
+    append(&mut store, written.clone()).await.unwrap();
+    let first = store.limited_get_log_entries(1, 5).await.unwrap();
+    assert_eq!(written[..2].to_vec(), first);
+    let last = store.limited_get_log_entries(4, 5).await.unwrap();
+    assert_eq!(written[3..].to_vec(), last);
+}
+
 // Entries evicted from the cache are read back from the segments, across segment boundaries.
 #[tokio::test]
 async fn reads_beyond_the_cache_come_from_disk() {
@@ -130,6 +154,13 @@ async fn reads_beyond_the_cache_come_from_disk() {
         store.limited_get_log_entries(6, 16).await.unwrap()
     );
     // Empty and inverted ranges answer nothing rather than panic.
+    assert!(
+        store
+            .limited_get_log_entries(9, 3)
+            .await
+            .unwrap()
+            .is_empty()
+    );
     assert!(store.try_get_log_entries(5..5).await.unwrap().is_empty());
     let inverted = (std::ops::Bound::Excluded(9), std::ops::Bound::Excluded(3));
     assert!(
@@ -345,6 +376,8 @@ struct Probe {
     syncs: AtomicU64,
     /// The value of `writes` at the last completed sync: writes up to it are durable.
     durable_writes: AtomicU64,
+    /// State-file writes (vote, committed, purged).
+    state_writes: AtomicU64,
     slow_sync: AtomicBool,
     fail_sync: AtomicBool,
 }
@@ -379,6 +412,7 @@ impl LogFs for ProbeFs {
         StdFs.truncate(path, len)
     }
     fn write_synced(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+        self.0.state_writes.fetch_add(1, Ordering::SeqCst);
         StdFs.write_synced(path, bytes)
     }
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
@@ -422,7 +456,8 @@ fn probed(probe: &Arc<Probe>) -> LogOptions {
 }
 
 // R-RES-004: group commit. Appends issued while a sync is in flight share the next sync, and no
-// append is reported durable before a sync that covers its write.
+// append is reported durable before a sync that covers its write. Committed-id saves between the
+// appends (as openraft issues them) are coalesced too, and the last one survives a reopen.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn group_commit_syncs_once_per_batch_and_never_reports_early() {
     let dir = tempfile::tempdir().unwrap();
@@ -437,6 +472,10 @@ async fn group_commit_syncs_once_per_batch_and_never_reports_early() {
         let (tx, rx) = TypeConfig::oneshot();
         store
             .append(vec![entry(1, index)], IOFlushed::signal(tx))
+            .await
+            .unwrap();
+        store
+            .save_committed(Some(log_id(1, index - 1)))
             .await
             .unwrap();
         let probe = probe.clone();
@@ -467,7 +506,19 @@ async fn group_commit_syncs_once_per_batch_and_never_reports_early() {
             "append {index} reported flushed with only {durable} writes durable"
         );
     }
+    let state_writes = probe.state_writes.load(Ordering::SeqCst);
+    assert!(
+        state_writes * 4 < APPENDS,
+        "{state_writes} state-file writes for {APPENDS} committed-id saves"
+    );
     assert_eq!(entries(1, 1..=APPENDS), read_all(&mut store).await);
+    drop(store);
+
+    let mut store = LogStore::open(dir.path(), LogOptions::default()).unwrap();
+    assert_eq!(
+        Some(log_id(1, APPENDS - 1)),
+        store.read_committed().await.unwrap()
+    );
 }
 
 // A failed fdatasync stops the log: the append's callback gets the error, and every later write
@@ -519,4 +570,24 @@ async fn open_finishes_an_interrupted_purge_of_everything() {
     }
     let mut store = LogStore::open(dir.path(), options(512, 4)).unwrap();
     assert_eq!(entries(2, 31..=32), read_all(&mut store).await);
+}
+
+// A record whose checksum holds but whose payload is not an entry was written whole, so it is
+// not a torn write: opening fails rather than cutting it off.
+#[tokio::test]
+async fn intact_record_that_is_not_an_entry_is_fatal() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let mut store = LogStore::open(dir.path(), LogOptions::default()).unwrap();
+        append(&mut store, entries(1, 1..=3)).await.unwrap();
+    }
+    let first = segment_files(dir.path())[0];
+    let path = dir.path().join(segment::file_name(first));
+    let mut bytes = std::fs::read(&path).unwrap();
+    // Field 1 as a varint is not a valid `LogId` message.
+    super::record::frame(&[0x08, 0x01], &mut bytes).unwrap();
+    std::fs::write(&path, &bytes).unwrap();
+
+    let err = LogStore::open(dir.path(), LogOptions::default()).unwrap_err();
+    assert!(matches!(err, LogError::InvalidEntry { .. }), "{err:?}");
 }

@@ -13,6 +13,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc;
+use std::thread::JoinHandle;
 
 use openraft::storage::IOFlushed;
 use tokio::sync::oneshot;
@@ -78,6 +79,17 @@ pub(crate) enum Op {
         /// Completed once the state is durable.
         done: Done,
     },
+    /// Replace the state file because the committed log id moved. Nobody waits for it: it is
+    /// written once, at the end of the group it arrived in, unless a later state write in the
+    /// group supersedes it. Deferring it is safe because a stale committed id only means less is
+    /// re-applied on restart, and it is never ahead of the log, since it follows in queue order
+    /// the appends of the entries it names.
+    SaveCommitted {
+        /// Queue position.
+        seq: u64,
+        /// The whole state to write.
+        state: HardState,
+    },
     /// Remove the log's tail: delete whole segments from the end backward, then cut one.
     Truncate {
         /// Queue position.
@@ -111,13 +123,39 @@ pub(crate) struct Progress {
     pub(crate) stopped: AtomicBool,
 }
 
-/// Starts the writer thread for the log in `dir`. It runs until every sender is dropped and the
-/// queue is drained.
+/// The queue to the writer thread, and the thread.
+///
+/// Dropping it closes the queue and waits for the thread to drain it, so that a log reopened in
+/// the same process never races with writes still queued by its previous instance.
+pub(crate) struct WriterHandle {
+    tx: Option<mpsc::Sender<Op>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl WriterHandle {
+    /// Queues `op`; fails only when the writer thread is gone.
+    pub(crate) fn send(&self, op: Op) -> Result<(), LogError> {
+        let tx = self.tx.as_ref().ok_or(LogError::Stopped)?;
+        tx.send(op).map_err(|_| LogError::Stopped)
+    }
+}
+
+impl Drop for WriterHandle {
+    fn drop(&mut self) {
+        drop(self.tx.take());
+        if let Some(thread) = self.thread.take() {
+            // The writer never panics on input; if it did, there is nothing left to clean up.
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Starts the writer thread for the log in `dir`.
 pub(crate) fn spawn(
     fs: Arc<dyn LogFs>,
     dir: PathBuf,
     progress: Arc<Progress>,
-) -> Result<mpsc::Sender<Op>, LogError> {
+) -> Result<WriterHandle, LogError> {
     let (tx, rx) = mpsc::channel();
     let writer = Writer {
         fs,
@@ -125,7 +163,7 @@ pub(crate) fn spawn(
         current: None,
         progress,
     };
-    std::thread::Builder::new()
+    let thread = std::thread::Builder::new()
         .name("raft-log-writer".to_string())
         .spawn(move || writer.run(rx))
         .map_err(|source| LogError::Io {
@@ -133,7 +171,10 @@ pub(crate) fn spawn(
             path: dir,
             source,
         })?;
-    Ok(tx)
+    Ok(WriterHandle {
+        tx: Some(tx),
+        thread: Some(thread),
+    })
 }
 
 struct Writer {
@@ -161,58 +202,93 @@ impl Writer {
                     Err(_) => break,
                 }
             }
-            let mut ops = batch.into_iter().peekable();
-            while let Some(op) = ops.next() {
-                match op {
-                    Op::Append { seq, writes, done } => {
-                        let mut group = vec![Append { seq, writes, done }];
-                        while let Some(Op::Append { seq, writes, done }) =
-                            ops.next_if(|op| matches!(op, Op::Append { .. }))
-                        {
-                            group.push(Append { seq, writes, done });
+            self.run_batch(batch);
+        }
+    }
+
+    /// Executes one batch of queued operations in order, grouping consecutive appends under one
+    /// sync and consecutive state writes into one write.
+    fn run_batch(&mut self, batch: Vec<Op>) {
+        // The newest committed-only state write not yet superseded.
+        let mut pending_commit: Option<(u64, HardState)> = None;
+        let mut ops = batch.into_iter().peekable();
+        while let Some(op) = ops.next() {
+            match op {
+                Op::Append { seq, writes, done } => {
+                    let mut group = vec![Append { seq, writes, done }];
+                    // Committed-only writes are deferred, so they do not split the group.
+                    loop {
+                        match ops.next_if(|op| {
+                            matches!(op, Op::Append { .. } | Op::SaveCommitted { .. })
+                        }) {
+                            Some(Op::Append { seq, writes, done }) => {
+                                group.push(Append { seq, writes, done });
+                            }
+                            Some(Op::SaveCommitted { seq, state }) => {
+                                pending_commit = Some((seq, state));
+                            }
+                            _ => break,
                         }
-                        self.append_group(group);
                     }
-                    Op::SaveState { seq, state, done } => {
-                        // Each state write carries the whole state, so only the last of a run
-                        // needs writing.
-                        let mut waiters = vec![done];
-                        let (mut seq, mut state) = (seq, state);
-                        while let Some(Op::SaveState {
-                            seq: next_seq,
-                            state: next_state,
-                            done,
-                        }) = ops.next_if(|op| matches!(op, Op::SaveState { .. }))
-                        {
-                            waiters.push(done);
-                            (seq, state) = (next_seq, next_state);
+                    self.append_group(group);
+                }
+                Op::SaveCommitted { seq, state } => pending_commit = Some((seq, state)),
+                Op::SaveState { seq, state, done } => {
+                    // Each state write carries the whole state, newest last, so one write of
+                    // the last state of a run serves the run and any earlier pending commit.
+                    pending_commit = None;
+                    let mut waiters = vec![done];
+                    let (mut seq, mut state) = (seq, state);
+                    loop {
+                        match ops.next_if(|op| {
+                            matches!(op, Op::SaveState { .. } | Op::SaveCommitted { .. })
+                        }) {
+                            Some(Op::SaveState {
+                                seq: next_seq,
+                                state: next_state,
+                                done,
+                            }) => {
+                                waiters.push(done);
+                                (seq, state) = (next_seq, next_state);
+                            }
+                            Some(Op::SaveCommitted {
+                                seq: next_seq,
+                                state: next_state,
+                            }) => (seq, state) = (next_seq, next_state),
+                            _ => break,
                         }
-                        let result = self.guarded(|w| state.store(w.fs.as_ref(), &w.dir));
-                        self.finish(seq, waiters, result);
                     }
-                    Op::Truncate {
-                        seq,
-                        remove,
-                        cut,
-                        done,
-                    } => {
-                        let result = self.guarded(|w| w.truncate(&remove, cut));
-                        self.finish(seq, vec![done], result);
-                    }
-                    Op::Purge {
-                        seq,
-                        state,
-                        remove,
-                        done,
-                    } => {
-                        let result = self.guarded(|w| {
-                            state.store(w.fs.as_ref(), &w.dir)?;
-                            w.remove_segments(&remove)
-                        });
-                        self.finish(seq, vec![done], result);
-                    }
+                    let result = self.guarded(|w| state.store(w.fs.as_ref(), &w.dir));
+                    self.finish(seq, waiters, result);
+                }
+                Op::Truncate {
+                    seq,
+                    remove,
+                    cut,
+                    done,
+                } => {
+                    let result = self.guarded(|w| w.truncate(&remove, cut));
+                    self.finish(seq, vec![done], result);
+                }
+                Op::Purge {
+                    seq,
+                    state,
+                    remove,
+                    done,
+                } => {
+                    // The purge's state is newer than any pending commit's.
+                    pending_commit = None;
+                    let result = self.guarded(|w| {
+                        state.store(w.fs.as_ref(), &w.dir)?;
+                        w.remove_segments(&remove)
+                    });
+                    self.finish(seq, vec![done], result);
                 }
             }
+        }
+        if let Some((seq, state)) = pending_commit {
+            let result = self.guarded(|w| state.store(w.fs.as_ref(), &w.dir));
+            self.finish(seq, Vec::new(), result);
         }
     }
 

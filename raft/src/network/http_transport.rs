@@ -224,3 +224,7 @@ impl AsyncWrite for PeerStream {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "http_transport_test.rs"]
+mod http_transport_test;

@@ -32,6 +32,7 @@ use super::replica_message::forward_write_response;
 use super::replica_message::join_response;
 use super::replica_message::read_index_response;
 use super::rpc;
+use crate::mvcc::StoreSnapshot;
 use crate::replica::Replica;
 use crate::typ;
 use crate::typ::TypeConfig;
@@ -129,6 +130,14 @@ async fn install_snapshot(State(replica): State<Arc<Replica>>, body: Bytes) -> R
         && last.leader_id.term > vote.leader_id.term()
     {
         return bad_request("snapshot is newer than the sender's term");
+    }
+    // A snapshot that does not decode would fail inside raft's state machine, which stops
+    // raft; check it here so a bad peer message costs only a 400.
+    let index = meta.last_log_id.as_ref().map_or(0, |l| l.index);
+    match StoreSnapshot::decode(request.data.clone()) {
+        Ok(store) if store.revision == index => {}
+        Ok(_) => return bad_request("snapshot data does not match its metadata"),
+        Err(e) => return bad_request(e),
     }
     let snapshot = SnapshotOf::<TypeConfig, Bytes> {
         meta,

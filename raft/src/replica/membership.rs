@@ -48,17 +48,10 @@ impl Replica {
         }
     }
 
-    /// Starts asking the cluster to admit this replica, unless its log shows it is a member
-    /// already (a restart after a join).
-    pub(super) async fn start_joining(&self) -> Result<(), ReplicaError> {
-        if self
-            .raft
-            .is_initialized()
-            .await
-            .map_err(ReplicaError::Raft)?
-        {
-            return Ok(());
-        }
+    /// Starts asking the cluster, in the background, to admit this replica. Also done on every
+    /// restart: a replica stopped between becoming a learner and becoming a voter must still
+    /// be promoted, and asking is idempotent (a voter is answered at once).
+    pub(super) fn start_joining(&self) {
         let targets: Vec<String> = self
             .initial_cluster
             .iter()
@@ -78,7 +71,6 @@ impl Replica {
         };
         let task = tokio::spawn(joiner.run());
         *self.join_task.lock().unwrap_or_else(|e| e.into_inner()) = Some(task);
-        Ok(())
     }
 
     /// Leader side of a join: adds `node_id` as a learner, waits until it caught up, then makes

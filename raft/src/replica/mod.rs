@@ -34,8 +34,10 @@ pub use self::error::ReplicaError;
 pub use self::error::WriteError;
 pub(crate) use self::leader_error::LeaderError;
 pub use self::status::ReplicaStatus;
+use crate::log::LogFs;
 use crate::log::LogOptions;
 use crate::log::LogStore;
+use crate::log::StdFs;
 use crate::mvcc;
 use crate::mvcc::Revision;
 use crate::network::PeerClient;
@@ -96,21 +98,23 @@ impl Replica {
             path: log_dir.clone(),
             source: Box::new(e),
         })?;
-        Self::start_with_log_store(config, transport, log_store).await
+        Self::start_with_storage(config, transport, log_store, Arc::new(StdFs)).await
     }
 
-    /// [`Replica::start`] with a caller-supplied raft log (the simulation injects its own).
-    pub async fn start_with_log_store<LS>(
+    /// [`Replica::start`] with a caller-supplied raft log and file system for the snapshots
+    /// (the simulation injects its own disk).
+    pub async fn start_with_storage<LS>(
         config: ReplicaConfig,
         transport: Arc<dyn Transport>,
         log_store: LS,
+        snapshot_fs: Arc<dyn LogFs>,
     ) -> Result<Arc<Replica>, ReplicaError>
     where
         LS: RaftLogStorage<TypeConfig>,
     {
         validate(&config)?;
         let snapshot_dir = config.data_dir.join("snapshots");
-        let state_machine = StateMachineStore::open(&snapshot_dir)
+        let state_machine = StateMachineStore::open(snapshot_fs, &snapshot_dir)
             .await
             .map_err(|source| ReplicaError::OpenSnapshots {
                 path: snapshot_dir.clone(),
@@ -140,7 +144,7 @@ impl Replica {
             join_task: Mutex::new(None),
         });
         if config.join_existing {
-            replica.start_joining().await?;
+            replica.start_joining();
         } else {
             replica.found_cluster().await?;
         }

@@ -22,6 +22,7 @@ use super::snapshot_file::SnapshotFile;
 use crate::command::Command;
 use crate::command::CommandResponse;
 use crate::command::command;
+use crate::log::LogFs;
 use crate::mvcc::Revision;
 use crate::mvcc::Store;
 use crate::mvcc::StoreSnapshot;
@@ -46,11 +47,12 @@ pub struct StateMachineStore {
 }
 
 impl StateMachineStore {
-    /// Opens the state machine with its snapshots in `snapshot_dir` (created if absent). The
-    /// store starts empty: openraft restores it from the newest snapshot and the log.
-    pub async fn open(snapshot_dir: &Path) -> io::Result<Self> {
+    /// Opens the state machine with its snapshots in `snapshot_dir` (created if absent) on the
+    /// file system `fs`. The store starts empty: openraft restores it from the newest snapshot
+    /// and the log.
+    pub async fn open(fs: Arc<dyn LogFs>, snapshot_dir: &Path) -> io::Result<Self> {
         let dir = snapshot_dir.to_path_buf();
-        let snapshots = tokio::task::spawn_blocking(move || SnapshotDir::open(&dir))
+        let snapshots = tokio::task::spawn_blocking(move || SnapshotDir::open(fs, &dir))
             .await
             .map_err(io::Error::other)??;
         Ok(Self {

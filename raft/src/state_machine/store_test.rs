@@ -10,6 +10,7 @@ use openraft::storage::RaftSnapshotBuilder;
 use super::*;
 use crate::command::Op;
 use crate::command::Txn;
+use crate::log::StdFs;
 use crate::wire;
 
 fn log_id(index: u64) -> typ::LogId {
@@ -50,7 +51,9 @@ async fn apply(sm: &mut StateMachineStore, entries: Vec<typ::Entry>) {
 #[tokio::test]
 async fn revision_is_the_log_index_for_every_entry_kind() {
     let dir = tempfile::tempdir().unwrap();
-    let mut sm = StateMachineStore::open(dir.path()).await.unwrap();
+    let mut sm = StateMachineStore::open(Arc::new(StdFs), dir.path())
+        .await
+        .unwrap();
     let shared = sm.shared();
     let mut notices = shared.subscribe_notices();
     apply(
@@ -86,7 +89,9 @@ async fn revision_is_the_log_index_for_every_entry_kind() {
 #[tokio::test]
 async fn failed_compaction_is_consumed_with_an_error() {
     let dir = tempfile::tempdir().unwrap();
-    let mut sm = StateMachineStore::open(dir.path()).await.unwrap();
+    let mut sm = StateMachineStore::open(Arc::new(StdFs), dir.path())
+        .await
+        .unwrap();
     let mut store = Store::new();
     let (response, notice) = StateMachineStore::apply_command(&mut store, 3, &Command::compact(9));
     assert_eq!(3, response.revision);
@@ -104,7 +109,9 @@ async fn failed_compaction_is_consumed_with_an_error() {
 #[tokio::test]
 async fn replaying_an_applied_index_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let mut sm = StateMachineStore::open(dir.path()).await.unwrap();
+    let mut sm = StateMachineStore::open(Arc::new(StdFs), dir.path())
+        .await
+        .unwrap();
     apply(&mut sm, vec![entry(1, put("/a", "1"))]).await;
     let again = vec![Ok((entry(1, put("/a", "2")), None))];
     assert!(sm.apply(stream::iter(again)).await.is_err());
@@ -113,7 +120,9 @@ async fn replaying_an_applied_index_is_refused() {
 #[tokio::test]
 async fn wait_applied_returns_once_reached_or_times_out() {
     let dir = tempfile::tempdir().unwrap();
-    let mut sm = StateMachineStore::open(dir.path()).await.unwrap();
+    let mut sm = StateMachineStore::open(Arc::new(StdFs), dir.path())
+        .await
+        .unwrap();
     let shared = sm.shared();
     assert!(!shared.wait_applied(1, Duration::from_millis(20)).await);
     let waiter = tokio::spawn({
@@ -132,7 +141,9 @@ async fn wait_applied_returns_once_reached_or_times_out() {
 #[tokio::test]
 async fn snapshot_survives_reopen_and_installs() {
     let dir = tempfile::tempdir().unwrap();
-    let mut sm = StateMachineStore::open(dir.path()).await.unwrap();
+    let mut sm = StateMachineStore::open(Arc::new(StdFs), dir.path())
+        .await
+        .unwrap();
     apply(
         &mut sm,
         vec![
@@ -152,7 +163,9 @@ async fn snapshot_survives_reopen_and_installs() {
     // Applying after the copy was taken must not leak into the snapshot.
     apply(&mut sm, vec![entry(4, put("/c", "3"))]).await;
 
-    let mut reopened = StateMachineStore::open(dir.path()).await.unwrap();
+    let mut reopened = StateMachineStore::open(Arc::new(StdFs), dir.path())
+        .await
+        .unwrap();
     let current = reopened.get_current_snapshot().await.unwrap().unwrap();
     assert_eq!(built.meta, current.meta);
     let meta = current.meta.clone();
@@ -172,7 +185,9 @@ async fn snapshot_survives_reopen_and_installs() {
 #[tokio::test]
 async fn garbage_snapshot_data_is_rejected_not_panicked_on() {
     let dir = tempfile::tempdir().unwrap();
-    let mut sm = StateMachineStore::open(dir.path()).await.unwrap();
+    let mut sm = StateMachineStore::open(Arc::new(StdFs), dir.path())
+        .await
+        .unwrap();
     let meta = typ::SnapshotMeta {
         last_log_id: Some(log_id(5)),
         last_membership: typ::StoredMembership::default(),

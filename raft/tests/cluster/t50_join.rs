@@ -50,5 +50,15 @@ async fn fourth_replica_joins_as_learner_then_voter() {
         let kv = read(&cluster.replica(id), "/k/new").await.expect("new key");
         assert_eq!(through_new.revision, kv.mod_revision);
     }
+
+    tracing::info!("--- restart the joined replica: it rejoins idempotently and keeps its data");
+    cluster.stop(4).await;
+    cluster.start(4, true).await;
+    let restarted = cluster.replica(4);
+    let kv = read(&restarted, "/k/new")
+        .await
+        .expect("kept across restart");
+    assert_eq!(through_new.revision, kv.mod_revision);
+    assert_eq!(all, restarted.status().voters);
     cluster.stop_all().await;
 }

@@ -74,10 +74,10 @@ impl Strategy for NamespaceStrategy {
             if !list.is_array() {
                 *list = Value::Array(Vec::new());
             }
-            if let Value::Array(items) = list {
-                if !items.iter().any(|f| f.as_str() == Some(finalizer)) {
-                    items.push(finalizer.into());
-                }
+            if let Value::Array(items) = list
+                && !items.iter().any(|f| f.as_str() == Some(finalizer))
+            {
+                items.push(finalizer.into());
             }
         }
     }

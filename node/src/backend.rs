@@ -1,0 +1,278 @@
+//! The API server's [`Storage`] over a replica of the revisioned store (DESIGN.md §3).
+//!
+//! Writes are compare-and-swap transactions proposed through raft: the compares express the
+//! caller's precondition and the failure branch reads the key, so a failed write says why
+//! (absent: `NotFound`; present: `AlreadyExists` or `Conflict` with the current revision)
+//! without a second round trip. Reads are served from the local MVCC store once the requested
+//! consistency holds (table "Read consistency" in DESIGN.md §3).
+
+use std::time::Duration;
+
+use apiary_api::storage::ListPage;
+use apiary_api::storage::ReadConsistency;
+use apiary_api::storage::Revision;
+use apiary_api::storage::Storage;
+use apiary_api::storage::StorageError;
+use apiary_api::storage::StoredObject;
+use apiary_raft::command::CommandResponse;
+use apiary_raft::command::Compare;
+use apiary_raft::command::KeyValue;
+use apiary_raft::command::Op;
+use apiary_raft::command::Txn;
+use apiary_raft::mvcc;
+use apiary_raft::mvcc::MvccError;
+use bytes::Bytes;
+
+use crate::replicated::ReplicaFailure;
+use crate::replicated::ReplicatedStore;
+
+/// How long a `NotOlderThan`/`Exact` read waits for this replica to apply the revision before
+/// answering `TooLargeRevision` (the Kubernetes API server waits about as long for its cache).
+pub const DEFAULT_WAIT_BOUND: Duration = Duration::from_secs(3);
+
+/// [`Storage`] over a replica.
+#[derive(Debug)]
+pub struct ReplicaStorage<R> {
+    replica: R,
+    wait_bound: Duration,
+}
+
+impl<R: ReplicatedStore> ReplicaStorage<R> {
+    /// Storage over `replica`, waiting at most [`DEFAULT_WAIT_BOUND`] for future revisions.
+    pub fn new(replica: R) -> Self {
+        Self {
+            replica,
+            wait_bound: DEFAULT_WAIT_BOUND,
+        }
+    }
+
+    /// The same storage with another bound on waiting for a revision to be applied.
+    pub fn with_wait_bound(self, wait_bound: Duration) -> Self {
+        Self { wait_bound, ..self }
+    }
+
+    async fn write(&self, txn: Txn) -> Result<CommandResponse, StorageError> {
+        let response = self.replica.write(txn).await.map_err(replica_error)?;
+        match &response.error {
+            Some(reason) => Err(StorageError::Internal {
+                reason: reason.clone(),
+            }),
+            None => Ok(response),
+        }
+    }
+
+    /// Resolves `consistency` to the revision to read at (`None`: the current one), after
+    /// waiting for whatever the consistency requires.
+    async fn read_point(
+        &self,
+        consistency: ReadConsistency,
+    ) -> Result<Option<Revision>, StorageError> {
+        match consistency {
+            ReadConsistency::Linearizable => {
+                self.replica.read_index().await.map_err(replica_error)?;
+                Ok(None)
+            }
+            ReadConsistency::Any => Ok(None),
+            ReadConsistency::NotOlderThan(revision) => {
+                self.wait_for(revision).await?;
+                Ok(None)
+            }
+            ReadConsistency::Exact(revision) => {
+                self.wait_for(revision).await?;
+                Ok(Some(revision))
+            }
+        }
+    }
+
+    async fn wait_for(&self, revision: Revision) -> Result<(), StorageError> {
+        let reached = self
+            .replica
+            .wait_applied(revision, self.wait_bound)
+            .await
+            .map_err(replica_error)?;
+        if reached {
+            Ok(())
+        } else {
+            Err(StorageError::TooLargeRevision {
+                requested: revision,
+                current: self.replica.read(mvcc::Store::revision),
+            })
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl<R: ReplicatedStore> Storage for ReplicaStorage<R> {
+    async fn create(&self, key: &str, value: Bytes) -> Result<StoredObject, StorageError> {
+        let response = self
+            .write(Txn {
+                compares: vec![Compare::exists(key, false)],
+                success: vec![Op::put(key, value.clone())],
+                failure: vec![Op::get(key)],
+            })
+            .await?;
+        if !response.succeeded {
+            return Err(StorageError::AlreadyExists {
+                key: key.to_owned(),
+            });
+        }
+        Ok(StoredObject {
+            key: key.to_owned(),
+            value,
+            mod_revision: response.revision,
+            create_revision: response.revision,
+        })
+    }
+
+    async fn get(
+        &self,
+        key: &str,
+        consistency: ReadConsistency,
+    ) -> Result<Option<StoredObject>, StorageError> {
+        let at = self.read_point(consistency).await?;
+        let kv = self
+            .replica
+            .read(|store| store.get(key, at))
+            .map_err(mvcc_error)?;
+        Ok(kv.map(stored))
+    }
+
+    async fn list(
+        &self,
+        prefix: &str,
+        start_after: Option<&str>,
+        limit: usize,
+        consistency: ReadConsistency,
+    ) -> Result<ListPage, StorageError> {
+        let at = self.read_point(consistency).await?;
+        let end = mvcc::prefix_end(prefix);
+        // The smallest key after `start_after` is `start_after` followed by NUL.
+        let start = match start_after {
+            Some(after) if after >= prefix => format!("{after}\0"),
+            _ => prefix.to_owned(),
+        };
+        let range = self
+            .replica
+            .read(|store| store.range(&start, end.as_deref(), at, limit))
+            .map_err(mvcc_error)?;
+        Ok(ListPage {
+            items: range.kvs.into_iter().map(stored).collect(),
+            revision: range.revision,
+            remaining: range.remaining,
+        })
+    }
+
+    async fn update(
+        &self,
+        key: &str,
+        value: Bytes,
+        expected: Revision,
+    ) -> Result<StoredObject, StorageError> {
+        let response = self
+            .write(Txn {
+                // `exists` first: `mod_revision = 0` alone would also hold for an absent key.
+                compares: vec![
+                    Compare::exists(key, true),
+                    Compare::mod_revision(key, expected),
+                ],
+                success: vec![Op::put(key, value.clone())],
+                failure: vec![Op::get(key)],
+            })
+            .await?;
+        if !response.succeeded {
+            return Err(precondition_failed(key, expected, &response));
+        }
+        let previous = first_kv(&response).ok_or_else(|| missing_result(key, "update"))?;
+        Ok(StoredObject {
+            key: key.to_owned(),
+            value,
+            mod_revision: response.revision,
+            create_revision: previous.create_revision,
+        })
+    }
+
+    async fn delete(
+        &self,
+        key: &str,
+        expected: Option<Revision>,
+    ) -> Result<StoredObject, StorageError> {
+        let mut compares = vec![Compare::exists(key, true)];
+        compares.extend(expected.map(|revision| Compare::mod_revision(key, revision)));
+        let response = self
+            .write(Txn {
+                compares,
+                success: vec![Op::delete(key)],
+                failure: vec![Op::get(key)],
+            })
+            .await?;
+        if !response.succeeded {
+            return Err(precondition_failed(key, expected.unwrap_or(0), &response));
+        }
+        let deleted = first_kv(&response).ok_or_else(|| missing_result(key, "delete"))?;
+        Ok(StoredObject {
+            key: key.to_owned(),
+            value: deleted.value,
+            mod_revision: response.revision,
+            create_revision: deleted.create_revision,
+        })
+    }
+}
+
+fn first_kv(response: &CommandResponse) -> Option<KeyValue> {
+    response.results.first().and_then(|r| r.kv.clone())
+}
+
+/// A failed compare-and-swap: the failure branch's read tells absent from moved on.
+fn precondition_failed(key: &str, expected: Revision, response: &CommandResponse) -> StorageError {
+    match first_kv(response) {
+        None => StorageError::NotFound {
+            key: key.to_owned(),
+        },
+        Some(current) => StorageError::Conflict {
+            key: key.to_owned(),
+            expected,
+            actual: current.mod_revision,
+        },
+    }
+}
+
+fn missing_result(key: &str, operation: &str) -> StorageError {
+    StorageError::Internal {
+        reason: format!("{operation} of {key} succeeded without the previous value"),
+    }
+}
+
+fn stored(kv: KeyValue) -> StoredObject {
+    StoredObject {
+        key: kv.key,
+        value: kv.value,
+        mod_revision: kv.mod_revision,
+        create_revision: kv.create_revision,
+    }
+}
+
+fn replica_error(failure: ReplicaFailure) -> StorageError {
+    match failure {
+        ReplicaFailure::Unavailable { reason } => StorageError::Unavailable { reason },
+        ReplicaFailure::Fatal { reason } => StorageError::Internal { reason },
+    }
+}
+
+fn mvcc_error(error: MvccError) -> StorageError {
+    match error {
+        MvccError::Compacted {
+            requested,
+            compacted,
+        } => StorageError::Compacted {
+            requested,
+            compacted,
+        },
+        MvccError::FutureRevision { requested, current } => {
+            StorageError::TooLargeRevision { requested, current }
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "backend_test.rs"]
+mod backend_test;

@@ -1,0 +1,35 @@
+//! Start-up work that needs a working cluster: creating the system namespaces. Every replica
+//! runs it (it is idempotent), retrying until a leader accepts the writes or the replica stops.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use apiary_api::Flavor;
+use apiary_api::bootstrap::ensure_system_namespaces;
+use apiary_api::storage::Storage;
+use tokio_util::sync::CancellationToken;
+
+/// First pause between attempts; doubled up to [`MAX_BACKOFF`].
+const FIRST_BACKOFF: Duration = Duration::from_millis(100);
+/// Longest pause between attempts.
+const MAX_BACKOFF: Duration = Duration::from_secs(2);
+
+/// Ensures the system namespaces exist, retrying (no leader yet, leader changing) until it
+/// succeeds or `stop` is cancelled.
+pub async fn ensure_namespaces(storage: Arc<dyn Storage>, flavor: Flavor, stop: CancellationToken) {
+    let mut backoff = FIRST_BACKOFF;
+    loop {
+        match ensure_system_namespaces(storage.as_ref(), flavor).await {
+            Ok(()) => {
+                tracing::info!("system namespaces present");
+                return;
+            }
+            Err(error) => tracing::debug!(%error, "system namespaces not created yet; retrying"),
+        }
+        tokio::select! {
+            () = stop.cancelled() => return,
+            () = tokio::time::sleep(backoff) => {}
+        }
+        backoff = (backoff * 2).min(MAX_BACKOFF);
+    }
+}

@@ -1,0 +1,156 @@
+//! One replica, wired together: the raft replica, the peer listener (mutual TLS, raft RPCs),
+//! the API listener (TLS, the HTTP API over [`ReplicaStorage`]) and the start-up bootstrap.
+//!
+//! Sockets and the shutdown trigger are injected ([`run`]), so tests run several replicas in
+//! one process on ports the OS picked.
+//!
+//! Shutdown order: stop reporting ready, drain the API listener (requests in flight may still
+//! need the peers, e.g. a write forwarded to the leader), then the peer listener, then raft.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use apiary_api::ApiConfig;
+use apiary_api::Flavor;
+use apiary_api::storage::Storage;
+use apiary_raft::network::HttpTransport;
+use apiary_raft::network::peer_router;
+use apiary_raft::replica::RaftTimings;
+use apiary_raft::replica::Replica;
+use apiary_raft::replica::ReplicaConfig;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::backend::ReplicaStorage;
+use crate::bootstrap::ensure_namespaces;
+use crate::cli::DevArgs;
+use crate::cli::FlavorName;
+use crate::cli::ServeArgs;
+use crate::config::ServeConfig;
+use crate::error::NodeError;
+use crate::https::serve_https;
+use crate::readiness::ReplicaReadiness;
+use crate::shutdown::terminate_signal;
+use crate::tls;
+
+/// Build a snapshot every this many applied entries (a snapshot lets the log be purged and a
+/// lagging replica catch up without the whole log).
+const SNAPSHOT_LOGS_THRESHOLD: u64 = 10_000;
+
+/// The bound sockets of one replica.
+#[derive(Debug)]
+pub struct Listeners {
+    /// The HTTPS API listener.
+    pub api: TcpListener,
+    /// The peer (raft RPC) listener.
+    pub peer: TcpListener,
+}
+
+impl Listeners {
+    /// Binds both listeners.
+    pub async fn bind(api: SocketAddr, peer: SocketAddr) -> Result<Self, NodeError> {
+        let bind = |addr: SocketAddr| async move {
+            TcpListener::bind(addr)
+                .await
+                .map_err(|source| NodeError::Bind { addr, source })
+        };
+        Ok(Self {
+            api: bind(api).await?,
+            peer: bind(peer).await?,
+        })
+    }
+}
+
+/// The API's flavor for a `--flavor` value.
+pub fn flavor(name: FlavorName) -> Flavor {
+    match name {
+        FlavorName::Platform => Flavor::Platform,
+        FlavorName::Kubernetes => Flavor::Kubernetes,
+    }
+}
+
+/// Runs one replica on `listeners` until `shutdown` resolves, then shuts it down gracefully.
+/// Fails only at start-up (certificates, data directory); once serving, failures are answered
+/// per request.
+pub async fn run(
+    config: ServeConfig,
+    listeners: Listeners,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), NodeError> {
+    tls::install_crypto_provider();
+    let api_tls = tls::api_server_config(&config.api_tls)?;
+    let peer_tls = tls::peer_server_config(&config.peer_tls)?;
+    let transport = Arc::new(HttpTransport::new(Some(tls::peer_client_config(
+        &config.peer_tls,
+    )?)));
+    let flavor = flavor(config.flavor);
+
+    let peer_url = config
+        .initial_cluster
+        .get(&config.id)
+        .cloned()
+        .unwrap_or_default();
+    let replica = Replica::start(
+        ReplicaConfig {
+            id: config.id,
+            data_dir: config.data_dir.clone(),
+            peer_url,
+            initial_cluster: config.initial_cluster.clone(),
+            join_existing: config.join_existing,
+            raft: RaftTimings::default(),
+            snapshot_logs_threshold: SNAPSHOT_LOGS_THRESHOLD,
+        },
+        transport,
+    )
+    .await
+    .map_err(|e| NodeError::Replica(Box::new(e)))?;
+    tracing::info!(name = %config.name, id = config.id, "replica started");
+
+    let stop_api = CancellationToken::new();
+    let stop_peer = CancellationToken::new();
+    let peer_server = tokio::spawn(serve_https(
+        listeners.peer,
+        peer_tls,
+        peer_router(replica.clone()),
+        stop_peer.clone(),
+    ));
+
+    let storage: Arc<dyn Storage> = Arc::new(ReplicaStorage::new(replica.clone()));
+    let readiness = Arc::new(ReplicaReadiness::new(replica.clone(), stop_api.clone()));
+    let app = apiary_api::router(storage.clone(), ApiConfig::new(flavor, readiness));
+    let api_server = tokio::spawn(serve_https(listeners.api, api_tls, app, stop_api.clone()));
+    let bootstrap = tokio::spawn(ensure_namespaces(storage, flavor, stop_api.clone()));
+
+    shutdown.await;
+    tracing::info!(name = %config.name, "shutting down");
+    stop_api.cancel();
+    for task in [api_server, bootstrap] {
+        if let Err(error) = task.await {
+            tracing::warn!(%error, "API task ended abnormally");
+        }
+    }
+    stop_peer.cancel();
+    if let Err(error) = peer_server.await {
+        tracing::warn!(%error, "peer listener ended abnormally");
+    }
+    if let Err(error) = replica.shutdown().await {
+        tracing::warn!(%error, "raft did not stop cleanly");
+    }
+    tracing::info!(name = %config.name, "stopped");
+    Ok(())
+}
+
+/// `apiary serve`: validates the flags, binds the listeners and runs until SIGINT/SIGTERM.
+pub async fn serve(args: ServeArgs) -> Result<(), NodeError> {
+    let config = ServeConfig::from_args(&args)?;
+    let signal = terminate_signal().map_err(NodeError::Signals)?;
+    let listeners = Listeners::bind(args.listen_api, args.listen_peer).await?;
+    run(config, listeners, signal).await
+}
+
+/// `apiary dev`: runs a local cluster until SIGINT/SIGTERM.
+pub async fn dev_main(args: DevArgs) -> Result<(), NodeError> {
+    let signal = terminate_signal().map_err(NodeError::Signals)?;
+    crate::dev::run_dev(args, signal).await?;
+    Ok(())
+}

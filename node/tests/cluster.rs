@@ -1,0 +1,331 @@
+//! An in-process cluster of three replicas, each started with [`apiary_node::run`] on real TLS
+//! listeners on 127.0.0.1 (ports picked by the OS), reached over HTTPS with client
+//! certificates the way a real client would.
+
+#![allow(
+    clippy::unwrap_used,
+    reason = "test helpers: a failed unwrap is a failed test"
+)]
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use apiary_node::Listeners;
+use apiary_node::cli::FlavorName;
+use apiary_node::config::ApiTlsFiles;
+use apiary_node::config::PeerTlsFiles;
+use apiary_node::config::ServeConfig;
+use apiary_node::dev::DevPki;
+use apiary_node::dev::PemPair;
+use apiary_node::dev::node_name;
+use bytes::Bytes;
+use http::Method;
+use http::StatusCode;
+use http_body_util::BodyExt;
+use http_body_util::Full;
+use hyper_util::rt::TokioIo;
+use rustls::ClientConfig;
+use rustls::RootCertStore;
+use rustls::pki_types::CertificateDer;
+use rustls::pki_types::PrivateKeyDer;
+use rustls::pki_types::ServerName;
+use rustls::pki_types::pem::PemObject;
+use serde_json::Value;
+use serde_json::json;
+use tokio::net::TcpListener;
+use tokio::net::TcpStream;
+use tokio::task::JoinHandle;
+use tokio_rustls::TlsConnector;
+use tokio_util::sync::CancellationToken;
+
+/// How long the cluster may take to elect a leader and create its namespaces.
+const READY_TIMEOUT: Duration = Duration::from_secs(30);
+
+struct Cluster {
+    api: Vec<SocketAddr>,
+    peer: Vec<SocketAddr>,
+    stop: CancellationToken,
+    replicas: Vec<JoinHandle<Result<(), apiary_node::NodeError>>>,
+}
+
+async fn start_cluster(dir: &Path, pki: &DevPki, client_ca: &Path, nodes: usize) -> Cluster {
+    let mut listeners = Vec::new();
+    for _ in 0..nodes {
+        let api = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let peer = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        listeners.push(Listeners { api, peer });
+    }
+    let api: Vec<SocketAddr> = listeners
+        .iter()
+        .map(|l| l.api.local_addr().unwrap())
+        .collect();
+    let peer: Vec<SocketAddr> = listeners
+        .iter()
+        .map(|l| l.peer.local_addr().unwrap())
+        .collect();
+    let initial_cluster = listeners
+        .iter()
+        .zip(1..)
+        .map(|(l, id)| (id, format!("https://{}", l.peer.local_addr().unwrap())))
+        .collect();
+    let stop = CancellationToken::new();
+    let replicas = listeners
+        .into_iter()
+        .enumerate()
+        .map(|(i, listeners)| {
+            let config = ServeConfig {
+                name: node_name(i),
+                id: u64::try_from(i + 1).unwrap(),
+                data_dir: dir.join(node_name(i)),
+                initial_cluster: Clone::clone(&initial_cluster),
+                join_existing: false,
+                api_tls: ApiTlsFiles {
+                    cert: pki.serving[i].cert_path.clone(),
+                    key: pki.serving[i].key_path.clone(),
+                    client_ca: Some(client_ca.to_owned()),
+                },
+                peer_tls: PeerTlsFiles {
+                    cert: pki.peer[i].cert_path.clone(),
+                    key: pki.peer[i].key_path.clone(),
+                    trusted_ca: pki.peer_ca.cert_path.clone(),
+                },
+                flavor: FlavorName::Kubernetes,
+            };
+            tokio::spawn(apiary_node::run(
+                config,
+                listeners,
+                stop.clone().cancelled_owned(),
+            ))
+        })
+        .collect();
+    Cluster {
+        api,
+        peer,
+        stop,
+        replicas,
+    }
+}
+
+/// A client trusting the dev CA, presenting `identity` if given.
+fn client(ca: &PemPair, identity: Option<(&str, &str)>) -> Arc<ClientConfig> {
+    apiary_node::tls::install_crypto_provider();
+    let mut roots = RootCertStore::empty();
+    roots
+        .add(CertificateDer::from_pem_slice(ca.cert_pem.as_bytes()).unwrap())
+        .unwrap();
+    let builder = ClientConfig::builder().with_root_certificates(roots);
+    let mut config = match identity {
+        Some((cert, key)) => builder
+            .with_client_auth_cert(
+                vec![CertificateDer::from_pem_slice(cert.as_bytes()).unwrap()],
+                PrivateKeyDer::from_pem_slice(key.as_bytes()).unwrap(),
+            )
+            .unwrap(),
+        None => builder.with_no_client_auth(),
+    };
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Arc::new(config)
+}
+
+/// One HTTP/1.1 request over a fresh TLS connection; `Err` when the connection or the TLS
+/// handshake fails.
+async fn call(
+    tls: &Arc<ClientConfig>,
+    addr: SocketAddr,
+    method: Method,
+    path: &str,
+    body: Option<&Value>,
+) -> Result<(StatusCode, Value), String> {
+    let tcp = TcpStream::connect(addr).await.map_err(|e| e.to_string())?;
+    let server_name = ServerName::try_from("127.0.0.1").unwrap();
+    let stream = TlsConnector::from(tls.clone())
+        .connect(server_name, tcp)
+        .await
+        .map_err(|e| e.to_string())?;
+    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .map_err(|e| e.to_string())?;
+    tokio::spawn(connection);
+    let bytes = body.map_or_else(Bytes::new, |b| Bytes::from(b.to_string()));
+    let request = http::Request::builder()
+        .method(method)
+        .uri(path)
+        .header(http::header::HOST, addr.to_string())
+        .header(http::header::CONTENT_TYPE, "application/json")
+        .header(http::header::ACCEPT, "application/json")
+        .body(Full::new(bytes))
+        .unwrap();
+    let response = sender
+        .send_request(request)
+        .await
+        .map_err(|e| e.to_string())?;
+    let status = response.status();
+    let body = response
+        .into_body()
+        .collect()
+        .await
+        .map_err(|e| e.to_string())?
+        .to_bytes();
+    let value = serde_json::from_slice(&body)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&body).into_owned()));
+    Ok((status, value))
+}
+
+async fn wait_ready(tls: &Arc<ClientConfig>, addr: SocketAddr) {
+    let deadline = tokio::time::Instant::now() + READY_TIMEOUT;
+    loop {
+        if let Ok((StatusCode::OK, _)) = call(tls, addr, Method::GET, "/readyz", None).await {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{addr} not ready in time"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// A CA outside the dev PKI and a client certificate it signed for `bob` in group `dev`.
+fn second_ca_with_bob() -> (String, String, String) {
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca_params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "second-ca");
+    let ca = rcgen::CertifiedIssuer::self_signed(ca_params, ca_key).unwrap();
+    let bob_key = rcgen::KeyPair::generate().unwrap();
+    let mut bob = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    bob.distinguished_name = rcgen::DistinguishedName::new();
+    bob.distinguished_name
+        .push(rcgen::DnType::CommonName, "bob");
+    bob.distinguished_name
+        .push(rcgen::DnType::OrganizationName, "dev");
+    bob.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ClientAuth];
+    let bob_cert = bob.signed_by(&bob_key, &ca).unwrap();
+    (ca.pem(), bob_cert.pem(), bob_key.serialize_pem())
+}
+
+// R-HA-001, R-HA-003, R-HA-004, R-ACC-113, R-ACC-115, R-ACC-168: three replicas agree; a write
+// through a follower commits through the leader and a most-recent read on another replica sees
+// it; the admin certificate (CN=admin, O=system:masters) may do everything, a certificate from
+// the second CA of the client CA bundle authenticates as its CN and is forbidden, one from an
+// unknown CA fails the handshake; the peer listener admits only peer certificates.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn three_replicas_serve_the_api_over_tls() {
+    let dir = tempfile::tempdir().unwrap();
+    let pki = DevPki::load_or_generate(dir.path(), 3).unwrap();
+    let (second_ca, bob_cert, bob_key) = second_ca_with_bob();
+    let client_ca = dir.path().join("client-ca-bundle.crt");
+    std::fs::write(&client_ca, format!("{}{second_ca}", pki.ca.cert_pem)).unwrap();
+    let cluster = start_cluster(dir.path(), &pki, &client_ca, 3).await;
+    let admin = client(
+        &pki.ca,
+        Some((pki.admin.cert_pem.as_str(), pki.admin.key_pem.as_str())),
+    );
+
+    {
+        tracing::info!("every replica becomes ready");
+        for addr in &cluster.api {
+            wait_ready(&admin, *addr).await;
+        }
+    }
+    {
+        tracing::info!("create through node-2, read through node-3");
+        let configmap = json!({
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "demo"},
+            "data": {"key": "value"},
+        });
+        let path = "/api/v1/namespaces/default/configmaps";
+        let (status, created) = call(&admin, cluster.api[1], Method::POST, path, Some(&configmap))
+            .await
+            .unwrap();
+        assert_eq!(status, StatusCode::CREATED, "{created}");
+        let (status, read) = call(
+            &admin,
+            cluster.api[2],
+            Method::GET,
+            &format!("{path}/demo"),
+            None,
+        )
+        .await
+        .unwrap();
+        assert_eq!(status, StatusCode::OK, "{read}");
+        assert_eq!(read["data"]["key"], "value");
+        assert_eq!(
+            read["metadata"]["resourceVersion"],
+            created["metadata"]["resourceVersion"]
+        );
+    }
+    {
+        tracing::info!("client certificates: identities and trust");
+        let bob = client(&pki.ca, Some((bob_cert.as_str(), bob_key.as_str())));
+        let (status, body) = call(
+            &bob,
+            cluster.api[0],
+            Method::GET,
+            "/api/v1/namespaces/default/configmaps",
+            None,
+        )
+        .await
+        .unwrap();
+        assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+        assert!(
+            body["message"].as_str().unwrap_or("").contains("\"bob\""),
+            "{body}"
+        );
+
+        let anonymous = client(&pki.ca, None);
+        let (status, _) = call(
+            &anonymous,
+            cluster.api[0],
+            Method::GET,
+            "/api/v1/namespaces/default/configmaps",
+            None,
+        )
+        .await
+        .unwrap();
+        assert!(
+            status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN,
+            "{status}"
+        );
+
+        // The peer CA is not a client CA: its certificates are refused at the handshake.
+        let impostor = client(
+            &pki.ca,
+            Some((pki.peer[0].cert_pem.as_str(), pki.peer[0].key_pem.as_str())),
+        );
+        let refused = call(
+            &impostor,
+            cluster.api[0],
+            Method::GET,
+            "/api/v1/namespaces",
+            None,
+        )
+        .await;
+        assert!(refused.is_err(), "{refused:?}");
+
+        // The peer listener wants a certificate from the peer CA: the admin's is refused.
+        let admin_at_peer = client(
+            &pki.peer_ca,
+            Some((pki.admin.cert_pem.as_str(), pki.admin.key_pem.as_str())),
+        );
+        let refused = call(&admin_at_peer, cluster.peer[0], Method::GET, "/", None).await;
+        assert!(refused.is_err(), "{refused:?}");
+    }
+    {
+        tracing::info!("graceful shutdown");
+        cluster.stop.cancel();
+        for replica in cluster.replicas {
+            let result = tokio::time::timeout(Duration::from_secs(20), replica)
+                .await
+                .expect("replica stops in time")
+                .unwrap();
+            assert!(result.is_ok(), "{result:?}");
+        }
+    }
+}
