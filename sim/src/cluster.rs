@@ -2,15 +2,15 @@
 //! [`Replica`] with its peer router and the sim client API on simulated sockets, seeded from one
 //! number.
 //!
-//! The raft log lives on a [`SimDisk`] per host; snapshots still go to a real temporary directory
-//! per host (they are written through `spawn_blocking`, which stops virtual time while it
-//! runs, so real disk latency does not leak into the simulation there).
+//! The raft log and the snapshots of each replica live on its host's [`SimDisk`], under
+//! `/data/replica-<id>`: nothing touches the machine's disk.
 //!
 //! Hosts are named `replica-<id>` (ids from 1, as `--initial-cluster` numbers them); peers reach
 //! each other at `http://replica-<id>:7000`, clients at `http://replica-<id>:8000`.
 
 use std::collections::BTreeMap;
 use std::future::IntoFuture;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 use std::time::SystemTime;
@@ -22,7 +22,6 @@ use apiary_raft::replica::RaftTimings;
 use apiary_raft::replica::Replica;
 use apiary_raft::replica::ReplicaConfig;
 use apiary_raft::typ::NodeId;
-use tempfile::TempDir;
 use turmoil::Sim;
 
 use crate::client_api::client_router;
@@ -34,6 +33,9 @@ use crate::net::SimTransport;
 pub const PEER_PORT: u16 = 7000;
 /// The port every replica host serves the client API on.
 pub const CLIENT_PORT: u16 = 8000;
+
+/// Where replica data lives on each host's [`SimDisk`].
+const DATA_ROOT: &str = "/data";
 
 /// Seconds from the Unix epoch to the simulation's start: a fixed instant, so that nothing
 /// derived from wall-clock time differs between two runs of one seed.
@@ -51,14 +53,6 @@ pub fn client_url(host: &str) -> String {
 
 fn peer_url(id: NodeId) -> String {
     format!("http://{}:{PEER_PORT}", replica_host(id))
-}
-
-/// Why a cluster could not be built.
-#[derive(Debug, thiserror::Error)]
-pub enum ClusterError {
-    /// The per-run data directory could not be created.
-    #[error("creating the replicas' data directory failed")]
-    DataDir(#[source] std::io::Error),
 }
 
 /// How a simulated cluster is built.
@@ -96,14 +90,11 @@ impl ClusterOptions {
 pub struct SimCluster<'a> {
     sim: Sim<'a>,
     hosts: Vec<String>,
-    /// Owns the replicas' data directories; removed when the cluster is dropped.
-    _data: TempDir,
 }
 
 impl<'a> SimCluster<'a> {
     /// Registers one host per replica in a new simulation seeded with `options.seed`.
-    pub fn build(options: &ClusterOptions) -> Result<Self, ClusterError> {
-        let data = TempDir::with_prefix("apiary-sim-").map_err(ClusterError::DataDir)?;
+    pub fn build(options: &ClusterOptions) -> Self {
         let mut sim = turmoil::Builder::new()
             .rng_seed(options.seed)
             .epoch(SystemTime::UNIX_EPOCH + Duration::from_secs(EPOCH_SECS))
@@ -120,7 +111,7 @@ impl<'a> SimCluster<'a> {
             let host = replica_host(id);
             let config = ReplicaConfig {
                 id,
-                data_dir: data.path().join(&host),
+                data_dir: Path::new(DATA_ROOT).join(&host),
                 peer_url: peer_url(id),
                 initial_cluster: initial_cluster.clone(),
                 join_existing: false,
@@ -134,11 +125,7 @@ impl<'a> SimCluster<'a> {
             });
             hosts.push(host);
         }
-        Ok(Self {
-            sim,
-            hosts,
-            _data: data,
-        })
+        Self { sim, hosts }
     }
 
     /// The replica host names, by id.
@@ -159,12 +146,13 @@ async fn run_replica(config: ReplicaConfig, disk: SimDisk) -> turmoil::Result {
     let peer_listener = SimListener::bind(PEER_PORT).await?;
     let client_listener = SimListener::bind(CLIENT_PORT).await?;
     let options = LogOptions {
-        fs: Arc::new(disk),
+        fs: Arc::new(disk.clone()),
         ..LogOptions::default()
     };
     // Opening blocks, but only on memory: no reason to leave the host's thread.
     let log = LogStore::open(config.data_dir.join("log"), options)?;
-    let replica = Replica::start_with_log_store(config, Arc::new(SimTransport), log).await?;
+    let replica =
+        Replica::start_with_storage(config, Arc::new(SimTransport), log, Arc::new(disk)).await?;
     let peer = axum::serve(peer_listener, peer_router(Arc::clone(&replica)));
     let client = axum::serve(client_listener, client_router(replica));
     tokio::try_join!(peer.into_future(), client.into_future())?;

@@ -55,7 +55,7 @@ pub fn leader_partitioned_writes_resume_on_majority(seed: u64) -> Result<Report,
 
 fn run(seed: u64) -> Result<Report, ScenarioError> {
     let options = ClusterOptions::new(seed);
-    let mut cluster = SimCluster::build(&options)?;
+    let mut cluster = SimCluster::build(&options);
     let hosts = cluster.hosts().to_vec();
     let outcome: Rc<RefCell<Option<Result<Report, ScenarioError>>>> = Rc::default();
     let slot = Rc::clone(&outcome);
