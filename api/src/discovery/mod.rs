@@ -18,6 +18,7 @@ pub use version::version_info;
 use crate::error::ApiError;
 use crate::registry::Registry;
 use crate::registry::ResourceType;
+use crate::registry::subresource_verbs;
 use crate::request::RequestInfo;
 
 fn resource_entry(r: &ResourceType) -> Value {
@@ -37,12 +38,23 @@ fn resource_entry(r: &ResourceType) -> Value {
 /// The `APIResourceList` of `group`/`version` (empty group: core), if anything is served
 /// there.
 pub fn resource_list(registry: &Registry, group: &str, version: &str) -> Option<Value> {
-    let resources: Vec<Value> = registry
+    let mut resources = Vec::new();
+    for r in registry
         .stores()
         .map(|s| s.resource())
         .filter(|r| r.group == group && r.version == version)
-        .map(resource_entry)
-        .collect();
+    {
+        resources.push(resource_entry(r));
+        for sub in &r.subresources {
+            resources.push(json!({
+                "name": format!("{}/{sub}", r.plural),
+                "singularName": "",
+                "namespaced": r.is_namespaced(),
+                "kind": r.kind,
+                "verbs": subresource_verbs(sub),
+            }));
+        }
+    }
     if resources.is_empty() {
         return None;
     }
@@ -150,6 +162,11 @@ mod tests {
         assert_eq!(cm["kind"], "ConfigMap");
         assert_eq!(cm["namespaced"], true);
         assert_eq!(cm["shortNames"], json!(["cm"]));
+        let finalize = list["resources"]
+            .as_array()
+            .and_then(|r| r.iter().find(|e| e["name"] == "namespaces/finalize"))
+            .expect("namespaces/finalize listed");
+        assert_eq!(finalize["verbs"], json!(["update"]));
         assert!(resource_list(&registry, "", "v2").is_none());
         assert_eq!(group_list(&registry)["groups"], json!([]));
         assert!(group(&registry, "apps").is_none());

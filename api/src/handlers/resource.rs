@@ -15,6 +15,7 @@ use crate::registry::Preconditions;
 use crate::registry::Registry;
 use crate::request::QueryParams;
 use crate::request::RequestInfo;
+use crate::request::Selectors;
 use crate::request::Verb;
 use crate::request::get_consistency;
 use crate::storage::Storage;
@@ -93,15 +94,17 @@ pub(crate) async fn serve_resource(
         resource: rt.group_resource(),
         name: info.name.clone(),
     };
-    if !info.subresource.is_empty() || info.parts.len() > 3 {
-        // Subresource handlers come with their kinds; a known one is a verb not served yet.
-        return Err(if rt.subresources.contains(&info.subresource) {
-            not_allowed()
-        } else {
-            ApiError::UnknownResource
-        });
+    let sub = info.subresource.as_str();
+    if info.parts.len() > 3 || (!sub.is_empty() && !rt.subresources.iter().any(|s| s == sub)) {
+        return Err(ApiError::UnknownResource);
     }
-    if !rt.supports(info.verb.as_str()) {
+    let supported = if sub.is_empty() {
+        rt.supports(info.verb.as_str())
+    } else {
+        // Subresource patches come with the patch handlers.
+        info.verb != Verb::Patch && rt.subresource_supports(sub, info.verb.as_str())
+    };
+    if !supported {
         return Err(not_allowed());
     }
     if req.query.has("dryRun") {
@@ -121,7 +124,17 @@ pub(crate) async fn serve_resource(
     match (&info.verb, item_ns) {
         (Verb::List, _) => {
             let consistency = get_consistency(req.query.get("resourceVersion"))?;
-            let body = store.list(storage, namespace, consistency).await?;
+            let selectors = Selectors::from_query(req.query)?;
+            let body = store
+                .list(storage, namespace, &selectors, consistency)
+                .await?;
+            Ok(json_response(StatusCode::OK, body))
+        }
+        (Verb::DeleteCollection, Some(_)) if sub.is_empty() => {
+            let selectors = Selectors::from_query(req.query)?;
+            let body = store
+                .delete_collection(storage, namespace, &selectors, req.now)
+                .await?;
             Ok(json_response(StatusCode::OK, body))
         }
         (Verb::Get, Some(ns)) => {
@@ -129,15 +142,17 @@ pub(crate) async fn serve_resource(
             let body = store.get(storage, ns, &info.name, consistency).await?;
             Ok(json_response(StatusCode::OK, body))
         }
-        (Verb::Create, Some(ns)) if info.name.is_empty() => {
+        (Verb::Create, Some(ns)) if info.name.is_empty() && sub.is_empty() => {
             let body = store.create(storage, ns, &req.body, req.now).await?;
             Ok(json_response(StatusCode::CREATED, body))
         }
         (Verb::Update, Some(ns)) => {
-            let body = store.update(storage, ns, &info.name, &req.body).await?;
+            let body = store
+                .update(storage, ns, &info.name, sub, &req.body)
+                .await?;
             Ok(json_response(StatusCode::OK, body))
         }
-        (Verb::Delete, Some(ns)) => {
+        (Verb::Delete, Some(ns)) if sub.is_empty() => {
             let pre = preconditions(&req.body)?;
             let body = store.delete(storage, ns, &info.name, &pre, req.now).await?;
             Ok(json_response(StatusCode::OK, body))

@@ -11,6 +11,7 @@ mod strategy;
 pub use resource_type::CRUD_VERBS;
 pub use resource_type::ResourceType;
 pub use resource_type::Scope;
+pub use resource_type::subresource_verbs;
 pub use store::Preconditions;
 pub use store::Store;
 pub use stored_json::StoredJson;

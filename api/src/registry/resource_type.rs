@@ -50,6 +50,16 @@ pub const CRUD_VERBS: [&str; 8] = [
     "watch",
 ];
 
+/// The verbs of a subresource, as discovery lists them (`status`: read and write;
+/// `finalize`: write only).
+pub fn subresource_verbs(subresource: &str) -> &'static [&'static str] {
+    match subresource {
+        "status" => &["get", "patch", "update"],
+        "finalize" => &["update"],
+        _ => &[],
+    }
+}
+
 impl ResourceType {
     /// `v1` for the core group, `<group>/<version>` otherwise (R-RES-019).
     pub fn api_version(&self) -> String {
@@ -76,6 +86,12 @@ impl ResourceType {
     /// Whether objects live in namespaces.
     pub fn is_namespaced(&self) -> bool {
         self.scope == Scope::Namespaced
+    }
+
+    /// Whether the type has `subresource` and it serves `verb`.
+    pub fn subresource_supports(&self, subresource: &str, verb: &str) -> bool {
+        self.subresources.iter().any(|s| s == subresource)
+            && subresource_verbs(subresource).contains(&verb)
     }
 
     /// Whether the type serves `verb`.

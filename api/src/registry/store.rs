@@ -22,6 +22,7 @@ use super::strategy::DeleteAction;
 use crate::error::ApiError;
 use crate::error::GroupResource;
 use crate::error::OPTIMISTIC_LOCK_MESSAGE;
+use crate::request::Selectors;
 use crate::storage::ReadConsistency;
 use crate::storage::Revision;
 use crate::storage::Storage;
@@ -99,6 +100,21 @@ fn spec_part(obj: &Value) -> Value {
     v
 }
 
+/// Sets `fields` of `obj` to their values in `old` (absent in `old`: removed).
+pub(crate) fn keep_fields(obj: &mut Value, old: &Value, fields: &[&str]) {
+    let Value::Object(map) = obj else { return };
+    for field in fields {
+        match old.get(*field) {
+            Some(v) => {
+                map.insert((*field).to_owned(), v.clone());
+            }
+            None => {
+                map.remove(*field);
+            }
+        }
+    }
+}
+
 fn corrupt(key: &str, e: impl std::fmt::Display) -> ApiError {
     ApiError::Internal(format!("stored object {key} cannot be read: {e}"))
 }
@@ -156,14 +172,15 @@ impl Store {
         Ok(stored.with_resource_version(found.mod_revision))
     }
 
-    /// The `<Kind>List` of the objects in `namespace` (`None`: all namespaces), served at
-    /// `consistency`; its `metadata.resourceVersion` is the revision served (R-RES-033).
-    pub async fn list(
+    /// The objects in `namespace` (`None`: all namespaces) that `selectors` select, served at
+    /// `consistency`, with the revision served. Without selectors nothing is parsed.
+    async fn select(
         &self,
         storage: &dyn Storage,
         namespace: Option<&str>,
+        selectors: &Selectors,
         consistency: ReadConsistency,
-    ) -> Result<Vec<u8>, ApiError> {
+    ) -> Result<(Vec<(String, StoredJson, Revision)>, Revision), ApiError> {
         let prefix = self.resource.collection_key(namespace);
         let page = storage
             .list(&prefix, None, 0, consistency)
@@ -172,27 +189,82 @@ impl Store {
         let mut items = Vec::with_capacity(page.items.len());
         for item in page.items {
             let stored = StoredJson::from_stored(item.value).map_err(|e| corrupt(&item.key, e))?;
-            items.push((stored, item.mod_revision));
+            if !selectors.is_empty() {
+                let obj = stored.to_value().map_err(|e| corrupt(&item.key, e))?;
+                if !selectors.matches(&obj) {
+                    continue;
+                }
+            }
+            items.push((item.key, stored, item.mod_revision));
         }
-        let size: usize = items.iter().map(|(s, _)| s.json.len() + 32).sum();
+        Ok((items, page.revision))
+    }
+
+    /// A `<Kind>List` of `items` at `revision`, assembled from the stored bytes.
+    fn list_body(&self, items: &[(String, StoredJson, Revision)], revision: Revision) -> Vec<u8> {
+        let size: usize = items.iter().map(|(_, s, _)| s.json.len() + 32).sum();
         let mut out = Vec::with_capacity(size + 128);
         let head = json!({
             "kind": self.resource.list_kind,
             "apiVersion": self.resource.api_version(),
-            "metadata": {"resourceVersion": page.revision.to_string()},
+            "metadata": {"resourceVersion": revision.to_string()},
         })
         .to_string();
         // `head` is `{...}`: reopen it to append the items.
         out.extend_from_slice(&head.as_bytes()[..head.len() - 1]);
         out.extend_from_slice(b",\"items\":[");
-        for (i, (stored, revision)) in items.iter().enumerate() {
+        for (i, (_, stored, item_revision)) in items.iter().enumerate() {
             if i > 0 {
                 out.push(b',');
             }
-            stored.write_with_resource_version(*revision, &mut out);
+            stored.write_with_resource_version(*item_revision, &mut out);
         }
         out.extend_from_slice(b"]}");
-        Ok(out)
+        out
+    }
+
+    /// The `<Kind>List` of the objects in `namespace` (`None`: all namespaces) that
+    /// `selectors` select, served at `consistency`; its `metadata.resourceVersion` is the
+    /// revision served (R-RES-033).
+    pub async fn list(
+        &self,
+        storage: &dyn Storage,
+        namespace: Option<&str>,
+        selectors: &Selectors,
+        consistency: ReadConsistency,
+    ) -> Result<Vec<u8>, ApiError> {
+        let (items, revision) = self
+            .select(storage, namespace, selectors, consistency)
+            .await?;
+        Ok(self.list_body(&items, revision))
+    }
+
+    /// Deletes every object in `namespace` (`None`: all namespaces) that `selectors` select,
+    /// each as a single delete would (R-RES-093), and answers the `<Kind>List` of the objects
+    /// as they were listed. Objects that vanish meanwhile are skipped.
+    pub async fn delete_collection(
+        &self,
+        storage: &dyn Storage,
+        namespace: Option<&str>,
+        selectors: &Selectors,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<u8>, ApiError> {
+        let (items, revision) = self
+            .select(storage, namespace, selectors, ReadConsistency::Linearizable)
+            .await?;
+        for (key, stored, _) in &items {
+            let obj = stored.to_value().map_err(|e| corrupt(key, e))?;
+            let ns = meta_str(&obj, "namespace");
+            let name = meta_str(&obj, "name");
+            match self
+                .delete(storage, ns, name, &Preconditions::default(), now)
+                .await
+            {
+                Ok(_) | Err(ApiError::NotFound { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(self.list_body(&items, revision))
     }
 
     /// Decodes a request body: JSON syntax (400 naming line and column), then the kind's
@@ -353,6 +425,12 @@ impl Store {
         now: DateTime<Utc>,
     ) -> Result<Vec<u8>, ApiError> {
         let mut obj = self.decode_body(body)?;
+        if !meta_str(&obj, "resourceVersion").is_empty() {
+            // Kubernetes' storage refuses this (an object copied from a read), worded so.
+            return Err(ApiError::Internal(
+                "resourceVersion should not be set on objects to be created".into(),
+            ));
+        }
         self.apply_namespace(&mut obj, namespace)?;
         if self.resource.is_namespaced() {
             self.check_namespace_open(storage, namespace, meta_str(&obj, "name"))
@@ -373,7 +451,6 @@ impl Store {
                 if let Some(prefix) = &generate_prefix {
                     meta.insert("name".to_owned(), generated_name(prefix).into());
                 }
-                meta.remove("resourceVersion");
                 meta.remove("deletionTimestamp");
                 meta.remove("deletionGracePeriodSeconds");
                 meta.insert("uid".to_owned(), uuid::Uuid::new_v4().to_string().into());
@@ -410,11 +487,16 @@ impl Store {
     /// absent (these kinds do not create on update), 409 when the body's `resourceVersion` is
     /// stale; without a `resourceVersion` the update is unconditional. An update that changes
     /// nothing writes nothing and keeps the `resourceVersion`.
+    ///
+    /// With a `subresource` (`status`, `finalize`), only that part of the body is taken
+    /// (the strategy's [`Strategy::prepare_for_subresource_update`]); without one, a type with
+    /// a `status` subresource keeps its current status.
     pub async fn update(
         &self,
         storage: &dyn Storage,
         namespace: &str,
         name: &str,
+        subresource: &str,
         body: &[u8],
     ) -> Result<Vec<u8>, ApiError> {
         let decoded = self.decode_body(body)?;
@@ -450,7 +532,15 @@ impl Store {
             self.apply_namespace(&mut obj, namespace)?;
             self.strategy.default_fields(&mut obj);
             let mut errs = self.prepare_update_meta(&mut obj, &old)?;
-            self.strategy.prepare_for_update(&mut obj, &old);
+            if subresource.is_empty() {
+                if self.resource.subresources.iter().any(|s| s == "status") {
+                    keep_fields(&mut obj, &old, &["status"]);
+                }
+                self.strategy.prepare_for_update(&mut obj, &old);
+            } else {
+                self.strategy
+                    .prepare_for_subresource_update(subresource, &mut obj, &old);
+            }
             if self.strategy.tracks_generation() && spec_part(&obj) != spec_part(&old) {
                 let next = old
                     .pointer("/metadata/generation")

@@ -62,6 +62,24 @@ pub trait Strategy: Send + Sync + 'static {
     /// Adjusts an update before validation, given the current object (keep status, ...).
     fn prepare_for_update(&self, _new: &mut Value, _old: &Value) {}
 
+    /// Adjusts an update through `subresource` before validation: only the subresource's part
+    /// of `new` may differ from `old`. The default serves `status` as Kubernetes' status
+    /// strategies do: everything but `status` comes from `old`, and so do the labels,
+    /// annotations, finalizers and owner references.
+    fn prepare_for_subresource_update(&self, subresource: &str, new: &mut Value, old: &Value) {
+        if subresource == "status" {
+            let status = new.get("status").cloned();
+            let mut merged = old.clone();
+            if let Value::Object(m) = &mut merged {
+                match status {
+                    Some(s) => m.insert("status".to_owned(), s),
+                    None => m.remove("status"),
+                };
+            }
+            *new = merged;
+        }
+    }
+
     /// The problems of the change from `old` to `new` (immutable fields).
     fn validate_update(&self, _new: &Value, _old: &Value) -> Vec<FieldError> {
         Vec::new()

@@ -5,8 +5,12 @@
 mod info;
 mod query;
 mod read_consistency;
+mod selector;
 
 pub use info::RequestInfo;
 pub use info::Verb;
 pub use query::QueryParams;
 pub use read_consistency::get_consistency;
+pub use selector::FieldSelector;
+pub use selector::LabelSelector;
+pub use selector::Selectors;

@@ -468,3 +468,133 @@ async fn immutable_config_maps_reject_data_changes() {
     assert_eq!(s["details"]["causes"][0]["reason"], "FieldValueForbidden");
     assert_eq!(s["details"]["causes"][0]["field"], "data");
 }
+
+// R-RES-005, R-RES-078, R-RES-073: a namespace is removed once `finalize` empties its
+// finalizers; `status` writes only the status.
+#[tokio::test]
+async fn namespace_finalize_and_status_subresources() {
+    let (app, _) = app().await;
+    admin_call(
+        &app,
+        "POST",
+        "/api/v1/namespaces",
+        Some(r#"{"metadata":{"name":"gone"}}"#),
+    )
+    .await;
+    let status = admin_call(&app, "GET", "/api/v1/namespaces/gone/status", None).await;
+    assert_eq!(status.status, StatusCode::OK);
+    let mut ns = status.json();
+    ns["spec"]["finalizers"] = json!([]);
+    ns["status"]["phase"] = "Weird".into();
+    let via_status = admin_call(
+        &app,
+        "PUT",
+        "/api/v1/namespaces/gone/status",
+        Some(&ns.to_string()),
+    )
+    .await;
+    assert_eq!(via_status.status, StatusCode::OK, "{}", via_status.text());
+    let s = via_status.json();
+    assert_eq!(s["status"]["phase"], "Weird");
+    assert_eq!(
+        s["spec"]["finalizers"],
+        json!(["kubernetes"]),
+        "status does not write spec"
+    );
+
+    let deleting = admin_call(&app, "DELETE", "/api/v1/namespaces/gone", None)
+        .await
+        .json();
+    assert_eq!(deleting["status"]["phase"], "Terminating");
+    let mut fin = deleting.clone();
+    fin["spec"]["finalizers"] = json!([]);
+    fin["status"]["phase"] = "Active".into();
+    let r = admin_call(
+        &app,
+        "PUT",
+        "/api/v1/namespaces/gone/finalize",
+        Some(&fin.to_string()),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    assert_eq!(
+        r.json()["status"]["phase"],
+        "Terminating",
+        "finalize does not write status"
+    );
+    assert_status(
+        &admin_call(&app, "GET", "/api/v1/namespaces/gone", None).await,
+        404,
+        "NotFound",
+    );
+
+    let get_finalize = admin_call(&app, "GET", "/api/v1/namespaces/default/finalize", None).await;
+    assert_status(&get_finalize, 405, "MethodNotAllowed");
+    let cm_status = admin_call(&app, "GET", &format!("{CM_PATH}/x/status"), None).await;
+    assert_status(&cm_status, 404, "NotFound");
+}
+
+// R-RES-093, R-RES-096, R-RES-110
+#[tokio::test]
+async fn selectors_filter_lists_and_deletecollection() {
+    let (app, _) = app().await;
+    for (name, app_label) in [("a", "web"), ("b", "web"), ("c", "db")] {
+        let body = json!({"metadata":{"name":name,"labels":{"app":app_label}}});
+        admin_call(&app, "POST", CM_PATH, Some(&body.to_string())).await;
+    }
+    let names = |list: Value| -> Vec<String> {
+        list["items"]
+            .as_array()
+            .expect("items")
+            .iter()
+            .map(|i| {
+                i["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned()
+            })
+            .collect()
+    };
+    let web = admin_call(
+        &app,
+        "GET",
+        &format!("{CM_PATH}?labelSelector=app%3Dweb"),
+        None,
+    )
+    .await
+    .json();
+    assert_eq!(names(web), vec!["a", "b"]);
+    let not_a = admin_call(
+        &app,
+        "GET",
+        &format!("{CM_PATH}?fieldSelector=metadata.name!%3Da"),
+        None,
+    )
+    .await
+    .json();
+    assert_eq!(names(not_a), vec!["b", "c"]);
+    let bad = admin_call(
+        &app,
+        "GET",
+        &format!("{CM_PATH}?fieldSelector=spec.x%3D1"),
+        None,
+    )
+    .await;
+    assert_status(&bad, 400, "BadRequest");
+
+    let deleted = admin_call(
+        &app,
+        "DELETE",
+        &format!("{CM_PATH}?labelSelector=app%3Dweb"),
+        None,
+    )
+    .await;
+    assert_eq!(deleted.status, StatusCode::OK, "{}", deleted.text());
+    let d = deleted.json();
+    assert_eq!(d["kind"], "ConfigMapList");
+    assert_eq!(names(d), vec!["a", "b"]);
+    let left = admin_call(&app, "GET", CM_PATH, None).await.json();
+    assert_eq!(names(left), vec!["c"]);
+    let all_ns = admin_call(&app, "DELETE", "/api/v1/configmaps", None).await;
+    assert_status(&all_ns, 405, "MethodNotAllowed");
+}

@@ -276,3 +276,18 @@ fn panics_become_internal_error_statuses() {
         Some(&b"application/json"[..])
     );
 }
+
+// R-RES-024: the server owns resourceVersion; Kubernetes refuses a create that carries one.
+#[tokio::test]
+async fn create_with_a_resource_version_is_refused() {
+    let (app, storage) = app().await;
+    let before = storage.keys();
+    let body = r#"{"metadata":{"name":"x","resourceVersion":"5"}}"#;
+    let r = admin_call(&app, "POST", CM_PATH, Some(body)).await;
+    let s = assert_status(&r, 500, "InternalError");
+    assert_eq!(
+        s["message"],
+        "Internal error occurred: resourceVersion should not be set on objects to be created"
+    );
+    assert_eq!(storage.keys(), before);
+}

@@ -13,6 +13,7 @@ use crate::registry::ResourceType;
 use crate::registry::Scope;
 use crate::registry::Store;
 use crate::registry::Strategy;
+use crate::request::Selectors;
 use crate::storage::ReadConsistency;
 
 /// A kind with a spec and a status, as a custom resource would be.
@@ -69,7 +70,7 @@ async fn generation_counts_changes_outside_metadata_and_status() {
     labelled["status"] = json!({"ok":true});
     let l = parse(
         store
-            .update(&storage, "", "w", labelled.to_string().as_bytes())
+            .update(&storage, "", "w", "", labelled.to_string().as_bytes())
             .await
             .expect("update"),
     );
@@ -84,7 +85,7 @@ async fn generation_counts_changes_outside_metadata_and_status() {
     resized["metadata"]["creationTimestamp"] = "1999-01-01T00:00:00Z".into();
     let r = parse(
         store
-            .update(&storage, "", "w", resized.to_string().as_bytes())
+            .update(&storage, "", "w", "", resized.to_string().as_bytes())
             .await
             .expect("update"),
     );
@@ -97,7 +98,7 @@ async fn generation_counts_changes_outside_metadata_and_status() {
     let mut other_uid = r.clone();
     other_uid["metadata"]["uid"] = "not-the-uid".into();
     let err = store
-        .update(&storage, "", "w", other_uid.to_string().as_bytes())
+        .update(&storage, "", "w", "", other_uid.to_string().as_bytes())
         .await;
     assert!(
         matches!(err, Err(crate::error::ApiError::Invalid { .. })),
@@ -113,7 +114,7 @@ async fn generation_counts_changes_outside_metadata_and_status() {
     assert_eq!(read, r);
     let listed = parse(
         store
-            .list(&storage, None, ReadConsistency::Any)
+            .list(&storage, None, &Selectors::default(), ReadConsistency::Any)
             .await
             .expect("list"),
     );

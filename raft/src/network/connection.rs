@@ -88,6 +88,34 @@ impl RaftNetworkV2<TypeConfig> for PeerConnection {
         VoteResponse::try_from(answer).map_err(|e| RPCError::Unreachable(Unreachable::new(&e)))
     }
 
+    /// Asks the peer over [`rpc::PRE_VOTE`]. A peer that does not know that RPC (an older
+    /// version, during a rolling upgrade) answers 404 and is counted as granting, as openraft
+    /// does for networks without Pre-Vote, so mixed-version clusters still elect leaders.
+    async fn pre_vote(
+        &mut self,
+        rpc: VoteRequest<TypeConfig>,
+        option: RPCOption,
+    ) -> Result<VoteResponse<TypeConfig>, RPCError<TypeConfig>> {
+        let request = raft_message::VoteRequest::from(&rpc);
+        let answer = self
+            .client
+            .call::<_, raft_message::VoteResponse>(
+                &self.url,
+                rpc::PRE_VOTE,
+                &request,
+                option.soft_ttl(),
+            )
+            .await;
+        match answer {
+            Ok(answer) => VoteResponse::try_from(answer)
+                .map_err(|e| RPCError::Unreachable(Unreachable::new(&e))),
+            Err(PeerCallError::Transport(TransportError::Rejected { status: 404, .. })) => {
+                Ok(VoteResponse::new(rpc.vote, None, true))
+            }
+            Err(e) => Err(self.rpc_error(RPCTypes::Vote, e)),
+        }
+    }
+
     async fn full_snapshot(
         &mut self,
         vote: typ::Vote,
@@ -124,3 +152,7 @@ impl RaftNetworkV2<TypeConfig> for PeerConnection {
         Ok(SnapshotResponse::new(typ::Vote::from(vote)))
     }
 }
+
+#[cfg(test)]
+#[path = "connection_test.rs"]
+mod connection_test;

@@ -47,6 +47,7 @@ pub fn peer_router(replica: Arc<Replica>) -> Router {
     Router::new()
         .route(&route(rpc::APPEND_ENTRIES), post(append_entries))
         .route(&route(rpc::VOTE), post(vote))
+        .route(&route(rpc::PRE_VOTE), post(pre_vote))
         .route(&route(rpc::INSTALL_SNAPSHOT), post(install_snapshot))
         .route(&route(rpc::FORWARD_WRITE), post(forward_write))
         .route(&route(rpc::READ_INDEX), post(read_index))
@@ -106,6 +107,17 @@ async fn vote(State(replica): State<Arc<Replica>>, body: Bytes) -> Response {
         Err(e) => return bad_request(e),
     };
     match replica.raft().vote(request).await {
+        Ok(answer) => ok(&raft_message::VoteResponse::from(&answer)),
+        Err(e) => unavailable(e),
+    }
+}
+
+async fn pre_vote(State(replica): State<Arc<Replica>>, body: Bytes) -> Response {
+    let request = match decode_into::<raft_message::VoteRequest, VoteRequest<TypeConfig>>(body) {
+        Ok(r) => r,
+        Err(e) => return bad_request(e),
+    };
+    match replica.raft().pre_vote(request).await {
         Ok(answer) => ok(&raft_message::VoteResponse::from(&answer)),
         Err(e) => unavailable(e),
     }

@@ -8,6 +8,8 @@ pub const PATH_PREFIX: &str = "/raft/";
 pub const APPEND_ENTRIES: &str = "append-entries";
 /// Raft RequestVote.
 pub const VOTE: &str = "vote";
+/// Raft Pre-Vote: would the peer vote for this candidate? (Changes nothing on the peer.)
+pub const PRE_VOTE: &str = "pre-vote";
 /// Raft snapshot install (the whole snapshot in one message).
 pub const INSTALL_SNAPSHOT: &str = "install-snapshot";
 /// A follower forwards a client write to the leader.

@@ -280,6 +280,9 @@ fn raft_config(config: &ReplicaConfig) -> Result<openraft::Config, ReplicaError>
         max_in_snapshot_log_to_keep: threshold,
         // openraft wants this above the snapshot interval, or a snapshot may not cure lag.
         replication_lag_threshold: threshold.saturating_mul(2),
+        // A replica coming back from a partition must not bump the term and depose a healthy
+        // leader; Pre-Vote makes it ask first.
+        enable_pre_vote: Some(true),
         ..Default::default()
     }
     .validate()

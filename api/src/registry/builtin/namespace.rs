@@ -10,6 +10,7 @@ use serde_json::json;
 use crate::flavor::Flavor;
 use crate::registry::DeleteAction;
 use crate::registry::Strategy;
+use crate::registry::store::keep_fields;
 use crate::registry::strategy::decode_typed;
 use crate::registry::strategy::has_finalizers;
 use crate::registry::strategy::mark_for_finalizers;
@@ -84,16 +85,21 @@ impl Strategy for NamespaceStrategy {
 
     /// Finalizers change only through `finalize`, status only through `status`.
     fn prepare_for_update(&self, new: &mut Value, old: &Value) {
-        let Value::Object(map) = new else { return };
-        for field in ["spec", "status"] {
-            match old.get(field) {
-                Some(v) => {
-                    map.insert(field.to_owned(), v.clone());
-                }
-                None => {
-                    map.remove(field);
+        keep_fields(new, old, &["spec", "status"]);
+    }
+
+    /// `finalize` changes `spec.finalizers` (and metadata) only; `status` changes status only.
+    fn prepare_for_subresource_update(&self, subresource: &str, new: &mut Value, old: &Value) {
+        match subresource {
+            "finalize" => keep_fields(new, old, &["status"]),
+            "status" => {
+                let status = new.get("status").cloned();
+                *new = old.clone();
+                if let (Value::Object(m), Some(s)) = (new, status) {
+                    m.insert("status".to_owned(), s);
                 }
             }
+            _ => {}
         }
     }
 
