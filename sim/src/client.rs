@@ -1,28 +1,32 @@
-//! [`SimClient`]: a client host's view of the cluster. It calls the replicas' client API over
-//! the simulated network, every call bounded by a deadline, and records each write it makes in
-//! a [`History`].
+//! [`SimClient`]: a client host's view of the cluster. It writes and reads ConfigMaps through
+//! the replicas' resource API and asks their status endpoint who leads, over the simulated
+//! network, every call bounded by a deadline, and records each write in a [`History`].
 
 use std::time::Duration;
 
-use apiary_raft::command::CommandResponse;
-use apiary_raft::command::Op;
-use apiary_raft::command::Txn;
 use bytes::Bytes;
+use http::Method;
+use http::StatusCode;
 use prost::Message;
+use serde_json::Value;
+use serde_json::json;
 
-use crate::client_api::READ_PATH;
-use crate::client_api::ReadReply;
-use crate::client_api::ReadRequest;
-use crate::client_api::STATUS_PATH;
-use crate::client_api::StatusReply;
-use crate::client_api::WRITE_PATH;
-use crate::cluster::client_url;
+use crate::cluster::api_url;
+use crate::cluster::status_url;
 use crate::history::History;
 use crate::history::ReadValue;
 use crate::history::WriteOutcome;
 use crate::history::WriteRecord;
 use crate::net::CallError;
 use crate::net::post;
+use crate::net::send;
+use crate::status_api::STATUS_PATH;
+use crate::status_api::StatusReply;
+
+/// The namespace the clients' ConfigMaps live in (created by every replica's bootstrap).
+pub const NAMESPACE: &str = "default";
+/// The ConfigMap data key holding a write's value.
+const VALUE_KEY: &str = "value";
 
 /// Why a client call failed.
 #[derive(Debug, thiserror::Error)]
@@ -36,14 +40,13 @@ pub enum ClientError {
         #[source]
         source: CallError,
     },
-    /// The answer was not the expected protobuf message.
-    #[error("undecodable answer from {replica}")]
-    Decode {
+    /// The answer was not what the API promises.
+    #[error("malformed answer from {replica}: {reason}")]
+    Malformed {
         /// The replica host called.
         replica: String,
-        /// The decode failure.
-        #[source]
-        source: prost::DecodeError,
+        /// What was wrong with it.
+        reason: String,
     },
 }
 
@@ -59,6 +62,30 @@ pub fn now() -> Duration {
     turmoil::sim_elapsed().unwrap_or_default()
 }
 
+fn configmaps_path() -> String {
+    format!("/api/v1/namespaces/{NAMESPACE}/configmaps")
+}
+
+/// The value and revision of a ConfigMap as the API served it.
+fn parse_configmap(replica: &str, body: &[u8]) -> Result<ReadValue, ClientError> {
+    let malformed = |reason: String| ClientError::Malformed {
+        replica: replica.to_owned(),
+        reason,
+    };
+    let object: Value = serde_json::from_slice(body).map_err(|e| malformed(e.to_string()))?;
+    let revision = object["metadata"]["resourceVersion"]
+        .as_str()
+        .and_then(|rv| rv.parse().ok())
+        .ok_or_else(|| malformed("no numeric metadata.resourceVersion".to_owned()))?;
+    let value = object["data"][VALUE_KEY]
+        .as_str()
+        .ok_or_else(|| malformed(format!("no data.{VALUE_KEY}")))?;
+    Ok(ReadValue {
+        value: Bytes::copy_from_slice(value.as_bytes()),
+        mod_revision: revision,
+    })
+}
+
 impl SimClient {
     /// A client whose every call gives up after `deadline` of virtual time.
     pub fn new(deadline: Duration) -> Self {
@@ -68,55 +95,50 @@ impl SimClient {
         }
     }
 
-    /// The history recorded so far.
-    pub fn history(&self) -> &History {
-        &self.history
-    }
-
     /// Takes the recorded history, leaving an empty one.
     pub fn take_history(&mut self) -> History {
         std::mem::take(&mut self.history)
     }
 
-    async fn call<M: Message + Default>(
-        &self,
-        replica: &str,
-        path: &str,
-        body: Vec<u8>,
-    ) -> Result<M, ClientError> {
-        let answer = post(&client_url(replica), path, Bytes::from(body), self.deadline)
-            .await
-            .map_err(|source| ClientError::Call {
-                replica: replica.to_owned(),
-                source,
-            })?;
-        M::decode(answer).map_err(|source| ClientError::Decode {
+    fn call_error(replica: &str) -> impl FnOnce(CallError) -> ClientError + '_ {
+        move |source| ClientError::Call {
             replica: replica.to_owned(),
             source,
-        })
+        }
     }
 
-    /// Writes `value` at `key` through `replica` and records the write and its outcome.
-    pub async fn put(&mut self, replica: &str, key: &str, value: Bytes) -> WriteRecord {
-        let txn = Txn {
-            compares: Vec::new(),
-            success: vec![Op::put(key, value.clone())],
-            failure: Vec::new(),
-        };
+    /// Creates ConfigMap `name` holding `value` through `replica` and records the write and its
+    /// outcome (acknowledged with the answer's `resourceVersion`, or unknown).
+    pub async fn create(&mut self, replica: &str, name: &str, value: &str) -> WriteRecord {
+        let body = json!({
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": { "name": name },
+            "data": { VALUE_KEY: value },
+        });
         let sent_at = now();
-        let answer: Result<CommandResponse, _> =
-            self.call(replica, WRITE_PATH, txn.encode_to_vec()).await;
+        let answer = send(
+            Method::POST,
+            &api_url(replica),
+            &configmaps_path(),
+            "application/json",
+            Bytes::from(body.to_string()),
+            self.deadline,
+        )
+        .await
+        .map_err(Self::call_error(replica))
+        .and_then(|answer| parse_configmap(replica, &answer));
         let outcome = match answer {
-            Ok(response) => WriteOutcome::Acked {
-                revision: response.revision,
+            Ok(created) => WriteOutcome::Acked {
+                revision: created.mod_revision,
             },
             Err(error) => WriteOutcome::Unknown {
                 reason: error_chain(&error),
             },
         };
         let record = WriteRecord {
-            key: key.to_owned(),
-            value,
+            key: name.to_owned(),
+            value: Bytes::copy_from_slice(value.as_bytes()),
             replica: replica.to_owned(),
             sent_at,
             done_at: now(),
@@ -126,23 +148,39 @@ impl SimClient {
         record
     }
 
-    /// Reads `key` linearizably on `replica`.
-    pub async fn read(&self, replica: &str, key: &str) -> Result<Option<ReadValue>, ClientError> {
-        let request = ReadRequest {
-            key: key.to_owned(),
-        };
-        let reply: ReadReply = self
-            .call(replica, READ_PATH, request.encode_to_vec())
-            .await?;
-        Ok(reply.kv.map(|kv| ReadValue {
-            value: kv.value,
-            mod_revision: kv.mod_revision,
-        }))
+    /// Reads ConfigMap `name` on `replica` with a quorum read (no `resourceVersion`: "Most
+    /// Recent"); `None` when the API answers 404.
+    pub async fn read(&self, replica: &str, name: &str) -> Result<Option<ReadValue>, ClientError> {
+        let answer = send(
+            Method::GET,
+            &api_url(replica),
+            &format!("{}/{name}", configmaps_path()),
+            "application/json",
+            Bytes::new(),
+            self.deadline,
+        )
+        .await;
+        match answer {
+            Ok(body) => parse_configmap(replica, &body).map(Some),
+            Err(CallError::Status { status, .. }) if status == StatusCode::NOT_FOUND => Ok(None),
+            Err(source) => Err(Self::call_error(replica)(source)),
+        }
     }
 
     /// What `replica` knows about the cluster.
     pub async fn status(&self, replica: &str) -> Result<StatusReply, ClientError> {
-        self.call(replica, STATUS_PATH, Vec::new()).await
+        let answer = post(
+            &status_url(replica),
+            STATUS_PATH,
+            Bytes::new(),
+            self.deadline,
+        )
+        .await
+        .map_err(Self::call_error(replica))?;
+        StatusReply::decode(answer).map_err(|e| ClientError::Malformed {
+            replica: replica.to_owned(),
+            reason: e.to_string(),
+        })
     }
 }
 

@@ -1,12 +1,13 @@
 //! [`SimCluster`]: a turmoil simulation with one host per replica, each running the real
-//! [`Replica`] with its peer router and the sim client API on simulated sockets, seeded from one
-//! number.
+//! [`Replica`] with its peer router, the resource API and a status endpoint on simulated
+//! sockets, seeded from one number.
 //!
 //! The raft log and the snapshots of each replica live on its host's [`SimDisk`], under
 //! `/data/replica-<id>`: nothing touches the machine's disk.
 //!
 //! Hosts are named `replica-<id>` (ids from 1, as `--initial-cluster` numbers them); peers reach
-//! each other at `http://replica-<id>:7000`, clients at `http://replica-<id>:8000`.
+//! each other at `http://replica-<id>:7000`; clients use the resource API at
+//! `http://replica-<id>:6443` and the status endpoint at `http://replica-<id>:8000`.
 
 use std::collections::BTreeMap;
 use std::future::IntoFuture;
@@ -24,15 +25,18 @@ use apiary_raft::replica::ReplicaConfig;
 use apiary_raft::typ::NodeId;
 use turmoil::Sim;
 
-use crate::client_api::client_router;
+use apiary_api::auth::ClientCertificate;
+
 use crate::disk::SimDisk;
 use crate::net::SimListener;
 use crate::net::SimTransport;
+use crate::resource_api;
+use crate::resource_api::API_PORT;
+use crate::status_api::STATUS_PORT;
+use crate::status_api::status_router;
 
 /// The port every replica host serves the peer RPCs on.
 pub const PEER_PORT: u16 = 7000;
-/// The port every replica host serves the client API on.
-pub const CLIENT_PORT: u16 = 8000;
 
 /// Where replica data lives on each host's [`SimDisk`].
 const DATA_ROOT: &str = "/data";
@@ -46,13 +50,26 @@ pub fn replica_host(id: NodeId) -> String {
     format!("replica-{id}")
 }
 
-/// The client API base URL of the replica host `host`.
-pub fn client_url(host: &str) -> String {
-    format!("http://{host}:{CLIENT_PORT}")
+/// The resource API base URL of the replica host `host`.
+pub fn api_url(host: &str) -> String {
+    format!("http://{host}:{API_PORT}")
+}
+
+/// The status endpoint base URL of the replica host `host`.
+pub fn status_url(host: &str) -> String {
+    format!("http://{host}:{STATUS_PORT}")
 }
 
 fn peer_url(id: NodeId) -> String {
     format!("http://{}:{PEER_PORT}", replica_host(id))
+}
+
+/// Why a cluster could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterError {
+    /// The clients' certificate could not be generated.
+    #[error("generating the client certificate failed")]
+    Certificate(#[source] rcgen::Error),
 }
 
 /// How a simulated cluster is built.
@@ -94,7 +111,8 @@ pub struct SimCluster<'a> {
 
 impl<'a> SimCluster<'a> {
     /// Registers one host per replica in a new simulation seeded with `options.seed`.
-    pub fn build(options: &ClusterOptions) -> Self {
+    pub fn build(options: &ClusterOptions) -> Result<Self, ClusterError> {
+        let identity = resource_api::client_certificate().map_err(ClusterError::Certificate)?;
         let mut sim = turmoil::Builder::new()
             .rng_seed(options.seed)
             .epoch(SystemTime::UNIX_EPOCH + Duration::from_secs(EPOCH_SECS))
@@ -120,12 +138,13 @@ impl<'a> SimCluster<'a> {
             };
             // The disk outlives the host's software, so a restarted replica finds its log.
             let disk = SimDisk::new();
+            let identity = identity.clone();
             sim.host(host.as_str(), move || {
-                run_replica(config.clone(), disk.clone())
+                run_replica(config.clone(), disk.clone(), identity.clone())
             });
             hosts.push(host);
         }
-        Self { sim, hosts }
+        Ok(Self { sim, hosts })
     }
 
     /// The replica host names, by id.
@@ -140,11 +159,17 @@ impl<'a> SimCluster<'a> {
 }
 
 /// One replica host's software: bind, open the log on the host's simulated disk, start the
-/// replica, serve until the host is crashed.
-async fn run_replica(config: ReplicaConfig, disk: SimDisk) -> turmoil::Result {
+/// replica, serve the peer RPCs, the resource API and the status endpoint until the host is
+/// crashed.
+async fn run_replica(
+    config: ReplicaConfig,
+    disk: SimDisk,
+    identity: ClientCertificate,
+) -> turmoil::Result {
     // Bind before starting, so peers that already run find the ports open.
     let peer_listener = SimListener::bind(PEER_PORT).await?;
-    let client_listener = SimListener::bind(CLIENT_PORT).await?;
+    let api_listener = SimListener::bind(API_PORT).await?;
+    let status_listener = SimListener::bind(STATUS_PORT).await?;
     let options = LogOptions {
         fs: Arc::new(disk.clone()),
         ..LogOptions::default()
@@ -154,7 +179,8 @@ async fn run_replica(config: ReplicaConfig, disk: SimDisk) -> turmoil::Result {
     let replica =
         Replica::start_with_storage(config, Arc::new(SimTransport), log, Arc::new(disk)).await?;
     let peer = axum::serve(peer_listener, peer_router(Arc::clone(&replica)));
-    let client = axum::serve(client_listener, client_router(replica));
-    tokio::try_join!(peer.into_future(), client.into_future())?;
+    let api = axum::serve(api_listener, resource_api::serve_router(&replica, identity));
+    let status = axum::serve(status_listener, status_router(replica));
+    tokio::try_join!(peer.into_future(), api.into_future(), status.into_future())?;
     Ok(())
 }

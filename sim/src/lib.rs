@@ -6,18 +6,20 @@
 //! - [`cluster`]: a seeded simulation with one host per replica.
 //! - [`disk`]: the in-memory disk under each replica's raft log.
 //! - [`net`]: the real routers on simulated sockets, and deadline-bounded calls between hosts.
-//! - [`client_api`]: the sim-only client endpoints each replica host serves.
-//! - [`client`]: the client side of them, recording a [`history::History`].
+//! - [`resource_api`]: the real resource API each replica host serves.
+//! - [`status_api`]: which leader a replica follows, for aiming faults.
+//! - [`client`]: calls both, recording a [`history::History`].
 //! - [`logging`]: log lines stamped with virtual time.
 //! - [`check`]: one checker per named guarantee, run over a history.
 //! - [`scenario`]: cluster + workload + faults + checks, as a function of a seed.
 
 pub mod check;
 pub mod client;
-pub mod client_api;
 pub mod cluster;
 pub mod disk;
 pub mod history;
 pub mod logging;
 pub mod net;
+pub mod resource_api;
 pub mod scenario;
+pub mod status_api;

@@ -33,6 +33,9 @@ fn run_seeds(run: impl Fn(u64) -> Result<scenario::Report, scenario::ScenarioFai
 // writes; nothing acknowledged is lost. R-HA-013: seeded, and a failure prints how to replay
 // it. R-HA-014 (partial): a partition of the leader, checked for acknowledged-write durability,
 // no acknowledgement from the isolated replica, and agreement of all replicas after the heal.
+// Along the way, through the real resource API: R-HA-002 (an acknowledged resourceVersion is
+// the one every replica serves), R-HA-003 (creates through followers), R-HA-004 (quorum reads
+// on every replica see every acknowledged create).
 #[test]
 fn leader_partitioned_writes_resume_on_majority() {
     run_seeds(scenario::leader_partitioned_writes_resume_on_majority);

@@ -1,4 +1,4 @@
-//! One HTTP/1 POST over a simulated TCP connection, bounded by a deadline: the single way the
+//! One HTTP/1 request over a simulated TCP connection, bounded by a deadline: the single way the
 //! simulation's transports and clients talk to a host.
 //!
 //! Every call opens a fresh connection. That costs a handshake per call, but a call that hits a
@@ -8,6 +8,7 @@
 use std::time::Duration;
 
 use bytes::Bytes;
+use http::Method;
 use http::Request;
 use http::StatusCode;
 use http::Uri;
@@ -63,70 +64,119 @@ pub enum CallError {
     },
 }
 
-/// POSTs `body` to `base_url` + `path` and returns the answer's body; any status outside 2xx is
-/// [`CallError::Status`]. The whole exchange (connect, send, read) is bounded by `deadline`.
+/// POSTs the protobuf `body` to `base_url` + `path` and returns the answer's body, as
+/// [`send`] does.
 pub async fn post(
     base_url: &str,
     path: &str,
     body: Bytes,
     deadline: Duration,
 ) -> Result<Bytes, CallError> {
-    match tokio::time::timeout(deadline, post_unbounded(base_url, path, body, deadline)).await {
+    send(
+        Method::POST,
+        base_url,
+        path,
+        "application/x-protobuf",
+        body,
+        deadline,
+    )
+    .await
+}
+
+/// Sends one request to `base_url` + `path` and returns the answer's body; any status outside
+/// 2xx is [`CallError::Status`]. The whole exchange (connect, send, read) is bounded by
+/// `deadline`.
+pub async fn send(
+    method: Method,
+    base_url: &str,
+    path: &str,
+    content_type: &str,
+    body: Bytes,
+    deadline: Duration,
+) -> Result<Bytes, CallError> {
+    let exchange = Exchange {
+        method,
+        base_url,
+        path,
+        content_type,
+        body,
+        deadline,
+    };
+    match tokio::time::timeout(deadline, exchange.run()).await {
         Ok(answer) => answer,
         Err(_) => Err(CallError::DeadlineExceeded { deadline }),
     }
 }
 
-async fn post_unbounded(
-    base_url: &str,
-    path: &str,
+/// One request, before it is sent.
+struct Exchange<'a> {
+    method: Method,
+    base_url: &'a str,
+    path: &'a str,
+    content_type: &'a str,
     body: Bytes,
     deadline: Duration,
-) -> Result<Bytes, CallError> {
-    let invalid = || CallError::InvalidUrl {
-        url: base_url.to_owned(),
-    };
-    let uri: Uri = base_url.parse().map_err(|_| invalid())?;
-    let authority = uri.authority().ok_or_else(invalid)?.as_str().to_owned();
+}
 
-    let stream = TcpStream::connect(authority.as_str())
-        .await
-        .map_err(|source| CallError::Connect {
+impl Exchange<'_> {
+    async fn run(self) -> Result<Bytes, CallError> {
+        let Self {
+            method,
+            base_url,
+            path,
+            content_type,
+            body,
+            deadline,
+        } = self;
+        let invalid = || CallError::InvalidUrl {
+            url: base_url.to_owned(),
+        };
+        let uri: Uri = base_url.parse().map_err(|_| invalid())?;
+        let authority = uri.authority().ok_or_else(invalid)?.as_str().to_owned();
+
+        let stream = TcpStream::connect(authority.as_str())
+            .await
+            .map_err(|source| CallError::Connect {
+                authority: authority.clone(),
+                source,
+            })?;
+        let http_error = |source| CallError::Http {
             authority: authority.clone(),
             source,
-        })?;
-    let http_error = |source| CallError::Http {
-        authority: authority.clone(),
-        source,
-    };
-    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-        .await
-        .map_err(http_error)?;
-    // The connection task carries the same deadline: a request lost in a partition would
-    // otherwise keep its simulated socket (and ephemeral port) open forever.
-    tokio::spawn(async move {
-        match tokio::time::timeout(deadline, connection).await {
-            Ok(Ok(())) | Err(_) => {}
-            Ok(Err(error)) => tracing::debug!(%error, "sim http connection ended with an error"),
-        }
-    });
+        };
+        let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+            .await
+            .map_err(http_error)?;
+        // The connection task carries the same deadline: a request lost in a partition would
+        // otherwise keep its simulated socket (and ephemeral port) open forever.
+        tokio::spawn(async move {
+            match tokio::time::timeout(deadline, connection).await {
+                Ok(Ok(())) | Err(_) => {}
+                Ok(Err(error)) => {
+                    tracing::debug!(%error, "sim http connection ended with an error")
+                }
+            }
+        });
 
-    let request = Request::post(path)
-        .header(http::header::HOST, authority.as_str())
-        .header(http::header::CONTENT_TYPE, "application/x-protobuf")
-        .body(Full::new(body))
-        .map_err(CallError::Request)?;
-    let response = sender.send_request(request).await.map_err(http_error)?;
-    let status = response.status();
-    let body = response
-        .into_body()
-        .collect()
-        .await
-        .map_err(http_error)?
-        .to_bytes();
-    if status.is_success() {
-        Ok(body)
-    } else {
-        Err(CallError::Status { status, body })
+        let request = Request::builder()
+            .method(method)
+            .uri(path)
+            .header(http::header::HOST, authority.as_str())
+            .header(http::header::CONTENT_TYPE, content_type)
+            .body(Full::new(body))
+            .map_err(CallError::Request)?;
+        let response = sender.send_request(request).await.map_err(http_error)?;
+        let status = response.status();
+        let body = response
+            .into_body()
+            .collect()
+            .await
+            .map_err(http_error)?
+            .to_bytes();
+        if status.is_success() {
+            Ok(body)
+        } else {
+            Err(CallError::Status { status, body })
+        }
     }
 }

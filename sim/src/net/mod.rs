@@ -7,6 +7,7 @@ mod transport;
 
 pub use http_call::CallError;
 pub use http_call::post;
+pub use http_call::send;
 pub use listener::SimListener;
 pub use transport::SimTransport;
 

@@ -3,11 +3,15 @@
 use std::fmt;
 
 use crate::check::Violation;
+use crate::cluster::ClusterError;
 use crate::scenario::reproduce_command;
 
 /// What went wrong in a run.
 #[derive(Debug, thiserror::Error)]
 pub enum ScenarioError {
+    /// The cluster could not be built.
+    #[error("building the cluster failed")]
+    Cluster(#[from] ClusterError),
     /// The simulation itself failed: a host's software returned an error, or the run exceeded
     /// its virtual-time budget.
     #[error("the simulation failed: {0}")]

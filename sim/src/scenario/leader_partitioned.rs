@@ -9,8 +9,6 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
 
-use bytes::Bytes;
-
 use crate::check::acked_writes_durable;
 use crate::check::isolated_writes_not_acked;
 use crate::check::replicas_agree;
@@ -55,7 +53,7 @@ pub fn leader_partitioned_writes_resume_on_majority(seed: u64) -> Result<Report,
 
 fn run(seed: u64) -> Result<Report, ScenarioError> {
     let options = ClusterOptions::new(seed);
-    let mut cluster = SimCluster::build(&options);
+    let mut cluster = SimCluster::build(&options)?;
     let hosts = cluster.hosts().to_vec();
     let outcome: Rc<RefCell<Option<Result<Report, ScenarioError>>>> = Rc::default();
     let slot = Rc::clone(&outcome);
@@ -110,8 +108,10 @@ async fn drive(seed: u64, hosts: Vec<String>) -> Result<Report, ScenarioError> {
         .await?;
     }
     for i in 0..ISOLATED_WRITES {
-        let value = Bytes::from(format!("isolated-{i} via {isolated}"));
-        let record = client.put(&isolated, &format!("isolated-{i}"), value).await;
+        let value = format!("isolated-{i} via {isolated}");
+        let record = client
+            .create(&isolated, &format!("isolated-{i}"), &value)
+            .await;
         notes.push(format!("{record}"));
     }
 

@@ -6,7 +6,6 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use apiary_raft::typ::NodeId;
-use bytes::Bytes;
 
 use crate::client::SimClient;
 use crate::client::error_chain;
@@ -63,7 +62,7 @@ pub async fn agreed_leader(
     }
 }
 
-/// Writes through `host` until one write is acknowledged, each attempt under its own key
+/// Creates ConfigMaps through `host` until one is acknowledged, each attempt under its own key
 /// (`{key}.{attempt}`) so that every write in the history has a key of its own. Returns the
 /// acknowledged write.
 pub async fn write_acked(
@@ -76,8 +75,8 @@ pub async fn write_acked(
     let mut last = String::from("no attempt yet");
     for attempt in 0u32.. {
         let key = format!("{key}.{attempt}");
-        let value = Bytes::from(format!("{key} via {host}"));
-        let record = client.put(host, &key, value).await;
+        let value = format!("{key} via {host}");
+        let record = client.create(host, &key, &value).await;
         if record.acked_revision().is_some() {
             return Ok(record);
         }
@@ -90,7 +89,7 @@ pub async fn write_acked(
     Err(stuck(&format!("writing {key} through {host}"), bound, last))
 }
 
-/// Reads every key of `keys` linearizably on `host`, retrying each until it succeeds.
+/// Reads every ConfigMap of `keys` with a quorum read on `host`, retrying each until it succeeds.
 pub async fn final_view(
     client: &SimClient,
     host: &str,
