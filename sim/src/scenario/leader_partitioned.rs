@@ -90,6 +90,15 @@ async fn drive(seed: u64, hosts: Vec<String>) -> Result<Report, ScenarioError> {
     let first = &majority[0];
     write_acked(&mut client, first, "majority-0", RESUME_BOUND).await?;
     let resumed_after = now().saturating_sub(partitioned_at);
+    if resumed_after > RESUME_BOUND {
+        // The retry loop only gives up after a failed attempt; an attempt that began in time
+        // but was acknowledged late still misses the bound.
+        return Err(ScenarioError::Stuck {
+            phase: "resuming writes on the majority".to_owned(),
+            bound: RESUME_BOUND,
+            last: format!("first acknowledgement {resumed_after:?} after the partition"),
+        });
+    }
     notes.push(format!(
         "writes resumed {resumed_after:?} after the partition"
     ));
