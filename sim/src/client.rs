@@ -108,7 +108,8 @@ impl SimClient {
     }
 
     /// Creates ConfigMap `name` holding `value` through `replica` and records the write and its
-    /// outcome (acknowledged with the answer's `resourceVersion`, or unknown).
+    /// outcome: acknowledged with the answer's `resourceVersion`, rejected by a 4xx (other
+    /// than 408 Request Timeout, which promises nothing), or unknown.
     pub async fn create(&mut self, replica: &str, name: &str, value: &str) -> WriteRecord {
         let body = json!({
             "apiVersion": "v1",
@@ -132,6 +133,15 @@ impl SimClient {
             Ok(created) => WriteOutcome::Acked {
                 revision: created.mod_revision,
             },
+            Err(ClientError::Call {
+                source: CallError::Status { status, body },
+                ..
+            }) if status.is_client_error() && status != StatusCode::REQUEST_TIMEOUT => {
+                WriteOutcome::Rejected {
+                    status: status.as_u16(),
+                    reason: String::from_utf8_lossy(&body).into_owned(),
+                }
+            }
             Err(error) => WriteOutcome::Unknown {
                 reason: error_chain(&error),
             },

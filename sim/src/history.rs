@@ -15,8 +15,17 @@ pub enum WriteOutcome {
         /// The committed revision.
         revision: u64,
     },
-    /// No success answer (error, timeout, partition): the write may or may not have been
-    /// committed, so a checker may neither require nor forbid its effect on that basis alone.
+    /// The API refused the write with a client error (4xx other than 408): nothing was
+    /// stored.
+    Rejected {
+        /// The HTTP status.
+        status: u16,
+        /// The API's answer.
+        reason: String,
+    },
+    /// No definite answer (server error, timeout, partition): the write may or may not have
+    /// been committed, so a checker may neither require nor forbid its effect on that basis
+    /// alone.
     Unknown {
         /// Why the client gave up.
         reason: String,
@@ -45,7 +54,7 @@ impl WriteRecord {
     pub fn acked_revision(&self) -> Option<u64> {
         match self.outcome {
             WriteOutcome::Acked { revision } => Some(revision),
-            WriteOutcome::Unknown { .. } => None,
+            WriteOutcome::Rejected { .. } | WriteOutcome::Unknown { .. } => None,
         }
     }
 }

@@ -8,10 +8,12 @@
 
 mod acked_writes_durable;
 mod isolated_writes_not_acked;
+mod rejected_writes_absent;
 mod replicas_agree;
 mod violation;
 
 pub use acked_writes_durable::acked_writes_durable;
 pub use isolated_writes_not_acked::isolated_writes_not_acked;
+pub use rejected_writes_absent::rejected_writes_absent;
 pub use replicas_agree::replicas_agree;
 pub use violation::Violation;

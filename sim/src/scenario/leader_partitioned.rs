@@ -3,7 +3,7 @@
 //! from both others; a new leader is elected and writes through the majority succeed within a
 //! bound of virtual time; writes sent to the isolated old leader are never acknowledged; after
 //! the heal, every acknowledged write is served with its revision by a quorum read on every
-//! replica, and the replicas agree on every key.
+//! replica, no write the API rejected is served anywhere, and the replicas agree on every key.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -11,12 +11,14 @@ use std::time::Duration;
 
 use crate::check::acked_writes_durable;
 use crate::check::isolated_writes_not_acked;
+use crate::check::rejected_writes_absent;
 use crate::check::replicas_agree;
 use crate::client::SimClient;
 use crate::client::now;
 use crate::cluster::ClusterOptions;
 use crate::cluster::SimCluster;
 use crate::cluster::replica_host;
+use crate::history::WriteOutcome;
 use crate::scenario::Report;
 use crate::scenario::ScenarioError;
 use crate::scenario::ScenarioFailure;
@@ -145,12 +147,19 @@ async fn drive(seed: u64, hosts: Vec<String>) -> Result<Report, ScenarioError> {
         healed_at,
     ));
     violations.extend(replicas_agree(&history));
+    violations.extend(rejected_writes_absent(&history));
     if !violations.is_empty() {
         return Err(ScenarioError::Violations(violations));
     }
     let acked = history.acked().count();
+    let rejected = history
+        .writes
+        .iter()
+        .filter(|w| matches!(w.outcome, WriteOutcome::Rejected { .. }))
+        .count();
     notes.push(format!(
-        "{acked} of {} writes acknowledged, all durable and identical on {} replicas",
+        "{acked} of {} writes acknowledged ({rejected} rejected, the rest unknown); every \
+         acknowledged one durable and identical on {} replicas",
         history.writes.len(),
         hosts.len()
     ));
