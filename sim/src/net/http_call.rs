@@ -21,7 +21,7 @@ use turmoil::net::TcpStream;
 /// is a transport failure, after which the request may or may not have been processed.
 #[derive(Debug, thiserror::Error)]
 pub enum CallError {
-    /// The URL has no `host:port` authority.
+    /// The URL is not `http://host:port[/...]`.
     #[error("invalid url {url}")]
     InvalidUrl {
         /// The URL given.
@@ -132,7 +132,13 @@ impl Exchange<'_> {
             url: base_url.to_owned(),
         };
         let uri: Uri = base_url.parse().map_err(|_| invalid())?;
-        let authority = uri.authority().ok_or_else(invalid)?.as_str().to_owned();
+        // Only `http://host:port` can be dialled: the simulation has no TLS and no default
+        // ports, and a bare name would otherwise fail later as an unreachable peer.
+        let authority = match (uri.scheme_str(), uri.authority()) {
+            (Some("http"), Some(authority)) if authority.port().is_some() => authority,
+            _ => return Err(invalid()),
+        };
+        let authority = authority.as_str().to_owned();
 
         let stream = TcpStream::connect(authority.as_str())
             .await

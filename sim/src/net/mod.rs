@@ -93,11 +93,13 @@ mod tests {
     fn invalid_url_is_a_typed_error() {
         let mut sim = turmoil::Builder::new().rng_seed(1).build();
         sim.client("client", async {
-            let result = post("not a url", "/x", Bytes::new(), Duration::from_secs(1)).await;
-            assert!(
-                matches!(result, Err(CallError::InvalidUrl { .. })),
-                "{result:?}"
-            );
+            for url in ["not a url", "server", "http://server", "https://server:443"] {
+                let result = post(url, "/x", Bytes::new(), Duration::from_secs(1)).await;
+                assert!(
+                    matches!(result, Err(CallError::InvalidUrl { .. })),
+                    "{url}: {result:?}"
+                );
+            }
             Ok(())
         });
         sim.run().expect("simulation failed");

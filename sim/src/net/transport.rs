@@ -39,7 +39,7 @@ fn transport_error(target: &str, rpc: &str, error: CallError) -> TransportError 
     match error {
         CallError::InvalidUrl { url } => TransportError::InvalidTarget {
             target: url,
-            reason: "no host:port authority".to_owned(),
+            reason: "not http://host:port".to_owned(),
         },
         CallError::Connect { source, .. } => TransportError::Unreachable {
             target: target.to_owned(),
@@ -65,5 +65,72 @@ fn transport_error(target: &str, rpc: &str, error: CallError) -> TransportError 
             status: status.as_u16(),
             message: String::from_utf8_lossy(&body).into_owned(),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use axum::Router;
+    use axum::http::StatusCode;
+    use axum::routing::post;
+
+    use super::*;
+    use crate::net::SimListener;
+
+    const PEER: &str = "http://peer:7000";
+    const DEADLINE: Duration = Duration::from_millis(500);
+
+    async fn peer_host() -> turmoil::Result {
+        let router = Router::new()
+            .route("/raft/vote", post(|body: Bytes| async { body }))
+            .route(
+                "/raft/join",
+                post(|| async { (StatusCode::SERVICE_UNAVAILABLE, "shutting down") }),
+            );
+        axum::serve(SimListener::bind(7000).await?, router).await?;
+        Ok(())
+    }
+
+    // R-HA-013: over the simulated network the transport keeps the `Transport` contract: the
+    // answer on success, `Rejected` for a refusal, `Unreachable` only when the request cannot
+    // have been delivered (a partition drops the SYN), `Timeout` when the link stalls.
+    #[test]
+    fn errors_follow_the_transport_contract() {
+        let mut sim = turmoil::Builder::new().rng_seed(3).build();
+        sim.host("peer", peer_host);
+        sim.client("replica", async {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            let transport = SimTransport;
+            let body = Bytes::from_static(b"ballot");
+
+            let answer = transport.call(PEER, "vote", body.clone(), DEADLINE).await?;
+            assert_eq!(answer, body);
+
+            let refused = transport.call(PEER, "join", body.clone(), DEADLINE).await;
+            assert!(
+                matches!(&refused, Err(TransportError::Rejected { status: 503, message, .. }) if message == "shutting down"),
+                "{refused:?}"
+            );
+
+            turmoil::partition("replica", "peer");
+            let cut = transport.call(PEER, "vote", body.clone(), DEADLINE).await;
+            assert!(matches!(cut, Err(TransportError::Unreachable { .. })), "{cut:?}");
+            turmoil::repair("replica", "peer");
+
+            turmoil::hold("replica", "peer");
+            let stalled = transport.call(PEER, "vote", body.clone(), DEADLINE).await;
+            assert!(matches!(stalled, Err(TransportError::Timeout { .. })), "{stalled:?}");
+            turmoil::release("replica", "peer");
+
+            let invalid = transport.call("peer", "vote", body, DEADLINE).await;
+            assert!(
+                matches!(invalid, Err(TransportError::InvalidTarget { .. })),
+                "{invalid:?}"
+            );
+            Ok(())
+        });
+        sim.run().expect("simulation failed");
     }
 }
