@@ -23,6 +23,7 @@ use crate::config::ApiConfig;
 use crate::config::Clock;
 use crate::discovery;
 use crate::error::ApiError;
+use crate::flavor::Flavor;
 use crate::handlers::json_response;
 use crate::handlers::read_body;
 use crate::handlers::serve_resource;
@@ -40,6 +41,7 @@ struct AppState {
     authn: AuthenticatorChain,
     authz: AuthorizerChain,
     clock: Arc<dyn Clock>,
+    flavor: Flavor,
 }
 
 /// The whole HTTP API over `storage`.
@@ -50,6 +52,7 @@ pub fn router(storage: Arc<dyn Storage>, config: ApiConfig) -> Router {
         authn: AuthenticatorChain::new(config.authenticators),
         authz: AuthorizerChain::new(config.authorizers),
         clock: config.clock,
+        flavor: config.flavor,
     };
     Router::new()
         .route("/version", get(version).fallback(not_allowed))
@@ -120,6 +123,7 @@ async fn pipeline(state: &AppState, request: Request) -> Result<Response, ApiErr
         query: &query,
         body,
         content_type,
+        flavor: state.flavor,
         now: state.clock.now(),
     };
     serve_resource(state.storage.as_ref(), &state.registry, req).await

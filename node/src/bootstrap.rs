@@ -15,19 +15,23 @@ const FIRST_BACKOFF: Duration = Duration::from_millis(100);
 const MAX_BACKOFF: Duration = Duration::from_secs(2);
 
 /// Ensures the system namespaces exist, retrying (no leader yet, leader changing) until it
-/// succeeds or `stop` is cancelled.
-pub async fn ensure_namespaces(storage: Arc<dyn Storage>, flavor: Flavor, stop: CancellationToken) {
+/// succeeds (`true`) or `stop` is cancelled (`false`).
+pub async fn ensure_namespaces(
+    storage: Arc<dyn Storage>,
+    flavor: Flavor,
+    stop: CancellationToken,
+) -> bool {
     let mut backoff = FIRST_BACKOFF;
     loop {
         match ensure_system_namespaces(storage.as_ref(), flavor).await {
             Ok(()) => {
                 tracing::info!("system namespaces present");
-                return;
+                return true;
             }
             Err(error) => tracing::debug!(%error, "system namespaces not created yet; retrying"),
         }
         tokio::select! {
-            () = stop.cancelled() => return,
+            () = stop.cancelled() => return false,
             () = tokio::time::sleep(backoff) => {}
         }
         backoff = (backoff * 2).min(MAX_BACKOFF);

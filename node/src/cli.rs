@@ -124,6 +124,10 @@ pub struct DevArgs {
     /// `base-port + 1000 + N - 1`, all on 127.0.0.1.
     #[arg(long, default_value_t = 6443, value_parser = clap::value_parser!(u16).range(1..=63535))]
     pub base_port: u16,
+    /// Only write the certificates and the kubeconfig, start no replica (for running the
+    /// replicas some other way, e.g. `deploy/local/Procfile`).
+    #[arg(long)]
+    pub init_only: bool,
 }
 
 #[cfg(test)]
@@ -221,6 +225,7 @@ mod tests {
         assert_eq!(dev.nodes, 3);
         assert_eq!(dev.dir, PathBuf::from(".apiary-dev"));
         assert_eq!(dev.base_port, 6443);
+        assert!(!dev.init_only);
         let Command::Dev(dev) = parse(&["dev", "--nodes", "5", "--flavor", "kubernetes"])
             .unwrap()
             .command

@@ -116,10 +116,18 @@ pub async fn run(
     ));
 
     let storage: Arc<dyn Storage> = Arc::new(ReplicaStorage::new(replica.clone()));
-    let readiness = Arc::new(ReplicaReadiness::new(replica.clone(), stop_api.clone()));
-    let app = apiary_api::router(storage.clone(), ApiConfig::new(flavor, readiness));
+    let readiness = ReplicaReadiness::new(replica.clone(), stop_api.clone());
+    let app = apiary_api::router(
+        storage.clone(),
+        ApiConfig::new(flavor, Arc::new(readiness.clone())),
+    );
     let api_server = tokio::spawn(serve_https(listeners.api, api_tls, app, stop_api.clone()));
-    let bootstrap = tokio::spawn(ensure_namespaces(storage, flavor, stop_api.clone()));
+    let stop_bootstrap = stop_api.clone();
+    let bootstrap = tokio::spawn(async move {
+        if ensure_namespaces(storage, flavor, stop_bootstrap).await {
+            readiness.mark_bootstrapped();
+        }
+    });
 
     shutdown.await;
     tracing::info!(name = %config.name, "shutting down");

@@ -46,8 +46,21 @@ const READY_TIMEOUT: Duration = Duration::from_secs(30);
 struct Cluster {
     api: Vec<SocketAddr>,
     peer: Vec<SocketAddr>,
-    stop: CancellationToken,
+    stops: Vec<CancellationToken>,
     replicas: Vec<JoinHandle<Result<(), apiary_node::NodeError>>>,
+}
+
+impl Cluster {
+    /// Stops replica `index` gracefully and checks that it stopped cleanly.
+    async fn stop_replica(&mut self, index: usize) {
+        self.stops[index].cancel();
+        let replica = &mut self.replicas[index];
+        let result = tokio::time::timeout(Duration::from_secs(20), replica)
+            .await
+            .expect("replica stops in time")
+            .unwrap();
+        assert!(result.is_ok(), "{result:?}");
+    }
 }
 
 async fn start_cluster(dir: &Path, pki: &DevPki, client_ca: &Path, nodes: usize) -> Cluster {
@@ -70,7 +83,7 @@ async fn start_cluster(dir: &Path, pki: &DevPki, client_ca: &Path, nodes: usize)
         .zip(1..)
         .map(|(l, id)| (id, format!("https://{}", l.peer.local_addr().unwrap())))
         .collect();
-    let stop = CancellationToken::new();
+    let stops: Vec<CancellationToken> = (0..nodes).map(|_| CancellationToken::new()).collect();
     let replicas = listeners
         .into_iter()
         .enumerate()
@@ -96,14 +109,14 @@ async fn start_cluster(dir: &Path, pki: &DevPki, client_ca: &Path, nodes: usize)
             tokio::spawn(apiary_node::run(
                 config,
                 listeners,
-                stop.clone().cancelled_owned(),
+                stops[i].clone().cancelled_owned(),
             ))
         })
         .collect();
     Cluster {
         api,
         peer,
-        stop,
+        stops,
         replicas,
     }
 }
@@ -220,7 +233,7 @@ async fn three_replicas_serve_the_api_over_tls() {
     let (second_ca, bob_cert, bob_key) = second_ca_with_bob();
     let client_ca = dir.path().join("client-ca-bundle.crt");
     std::fs::write(&client_ca, format!("{}{second_ca}", pki.ca.cert_pem)).unwrap();
-    let cluster = start_cluster(dir.path(), &pki, &client_ca, 3).await;
+    let mut cluster = start_cluster(dir.path(), &pki, &client_ca, 3).await;
     let admin = client(
         &pki.ca,
         Some((pki.admin.cert_pem.as_str(), pki.admin.key_pem.as_str())),
@@ -319,13 +332,81 @@ async fn three_replicas_serve_the_api_over_tls() {
     }
     {
         tracing::info!("graceful shutdown");
-        cluster.stop.cancel();
-        for replica in cluster.replicas {
-            let result = tokio::time::timeout(Duration::from_secs(20), replica)
-                .await
-                .expect("replica stops in time")
-                .unwrap();
-            assert!(result.is_ok(), "{result:?}");
+        for index in 0..3 {
+            cluster.stop_replica(index).await;
         }
+    }
+}
+
+fn configmap(name: &str) -> Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name},
+        "data": {"key": name},
+    })
+}
+
+// R-HA-011, R-HA-012: a 5-replica cluster keeps serving writes and most-recent reads with any
+// two replicas down (here the first two, which may include the leader).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn five_replicas_serve_with_two_down() {
+    let dir = tempfile::tempdir().unwrap();
+    let pki = DevPki::load_or_generate(dir.path(), 5).unwrap();
+    let mut cluster = start_cluster(dir.path(), &pki, &pki.ca.cert_path, 5).await;
+    let admin = client(
+        &pki.ca,
+        Some((pki.admin.cert_pem.as_str(), pki.admin.key_pem.as_str())),
+    );
+    for addr in &cluster.api {
+        wait_ready(&admin, *addr).await;
+    }
+    let path = "/api/v1/namespaces/default/configmaps";
+    let (status, body) = call(
+        &admin,
+        cluster.api[4],
+        Method::POST,
+        path,
+        Some(&configmap("before")),
+    )
+    .await
+    .unwrap();
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+
+    cluster.stop_replica(0).await;
+    cluster.stop_replica(1).await;
+
+    // A new leader may have to be elected: retry the write until the deadline.
+    let deadline = tokio::time::Instant::now() + READY_TIMEOUT;
+    loop {
+        let (status, body) = call(
+            &admin,
+            cluster.api[2],
+            Method::POST,
+            path,
+            Some(&configmap("after")),
+        )
+        .await
+        .unwrap();
+        if status == StatusCode::CREATED {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{status} {body}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let (status, list) = call(&admin, cluster.api[3], Method::GET, path, None)
+        .await
+        .unwrap();
+    assert_eq!(status, StatusCode::OK, "{list}");
+    let names: Vec<&str> = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| item["metadata"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, vec!["after", "before"]);
+
+    for index in 2..5 {
+        cluster.stop_replica(index).await;
     }
 }

@@ -20,7 +20,8 @@ pub struct Command {
     pub kind: Option<command::Kind>,
 }
 
-/// Nested types of [`Command`].
+/// Nested types of [`Command`] (prost names a message's oneof module after the message).
+#[allow(clippy::module_inception)]
 pub mod command {
     /// The kinds of command.
     #[derive(Clone, PartialEq, prost::Oneof)]

@@ -2,6 +2,7 @@
 //! the size limit, and dispatching a resource request to its store by verb.
 
 mod body;
+mod delete_options;
 mod resource;
 mod response;
 

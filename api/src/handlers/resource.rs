@@ -7,11 +7,11 @@ use bytes::Bytes;
 use chrono::DateTime;
 use chrono::Utc;
 use http::StatusCode;
-use serde_json::Value;
 
+use super::delete_options::delete_options;
 use super::json_response;
 use crate::error::ApiError;
-use crate::registry::Preconditions;
+use crate::flavor::Flavor;
 use crate::registry::Registry;
 use crate::request::QueryParams;
 use crate::request::RequestInfo;
@@ -30,6 +30,8 @@ pub(crate) struct ResourceRequest<'a> {
     pub body: Bytes,
     /// The body's `Content-Type`, if sent.
     pub content_type: Option<&'a str>,
+    /// The naming flavor (the group of `DeleteOptions` in errors).
+    pub flavor: Flavor,
     /// The request's time.
     pub now: DateTime<Utc>,
 }
@@ -52,27 +54,6 @@ fn check_content_type(content_type: Option<&str>) -> Result<(), ApiError> {
             accepted: ACCEPTED_MEDIA_TYPES.to_owned(),
         })
     }
-}
-
-fn preconditions(body: &[u8]) -> Result<Preconditions, ApiError> {
-    if body.iter().all(u8::is_ascii_whitespace) {
-        return Ok(Preconditions::default());
-    }
-    let options: Value = serde_json::from_slice(body)
-        .map_err(|e| ApiError::BadRequest(format!("invalid DeleteOptions: {e}")))?;
-    let field = |name: &str| -> Result<Option<String>, ApiError> {
-        match options.get("preconditions").and_then(|p| p.get(name)) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(other) => Err(ApiError::BadRequest(format!(
-                "invalid DeleteOptions: preconditions.{name} must be a string, not {other}"
-            ))),
-        }
-    };
-    Ok(Preconditions {
-        uid: field("uid")?,
-        resource_version: field("resourceVersion")?,
-    })
 }
 
 /// Serves a resource request of an authorized user.
@@ -107,7 +88,14 @@ pub(crate) async fn serve_resource(
     if !supported {
         return Err(not_allowed());
     }
-    if req.query.has("dryRun") {
+    let delete = match info.verb {
+        Verb::Delete | Verb::DeleteCollection => {
+            Some(delete_options(&req.body, req.query, req.flavor)?)
+        }
+        _ => None,
+    };
+    // Dry runs come with admission; until then refuse them rather than persist them.
+    if req.query.has("dryRun") || delete.as_ref().is_some_and(|d| d.dry_run) {
         return Err(ApiError::BadRequest(
             "dryRun is not supported by this server yet".into(),
         ));
@@ -153,7 +141,7 @@ pub(crate) async fn serve_resource(
             Ok(json_response(StatusCode::OK, body))
         }
         (Verb::Delete, Some(ns)) if sub.is_empty() => {
-            let pre = preconditions(&req.body)?;
+            let pre = delete.map(|d| d.preconditions).unwrap_or_default();
             let body = store.delete(storage, ns, &info.name, &pre, req.now).await?;
             Ok(json_response(StatusCode::OK, body))
         }
@@ -165,20 +153,6 @@ pub(crate) async fn serve_resource(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    // R-RES-055
-    #[test]
-    fn delete_options_preconditions() {
-        assert_eq!(preconditions(b"").expect("empty"), Preconditions::default());
-        let p = preconditions(
-            br#"{"kind":"DeleteOptions","preconditions":{"uid":"u","resourceVersion":"7"}}"#,
-        )
-        .expect("parses");
-        assert_eq!(p.uid.as_deref(), Some("u"));
-        assert_eq!(p.resource_version.as_deref(), Some("7"));
-        assert!(preconditions(b"{").is_err());
-        assert!(preconditions(br#"{"preconditions":{"uid":1}}"#).is_err());
-    }
 
     #[test]
     fn only_json_bodies_are_decoded() {

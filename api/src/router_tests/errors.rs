@@ -291,3 +291,34 @@ async fn create_with_a_resource_version_is_refused() {
     );
     assert_eq!(storage.keys(), before);
 }
+
+// R-RES-051, R-RES-054: invalid delete options are 422; a dry-run delete (not served yet)
+// is refused and deletes nothing.
+#[tokio::test]
+async fn delete_options_are_validated_and_dry_runs_delete_nothing() {
+    let (app, _) = app().await;
+    admin_call(&app, "POST", CM_PATH, Some(&cm("x"))).await;
+    let path = format!("{CM_PATH}/x");
+    let bad = admin_call(
+        &app,
+        "DELETE",
+        &path,
+        Some(r#"{"propagationPolicy":"Sideways"}"#),
+    )
+    .await;
+    let s = assert_status(&bad, 422, "Invalid");
+    assert_eq!(s["details"]["kind"], "DeleteOptions");
+    assert_eq!(s["details"]["group"], "meta.k8s.io");
+    assert_eq!(
+        s["details"]["causes"][0]["reason"],
+        "FieldValueNotSupported"
+    );
+    let dry = admin_call(&app, "DELETE", &path, Some(r#"{"dryRun":["All"]}"#)).await;
+    assert_status(&dry, 400, "BadRequest");
+    let dry_query = admin_call(&app, "DELETE", &format!("{path}?dryRun=All"), None).await;
+    assert_status(&dry_query, 400, "BadRequest");
+    assert_eq!(
+        admin_call(&app, "GET", &path, None).await.status,
+        StatusCode::OK
+    );
+}

@@ -1,5 +1,9 @@
 //! The generic store with a strategy of our own: generation, bootstrap idempotence.
 
+use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::Ordering;
+
+use bytes::Bytes;
 use chrono::TimeZone;
 use chrono::Utc;
 use serde_json::Value;
@@ -14,7 +18,11 @@ use crate::registry::Scope;
 use crate::registry::Store;
 use crate::registry::Strategy;
 use crate::request::Selectors;
+use crate::storage::ListPage;
 use crate::storage::ReadConsistency;
+use crate::storage::Storage;
+use crate::storage::StorageError;
+use crate::storage::StoredObject;
 
 /// A kind with a spec and a status, as a custom resource would be.
 struct Widget;
@@ -172,4 +180,137 @@ async fn bootstrap_is_idempotent_and_uses_the_create_path() {
     );
     assert_eq!(after, before, "existing namespaces are left alone");
     assert!(storage.revision() >= revision);
+}
+
+/// A store whose first writes lose races: creates find their key taken, updates find the
+/// object moved on (as concurrent writers on other replicas would make them).
+struct Racing {
+    inner: MemStorage,
+    lost_creates: AtomicUsize,
+    lost_updates: AtomicUsize,
+}
+
+fn lose(counter: &AtomicUsize) -> bool {
+    counter
+        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+        .is_ok()
+}
+
+#[async_trait::async_trait]
+impl Storage for Racing {
+    async fn create(&self, key: &str, value: Bytes) -> Result<StoredObject, StorageError> {
+        if lose(&self.lost_creates) {
+            return Err(StorageError::AlreadyExists { key: key.into() });
+        }
+        self.inner.create(key, value).await
+    }
+    async fn get(
+        &self,
+        key: &str,
+        c: ReadConsistency,
+    ) -> Result<Option<StoredObject>, StorageError> {
+        self.inner.get(key, c).await
+    }
+    async fn list(
+        &self,
+        prefix: &str,
+        start_after: Option<&str>,
+        limit: usize,
+        c: ReadConsistency,
+    ) -> Result<ListPage, StorageError> {
+        self.inner.list(prefix, start_after, limit, c).await
+    }
+    async fn update(
+        &self,
+        key: &str,
+        value: Bytes,
+        expected: u64,
+    ) -> Result<StoredObject, StorageError> {
+        if lose(&self.lost_updates) {
+            return Err(StorageError::Conflict {
+                key: key.into(),
+                expected,
+                actual: expected + 1,
+            });
+        }
+        self.inner.update(key, value, expected).await
+    }
+    async fn delete(&self, key: &str, expected: Option<u64>) -> Result<StoredObject, StorageError> {
+        self.inner.delete(key, expected).await
+    }
+}
+
+// R-RES-021: a generated name that is taken is drawn again; a given name is not.
+#[tokio::test]
+async fn generated_names_are_redrawn_after_a_collision() {
+    let storage = Racing {
+        inner: MemStorage::default(),
+        lost_creates: 2.into(),
+        lost_updates: 0.into(),
+    };
+    let store = widgets();
+    let now = Utc::now();
+    let body = json!({"metadata":{"generateName":"w-"},"spec":{}}).to_string();
+    let w = parse(
+        store
+            .create(&storage, "", body.as_bytes(), now)
+            .await
+            .expect("third draw wins"),
+    );
+    assert!(
+        w["metadata"]["name"]
+            .as_str()
+            .is_some_and(|n| n.starts_with("w-"))
+    );
+
+    storage.lost_creates.store(1, Ordering::SeqCst);
+    let named = json!({"metadata":{"name":"fixed"}}).to_string();
+    let err = store.create(&storage, "", named.as_bytes(), now).await;
+    assert!(
+        matches!(err, Err(crate::error::ApiError::AlreadyExists { .. })),
+        "{err:?}"
+    );
+}
+
+// R-RES-197 (CHECKLIST table): an unconditional update retries a lost race; a conditional
+// one reports the conflict.
+#[tokio::test]
+async fn unconditional_updates_retry_lost_races() {
+    let storage = Racing {
+        inner: MemStorage::default(),
+        lost_creates: 0.into(),
+        lost_updates: 0.into(),
+    };
+    let store = widgets();
+    let body = json!({"metadata":{"name":"w"},"spec":{"n":1}}).to_string();
+    let w = parse(
+        store
+            .create(&storage, "", body.as_bytes(), Utc::now())
+            .await
+            .expect("create"),
+    );
+    storage.lost_updates.store(2, Ordering::SeqCst);
+    let blind = json!({"metadata":{"name":"w"},"spec":{"n":2}}).to_string();
+    let u = parse(
+        store
+            .update(&storage, "", "w", "", blind.as_bytes())
+            .await
+            .expect("retried"),
+    );
+    assert_eq!(u["spec"]["n"], 2);
+
+    storage.lost_updates.store(1, Ordering::SeqCst);
+    let mut conditional = u.clone();
+    conditional["spec"]["n"] = 3.into();
+    let err = store
+        .update(&storage, "", "w", "", conditional.to_string().as_bytes())
+        .await;
+    assert!(
+        matches!(err, Err(crate::error::ApiError::Conflict { .. })),
+        "{err:?}"
+    );
+    assert_ne!(
+        w["metadata"]["resourceVersion"],
+        u["metadata"]["resourceVersion"]
+    );
 }

@@ -21,6 +21,13 @@ pub enum FieldErrorKind {
     },
     /// The value appears twice where it must be unique; carries the value.
     Duplicate(Value),
+    /// The value is not one of `supported`.
+    NotSupported {
+        /// The offending value.
+        value: Value,
+        /// The values allowed.
+        supported: Vec<String>,
+    },
 }
 
 /// A validation failure of one field; a create or update collects all of them and answers
@@ -85,6 +92,22 @@ impl FieldError {
         }
     }
 
+    /// `field` holds `value`, which is none of `supported`.
+    pub fn not_supported(
+        field: impl Into<String>,
+        value: impl Into<Value>,
+        supported: &[&str],
+    ) -> Self {
+        Self {
+            field: field.into(),
+            kind: FieldErrorKind::NotSupported {
+                value: value.into(),
+                supported: supported.iter().map(|s| (*s).to_owned()).collect(),
+            },
+            detail: String::new(),
+        }
+    }
+
     /// The `reason` of this error's `Status` cause (`FieldValueInvalid`, ...).
     pub fn reason(&self) -> &'static str {
         match self.kind {
@@ -93,6 +116,7 @@ impl FieldError {
             FieldErrorKind::Forbidden => "FieldValueForbidden",
             FieldErrorKind::TooLong { .. } => "FieldValueTooLong",
             FieldErrorKind::Duplicate(_) => "FieldValueDuplicate",
+            FieldErrorKind::NotSupported { .. } => "FieldValueNotSupported",
         }
     }
 
@@ -107,6 +131,14 @@ impl FieldError {
                 format!("Too long: may not be more than {max} bytes")
             }
             FieldErrorKind::Duplicate(v) => format!("Duplicate value: {}", render(v)),
+            FieldErrorKind::NotSupported { value, supported } => {
+                let quoted: Vec<String> = supported.iter().map(|s| format!("{s:?}")).collect();
+                format!(
+                    "Unsupported value: {}: supported values: {}",
+                    render(value),
+                    quoted.join(", ")
+                )
+            }
         };
         if !self.detail.is_empty() {
             s.push_str(": ");
@@ -154,6 +186,12 @@ mod tests {
         let t = FieldError::too_long("data", 1_048_576);
         assert_eq!(t.body(), "Too long: may not be more than 1048576 bytes");
         assert_eq!(t.reason(), "FieldValueTooLong");
+        let n = FieldError::not_supported("propagationPolicy", "X", &["Foreground", "Background"]);
+        assert_eq!(
+            n.body(),
+            r#"Unsupported value: "X": supported values: "Foreground", "Background""#
+        );
+        assert_eq!(n.reason(), "FieldValueNotSupported");
         let d = FieldError::duplicate("data[a]", "a");
         assert_eq!(d.body(), r#"Duplicate value: "a""#);
     }

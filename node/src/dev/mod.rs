@@ -130,7 +130,8 @@ pub fn replica_specs(args: &DevArgs, dir: &Path, pki: &DevPki, program: &Path) -
         .collect()
 }
 
-/// Runs a dev cluster until `shutdown` resolves, then stops its replicas.
+/// Runs a dev cluster until `shutdown` resolves, then stops its replicas (with `init_only`:
+/// only writes the certificates and the kubeconfig).
 pub async fn run_dev(args: DevArgs, shutdown: impl Future<Output = ()>) -> Result<(), DevError> {
     let dir_error = |path: &Path| {
         let path = path.to_owned();
@@ -147,6 +148,14 @@ pub async fn run_dev(args: DevArgs, shutdown: impl Future<Output = ()>) -> Resul
     let kubeconfig_path = dir.join("kubeconfig");
     let document = kubeconfig(&pki, &api_urls);
     fs::write(&kubeconfig_path, format!("{document:#}\n")).map_err(dir_error(&kubeconfig_path))?;
+
+    if args.init_only {
+        println!(
+            "apiary dev: certificates and kubeconfig written to {}",
+            dir.display()
+        );
+        return Ok(());
+    }
 
     let program = std::env::current_exe().map_err(DevError::CurrentExe)?;
     let mut supervisor = Supervisor::start(replica_specs(&args, &dir, &pki, &program))?;
@@ -212,6 +221,7 @@ mod tests {
             dir: dir.path().to_owned(),
             flavor: FlavorName::Kubernetes,
             base_port: 20000,
+            init_only: false,
         };
         let pki = DevPki::load_or_generate(dir.path(), 3).unwrap();
         let specs = replica_specs(&args, dir.path(), &pki, Path::new("/bin/apiary"));
@@ -238,5 +248,28 @@ mod tests {
         }
         assert_eq!(configs[1].initial_cluster[&2], "https://127.0.0.1:21001");
         assert_eq!(specs[2].pid_file, dir.path().join("node-3.pid"));
+    }
+
+    #[tokio::test]
+    async fn init_only_writes_certificates_and_kubeconfig_and_starts_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let args = DevArgs {
+            nodes: 5,
+            dir: dir.path().join("fresh"),
+            flavor: FlavorName::Platform,
+            base_port: 6443,
+            init_only: true,
+        };
+        run_dev(args, std::future::pending()).await.unwrap();
+        let cluster = dir.path().join("fresh");
+        let config: serde_json::Value =
+            serde_json::from_slice(&fs::read(cluster.join("kubeconfig")).unwrap()).unwrap();
+        assert_eq!(config["contexts"].as_array().unwrap().len(), 5);
+        assert_eq!(
+            config["clusters"][4]["cluster"]["server"],
+            "https://127.0.0.1:6447"
+        );
+        assert!(cluster.join("node-5-peer.crt").exists());
+        assert!(!cluster.join("node-1.pid").exists());
     }
 }

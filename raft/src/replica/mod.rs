@@ -85,6 +85,7 @@ impl Replica {
         config: ReplicaConfig,
         transport: Arc<dyn Transport>,
     ) -> Result<Arc<Replica>, ReplicaError> {
+        validate(&config)?;
         let log_dir = config.data_dir.join("log");
         let open_dir = log_dir.clone();
         let opened =
@@ -287,4 +288,53 @@ fn raft_config(config: &ReplicaConfig) -> Result<openraft::Config, ReplicaError>
     }
     .validate()
     .map_err(ReplicaError::RaftConfig)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> ReplicaConfig {
+        ReplicaConfig {
+            id: 1,
+            data_dir: std::path::PathBuf::from("/nonexistent"),
+            peer_url: "http://a".to_string(),
+            initial_cluster: BTreeMap::from([(1, "http://a".to_string())]),
+            join_existing: false,
+            raft: RaftTimings::default(),
+            snapshot_logs_threshold: 100,
+        }
+    }
+
+    #[test]
+    fn unusable_configurations_are_refused_before_touching_disk() {
+        assert!(validate(&config()).is_ok());
+        let zero_id = ReplicaConfig { id: 0, ..config() };
+        let no_snapshots = ReplicaConfig {
+            snapshot_logs_threshold: 0,
+            ..config()
+        };
+        let not_a_member = ReplicaConfig { id: 2, ..config() };
+        let nobody_to_join = ReplicaConfig {
+            join_existing: true,
+            ..config()
+        };
+        for bad in [zero_id, no_snapshots, not_a_member, nobody_to_join] {
+            assert!(matches!(
+                validate(&bad),
+                Err(ReplicaError::InvalidConfig(_))
+            ));
+        }
+    }
+
+    #[test]
+    fn default_timings_make_a_valid_raft_config() {
+        let raft = raft_config(&config()).expect("valid");
+        assert_eq!(
+            SnapshotPolicy::LogsSinceLast(100),
+            raft.snapshot_policy,
+            "the threshold drives snapshots"
+        );
+        assert_eq!(100, raft.max_in_snapshot_log_to_keep);
+    }
 }

@@ -6,17 +6,21 @@ use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use apiary_raft::command::KeyValue;
 use apiary_raft::command::Op;
 use apiary_raft::command::Txn;
 use apiary_raft::network::HttpTransport;
+use apiary_raft::network::Transport;
+use apiary_raft::network::TransportError;
 use apiary_raft::network::peer_router;
 use apiary_raft::replica::RaftTimings;
 use apiary_raft::replica::Replica;
 use apiary_raft::replica::ReplicaConfig;
 use apiary_raft::typ::NodeId;
+use bytes::Bytes;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -52,6 +56,8 @@ pub struct Cluster {
     running: BTreeMap<NodeId, Running>,
     snapshot_logs_threshold: u64,
     timings: RaftTimings,
+    /// Directed links (from, to) that currently drop every call.
+    cut: Arc<Mutex<BTreeSet<(NodeId, NodeId)>>>,
 }
 
 impl Cluster {
@@ -69,6 +75,7 @@ impl Cluster {
             running: BTreeMap::new(),
             snapshot_logs_threshold,
             timings: timings(),
+            cut: Arc::default(),
         };
         for id in 1..=size {
             cluster.reserve(id).await;
@@ -110,7 +117,17 @@ impl Cluster {
             raft: self.timings.clone(),
             snapshot_logs_threshold: self.snapshot_logs_threshold,
         };
-        let replica = Replica::start(config, Arc::new(HttpTransport::new(None)))
+        let transport = Partitionable {
+            from: id,
+            urls: self
+                .urls
+                .iter()
+                .map(|(id, url)| (url.clone(), *id))
+                .collect(),
+            cut: self.cut.clone(),
+            inner: HttpTransport::new(None),
+        };
+        let replica = Replica::start(config, Arc::new(transport))
             .await
             .expect("replica starts");
         let (stop, stopped) = oneshot::channel::<()>();
@@ -148,6 +165,20 @@ impl Cluster {
         }
     }
 
+    /// Cuts replica `id` off from every other replica, both ways.
+    pub fn isolate(&self, id: NodeId) {
+        let mut cut = self.cut.lock().expect("lock");
+        for other in self.urls.keys().filter(|o| **o != id) {
+            cut.insert((id, *other));
+            cut.insert((*other, id));
+        }
+    }
+
+    /// Restores every link.
+    pub fn heal(&self) {
+        self.cut.lock().expect("lock").clear();
+    }
+
     /// The data directory of replica `id`.
     pub fn data_dir(&self, id: NodeId) -> PathBuf {
         self.dir.path().join(format!("replica-{id}"))
@@ -165,14 +196,18 @@ impl Cluster {
 
     /// Waits until every running replica names the same running leader, and returns it.
     pub async fn wait_leader(&self) -> NodeId {
-        self.eventually("a leader all running replicas agree on", || {
-            let leaders: BTreeSet<Option<NodeId>> = self
-                .running
-                .values()
-                .map(|r| r.replica.status().leader)
+        self.wait_leader_among(&self.running()).await
+    }
+
+    /// Waits until the replicas `ids` name the same leader, one of them, and returns it.
+    pub async fn wait_leader_among(&self, ids: &[NodeId]) -> NodeId {
+        self.eventually("a leader the replicas agree on", || {
+            let leaders: BTreeSet<Option<NodeId>> = ids
+                .iter()
+                .map(|id| self.running[id].replica.status().leader)
                 .collect();
             match leaders.into_iter().collect::<Vec<_>>().as_slice() {
-                [Some(id)] if self.running.contains_key(id) => Some(*id),
+                [Some(id)] if ids.contains(id) => Some(*id),
                 _ => None,
             }
         })
@@ -198,6 +233,35 @@ impl Cluster {
             assert!(start.elapsed() < PATIENCE, "timed out waiting for {what}");
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
+    }
+}
+
+/// The HTTP transport, except that calls over a cut link fail as if the peer were unreachable.
+struct Partitionable {
+    from: NodeId,
+    urls: BTreeMap<String, NodeId>,
+    cut: Arc<Mutex<BTreeSet<(NodeId, NodeId)>>>,
+    inner: HttpTransport,
+}
+
+#[async_trait::async_trait]
+impl Transport for Partitionable {
+    async fn call(
+        &self,
+        target: &str,
+        rpc: &str,
+        body: Bytes,
+        deadline: Duration,
+    ) -> Result<Bytes, TransportError> {
+        let to = self.urls.get(target).copied();
+        let is_cut = to.is_some_and(|to| self.cut.lock().expect("lock").contains(&(self.from, to)));
+        if is_cut {
+            return Err(TransportError::Unreachable {
+                target: target.to_string(),
+                source: "link cut by the test".into(),
+            });
+        }
+        self.inner.call(target, rpc, body, deadline).await
     }
 }
 

@@ -5,6 +5,7 @@ mod harness;
 mod t10_replicated_write;
 mod t15_peer_input;
 mod t20_leader_failover;
+mod t25_partition;
 mod t30_full_restart;
 mod t40_snapshot;
 mod t50_join;

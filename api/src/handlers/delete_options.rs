@@ -1,0 +1,187 @@
+//! `DeleteOptions` of a delete, from the body or the query (R-RES-049..055): preconditions
+//! for the store, and Kubernetes' validation of the other options (422 with
+//! `details.kind: DeleteOptions`).
+
+use serde_json::Value;
+
+use crate::error::ApiError;
+use crate::error::GroupKind;
+use crate::flavor::Flavor;
+use crate::registry::Preconditions;
+use crate::request::QueryParams;
+use crate::validation::FieldError;
+
+const PROPAGATION_POLICIES: [&str; 3] = ["Foreground", "Background", "Orphan"];
+const DRY_RUN_VALUES: [&str; 1] = ["All"];
+
+/// The options of one delete request.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct DeleteOptions {
+    /// Conditions the object must meet.
+    pub preconditions: Preconditions,
+    /// Whether the delete is a dry run (`dryRun=All`).
+    pub dry_run: bool,
+}
+
+fn string_field(options: &Value, path: &[&str]) -> Result<Option<String>, ApiError> {
+    let mut v = options;
+    for p in path {
+        match v.get(p) {
+            Some(next) => v = next,
+            None => return Ok(None),
+        }
+    }
+    match v {
+        Value::Null => Ok(None),
+        Value::String(s) => Ok(Some(s.clone())),
+        other => Err(ApiError::BadRequest(format!(
+            "invalid DeleteOptions: {} must be a string, not {other}",
+            path.join(".")
+        ))),
+    }
+}
+
+/// Reads and validates the options: the body when it has one, else the query parameters.
+pub(crate) fn delete_options(
+    body: &[u8],
+    query: &QueryParams,
+    flavor: Flavor,
+) -> Result<DeleteOptions, ApiError> {
+    let from_body = !body.iter().all(u8::is_ascii_whitespace);
+    let (options, dry_run, propagation, orphan) = if from_body {
+        let options: Value = serde_json::from_slice(body)
+            .map_err(|e| ApiError::BadRequest(format!("invalid DeleteOptions: {e}")))?;
+        let dry_run: Vec<String> = match options.get("dryRun") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(v) => serde_json::from_value(v.clone())
+                .map_err(|e| ApiError::BadRequest(format!("invalid DeleteOptions: dryRun: {e}")))?,
+        };
+        let propagation = string_field(&options, &["propagationPolicy"])?;
+        let orphan = match options.get("orphanDependents") {
+            None | Some(Value::Null) => None,
+            Some(Value::Bool(b)) => Some(*b),
+            Some(other) => {
+                return Err(ApiError::BadRequest(format!(
+                    "invalid DeleteOptions: orphanDependents must be a boolean, not {other}"
+                )));
+            }
+        };
+        (options, dry_run, propagation, orphan)
+    } else {
+        let dry_run = query.get_all("dryRun").map(str::to_owned).collect();
+        let propagation = query.get("propagationPolicy").map(str::to_owned);
+        let orphan = query.get("orphanDependents").map(|v| v == "true");
+        (Value::Null, dry_run, propagation, orphan)
+    };
+    let mut errs = Vec::new();
+    if let Some(p) = &propagation {
+        if orphan.is_some() {
+            errs.push(FieldError::invalid(
+                "propagationPolicy",
+                p.as_str(),
+                "orphanDependents and deletionPropagation cannot be both set",
+            ));
+        }
+        if !PROPAGATION_POLICIES.contains(&p.as_str()) {
+            errs.push(FieldError::not_supported(
+                "propagationPolicy",
+                p.as_str(),
+                &PROPAGATION_POLICIES,
+            ));
+        }
+    }
+    if dry_run
+        .iter()
+        .any(|d| !DRY_RUN_VALUES.contains(&d.as_str()))
+    {
+        errs.push(FieldError::not_supported(
+            "dryRun",
+            dry_run.clone(),
+            &DRY_RUN_VALUES,
+        ));
+    }
+    if !errs.is_empty() {
+        return Err(ApiError::Invalid {
+            kind: GroupKind {
+                group: flavor.meta_group(),
+                kind: "DeleteOptions".to_owned(),
+            },
+            name: String::new(),
+            causes: errs,
+        });
+    }
+    Ok(DeleteOptions {
+        preconditions: Preconditions {
+            uid: string_field(&options, &["preconditions", "uid"])?,
+            resource_version: string_field(&options, &["preconditions", "resourceVersion"])?,
+        },
+        dry_run: !dry_run.is_empty(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(body: &str, query: &str) -> Result<DeleteOptions, ApiError> {
+        delete_options(
+            body.as_bytes(),
+            &QueryParams::parse(Some(query)),
+            Flavor::Kubernetes,
+        )
+    }
+
+    // R-RES-049, R-RES-050, R-RES-055
+    #[test]
+    fn preconditions_and_dry_run_from_body_or_query() {
+        assert_eq!(opts("", "").expect("empty"), DeleteOptions::default());
+        let p = opts(r#"{"kind":"DeleteOptions","preconditions":{"uid":"u","resourceVersion":"7"},"propagationPolicy":"Background"}"#, "")
+            .expect("parses");
+        assert_eq!(p.preconditions.uid.as_deref(), Some("u"));
+        assert_eq!(p.preconditions.resource_version.as_deref(), Some("7"));
+        assert!(opts(r#"{"dryRun":["All"]}"#, "").expect("dry run").dry_run);
+        assert!(
+            opts("", "dryRun=All&propagationPolicy=Orphan")
+                .expect("query")
+                .dry_run
+        );
+        assert!(matches!(opts("{", ""), Err(ApiError::BadRequest(_))));
+        assert!(matches!(
+            opts(r#"{"preconditions":{"uid":1}}"#, ""),
+            Err(ApiError::BadRequest(_))
+        ));
+    }
+
+    // R-RES-051, R-RES-053, R-RES-054
+    #[test]
+    fn invalid_options_are_422_on_delete_options() {
+        for (body, query, field) in [
+            (r#"{"dryRun":["Bogus"]}"#, "", "dryRun"),
+            ("", "dryRun=Bogus", "dryRun"),
+            (
+                r#"{"propagationPolicy":"Sideways"}"#,
+                "",
+                "propagationPolicy",
+            ),
+            (
+                r#"{"propagationPolicy":"Orphan","orphanDependents":true}"#,
+                "",
+                "propagationPolicy",
+            ),
+            (
+                "",
+                "propagationPolicy=Orphan&orphanDependents=false",
+                "propagationPolicy",
+            ),
+        ] {
+            match opts(body, query) {
+                Err(ApiError::Invalid { kind, causes, .. }) => {
+                    assert_eq!(kind.kind, "DeleteOptions");
+                    assert_eq!(kind.group, "meta.k8s.io");
+                    assert_eq!(causes[0].field, field, "{body} {query}");
+                }
+                other => panic!("{body} {query}: {other:?}"),
+            }
+        }
+    }
+}
