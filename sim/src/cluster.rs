@@ -28,6 +28,7 @@ use turmoil::Sim;
 use apiary_api::auth::ClientCertificate;
 
 use crate::disk::SimDisk;
+use crate::fault::HostFault;
 use crate::net::SimListener;
 use crate::net::SimTransport;
 use crate::resource_api;
@@ -155,6 +156,14 @@ impl<'a> SimCluster<'a> {
     /// The simulation, to add clients, inject faults and run.
     pub fn sim(&mut self) -> &mut Sim<'a> {
         &mut self.sim
+    }
+
+    /// Applies a host fault (between two steps of the simulation).
+    pub fn apply(&mut self, fault: &HostFault) {
+        match fault {
+            HostFault::Crash(host) => self.sim.crash(host.as_str()),
+            HostFault::Restart(host) => self.sim.bounce(host.as_str()),
+        }
     }
 }
 

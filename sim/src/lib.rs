@@ -5,6 +5,7 @@
 //! # Layout
 //! - [`cluster`]: a seeded simulation with one host per replica.
 //! - [`disk`]: the in-memory disk under each replica's raft log.
+//! - [`fault`]: host crashes and restarts a client asks for mid-run.
 //! - [`net`]: the real routers on simulated sockets, and deadline-bounded calls between hosts.
 //! - [`resource_api`]: the real resource API each replica host serves.
 //! - [`status_api`]: which leader a replica follows, for aiming faults.
@@ -17,6 +18,7 @@ pub mod check;
 pub mod client;
 pub mod cluster;
 pub mod disk;
+pub mod fault;
 pub mod history;
 pub mod logging;
 pub mod net;

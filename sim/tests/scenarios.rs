@@ -40,3 +40,12 @@ fn run_seeds(run: impl Fn(u64) -> Result<scenario::Report, scenario::ScenarioFai
 fn leader_partitioned_writes_resume_on_majority() {
     run_seeds(scenario::leader_partitioned_writes_resume_on_majority);
 }
+
+// R-HA-011: with the leader's host crashed, the two survivors elect a leader and keep taking
+// writes; the crashed replica restarts on its disk, recovers its log and catches up, and
+// nothing acknowledged is lost. R-HA-013: seeded and replayable. R-HA-014 (partial): a crash and
+// restart, checked for acknowledged-write durability and agreement of all replicas.
+#[test]
+fn leader_crashed_restarts_and_catches_up() {
+    run_seeds(scenario::leader_crashed_restarts_and_catches_up);
+}

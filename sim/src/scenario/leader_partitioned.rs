@@ -5,8 +5,6 @@
 //! the heal, every acknowledged write is served with its revision by a quorum read on every
 //! replica, no write the API rejected is served anywhere, and the replicas agree on every key.
 
-use std::cell::RefCell;
-use std::rc::Rc;
 use std::time::Duration;
 
 use crate::check::acked_writes_durable;
@@ -16,7 +14,6 @@ use crate::check::replicas_agree;
 use crate::client::SimClient;
 use crate::client::now;
 use crate::cluster::ClusterOptions;
-use crate::cluster::SimCluster;
 use crate::cluster::replica_host;
 use crate::history::WriteOutcome;
 use crate::scenario::Report;
@@ -25,6 +22,7 @@ use crate::scenario::ScenarioFailure;
 use crate::scenario::phases::agreed_leader;
 use crate::scenario::phases::final_view;
 use crate::scenario::phases::write_acked;
+use crate::scenario::runner::run_with_client;
 
 /// The scenario's name, as its test is named.
 pub const LEADER_PARTITIONED: &str = "leader_partitioned_writes_resume_on_majority";
@@ -54,21 +52,9 @@ pub fn leader_partitioned_writes_resume_on_majority(seed: u64) -> Result<Report,
 }
 
 fn run(seed: u64) -> Result<Report, ScenarioError> {
-    let options = ClusterOptions::new(seed);
-    let mut cluster = SimCluster::build(&options)?;
-    let hosts = cluster.hosts().to_vec();
-    let outcome: Rc<RefCell<Option<Result<Report, ScenarioError>>>> = Rc::default();
-    let slot = Rc::clone(&outcome);
-    cluster.sim().client("client", async move {
-        let result = drive(seed, hosts).await;
-        *slot.borrow_mut() = Some(result);
-        Ok(())
-    });
-    cluster
-        .sim()
-        .run()
-        .map_err(|error| ScenarioError::Simulation(error.to_string()))?;
-    outcome.take().unwrap_or(Err(ScenarioError::NoOutcome))
+    run_with_client(&ClusterOptions::new(seed), move |hosts, _faults| {
+        drive(seed, hosts)
+    })
 }
 
 async fn drive(seed: u64, hosts: Vec<String>) -> Result<Report, ScenarioError> {

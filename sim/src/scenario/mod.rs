@@ -3,13 +3,17 @@
 //! command that replays it.
 
 mod failure;
+mod leader_crashed;
 mod leader_partitioned;
 mod phases;
+mod runner;
 
 use std::time::Duration;
 
 pub use failure::ScenarioError;
 pub use failure::ScenarioFailure;
+pub use leader_crashed::LEADER_CRASHED;
+pub use leader_crashed::leader_crashed_restarts_and_catches_up;
 pub use leader_partitioned::LEADER_PARTITIONED;
 pub use leader_partitioned::leader_partitioned_writes_resume_on_majority;
 
@@ -46,10 +50,13 @@ pub fn seeds(defaults: impl IntoIterator<Item = u64>) -> Result<Vec<u64>, String
 pub type ScenarioFn = fn(u64) -> Result<Report, ScenarioFailure>;
 
 /// Every scenario, by name (the name of its test in `tests/scenarios.rs`).
-pub const ALL: &[(&str, ScenarioFn)] = &[(
-    LEADER_PARTITIONED,
-    leader_partitioned_writes_resume_on_majority,
-)];
+pub const ALL: &[(&str, ScenarioFn)] = &[
+    (
+        LEADER_PARTITIONED,
+        leader_partitioned_writes_resume_on_majority,
+    ),
+    (LEADER_CRASHED, leader_crashed_restarts_and_catches_up),
+];
 
 /// The scenario called `name`.
 pub fn by_name(name: &str) -> Option<ScenarioFn> {

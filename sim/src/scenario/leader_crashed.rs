@@ -1,0 +1,119 @@
+//! Scenario `leader_crashed_restarts_and_catches_up` (R-HA-011, R-HA-013, R-HA-014 partial):
+//! three replicas; a client writes and records acknowledgements; the leader's host crashes; a
+//! new leader is elected and writes through the survivors succeed within a bound of virtual
+//! time; the crashed replica restarts on its disk, recovers its log and snapshots, rejoins and
+//! catches up; then every acknowledged write is served with its revision by a quorum read on
+//! every replica, no rejected write is served anywhere, and the replicas agree on every key.
+
+use std::time::Duration;
+
+use crate::check::acked_writes_durable;
+use crate::check::rejected_writes_absent;
+use crate::check::replicas_agree;
+use crate::client::SimClient;
+use crate::client::now;
+use crate::cluster::ClusterOptions;
+use crate::cluster::replica_host;
+use crate::fault::Faults;
+use crate::fault::HostFault;
+use crate::scenario::Report;
+use crate::scenario::ScenarioError;
+use crate::scenario::ScenarioFailure;
+use crate::scenario::phases::agreed_leader;
+use crate::scenario::phases::final_view;
+use crate::scenario::phases::write_acked;
+use crate::scenario::runner::run_with_client;
+
+/// The scenario's name, as its test is named.
+pub const LEADER_CRASHED: &str = "leader_crashed_restarts_and_catches_up";
+
+/// How long the first election may take.
+const ELECTION_BOUND: Duration = Duration::from_secs(10);
+/// How long after the crash a write through a survivor must be acknowledged.
+const RESUME_BOUND: Duration = Duration::from_secs(8);
+/// How long after the restart the cluster may take to agree on a leader again and to serve
+/// the final reads.
+const CONVERGE_BOUND: Duration = Duration::from_secs(15);
+/// A client call's deadline.
+const CALL_DEADLINE: Duration = Duration::from_secs(2);
+/// Acknowledged writes before the crash, and through the survivors after it.
+const WRITES_PER_PHASE: usize = 4;
+
+/// Runs the scenario with `seed`.
+pub fn leader_crashed_restarts_and_catches_up(seed: u64) -> Result<Report, ScenarioFailure> {
+    run_with_client(&ClusterOptions::new(seed), move |hosts, faults| {
+        drive(seed, hosts, faults)
+    })
+    .map_err(|error| ScenarioFailure {
+        scenario: LEADER_CRASHED,
+        seed,
+        error,
+    })
+}
+
+async fn drive(seed: u64, hosts: Vec<String>, faults: Faults) -> Result<Report, ScenarioError> {
+    let mut client = SimClient::new(CALL_DEADLINE);
+    let mut notes = Vec::new();
+
+    tracing::info!(seed, "phase: elect and write through every replica");
+    let old_leader = agreed_leader(&client, &hosts, None, ELECTION_BOUND).await?;
+    for (i, host) in hosts.iter().cycle().take(WRITES_PER_PHASE).enumerate() {
+        write_acked(&mut client, host, &format!("before-{i}"), ELECTION_BOUND).await?;
+    }
+    let crashed = replica_host(old_leader);
+    let survivors: Vec<String> = hosts.iter().filter(|h| **h != crashed).cloned().collect();
+    notes.push(format!("leader before the crash: {crashed}"));
+
+    tracing::info!(seed, %crashed, "phase: crash the leader, write through the survivors");
+    faults.inject(HostFault::Crash(crashed.clone())).await;
+    let crashed_at = now();
+    write_acked(&mut client, &survivors[0], "survivors-0", RESUME_BOUND).await?;
+    let resumed_after = now().saturating_sub(crashed_at);
+    if resumed_after > RESUME_BOUND {
+        return Err(ScenarioError::Stuck {
+            phase: "resuming writes on the survivors".to_owned(),
+            bound: RESUME_BOUND,
+            last: format!("first acknowledgement {resumed_after:?} after the crash"),
+        });
+    }
+    notes.push(format!("writes resumed {resumed_after:?} after the crash"));
+    let new_leader = agreed_leader(&client, &survivors, Some(old_leader), RESUME_BOUND).await?;
+    notes.push(format!(
+        "leader of the survivors: {}",
+        replica_host(new_leader)
+    ));
+    for (i, host) in survivors.iter().cycle().take(WRITES_PER_PHASE).enumerate() {
+        let key = format!("survivors-{}", i + 1);
+        write_acked(&mut client, host, &key, RESUME_BOUND).await?;
+    }
+
+    tracing::info!(seed, %crashed, "phase: restart the crashed replica and read every replica");
+    faults.inject(HostFault::Restart(crashed.clone())).await;
+    agreed_leader(&client, &hosts, None, CONVERGE_BOUND).await?;
+    let mut history = client.take_history();
+    let keys = history.keys();
+    for host in &hosts {
+        let view = final_view(&client, host, &keys, CONVERGE_BOUND).await?;
+        history.final_views.insert(host.clone(), view);
+    }
+
+    let mut violations = acked_writes_durable(&history);
+    violations.extend(replicas_agree(&history));
+    violations.extend(rejected_writes_absent(&history));
+    if !violations.is_empty() {
+        return Err(ScenarioError::Violations(violations));
+    }
+    notes.push(format!(
+        "{} of {} writes acknowledged; every acknowledged one durable and identical on {} \
+         replicas, the restarted one included",
+        history.acked().count(),
+        history.writes.len(),
+        hosts.len()
+    ));
+    Ok(Report {
+        scenario: LEADER_CRASHED,
+        seed,
+        notes,
+        elapsed: now(),
+    })
+}
