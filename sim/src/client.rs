@@ -2,6 +2,7 @@
 //! the replicas' resource API and asks their status endpoint who leads, over the simulated
 //! network, every call bounded by a deadline, and records each write in a [`History`].
 
+use std::cell::RefCell;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -51,10 +52,12 @@ pub enum ClientError {
 }
 
 /// A simulated client: calls replica hosts by name (`replica-1`, ...) and records its writes.
+/// Its calls take `&self`, so that one client can have several requests in flight at once.
 #[derive(Debug)]
 pub struct SimClient {
     deadline: Duration,
-    history: History,
+    /// Never borrowed across an `.await`.
+    history: RefCell<History>,
 }
 
 /// Virtual time since the simulation started (zero outside a simulation).
@@ -91,13 +94,13 @@ impl SimClient {
     pub fn new(deadline: Duration) -> Self {
         Self {
             deadline,
-            history: History::default(),
+            history: RefCell::default(),
         }
     }
 
     /// Takes the recorded history, leaving an empty one.
-    pub fn take_history(&mut self) -> History {
-        std::mem::take(&mut self.history)
+    pub fn take_history(&self) -> History {
+        self.history.take()
     }
 
     fn call_error(replica: &str) -> impl FnOnce(CallError) -> ClientError + '_ {
@@ -110,7 +113,7 @@ impl SimClient {
     /// Creates ConfigMap `name` holding `value` through `replica` and records the write and its
     /// outcome: acknowledged with the answer's `resourceVersion`, rejected by a 4xx (other
     /// than 408 Request Timeout, which promises nothing), or unknown.
-    pub async fn create(&mut self, replica: &str, name: &str, value: &str) -> WriteRecord {
+    pub async fn create(&self, replica: &str, name: &str, value: &str) -> WriteRecord {
         let body = json!({
             "apiVersion": "v1",
             "kind": "ConfigMap",
@@ -154,7 +157,7 @@ impl SimClient {
             done_at: now(),
             outcome,
         };
-        self.history.record_write(record.clone());
+        self.history.borrow_mut().record_write(record.clone());
         record
     }
 

@@ -108,6 +108,8 @@ impl ClusterOptions {
 pub struct SimCluster<'a> {
     sim: Sim<'a>,
     hosts: Vec<String>,
+    /// Each replica host's disk, by host name.
+    disks: BTreeMap<String, SimDisk>,
 }
 
 impl<'a> SimCluster<'a> {
@@ -126,6 +128,7 @@ impl<'a> SimCluster<'a> {
         let initial_cluster: BTreeMap<NodeId, String> =
             ids.iter().map(|id| (*id, peer_url(*id))).collect();
         let mut hosts = Vec::new();
+        let mut disks = BTreeMap::new();
         for id in ids {
             let host = replica_host(id);
             let config = ReplicaConfig {
@@ -139,13 +142,14 @@ impl<'a> SimCluster<'a> {
             };
             // The disk outlives the host's software, so a restarted replica finds its log.
             let disk = SimDisk::new();
+            disks.insert(host.clone(), disk.clone());
             let identity = identity.clone();
             sim.host(host.as_str(), move || {
                 run_replica(config.clone(), disk.clone(), identity.clone())
             });
             hosts.push(host);
         }
-        Ok(Self { sim, hosts })
+        Ok(Self { sim, hosts, disks })
     }
 
     /// The replica host names, by id.
@@ -161,7 +165,14 @@ impl<'a> SimCluster<'a> {
     /// Applies a host fault (between two steps of the simulation).
     pub fn apply(&mut self, fault: &HostFault) {
         match fault {
-            HostFault::Crash(host) => self.sim.crash(host.as_str()),
+            HostFault::Crash(host) => {
+                // The disk first: whatever the dying software still does while its tasks are
+                // dropped must not reach the disk the restarted replica will use.
+                if let Some(disk) = self.disks.get(host) {
+                    disk.crash();
+                }
+                self.sim.crash(host.as_str());
+            }
             HostFault::Restart(host) => self.sim.bounce(host.as_str()),
         }
     }
@@ -179,14 +190,14 @@ async fn run_replica(
     let peer_listener = SimListener::bind(PEER_PORT).await?;
     let api_listener = SimListener::bind(API_PORT).await?;
     let status_listener = SimListener::bind(STATUS_PORT).await?;
+    let mount = Arc::new(disk.mount());
     let options = LogOptions {
-        fs: Arc::new(disk.clone()),
+        fs: mount.clone(),
         ..LogOptions::default()
     };
     // Opening blocks, but only on memory: no reason to leave the host's thread.
     let log = LogStore::open(config.data_dir.join("log"), options)?;
-    let replica =
-        Replica::start_with_storage(config, Arc::new(SimTransport), log, Arc::new(disk)).await?;
+    let replica = Replica::start_with_storage(config, Arc::new(SimTransport), log, mount).await?;
     let peer = axum::serve(peer_listener, peer_router(Arc::clone(&replica)));
     let api = axum::serve(api_listener, resource_api::serve_router(&replica, identity));
     let status = axum::serve(status_listener, status_router(replica));

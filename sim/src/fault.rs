@@ -12,8 +12,8 @@ use std::time::Duration;
 /// A fault on one host's software.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HostFault {
-    /// Stop the host's software at once: its tasks are dropped mid-flight and its sockets go
-    /// away; its [`crate::disk::SimDisk`] stays.
+    /// Stop the host's software at once, as a power loss: its tasks are dropped mid-flight,
+    /// its sockets go away, and its [`crate::disk::SimDisk`] keeps only what was synced.
     Crash(String),
     /// Start the host's software again (after a crash), on the same disk.
     Restart(String),

@@ -1,6 +1,6 @@
 //! Scenario `leader_crashed_restarts_and_catches_up` (R-HA-011, R-HA-013, R-HA-014 partial):
-//! three replicas; a client writes and records acknowledgements; the leader's host crashes; a
-//! new leader is elected and writes through the survivors succeed within a bound of virtual
+//! three replicas; a client writes and records acknowledgements; the leader's host crashes
+//! (losing what it had not synced) while writes are in flight; a new leader is elected and writes through the survivors succeed within a bound of virtual
 //! time; the crashed replica restarts on its disk, recovers its log and snapshots, rejoins and
 //! catches up; then every acknowledged write is served with its revision by a quorum read on
 //! every replica, no rejected write is served anywhere, and the replicas agree on every key.
@@ -36,6 +36,8 @@ const RESUME_BOUND: Duration = Duration::from_secs(8);
 const CONVERGE_BOUND: Duration = Duration::from_secs(15);
 /// A client call's deadline.
 const CALL_DEADLINE: Duration = Duration::from_secs(2);
+/// The crash comes this many milliseconds (at most) after the in-flight writes are sent.
+const CRASH_WINDOW_MS: u64 = 12;
 /// Acknowledged writes before the crash, and through the survivors after it.
 const WRITES_PER_PHASE: usize = 4;
 
@@ -52,22 +54,42 @@ pub fn leader_crashed_restarts_and_catches_up(seed: u64) -> Result<Report, Scena
 }
 
 async fn drive(seed: u64, hosts: Vec<String>, faults: Faults) -> Result<Report, ScenarioError> {
-    let mut client = SimClient::new(CALL_DEADLINE);
+    let client = &SimClient::new(CALL_DEADLINE);
     let mut notes = Vec::new();
 
     tracing::info!(seed, "phase: elect and write through every replica");
-    let old_leader = agreed_leader(&client, &hosts, None, ELECTION_BOUND).await?;
+    let old_leader = agreed_leader(client, &hosts, None, ELECTION_BOUND).await?;
     for (i, host) in hosts.iter().cycle().take(WRITES_PER_PHASE).enumerate() {
-        write_acked(&mut client, host, &format!("before-{i}"), ELECTION_BOUND).await?;
+        write_acked(client, host, &format!("before-{i}"), ELECTION_BOUND).await?;
     }
     let crashed = replica_host(old_leader);
     let survivors: Vec<String> = hosts.iter().filter(|h| **h != crashed).cloned().collect();
     notes.push(format!("leader before the crash: {crashed}"));
 
     tracing::info!(seed, %crashed, "phase: crash the leader, write through the survivors");
-    faults.inject(HostFault::Crash(crashed.clone())).await;
-    let crashed_at = now();
-    write_acked(&mut client, &survivors[0], "survivors-0", RESUME_BOUND).await?;
+    // Crash while writes are in flight, a few milliseconds in (the seed picks how many), so that
+    // the leader may die between appending entries and syncing them.
+    let crash_after = Duration::from_millis(seed % CRASH_WINDOW_MS);
+    let in_flight = hosts.iter().map(|host| {
+        let key = format!("in-flight-via-{host}");
+        let value = format!("{key} {seed}");
+        async move { client.create(host, &key, &value).await }
+    });
+    let crash = async {
+        tokio::time::sleep(crash_after).await;
+        faults.inject(HostFault::Crash(crashed.clone())).await;
+        now()
+    };
+    let (records, crashed_at) = tokio::join!(futures::future::join_all(in_flight), crash);
+    let acked_in_flight = records
+        .iter()
+        .filter(|r| r.acked_revision().is_some())
+        .count();
+    notes.push(format!(
+        "crashed {crash_after:?} into {} in-flight writes, {acked_in_flight} of them acknowledged",
+        records.len()
+    ));
+    write_acked(client, &survivors[0], "survivors-0", RESUME_BOUND).await?;
     let resumed_after = now().saturating_sub(crashed_at);
     if resumed_after > RESUME_BOUND {
         return Err(ScenarioError::Stuck {
@@ -77,23 +99,23 @@ async fn drive(seed: u64, hosts: Vec<String>, faults: Faults) -> Result<Report, 
         });
     }
     notes.push(format!("writes resumed {resumed_after:?} after the crash"));
-    let new_leader = agreed_leader(&client, &survivors, Some(old_leader), RESUME_BOUND).await?;
+    let new_leader = agreed_leader(client, &survivors, Some(old_leader), RESUME_BOUND).await?;
     notes.push(format!(
         "leader of the survivors: {}",
         replica_host(new_leader)
     ));
     for (i, host) in survivors.iter().cycle().take(WRITES_PER_PHASE).enumerate() {
         let key = format!("survivors-{}", i + 1);
-        write_acked(&mut client, host, &key, RESUME_BOUND).await?;
+        write_acked(client, host, &key, RESUME_BOUND).await?;
     }
 
     tracing::info!(seed, %crashed, "phase: restart the crashed replica and read every replica");
     faults.inject(HostFault::Restart(crashed.clone())).await;
-    agreed_leader(&client, &hosts, None, CONVERGE_BOUND).await?;
+    agreed_leader(client, &hosts, None, CONVERGE_BOUND).await?;
     let mut history = client.take_history();
     let keys = history.keys();
     for host in &hosts {
-        let view = final_view(&client, host, &keys, CONVERGE_BOUND).await?;
+        let view = final_view(client, host, &keys, CONVERGE_BOUND).await?;
         history.final_views.insert(host.clone(), view);
     }
 

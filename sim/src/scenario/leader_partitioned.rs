@@ -58,13 +58,13 @@ fn run(seed: u64) -> Result<Report, ScenarioError> {
 }
 
 async fn drive(seed: u64, hosts: Vec<String>) -> Result<Report, ScenarioError> {
-    let mut client = SimClient::new(CALL_DEADLINE);
+    let client = SimClient::new(CALL_DEADLINE);
     let mut notes = Vec::new();
 
     tracing::info!(seed, "phase: elect and write through every replica");
     let old_leader = agreed_leader(&client, &hosts, None, ELECTION_BOUND).await?;
     for (i, host) in hosts.iter().cycle().take(WRITES_PER_PHASE).enumerate() {
-        write_acked(&mut client, host, &format!("before-{i}"), ELECTION_BOUND).await?;
+        write_acked(&client, host, &format!("before-{i}"), ELECTION_BOUND).await?;
     }
     let isolated = replica_host(old_leader);
     let majority: Vec<String> = hosts.iter().filter(|h| **h != isolated).cloned().collect();
@@ -76,7 +76,7 @@ async fn drive(seed: u64, hosts: Vec<String>) -> Result<Report, ScenarioError> {
     }
     let partitioned_at = now();
     let first = &majority[0];
-    write_acked(&mut client, first, "majority-0", RESUME_BOUND).await?;
+    write_acked(&client, first, "majority-0", RESUME_BOUND).await?;
     let resumed_after = now().saturating_sub(partitioned_at);
     if resumed_after > RESUME_BOUND {
         // The retry loop only gives up after a failed attempt; an attempt that began in time
@@ -96,13 +96,7 @@ async fn drive(seed: u64, hosts: Vec<String>) -> Result<Report, ScenarioError> {
         replica_host(new_leader)
     ));
     for (i, host) in majority.iter().cycle().take(WRITES_PER_PHASE).enumerate() {
-        write_acked(
-            &mut client,
-            host,
-            &format!("majority-{}", i + 1),
-            RESUME_BOUND,
-        )
-        .await?;
+        write_acked(&client, host, &format!("majority-{}", i + 1), RESUME_BOUND).await?;
     }
     for i in 0..ISOLATED_WRITES {
         let value = format!("isolated-{i} via {isolated}");

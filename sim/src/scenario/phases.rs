@@ -66,7 +66,7 @@ pub async fn agreed_leader(
 /// (`{key}.{attempt}`) so that every write in the history has a key of its own. Returns the
 /// acknowledged write.
 pub async fn write_acked(
-    client: &mut SimClient,
+    client: &SimClient,
     host: &str,
     key: &str,
     bound: Duration,
