@@ -30,7 +30,7 @@ pub enum NodeError {
     Signals(#[source] std::io::Error),
     /// The replica could not start (its data directory, its raft state).
     #[error("cannot start the replica")]
-    Replica(#[source] Box<dyn std::error::Error + Send + Sync>),
+    Replica(#[source] apiary_raft::replica::ReplicaError),
     /// `apiary dev` failed.
     #[error("apiary dev failed")]
     Dev(#[from] DevError),

@@ -103,7 +103,7 @@ pub async fn run(
         transport,
     )
     .await
-    .map_err(|e| NodeError::Replica(Box::new(e)))?;
+    .map_err(NodeError::Replica)?;
     tracing::info!(name = %config.name, id = config.id, "replica started");
 
     let stop_api = CancellationToken::new();

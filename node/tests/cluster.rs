@@ -7,8 +7,10 @@
     reason = "test helpers: a failed unwrap is a failed test"
 )]
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::Path;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -44,13 +46,91 @@ use tokio_util::sync::CancellationToken;
 const READY_TIMEOUT: Duration = Duration::from_secs(30);
 
 struct Cluster {
+    dir: PathBuf,
+    pki: DevPki,
+    client_ca: PathBuf,
+    initial_cluster: BTreeMap<u64, String>,
     api: Vec<SocketAddr>,
     peer: Vec<SocketAddr>,
     stops: Vec<CancellationToken>,
     replicas: Vec<JoinHandle<Result<(), apiary_node::NodeError>>>,
 }
 
+async fn bind() -> Listeners {
+    Listeners {
+        api: TcpListener::bind("127.0.0.1:0").await.unwrap(),
+        peer: TcpListener::bind("127.0.0.1:0").await.unwrap(),
+    }
+}
+
 impl Cluster {
+    /// Founds a cluster of `nodes` replicas (`pki` must hold certificates for every replica
+    /// that will ever run).
+    async fn start(dir: &Path, pki: DevPki, client_ca: &Path, nodes: usize) -> Self {
+        let mut listeners = Vec::new();
+        for _ in 0..nodes {
+            listeners.push(bind().await);
+        }
+        let mut cluster = Self {
+            dir: dir.to_owned(),
+            pki,
+            client_ca: client_ca.to_owned(),
+            initial_cluster: BTreeMap::new(),
+            api: Vec::new(),
+            peer: Vec::new(),
+            stops: Vec::new(),
+            replicas: Vec::new(),
+        };
+        for (l, id) in listeners.iter().zip(1..) {
+            let url = format!("https://{}", l.peer.local_addr().unwrap());
+            cluster.initial_cluster.insert(id, url);
+        }
+        for listeners in listeners {
+            cluster.spawn(listeners, false);
+        }
+        cluster
+    }
+
+    /// Starts one more replica with `--initial-cluster-state existing`.
+    async fn join(&mut self) {
+        let listeners = bind().await;
+        let id = u64::try_from(self.replicas.len() + 1).unwrap();
+        let url = format!("https://{}", listeners.peer.local_addr().unwrap());
+        self.initial_cluster.insert(id, url);
+        self.spawn(listeners, true);
+    }
+
+    fn spawn(&mut self, listeners: Listeners, join_existing: bool) {
+        let i = self.replicas.len();
+        let config = ServeConfig {
+            name: node_name(i),
+            id: u64::try_from(i + 1).unwrap(),
+            data_dir: self.dir.join(node_name(i)),
+            initial_cluster: self.initial_cluster.clone(),
+            join_existing,
+            api_tls: ApiTlsFiles {
+                cert: self.pki.serving[i].cert_path.clone(),
+                key: self.pki.serving[i].key_path.clone(),
+                client_ca: Some(self.client_ca.clone()),
+            },
+            peer_tls: PeerTlsFiles {
+                cert: self.pki.peer[i].cert_path.clone(),
+                key: self.pki.peer[i].key_path.clone(),
+                trusted_ca: self.pki.peer_ca.cert_path.clone(),
+            },
+            flavor: FlavorName::Kubernetes,
+        };
+        let stop = CancellationToken::new();
+        self.api.push(listeners.api.local_addr().unwrap());
+        self.peer.push(listeners.peer.local_addr().unwrap());
+        self.replicas.push(tokio::spawn(apiary_node::run(
+            config,
+            listeners,
+            stop.clone().cancelled_owned(),
+        )));
+        self.stops.push(stop);
+    }
+
     /// Stops replica `index` gracefully and checks that it stopped cleanly.
     async fn stop_replica(&mut self, index: usize) {
         self.stops[index].cancel();
@@ -61,63 +141,13 @@ impl Cluster {
             .unwrap();
         assert!(result.is_ok(), "{result:?}");
     }
-}
 
-async fn start_cluster(dir: &Path, pki: &DevPki, client_ca: &Path, nodes: usize) -> Cluster {
-    let mut listeners = Vec::new();
-    for _ in 0..nodes {
-        let api = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let peer = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        listeners.push(Listeners { api, peer });
-    }
-    let api: Vec<SocketAddr> = listeners
-        .iter()
-        .map(|l| l.api.local_addr().unwrap())
-        .collect();
-    let peer: Vec<SocketAddr> = listeners
-        .iter()
-        .map(|l| l.peer.local_addr().unwrap())
-        .collect();
-    let initial_cluster = listeners
-        .iter()
-        .zip(1..)
-        .map(|(l, id)| (id, format!("https://{}", l.peer.local_addr().unwrap())))
-        .collect();
-    let stops: Vec<CancellationToken> = (0..nodes).map(|_| CancellationToken::new()).collect();
-    let replicas = listeners
-        .into_iter()
-        .enumerate()
-        .map(|(i, listeners)| {
-            let config = ServeConfig {
-                name: node_name(i),
-                id: u64::try_from(i + 1).unwrap(),
-                data_dir: dir.join(node_name(i)),
-                initial_cluster: Clone::clone(&initial_cluster),
-                join_existing: false,
-                api_tls: ApiTlsFiles {
-                    cert: pki.serving[i].cert_path.clone(),
-                    key: pki.serving[i].key_path.clone(),
-                    client_ca: Some(client_ca.to_owned()),
-                },
-                peer_tls: PeerTlsFiles {
-                    cert: pki.peer[i].cert_path.clone(),
-                    key: pki.peer[i].key_path.clone(),
-                    trusted_ca: pki.peer_ca.cert_path.clone(),
-                },
-                flavor: FlavorName::Kubernetes,
-            };
-            tokio::spawn(apiary_node::run(
-                config,
-                listeners,
-                stops[i].clone().cancelled_owned(),
-            ))
-        })
-        .collect();
-    Cluster {
-        api,
-        peer,
-        stops,
-        replicas,
+    fn admin(&self) -> Arc<ClientConfig> {
+        let admin = &self.pki.admin;
+        client(
+            &self.pki.ca,
+            Some((admin.cert_pem.as_str(), admin.key_pem.as_str())),
+        )
     }
 }
 
@@ -233,11 +263,8 @@ async fn three_replicas_serve_the_api_over_tls() {
     let (second_ca, bob_cert, bob_key) = second_ca_with_bob();
     let client_ca = dir.path().join("client-ca-bundle.crt");
     std::fs::write(&client_ca, format!("{}{second_ca}", pki.ca.cert_pem)).unwrap();
-    let mut cluster = start_cluster(dir.path(), &pki, &client_ca, 3).await;
-    let admin = client(
-        &pki.ca,
-        Some((pki.admin.cert_pem.as_str(), pki.admin.key_pem.as_str())),
-    );
+    let mut cluster = Cluster::start(dir.path(), pki.clone(), &client_ca, 3).await;
+    let admin = cluster.admin();
 
     {
         tracing::info!("every replica becomes ready");
@@ -353,11 +380,8 @@ fn configmap(name: &str) -> Value {
 async fn five_replicas_serve_with_two_down() {
     let dir = tempfile::tempdir().unwrap();
     let pki = DevPki::load_or_generate(dir.path(), 5).unwrap();
-    let mut cluster = start_cluster(dir.path(), &pki, &pki.ca.cert_path, 5).await;
-    let admin = client(
-        &pki.ca,
-        Some((pki.admin.cert_pem.as_str(), pki.admin.key_pem.as_str())),
-    );
+    let mut cluster = Cluster::start(dir.path(), pki.clone(), &pki.ca.cert_path, 5).await;
+    let admin = cluster.admin();
     for addr in &cluster.api {
         wait_ready(&admin, *addr).await;
     }
@@ -407,6 +431,68 @@ async fn five_replicas_serve_with_two_down() {
     assert_eq!(names, vec!["after", "before"]);
 
     for index in 2..5 {
+        cluster.stop_replica(index).await;
+    }
+}
+
+// R-HA-001, R-HA-003: a replica started with `--initial-cluster-state existing` joins a running
+// cluster, becomes ready and serves what was written before it joined, and writes through it
+// commit through the leader.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_replica_joins_a_running_cluster() {
+    let dir = tempfile::tempdir().unwrap();
+    let pki = DevPki::load_or_generate(dir.path(), 4).unwrap();
+    let mut cluster = Cluster::start(dir.path(), pki.clone(), &pki.ca.cert_path, 3).await;
+    let admin = cluster.admin();
+    for addr in &cluster.api {
+        wait_ready(&admin, *addr).await;
+    }
+    let path = "/api/v1/namespaces/default/configmaps";
+    let (status, body) = call(
+        &admin,
+        cluster.api[0],
+        Method::POST,
+        path,
+        Some(&configmap("early")),
+    )
+    .await
+    .unwrap();
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+
+    cluster.join().await;
+    wait_ready(&admin, cluster.api[3]).await;
+    let (status, body) = call(
+        &admin,
+        cluster.api[3],
+        Method::GET,
+        &format!("{path}/early"),
+        None,
+    )
+    .await
+    .unwrap();
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, body) = call(
+        &admin,
+        cluster.api[3],
+        Method::POST,
+        path,
+        Some(&configmap("late")),
+    )
+    .await
+    .unwrap();
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let (status, body) = call(
+        &admin,
+        cluster.api[1],
+        Method::GET,
+        &format!("{path}/late"),
+        None,
+    )
+    .await
+    .unwrap();
+    assert_eq!(status, StatusCode::OK, "{body}");
+
+    for index in 0..4 {
         cluster.stop_replica(index).await;
     }
 }

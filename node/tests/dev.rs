@@ -204,8 +204,13 @@ fn dev_cluster_serves_kubectl_stops_cleanly_and_restarts_with_its_data() {
         let pids: Vec<Pid> = (1..=NODES).map(|i| dev.pid(i)).collect();
         assert!(pids.iter().all(|p| alive(*p)));
         let cluster_dir = dev.dir.clone();
+        let stderr = dev.stderr.clone();
         let status = dev.interrupt_and_wait();
         assert!(status.success(), "{status}");
+        // Every replica exited successfully on SIGTERM: none was reported or killed.
+        let report = fs::read_to_string(stderr).unwrap();
+        assert!(!report.contains("stopped with"), "{report}");
+        assert!(!report.contains("killing"), "{report}");
         for (i, pid) in pids.iter().enumerate() {
             assert!(!alive(*pid), "node-{} still running", i + 1);
             assert!(!cluster_dir.join(format!("node-{}.pid", i + 1)).exists());

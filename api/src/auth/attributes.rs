@@ -39,3 +39,41 @@ impl Attributes<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use http::Method;
+
+    use super::*;
+    use crate::request::QueryParams;
+
+    fn message(method: Method, path: &str) -> String {
+        let user = UserInfo {
+            name: "bob".into(),
+            ..UserInfo::default()
+        };
+        let request = RequestInfo::parse(&method, path, &QueryParams::default());
+        Attributes {
+            user: &user,
+            request: &request,
+        }
+        .forbidden_message()
+    }
+
+    // R-ACC-097, R-RES-005, R-RES-016
+    #[test]
+    fn forbidden_messages_name_verb_resource_and_scope() {
+        assert_eq!(
+            message(Method::GET, "/api/v1/namespaces/a/pods/p/log"),
+            r#"User "bob" cannot get resource "pods/log" in API group "" in the namespace "a""#
+        );
+        assert_eq!(
+            message(Method::DELETE, "/apis/rbac.example/v1/clusterroles"),
+            r#"User "bob" cannot deletecollection resource "clusterroles" in API group "rbac.example" at the cluster scope"#
+        );
+        assert_eq!(
+            message(Method::GET, "/healthz/x"),
+            r#"User "bob" cannot get path "/healthz/x""#
+        );
+    }
+}

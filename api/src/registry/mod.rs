@@ -53,11 +53,6 @@ impl Registry {
         }
     }
 
-    /// A registry of exactly these stores (tests and, later, custom resources).
-    pub fn from_stores(stores: Vec<Store>) -> Self {
-        Self { stores }
-    }
-
     /// The store of `plural` in `group`/`version`, if served.
     pub fn lookup(&self, group: &str, version: &str, plural: &str) -> Option<&Store> {
         self.stores.iter().find(|s| {

@@ -113,6 +113,8 @@ impl RequestInfo {
         if rest.len() < needed {
             return info;
         }
+        // From here `rest` keeps at least one segment: `needed` leaves one after the prefix,
+        // group and version, and every later step only drops segments when more follow.
         let prefix = rest[0].clone();
         rest = &rest[1..];
         if prefix == "apis" {
@@ -631,6 +633,37 @@ mod tests {
                 method.as_str().to_ascii_lowercase(),
                 "{path}"
             );
+        }
+    }
+
+    #[test]
+    fn odd_paths_never_panic() {
+        let segments = [
+            "",
+            "api",
+            "apis",
+            "v1",
+            "g",
+            "namespaces",
+            "watch",
+            "proxy",
+            "x",
+            "status",
+            "%",
+            "%zz",
+            ".",
+        ];
+        for a in segments {
+            for b in segments {
+                for c in segments {
+                    for d in ["", "/", "/x", "/namespaces/", "/watch"] {
+                        let path = format!("/{a}/{b}/{c}{d}");
+                        for m in [Method::GET, Method::DELETE, Method::POST] {
+                            let _ = info(m, &path);
+                        }
+                    }
+                }
+            }
         }
     }
 

@@ -29,7 +29,7 @@ async fn no_credentials_is_401() {
     assert_eq!(storage.keys(), before);
 }
 
-// R-ACC-088, R-ACC-016-adjacent wording: R-ACC-002
+// R-ACC-002, R-ACC-088, R-RES-016
 #[tokio::test]
 async fn users_outside_system_masters_get_403_worded_as_kubernetes() {
     let (app, storage) = app().await;

@@ -17,7 +17,7 @@ async fn discover(app: &Router, path: &str) -> Reply {
     send(app, req).await
 }
 
-// R-RES-003, R-RES-019, R-VER-095-adjacent: documents generated from the table
+// R-RES-003, R-RES-019: documents generated from the table
 #[tokio::test]
 async fn legacy_discovery_documents() {
     let (app, _) = app().await;

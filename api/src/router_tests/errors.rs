@@ -322,3 +322,56 @@ async fn delete_options_are_validated_and_dry_runs_delete_nothing() {
         StatusCode::OK
     );
 }
+
+// No input may panic: hostile bodies on every write verb get a 4xx Status.
+#[tokio::test]
+async fn hostile_bodies_get_client_errors() {
+    let (app, _) = app().await;
+    admin_call(&app, "POST", CM_PATH, Some(&cm("x"))).await;
+    let bodies: [&[u8]; 14] = [
+        b"",
+        b"null",
+        b"1",
+        b"\"s\"",
+        b"{}",
+        br#"{"metadata":null}"#,
+        br#"{"metadata":[]}"#,
+        br#"{"metadata":{"name":5}}"#,
+        b"\xff\xfe",
+        br#"{"metadata":{"name":"x"},"data":null}"#,
+        br#"{"metadata":{"name":"x","uid":7}}"#,
+        br#"{"apiVersion":7}"#,
+        br#"{"metadata":{"name":"x","creationTimestamp":"yesterday"}}"#,
+        b"{\"a\":",
+    ];
+    for body in bodies {
+        for (method, path) in [
+            ("POST", CM_PATH.to_owned()),
+            ("PUT", format!("{CM_PATH}/x")),
+            ("DELETE", format!("{CM_PATH}/x")),
+        ] {
+            let mut req = Request::builder()
+                .method(method)
+                .uri(&path)
+                .body(Body::from(body.to_vec()))
+                .expect("request");
+            req.extensions_mut().insert(admin());
+            let r = send(&app, req).await;
+            let code = r.status.as_u16();
+            let tolerable = r.status.is_success() || (400..500).contains(&code);
+            assert!(
+                tolerable,
+                "{method} {:?}: {} {}",
+                String::from_utf8_lossy(body),
+                code,
+                r.text()
+            );
+            if !r.status.is_success() {
+                assert_eq!(r.json()["kind"], "Status");
+            }
+            if method == "DELETE" && r.status.is_success() {
+                admin_call(&app, "POST", CM_PATH, Some(&cm("x"))).await;
+            }
+        }
+    }
+}
