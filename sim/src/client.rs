@@ -1,6 +1,7 @@
 //! [`SimClient`]: a client host's view of the cluster. It writes and reads ConfigMaps through
 //! the replicas' resource API and asks their status endpoint who leads, over the simulated
-//! network, every call bounded by a deadline, and records each write in a [`History`].
+//! network, every call bounded by a deadline, and records each write and read in a
+//! [`History`].
 
 use std::cell::RefCell;
 use std::time::Duration;
@@ -15,6 +16,8 @@ use serde_json::json;
 use crate::cluster::api_url;
 use crate::cluster::status_url;
 use crate::history::History;
+use crate::history::ReadOutcome;
+use crate::history::ReadRecord;
 use crate::history::ReadValue;
 use crate::history::WriteOutcome;
 use crate::history::WriteRecord;
@@ -98,6 +101,11 @@ impl SimClient {
         }
     }
 
+    /// Every key written so far, each once, in key order.
+    pub fn written_keys(&self) -> Vec<String> {
+        self.history.borrow().keys()
+    }
+
     /// Takes the recorded history, leaving an empty one.
     pub fn take_history(&self) -> History {
         self.history.take()
@@ -162,8 +170,10 @@ impl SimClient {
     }
 
     /// Reads ConfigMap `name` on `replica` with a quorum read (no `resourceVersion`: "Most
-    /// Recent"); `None` when the API answers 404.
+    /// Recent"), records the read, and returns what was served: `None` when the API answers
+    /// 404.
     pub async fn read(&self, replica: &str, name: &str) -> Result<Option<ReadValue>, ClientError> {
+        let sent_at = now();
         let answer = send(
             Method::GET,
             &api_url(replica),
@@ -173,11 +183,25 @@ impl SimClient {
             self.deadline,
         )
         .await;
-        match answer {
+        let result = match answer {
             Ok(body) => parse_configmap(replica, &body).map(Some),
             Err(CallError::Status { status, .. }) if status == StatusCode::NOT_FOUND => Ok(None),
             Err(source) => Err(Self::call_error(replica)(source)),
-        }
+        };
+        let outcome = match &result {
+            Ok(served) => ReadOutcome::Served(served.clone()),
+            Err(error) => ReadOutcome::Failed {
+                reason: error_chain(error),
+            },
+        };
+        self.history.borrow_mut().record_read(ReadRecord {
+            key: name.to_owned(),
+            replica: replica.to_owned(),
+            sent_at,
+            done_at: now(),
+            outcome,
+        });
+        result
     }
 
     /// What `replica` knows about the cluster.

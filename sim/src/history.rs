@@ -1,5 +1,5 @@
-//! What the simulated clients did and saw: every write with its outcome, and the final quorum
-//! reads of every replica. Checkers (`crate::check`) judge a [`History`] after the run.
+//! What the simulated clients did and saw: every write and every quorum read with its outcome,
+//! and the final view of every replica. Checkers (`crate::check`) judge a [`History`] after the run.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -78,6 +78,33 @@ pub struct ReadValue {
     pub mod_revision: u64,
 }
 
+/// How a quorum read ended, as the client saw it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReadOutcome {
+    /// The replica served the key: its value, or `None` when the key does not exist.
+    Served(Option<ReadValue>),
+    /// No answer, or an error answer.
+    Failed {
+        /// Why.
+        reason: String,
+    },
+}
+
+/// One quorum read ("Most Recent": no `resourceVersion`) a client issued.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadRecord {
+    /// The key read.
+    pub key: String,
+    /// The replica host the request went to.
+    pub replica: String,
+    /// Virtual time when the request was sent.
+    pub sent_at: Duration,
+    /// Virtual time when the outcome was known.
+    pub done_at: Duration,
+    /// The outcome.
+    pub outcome: ReadOutcome,
+}
+
 /// The final linearizable reads of one replica: every key the history wrote, with what the
 /// replica served for it (`None`: the key does not exist there).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -91,6 +118,8 @@ pub struct ReplicaView {
 pub struct History {
     /// Writes in the order they were issued.
     pub writes: Vec<WriteRecord>,
+    /// Quorum reads in the order they finished.
+    pub reads: Vec<ReadRecord>,
     /// Final quorum reads, by replica host name.
     pub final_views: BTreeMap<String, ReplicaView>,
 }
@@ -99,6 +128,11 @@ impl History {
     /// Appends a finished write.
     pub fn record_write(&mut self, record: WriteRecord) {
         self.writes.push(record);
+    }
+
+    /// Appends a finished read.
+    pub fn record_read(&mut self, record: ReadRecord) {
+        self.reads.push(record);
     }
 
     /// The acknowledged writes.

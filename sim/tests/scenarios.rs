@@ -35,7 +35,8 @@ fn run_seeds(run: impl Fn(u64) -> Result<scenario::Report, scenario::ScenarioFai
 // no acknowledgement from the isolated replica, and agreement of all replicas after the heal.
 // Along the way, through the real resource API: R-HA-002 (an acknowledged resourceVersion is
 // the one every replica serves), R-HA-003 (creates through followers), R-HA-004 (quorum reads
-// on every replica see every acknowledged create).
+// on every replica see every acknowledged create), R-HA-005 (the isolated old leader does not
+// serve a quorum read).
 #[test]
 fn leader_partitioned_writes_resume_on_majority() {
     run_seeds(scenario::leader_partitioned_writes_resume_on_majority);

@@ -5,9 +5,11 @@
 //! catches up; then every acknowledged write is served with its revision by a quorum read on
 //! every replica, no rejected write is served anywhere, and the replicas agree on every key.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::check::acked_writes_durable;
+use crate::check::reads_see_acked_writes;
 use crate::check::rejected_writes_absent;
 use crate::check::replicas_agree;
 use crate::client::SimClient;
@@ -112,16 +114,21 @@ async fn drive(seed: u64, hosts: Vec<String>, faults: Faults) -> Result<Report, 
     tracing::info!(seed, %crashed, "phase: restart the crashed replica and read every replica");
     faults.inject(HostFault::Restart(crashed.clone())).await;
     agreed_leader(client, &hosts, None, CONVERGE_BOUND).await?;
-    let mut history = client.take_history();
-    let keys = history.keys();
+    let keys = client.written_keys();
+    let mut views = BTreeMap::new();
     for host in &hosts {
-        let view = final_view(client, host, &keys, CONVERGE_BOUND).await?;
-        history.final_views.insert(host.clone(), view);
+        views.insert(
+            host.clone(),
+            final_view(client, host, &keys, CONVERGE_BOUND).await?,
+        );
     }
+    let mut history = client.take_history();
+    history.final_views = views;
 
     let mut violations = acked_writes_durable(&history);
     violations.extend(replicas_agree(&history));
     violations.extend(rejected_writes_absent(&history));
+    violations.extend(reads_see_acked_writes(&history));
     if !violations.is_empty() {
         return Err(ScenarioError::Violations(violations));
     }

@@ -4,14 +4,19 @@
 //! bound of virtual time; writes sent to the isolated old leader are never acknowledged; after
 //! the heal, every acknowledged write is served with its revision by a quorum read on every
 //! replica, no write the API rejected is served anywhere, and the replicas agree on every key.
+//! A quorum read on the isolated replica during the partition must not serve stale data, and no
+//! quorum read anywhere may miss a write acknowledged before it began (R-HA-004, R-HA-005).
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::check::acked_writes_durable;
 use crate::check::isolated_writes_not_acked;
+use crate::check::reads_see_acked_writes;
 use crate::check::rejected_writes_absent;
 use crate::check::replicas_agree;
 use crate::client::SimClient;
+use crate::client::error_chain;
 use crate::client::now;
 use crate::cluster::ClusterOptions;
 use crate::cluster::replica_host;
@@ -95,8 +100,23 @@ async fn drive(seed: u64, hosts: Vec<String>) -> Result<Report, ScenarioError> {
         "leader of the majority: {}",
         replica_host(new_leader)
     ));
+    let mut newest = None;
     for (i, host) in majority.iter().cycle().take(WRITES_PER_PHASE).enumerate() {
-        write_acked(&client, host, &format!("majority-{}", i + 1), RESUME_BOUND).await?;
+        let key = format!("majority-{}", i + 1);
+        newest = Some(write_acked(&client, host, &key, RESUME_BOUND).await?);
+    }
+    // R-HA-005: the isolated replica cannot confirm a quorum, so a "Most Recent" read there must
+    // fail or wait, never serve the state before the majority's writes (checked by
+    // `reads_see_acked_writes`).
+    if let Some(newest) = newest {
+        let probe = match client.read(&isolated, &newest.key).await {
+            Ok(served) => format!("served {served:?}"),
+            Err(error) => format!("failed: {}", error_chain(&error)),
+        };
+        notes.push(format!(
+            "quorum read of {} on the isolated {isolated}: {probe}",
+            newest.key
+        ));
     }
     for i in 0..ISOLATED_WRITES {
         let value = format!("isolated-{i} via {isolated}");
@@ -112,12 +132,16 @@ async fn drive(seed: u64, hosts: Vec<String>) -> Result<Report, ScenarioError> {
         turmoil::repair(isolated.as_str(), other.as_str());
     }
     agreed_leader(&client, &hosts, None, CONVERGE_BOUND).await?;
-    let mut history = client.take_history();
-    let keys = history.keys();
+    let keys = client.written_keys();
+    let mut views = BTreeMap::new();
     for host in &hosts {
-        let view = final_view(&client, host, &keys, CONVERGE_BOUND).await?;
-        history.final_views.insert(host.clone(), view);
+        views.insert(
+            host.clone(),
+            final_view(&client, host, &keys, CONVERGE_BOUND).await?,
+        );
     }
+    let mut history = client.take_history();
+    history.final_views = views;
 
     let mut violations = acked_writes_durable(&history);
     violations.extend(isolated_writes_not_acked(
@@ -128,6 +152,7 @@ async fn drive(seed: u64, hosts: Vec<String>) -> Result<Report, ScenarioError> {
     ));
     violations.extend(replicas_agree(&history));
     violations.extend(rejected_writes_absent(&history));
+    violations.extend(reads_see_acked_writes(&history));
     if !violations.is_empty() {
         return Err(ScenarioError::Violations(violations));
     }
