@@ -50,3 +50,11 @@ fn leader_partitioned_writes_resume_on_majority() {
 fn leader_crashed_restarts_and_catches_up() {
     run_seeds(scenario::leader_crashed_restarts_and_catches_up);
 }
+
+// R-HA-011 for five replicas: with the leader and one follower crashed together, the three
+// survivors elect a leader and keep taking writes; both restart and catch up, nothing
+// acknowledged is lost. R-HA-013, R-HA-014 (partial) as above.
+#[test]
+fn two_of_five_crashed_restart_and_catch_up() {
+    run_seeds(scenario::two_of_five_crashed_restart_and_catch_up);
+}

@@ -1,8 +1,10 @@
-//! Scenario `leader_crashed_restarts_and_catches_up` (R-HA-011, R-HA-013, R-HA-014 partial):
-//! three replicas; a client writes and records acknowledgements; the leader's host crashes
-//! (losing what it had not synced) while writes are in flight; a new leader is elected and writes through the survivors succeed within a bound of virtual
-//! time; the crashed replica restarts on its disk, recovers its log and snapshots, rejoins and
-//! catches up; then every acknowledged write is served with its revision by a quorum read on
+//! Scenarios `leader_crashed_restarts_and_catches_up` and
+//! `two_of_five_crashed_restart_and_catch_up` (R-HA-011, R-HA-013, R-HA-014 partial): three
+//! (five) replicas; a client writes and records acknowledgements; the leader's host (and one
+//! more, of five) crashes, losing what it had not synced, while writes are in flight; a new
+//! leader is elected and writes through the survivors succeed within a bound of virtual
+//! time; the crashed replicas restart on their disks, recover their logs and snapshots, rejoin and
+//! catch up; then every acknowledged write is served with its revision by a quorum read on
 //! every replica, no rejected write is served anywhere, and the replicas agree on every key.
 
 use std::collections::BTreeMap;
@@ -26,8 +28,10 @@ use crate::scenario::phases::final_view;
 use crate::scenario::phases::write_acked;
 use crate::scenario::runner::run_with_client;
 
-/// The scenario's name, as its test is named.
+/// The three-replica scenario's name, as its test is named.
 pub const LEADER_CRASHED: &str = "leader_crashed_restarts_and_catches_up";
+/// The five-replica scenario's name, as its test is named.
+pub const TWO_OF_FIVE_CRASHED: &str = "two_of_five_crashed_restart_and_catch_up";
 
 /// How long the first election may take.
 const ELECTION_BOUND: Duration = Duration::from_secs(10);
@@ -43,19 +47,43 @@ const CRASH_WINDOW_MS: u64 = 12;
 /// Acknowledged writes before the crash, and through the survivors after it.
 const WRITES_PER_PHASE: usize = 4;
 
-/// Runs the scenario with `seed`.
+/// Runs the scenario with `seed`: three replicas, the leader crashes.
 pub fn leader_crashed_restarts_and_catches_up(seed: u64) -> Result<Report, ScenarioFailure> {
-    run_with_client(&ClusterOptions::new(seed), move |hosts, faults| {
-        drive(seed, hosts, faults)
+    crash_and_restart(LEADER_CRASHED, seed, 3, 1)
+}
+
+/// Runs the five-replica variant with `seed`: the leader and one follower crash together.
+pub fn two_of_five_crashed_restart_and_catch_up(seed: u64) -> Result<Report, ScenarioFailure> {
+    crash_and_restart(TWO_OF_FIVE_CRASHED, seed, 5, 2)
+}
+
+fn crash_and_restart(
+    scenario: &'static str,
+    seed: u64,
+    replicas: u64,
+    crashes: usize,
+) -> Result<Report, ScenarioFailure> {
+    let options = ClusterOptions {
+        replicas,
+        ..ClusterOptions::new(seed)
+    };
+    run_with_client(&options, move |hosts, faults| {
+        drive(scenario, seed, hosts, faults, crashes)
     })
     .map_err(|error| ScenarioFailure {
-        scenario: LEADER_CRASHED,
+        scenario,
         seed,
         error,
     })
 }
 
-async fn drive(seed: u64, hosts: Vec<String>, faults: Faults) -> Result<Report, ScenarioError> {
+async fn drive(
+    scenario: &'static str,
+    seed: u64,
+    hosts: Vec<String>,
+    faults: Faults,
+    crashes: usize,
+) -> Result<Report, ScenarioError> {
     let client = &SimClient::new(CALL_DEADLINE);
     let mut notes = Vec::new();
 
@@ -64,11 +92,30 @@ async fn drive(seed: u64, hosts: Vec<String>, faults: Faults) -> Result<Report, 
     for (i, host) in hosts.iter().cycle().take(WRITES_PER_PHASE).enumerate() {
         write_acked(client, host, &format!("before-{i}"), ELECTION_BOUND).await?;
     }
-    let crashed = replica_host(old_leader);
-    let survivors: Vec<String> = hosts.iter().filter(|h| **h != crashed).cloned().collect();
-    notes.push(format!("leader before the crash: {crashed}"));
+    // The leader, then the next hosts in id order (wrapping), until `crashes` are chosen.
+    let leader_host = replica_host(old_leader);
+    let start = hosts.iter().position(|h| *h == leader_host).unwrap_or(0);
+    let crashed: Vec<String> = hosts
+        .iter()
+        .cycle()
+        .skip(start)
+        .take(crashes)
+        .cloned()
+        .collect();
+    let survivors: Vec<String> = hosts
+        .iter()
+        .filter(|h| !crashed.contains(h))
+        .cloned()
+        .collect();
+    notes.push(format!(
+        "leader before the crash: {leader_host}; crashed: {crashed:?}"
+    ));
 
-    tracing::info!(seed, %crashed, "phase: crash the leader, write through the survivors");
+    tracing::info!(
+        seed,
+        ?crashed,
+        "phase: crash the leader (and more), write through the rest"
+    );
     // Crash while writes are in flight, a few milliseconds in (the seed picks how many), so that
     // the leader may die between appending entries and syncing them.
     let crash_after = Duration::from_millis(seed % CRASH_WINDOW_MS);
@@ -79,7 +126,9 @@ async fn drive(seed: u64, hosts: Vec<String>, faults: Faults) -> Result<Report, 
     });
     let crash = async {
         tokio::time::sleep(crash_after).await;
-        faults.inject(HostFault::Crash(crashed.clone())).await;
+        for host in &crashed {
+            faults.inject(HostFault::Crash(host.clone())).await;
+        }
         now()
     };
     let (records, crashed_at) = tokio::join!(futures::future::join_all(in_flight), crash);
@@ -111,8 +160,14 @@ async fn drive(seed: u64, hosts: Vec<String>, faults: Faults) -> Result<Report, 
         write_acked(client, host, &key, RESUME_BOUND).await?;
     }
 
-    tracing::info!(seed, %crashed, "phase: restart the crashed replica and read every replica");
-    faults.inject(HostFault::Restart(crashed.clone())).await;
+    tracing::info!(
+        seed,
+        ?crashed,
+        "phase: restart the crashed replicas, read every replica"
+    );
+    for host in &crashed {
+        faults.inject(HostFault::Restart(host.clone())).await;
+    }
     agreed_leader(client, &hosts, None, CONVERGE_BOUND).await?;
     let keys = client.written_keys();
     let mut views = BTreeMap::new();
@@ -134,13 +189,13 @@ async fn drive(seed: u64, hosts: Vec<String>, faults: Faults) -> Result<Report, 
     }
     notes.push(format!(
         "{} of {} writes acknowledged; every acknowledged one durable and identical on {} \
-         replicas, the restarted one included",
+         replicas, the restarted ones included",
         history.acked().count(),
         history.writes.len(),
         hosts.len()
     ));
     Ok(Report {
-        scenario: LEADER_CRASHED,
+        scenario,
         seed,
         notes,
         elapsed: now(),

@@ -13,7 +13,9 @@ use std::time::Duration;
 pub use failure::ScenarioError;
 pub use failure::ScenarioFailure;
 pub use leader_crashed::LEADER_CRASHED;
+pub use leader_crashed::TWO_OF_FIVE_CRASHED;
 pub use leader_crashed::leader_crashed_restarts_and_catches_up;
+pub use leader_crashed::two_of_five_crashed_restart_and_catch_up;
 pub use leader_partitioned::LEADER_PARTITIONED;
 pub use leader_partitioned::leader_partitioned_writes_resume_on_majority;
 
@@ -56,6 +58,10 @@ pub const ALL: &[(&str, ScenarioFn)] = &[
         leader_partitioned_writes_resume_on_majority,
     ),
     (LEADER_CRASHED, leader_crashed_restarts_and_catches_up),
+    (
+        TWO_OF_FIVE_CRASHED,
+        two_of_five_crashed_restart_and_catch_up,
+    ),
 ];
 
 /// The scenario called `name`.
