@@ -1,5 +1,5 @@
-//! `/readyz` for a replica: ready when it knows a leader, its start-up objects (system
-//! namespaces) exist, and it is not shutting down.
+//! `/readyz` for a replica: ready when it knows a leader, has applied everything it knows to be
+//! committed, its start-up objects (system namespaces) exist, and it is not shutting down.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -44,12 +44,19 @@ impl Readiness for ReplicaReadiness {
             return Err("system namespaces not created yet".to_owned());
         }
         let status = self.replica.status();
-        match status.leader {
-            Some(_) => Ok(()),
-            None => Err(format!(
+        if status.leader.is_none() {
+            return Err(format!(
                 "replica {} knows no leader (term {}, applied {})",
                 status.id, status.term, status.applied
-            )),
+            ));
         }
+        // A replica still replaying its log would answer "Any" reads from an old state.
+        if status.applied < status.committed {
+            return Err(format!(
+                "replica {} has applied {} of {} committed",
+                status.id, status.applied, status.committed
+            ));
+        }
+        Ok(())
     }
 }

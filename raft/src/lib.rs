@@ -7,6 +7,7 @@
 //! - [`mvcc`]: the pure, synchronous multi-version store.
 //! - [`network`]: the peer RPCs over an injectable transport.
 //! - [`replica`]: the replica handle: start, write, read index, status.
+//! - [`runtime`]: openraft's async runtime (tokio) with a random source a simulation can seed.
 //! - [`state_machine`]: the raft state machine over [`mvcc`], with durable snapshots.
 //! - [`typ`]: the raft type configuration.
 //! - [`wire`]: protobuf forms of the openraft types that are persisted or sent between replicas.
@@ -16,6 +17,7 @@ pub mod log;
 pub mod mvcc;
 pub mod network;
 pub mod replica;
+pub mod runtime;
 pub mod state_machine;
 pub mod typ;
 pub mod wire;

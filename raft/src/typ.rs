@@ -11,12 +11,14 @@ pub type NodeId = u64;
 
 openraft::declare_raft_types!(
     /// Apiary's raft types: commands are [`Command`]s, answered by [`CommandResponse`]s, and a
-    /// node is addressed by its peer URL ([`openraft::BasicNode::addr`]).
+    /// node is addressed by its peer URL ([`openraft::BasicNode::addr`]); the runtime is tokio with
+    /// a seedable random source ([`crate::runtime`]).
     pub TypeConfig:
         D = Command,
         R = CommandResponse,
         NodeId = NodeId,
         Node = openraft::BasicNode,
+        AsyncRuntime = crate::runtime::ApiaryRuntime,
 );
 
 /// A log entry.

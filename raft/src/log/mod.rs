@@ -8,7 +8,8 @@
 //! # Parts
 //! - [`LogStore`] (`store`): the openraft `RaftLogStorage` / `RaftLogReader`, with the in-memory
 //!   index and entry cache.
-//! - `writer`: the single writer thread; group commit, one `fdatasync` per group of appends.
+//! - `writer`: the single writer (a thread, or a task in [`WriterMode::Task`]); group commit,
+//!   one `fdatasync` per group of appends.
 //! - `recovery`: reading segments back on open, cutting a torn tail.
 //! - `record`, `segment`, `hard_state`: framing, segment names, the state file.
 //! - [`LogFs`] (`fs`): the file-system seam, with [`StdFs`] the real one.
@@ -34,3 +35,4 @@ pub use fs::LogFs;
 pub use fs::StdFs;
 pub use store::LogOptions;
 pub use store::LogStore;
+pub use writer::WriterMode;

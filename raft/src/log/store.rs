@@ -38,6 +38,7 @@ use super::writer::Op;
 use super::writer::Progress;
 use super::writer::SegmentWrite;
 use super::writer::WriterHandle;
+use super::writer::WriterMode;
 use crate::typ::Entry;
 use crate::typ::LogId;
 use crate::typ::TypeConfig;
@@ -60,6 +61,10 @@ pub struct LogOptions {
     pub cache_entries: usize,
     /// The file system; [`StdFs`] unless a test or the simulation supplies another.
     pub fs: Arc<dyn LogFs>,
+    /// Where the writer runs: its own thread ([`WriterMode::Thread`], the default, for real
+    /// disks) or a task on the opening tokio runtime ([`WriterMode::Task`], only for a file
+    /// system that never blocks, such as the simulation's).
+    pub writer: WriterMode,
 }
 
 impl Default for LogOptions {
@@ -68,6 +73,7 @@ impl Default for LogOptions {
             segment_bytes: 64 * 1024 * 1024,
             cache_entries: 4096,
             fs: Arc::new(StdFs),
+            writer: WriterMode::Thread,
         }
     }
 }
@@ -77,6 +83,7 @@ impl Debug for LogOptions {
         f.debug_struct("LogOptions")
             .field("segment_bytes", &self.segment_bytes)
             .field("cache_entries", &self.cache_entries)
+            .field("writer", &self.writer)
             .finish_non_exhaustive()
     }
 }
@@ -126,7 +133,8 @@ impl Debug for LogStore {
 }
 
 impl LogStore {
-    /// Opens (creating if needed) the log in `dir` and starts its writer thread.
+    /// Opens (creating if needed) the log in `dir` and starts its writer (a thread, or a task on
+    /// the current tokio runtime in [`WriterMode::Task`]).
     ///
     /// A torn write at the end of the last segment is cut off with a warning; any other damage
     /// is an error, since entries reported durable would be lost.
@@ -146,7 +154,7 @@ impl LogStore {
             options.cache_entries,
         )?;
         let progress = Arc::new(Progress::default());
-        let writer = writer::spawn(fs.clone(), dir.clone(), progress.clone())?;
+        let writer = writer::spawn(fs.clone(), dir.clone(), progress.clone(), options.writer)?;
         Ok(LogStore {
             shared: Arc::new(Shared {
                 dir,

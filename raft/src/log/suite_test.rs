@@ -20,6 +20,7 @@ use openraft::type_config::TypeConfigExt;
 
 use super::LogOptions;
 use super::LogStore;
+use super::WriterMode;
 use crate::command::CommandResponse;
 use crate::typ::LogId;
 use crate::typ::SnapshotMeta;
@@ -122,8 +123,9 @@ impl RaftStateMachine<TypeConfig> for StandInSm {
 }
 
 /// Builds a fresh [`LogStore`] in a new temporary directory (kept alive by the guard) with tiny
-/// segments and cache, so the suite crosses segment boundaries and reads from disk.
-struct Builder;
+/// segments and cache, so the suite crosses segment boundaries and reads from disk; its writer
+/// runs in the given mode.
+struct Builder(WriterMode);
 
 impl StoreBuilder<TypeConfig, LogStore, StandInSm, tempfile::TempDir> for Builder {
     async fn build(
@@ -134,6 +136,7 @@ impl StoreBuilder<TypeConfig, LogStore, StandInSm, tempfile::TempDir> for Builde
         let options = LogOptions {
             segment_bytes: 256,
             cache_entries: 3,
+            writer: self.0,
             ..LogOptions::default()
         };
         let store = LogStore::open(dir.path(), options)
@@ -145,5 +148,11 @@ impl StoreBuilder<TypeConfig, LogStore, StandInSm, tempfile::TempDir> for Builde
 // R-HA-001: the log satisfies openraft's storage contract.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn openraft_log_storage_suite() {
-    Suite::test_all(Builder).await.unwrap();
+    Suite::test_all(Builder(WriterMode::Thread)).await.unwrap();
+}
+
+// R-HA-001, R-HA-013: the writer run as a task (the simulation's mode) keeps the same contract.
+#[tokio::test]
+async fn openraft_log_storage_suite_task_writer() {
+    Suite::test_all(Builder(WriterMode::Task)).await.unwrap();
 }

@@ -1,9 +1,11 @@
-//! The log's single writer: a dedicated thread that executes queued writes in order and commits
-//! appends in groups.
+//! The log's single writer: executes queued writes in order and commits appends in groups, on a
+//! dedicated thread ([`WriterMode::Thread`]) or as a tokio task ([`WriterMode::Task`]).
 //!
 //! Appends waiting in the queue are written together and made durable with ONE `fdatasync`, and
 //! only then are their callbacks completed: nothing is reported flushed before it is durable.
-//! Running on its own thread keeps `fdatasync` off tokio's worker threads.
+//! Running on its own thread keeps `fdatasync` off tokio's worker threads; the task mode exists
+//! for file systems that never block (the simulation's in-memory disk), where a thread would run
+//! outside the simulation's virtual time and make runs irreproducible.
 
 use std::io;
 use std::path::Path;
@@ -123,20 +125,43 @@ pub(crate) struct Progress {
     pub(crate) stopped: AtomicBool,
 }
 
-/// The queue to the writer thread, and the thread.
+/// Where the log's writer runs (see [`super::LogOptions::writer`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum WriterMode {
+    /// A dedicated OS thread that blocks in `fdatasync`: the production mode, for real disks.
+    #[default]
+    Thread,
+    /// A task on the tokio runtime that opens the log (opening outside a runtime fails). Its
+    /// file calls run on that runtime's workers, so use it only with a [`LogFs`] that never
+    /// blocks — the simulation's in-memory disk, where it keeps every write inside virtual time.
+    /// Dropping the log does not wait for queued writes: the task finishes them when it next
+    /// runs, or never if its runtime is shut down first (a crash, as far as the disk knows).
+    Task,
+}
+
+/// The sending end of the writer's queue.
+enum Queue {
+    Thread(mpsc::Sender<Op>),
+    Task(tokio::sync::mpsc::UnboundedSender<Op>),
+}
+
+/// The queue to the writer, and its thread in [`WriterMode::Thread`].
 ///
-/// Dropping it closes the queue and waits for the thread to drain it, so that a log reopened in
-/// the same process never races with writes still queued by its previous instance.
+/// In thread mode, dropping it closes the queue and waits for the thread to drain it, so that a
+/// log reopened in the same process never races with writes still queued by its previous
+/// instance.
 pub(crate) struct WriterHandle {
-    tx: Option<mpsc::Sender<Op>>,
+    tx: Option<Queue>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl WriterHandle {
-    /// Queues `op`; fails only when the writer thread is gone.
+    /// Queues `op`; fails only when the writer is gone.
     pub(crate) fn send(&self, op: Op) -> Result<(), LogError> {
-        let tx = self.tx.as_ref().ok_or(LogError::Stopped)?;
-        tx.send(op).map_err(|_| LogError::Stopped)
+        match self.tx.as_ref().ok_or(LogError::Stopped)? {
+            Queue::Thread(tx) => tx.send(op).map_err(|_| LogError::Stopped),
+            Queue::Task(tx) => tx.send(op).map_err(|_| LogError::Stopped),
+        }
     }
 }
 
@@ -150,31 +175,49 @@ impl Drop for WriterHandle {
     }
 }
 
-/// Starts the writer thread for the log in `dir`.
+/// Starts the writer for the log in `dir`, in `mode`.
 pub(crate) fn spawn(
     fs: Arc<dyn LogFs>,
     dir: PathBuf,
     progress: Arc<Progress>,
+    mode: WriterMode,
 ) -> Result<WriterHandle, LogError> {
-    let (tx, rx) = mpsc::channel();
     let writer = Writer {
         fs,
         dir: dir.clone(),
         current: None,
         progress,
     };
-    let thread = std::thread::Builder::new()
-        .name("raft-log-writer".to_string())
-        .spawn(move || writer.run(rx))
-        .map_err(|source| LogError::Io {
-            op: "start writer thread for",
-            path: dir,
-            source,
-        })?;
-    Ok(WriterHandle {
-        tx: Some(tx),
-        thread: Some(thread),
-    })
+    match mode {
+        WriterMode::Thread => {
+            let (tx, rx) = mpsc::channel();
+            let thread = std::thread::Builder::new()
+                .name("raft-log-writer".to_string())
+                .spawn(move || writer.run(rx))
+                .map_err(|source| LogError::Io {
+                    op: "start writer thread for",
+                    path: dir,
+                    source,
+                })?;
+            Ok(WriterHandle {
+                tx: Some(Queue::Thread(tx)),
+                thread: Some(thread),
+            })
+        }
+        WriterMode::Task => {
+            let runtime = tokio::runtime::Handle::try_current().map_err(|error| LogError::Io {
+                op: "start writer task (no tokio runtime) for",
+                path: dir,
+                source: io::Error::other(error),
+            })?;
+            let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+            runtime.spawn(writer.run_task(rx));
+            Ok(WriterHandle {
+                tx: Some(Queue::Task(tx)),
+                thread: None,
+            })
+        }
+    }
 }
 
 struct Writer {
@@ -195,6 +238,20 @@ struct Append {
 impl Writer {
     fn run(mut self, rx: mpsc::Receiver<Op>) {
         while let Ok(first) = rx.recv() {
+            let mut batch = vec![first];
+            while batch.len() < MAX_BATCH {
+                match rx.try_recv() {
+                    Ok(op) => batch.push(op),
+                    Err(_) => break,
+                }
+            }
+            self.run_batch(batch);
+        }
+    }
+
+    /// [`Writer::run`] as a task: the same batches, taken from an async queue.
+    async fn run_task(mut self, mut rx: tokio::sync::mpsc::UnboundedReceiver<Op>) {
+        while let Some(first) = rx.recv().await {
             let mut batch = vec![first];
             while batch.len() < MAX_BATCH {
                 match rx.try_recv() {

@@ -199,6 +199,7 @@ impl Replica {
             leader: m.current_leader,
             term: m.current_term,
             applied: self.shared.applied(),
+            committed: m.local_committed.map_or(0, |l| l.index),
             voters: m.membership_config.membership().voter_ids().collect(),
             is_leader: m.state == ServerState::Leader,
             snapshot: m.snapshot.map(|l| l.index),

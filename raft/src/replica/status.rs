@@ -16,6 +16,8 @@ pub struct ReplicaStatus {
     pub term: u64,
     /// The newest revision applied to the local store.
     pub applied: Revision,
+    /// The newest log index this replica knows to be committed (0 before any).
+    pub committed: Revision,
     /// The voters of the effective membership.
     pub voters: BTreeSet<NodeId>,
     /// Whether this replica is the leader.

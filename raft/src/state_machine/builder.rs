@@ -10,6 +10,7 @@ use prost::Message;
 use super::snapshot_dir::SnapshotDir;
 use super::snapshot_file::SnapshotFile;
 use crate::mvcc::StoreSnapshot;
+use crate::runtime;
 use crate::typ;
 use crate::typ::TypeConfig;
 
@@ -34,9 +35,7 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
         };
         let dir = self.dir.clone();
         let saved = file.clone();
-        tokio::task::spawn_blocking(move || dir.save(&saved))
-            .await
-            .map_err(io::Error::other)??;
+        runtime::blocking(move || dir.save(&saved)).await??;
         tracing::info!(last_log_id = ?self.meta.last_log_id, "snapshot built");
         Ok(SnapshotOf::<TypeConfig, Bytes> {
             meta: file.meta,

@@ -26,6 +26,7 @@ use crate::log::LogFs;
 use crate::mvcc::Revision;
 use crate::mvcc::Store;
 use crate::mvcc::StoreSnapshot;
+use crate::runtime;
 use crate::typ;
 use crate::typ::TypeConfig;
 
@@ -52,9 +53,7 @@ impl StateMachineStore {
     /// and the log.
     pub async fn open(fs: Arc<dyn LogFs>, snapshot_dir: &Path) -> io::Result<Self> {
         let dir = snapshot_dir.to_path_buf();
-        let snapshots = tokio::task::spawn_blocking(move || SnapshotDir::open(fs, &dir))
-            .await
-            .map_err(io::Error::other)??;
+        let snapshots = runtime::blocking(move || SnapshotDir::open(fs, &dir)).await??;
         Ok(Self {
             shared: SharedState::new(),
             last_applied: None,
@@ -202,9 +201,7 @@ impl RaftStateMachine<TypeConfig> for StateMachineStore {
                 store: snapshot,
             };
             let dir = self.snapshots.clone();
-            tokio::task::spawn_blocking(move || dir.save(&file))
-                .await
-                .map_err(io::Error::other)??;
+            runtime::blocking(move || dir.save(&file)).await??;
         }
         *self.shared.write() = Store::from_snapshot(decoded);
         self.last_applied = meta.last_log_id;
@@ -219,9 +216,7 @@ impl RaftStateMachine<TypeConfig> for StateMachineStore {
         &mut self,
     ) -> Result<Option<SnapshotOf<TypeConfig, Bytes>>, io::Error> {
         let dir = self.snapshots.clone();
-        let file = tokio::task::spawn_blocking(move || dir.read_current())
-            .await
-            .map_err(io::Error::other)??;
+        let file = runtime::blocking(move || dir.read_current()).await??;
         Ok(file.map(|f| SnapshotOf::<TypeConfig, Bytes> {
             meta: f.meta,
             snapshot: f.store,

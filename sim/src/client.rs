@@ -1,0 +1,234 @@
+//! [`SimClient`]: a client host's view of the cluster. It writes and reads ConfigMaps through
+//! the replicas' resource API and asks their status endpoint who leads, over the simulated
+//! network, every call bounded by a deadline, and records each write and read in a
+//! [`History`].
+
+use std::cell::RefCell;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::Method;
+use http::StatusCode;
+use prost::Message;
+use serde_json::Value;
+use serde_json::json;
+
+use crate::cluster::api_url;
+use crate::cluster::status_url;
+use crate::history::History;
+use crate::history::ReadOutcome;
+use crate::history::ReadRecord;
+use crate::history::ReadValue;
+use crate::history::WriteOutcome;
+use crate::history::WriteRecord;
+use crate::net::CallError;
+use crate::net::post;
+use crate::net::send;
+use crate::status_api::STATUS_PATH;
+use crate::status_api::StatusReply;
+
+/// The namespace the clients' ConfigMaps live in (created by every replica's bootstrap).
+pub const NAMESPACE: &str = "default";
+/// The ConfigMap data key holding a write's value.
+const VALUE_KEY: &str = "value";
+
+/// Why a client call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// The call did not get a success answer.
+    #[error("call to {replica} failed")]
+    Call {
+        /// The replica host called.
+        replica: String,
+        /// The transport or server failure.
+        #[source]
+        source: CallError,
+    },
+    /// The answer was not what the API promises.
+    #[error("malformed answer from {replica}: {reason}")]
+    Malformed {
+        /// The replica host called.
+        replica: String,
+        /// What was wrong with it.
+        reason: String,
+    },
+}
+
+/// A simulated client: calls replica hosts by name (`replica-1`, ...) and records its writes.
+/// Its calls take `&self`, so that one client can have several requests in flight at once.
+#[derive(Debug)]
+pub struct SimClient {
+    deadline: Duration,
+    /// Never borrowed across an `.await`.
+    history: RefCell<History>,
+}
+
+/// Virtual time since the simulation started (zero outside a simulation).
+pub fn now() -> Duration {
+    turmoil::sim_elapsed().unwrap_or_default()
+}
+
+fn configmaps_path() -> String {
+    format!("/api/v1/namespaces/{NAMESPACE}/configmaps")
+}
+
+/// The value and revision of a ConfigMap as the API served it.
+fn parse_configmap(replica: &str, body: &[u8]) -> Result<ReadValue, ClientError> {
+    let malformed = |reason: String| ClientError::Malformed {
+        replica: replica.to_owned(),
+        reason,
+    };
+    let object: Value = serde_json::from_slice(body).map_err(|e| malformed(e.to_string()))?;
+    let revision = object["metadata"]["resourceVersion"]
+        .as_str()
+        .and_then(|rv| rv.parse().ok())
+        .ok_or_else(|| malformed("no numeric metadata.resourceVersion".to_owned()))?;
+    let value = object["data"][VALUE_KEY]
+        .as_str()
+        .ok_or_else(|| malformed(format!("no data.{VALUE_KEY}")))?;
+    Ok(ReadValue {
+        value: Bytes::copy_from_slice(value.as_bytes()),
+        mod_revision: revision,
+    })
+}
+
+impl SimClient {
+    /// A client whose every call gives up after `deadline` of virtual time.
+    pub fn new(deadline: Duration) -> Self {
+        Self {
+            deadline,
+            history: RefCell::default(),
+        }
+    }
+
+    /// Every key written so far, each once, in key order.
+    pub fn written_keys(&self) -> Vec<String> {
+        self.history.borrow().keys()
+    }
+
+    /// Takes the recorded history, leaving an empty one.
+    pub fn take_history(&self) -> History {
+        self.history.take()
+    }
+
+    fn call_error(replica: &str) -> impl FnOnce(CallError) -> ClientError + '_ {
+        move |source| ClientError::Call {
+            replica: replica.to_owned(),
+            source,
+        }
+    }
+
+    /// Creates ConfigMap `name` holding `value` through `replica` and records the write and its
+    /// outcome: acknowledged with the answer's `resourceVersion`, rejected by a 4xx (other
+    /// than 408 Request Timeout, which promises nothing), or unknown.
+    pub async fn create(&self, replica: &str, name: &str, value: &str) -> WriteRecord {
+        let body = json!({
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": { "name": name },
+            "data": { VALUE_KEY: value },
+        });
+        let sent_at = now();
+        let answer = send(
+            Method::POST,
+            &api_url(replica),
+            &configmaps_path(),
+            "application/json",
+            Bytes::from(body.to_string()),
+            self.deadline,
+        )
+        .await
+        .map_err(Self::call_error(replica))
+        .and_then(|answer| parse_configmap(replica, &answer));
+        let outcome = match answer {
+            Ok(created) => WriteOutcome::Acked {
+                revision: created.mod_revision,
+            },
+            Err(ClientError::Call {
+                source: CallError::Status { status, body },
+                ..
+            }) if status.is_client_error() && status != StatusCode::REQUEST_TIMEOUT => {
+                WriteOutcome::Rejected {
+                    status: status.as_u16(),
+                    reason: String::from_utf8_lossy(&body).into_owned(),
+                }
+            }
+            Err(error) => WriteOutcome::Unknown {
+                reason: error_chain(&error),
+            },
+        };
+        let record = WriteRecord {
+            key: name.to_owned(),
+            value: Bytes::copy_from_slice(value.as_bytes()),
+            replica: replica.to_owned(),
+            sent_at,
+            done_at: now(),
+            outcome,
+        };
+        self.history.borrow_mut().record_write(record.clone());
+        record
+    }
+
+    /// Reads ConfigMap `name` on `replica` with a quorum read (no `resourceVersion`: "Most
+    /// Recent"), records the read, and returns what was served: `None` when the API answers
+    /// 404.
+    pub async fn read(&self, replica: &str, name: &str) -> Result<Option<ReadValue>, ClientError> {
+        let sent_at = now();
+        let answer = send(
+            Method::GET,
+            &api_url(replica),
+            &format!("{}/{name}", configmaps_path()),
+            "application/json",
+            Bytes::new(),
+            self.deadline,
+        )
+        .await;
+        let result = match answer {
+            Ok(body) => parse_configmap(replica, &body).map(Some),
+            Err(CallError::Status { status, .. }) if status == StatusCode::NOT_FOUND => Ok(None),
+            Err(source) => Err(Self::call_error(replica)(source)),
+        };
+        let outcome = match &result {
+            Ok(served) => ReadOutcome::Served(served.clone()),
+            Err(error) => ReadOutcome::Failed {
+                reason: error_chain(error),
+            },
+        };
+        self.history.borrow_mut().record_read(ReadRecord {
+            key: name.to_owned(),
+            replica: replica.to_owned(),
+            sent_at,
+            done_at: now(),
+            outcome,
+        });
+        result
+    }
+
+    /// What `replica` knows about the cluster.
+    pub async fn status(&self, replica: &str) -> Result<StatusReply, ClientError> {
+        let answer = post(
+            &status_url(replica),
+            STATUS_PATH,
+            Bytes::new(),
+            self.deadline,
+        )
+        .await
+        .map_err(Self::call_error(replica))?;
+        StatusReply::decode(answer).map_err(|e| ClientError::Malformed {
+            replica: replica.to_owned(),
+            reason: e.to_string(),
+        })
+    }
+}
+
+/// An error with its sources, one line, for histories and failure reports.
+pub fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}

@@ -1,0 +1,206 @@
+//! [`SimCluster`]: a turmoil simulation with one host per replica, each running the real
+//! [`Replica`] with its peer router, the resource API and a status endpoint on simulated
+//! sockets, seeded from one number.
+//!
+//! The raft log and the snapshots of each replica live on its host's [`SimDisk`], under
+//! `/data/replica-<id>`: nothing touches the machine's disk.
+//!
+//! Hosts are named `replica-<id>` (ids from 1, as `--initial-cluster` numbers them); peers reach
+//! each other at `http://replica-<id>:7000`; clients use the resource API at
+//! `http://replica-<id>:6443` and the status endpoint at `http://replica-<id>:8000`.
+
+use std::collections::BTreeMap;
+use std::future::IntoFuture;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+use std::time::SystemTime;
+
+use apiary_raft::log::LogOptions;
+use apiary_raft::log::LogStore;
+use apiary_raft::network::peer_router;
+use apiary_raft::replica::RaftTimings;
+use apiary_raft::replica::Replica;
+use apiary_raft::replica::ReplicaConfig;
+use apiary_raft::typ::NodeId;
+use turmoil::Sim;
+
+use apiary_api::auth::ClientCertificate;
+
+use crate::disk::SimDisk;
+use crate::fault::HostFault;
+use crate::net::SimListener;
+use crate::net::SimTransport;
+use crate::resource_api;
+use crate::resource_api::API_PORT;
+use crate::status_api::STATUS_PORT;
+use crate::status_api::status_router;
+
+/// The port every replica host serves the peer RPCs on.
+pub const PEER_PORT: u16 = 7000;
+
+/// Where replica data lives on each host's [`SimDisk`].
+const DATA_ROOT: &str = "/data";
+
+/// Seconds from the Unix epoch to the simulation's start: a fixed instant, so that nothing
+/// derived from wall-clock time differs between two runs of one seed.
+const EPOCH_SECS: u64 = 1_767_225_600;
+
+/// The host name of replica `id`.
+pub fn replica_host(id: NodeId) -> String {
+    format!("replica-{id}")
+}
+
+/// The resource API base URL of the replica host `host`.
+pub fn api_url(host: &str) -> String {
+    format!("http://{host}:{API_PORT}")
+}
+
+/// The status endpoint base URL of the replica host `host`.
+pub fn status_url(host: &str) -> String {
+    format!("http://{host}:{STATUS_PORT}")
+}
+
+fn peer_url(id: NodeId) -> String {
+    format!("http://{}:{PEER_PORT}", replica_host(id))
+}
+
+/// Why a cluster could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterError {
+    /// The clients' certificate could not be generated.
+    #[error("generating the client certificate failed")]
+    Certificate(#[source] rcgen::Error),
+}
+
+/// How a simulated cluster is built.
+#[derive(Debug, Clone)]
+pub struct ClusterOptions {
+    /// Seeds turmoil's RNG (latencies, host order) and, through it, each host's tokio runtime.
+    pub seed: u64,
+    /// How many replicas (3 or 5).
+    pub replicas: u64,
+    /// Virtual time after which the run fails as stuck.
+    pub duration: Duration,
+    /// Raft timings of every replica.
+    pub timings: RaftTimings,
+    /// Snapshot every this many applied entries.
+    pub snapshot_logs_threshold: u64,
+    /// Upper bound of one message's latency on a link.
+    pub max_latency: Duration,
+}
+
+impl ClusterOptions {
+    /// Three replicas with production raft timings and a LAN's latencies.
+    pub fn new(seed: u64) -> Self {
+        Self {
+            seed,
+            replicas: 3,
+            duration: Duration::from_secs(120),
+            timings: RaftTimings::default(),
+            snapshot_logs_threshold: 10_000,
+            max_latency: Duration::from_millis(10),
+        }
+    }
+}
+
+/// A built simulation of a cluster, ready for client hosts and then [`Sim::run`].
+pub struct SimCluster<'a> {
+    sim: Sim<'a>,
+    hosts: Vec<String>,
+    /// Each replica host's disk, by host name.
+    disks: BTreeMap<String, SimDisk>,
+}
+
+impl<'a> SimCluster<'a> {
+    /// Registers one host per replica in a new simulation seeded with `options.seed`.
+    pub fn build(options: &ClusterOptions) -> Result<Self, ClusterError> {
+        let identity = resource_api::client_certificate().map_err(ClusterError::Certificate)?;
+        let mut sim = turmoil::Builder::new()
+            .rng_seed(options.seed)
+            .epoch(SystemTime::UNIX_EPOCH + Duration::from_secs(EPOCH_SECS))
+            .simulation_duration(options.duration)
+            .min_message_latency(Duration::from_millis(1))
+            .max_message_latency(options.max_latency)
+            .tcp_capacity(1024)
+            .build();
+        let ids: Vec<NodeId> = (1..=options.replicas).collect();
+        let initial_cluster: BTreeMap<NodeId, String> =
+            ids.iter().map(|id| (*id, peer_url(*id))).collect();
+        let mut hosts = Vec::new();
+        let mut disks = BTreeMap::new();
+        for id in ids {
+            let host = replica_host(id);
+            let config = ReplicaConfig {
+                id,
+                data_dir: Path::new(DATA_ROOT).join(&host),
+                peer_url: peer_url(id),
+                initial_cluster: initial_cluster.clone(),
+                join_existing: false,
+                raft: options.timings.clone(),
+                snapshot_logs_threshold: options.snapshot_logs_threshold,
+            };
+            // The disk outlives the host's software, so a restarted replica finds its log.
+            let disk = SimDisk::new();
+            disks.insert(host.clone(), disk.clone());
+            let identity = identity.clone();
+            sim.host(host.as_str(), move || {
+                run_replica(config.clone(), disk.clone(), identity.clone())
+            });
+            hosts.push(host);
+        }
+        Ok(Self { sim, hosts, disks })
+    }
+
+    /// The replica host names, by id.
+    pub fn hosts(&self) -> &[String] {
+        &self.hosts
+    }
+
+    /// The simulation, to add clients, inject faults and run.
+    pub fn sim(&mut self) -> &mut Sim<'a> {
+        &mut self.sim
+    }
+
+    /// Applies a host fault (between two steps of the simulation).
+    pub fn apply(&mut self, fault: &HostFault) {
+        match fault {
+            HostFault::Crash(host) => {
+                // The disk first: whatever the dying software still does while its tasks are
+                // dropped must not reach the disk the restarted replica will use.
+                if let Some(disk) = self.disks.get(host) {
+                    disk.crash();
+                }
+                self.sim.crash(host.as_str());
+            }
+            HostFault::Restart(host) => self.sim.bounce(host.as_str()),
+        }
+    }
+}
+
+/// One replica host's software: bind, open the log on the host's simulated disk, start the
+/// replica, serve the peer RPCs, the resource API and the status endpoint until the host is
+/// crashed.
+async fn run_replica(
+    config: ReplicaConfig,
+    disk: SimDisk,
+    identity: ClientCertificate,
+) -> turmoil::Result {
+    // Bind before starting, so peers that already run find the ports open.
+    let peer_listener = SimListener::bind(PEER_PORT).await?;
+    let api_listener = SimListener::bind(API_PORT).await?;
+    let status_listener = SimListener::bind(STATUS_PORT).await?;
+    let mount = Arc::new(disk.mount());
+    let options = LogOptions {
+        fs: mount.clone(),
+        ..LogOptions::default()
+    };
+    // Opening blocks, but only on memory: no reason to leave the host's thread.
+    let log = LogStore::open(config.data_dir.join("log"), options)?;
+    let replica = Replica::start_with_storage(config, Arc::new(SimTransport), log, mount).await?;
+    let peer = axum::serve(peer_listener, peer_router(Arc::clone(&replica)));
+    let api = axum::serve(api_listener, resource_api::serve_router(&replica, identity));
+    let status = axum::serve(status_listener, status_router(replica));
+    tokio::try_join!(peer.into_future(), api.into_future(), status.into_future())?;
+    Ok(())
+}

@@ -1,0 +1,41 @@
+//! Host faults a client asks for mid-run. turmoil crashes and restarts a host only from outside
+//! the simulation (`Sim::crash`, `Sim::bounce` need the `Sim`), while a scenario's client runs
+//! inside it; so the client queues the fault in [`Faults`] and the driver loop applies it between
+//! two steps (see [`crate::scenario`]). Network faults need no queue: `turmoil::partition` and
+//! friends work from inside.
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::rc::Rc;
+use std::time::Duration;
+
+/// A fault on one host's software.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HostFault {
+    /// Stop the host's software at once, as a power loss: its tasks are dropped mid-flight,
+    /// its sockets go away, and its [`crate::disk::SimDisk`] keeps only what was synced.
+    Crash(String),
+    /// Start the host's software again (after a crash), on the same disk.
+    Restart(String),
+}
+
+/// The queue between a scenario's client and the driver loop. Clones share it.
+#[derive(Debug, Clone, Default)]
+pub struct Faults {
+    queue: Rc<RefCell<VecDeque<HostFault>>>,
+}
+
+impl Faults {
+    /// Queues `fault` and waits one tick, by the end of which the driver loop has applied it.
+    pub async fn inject(&self, fault: HostFault) {
+        tracing::info!(?fault, "injecting");
+        self.queue.borrow_mut().push_back(fault);
+        // The driver applies queued faults after every step; a step is one tick (1 ms).
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+
+    /// Takes every queued fault, oldest first.
+    pub fn drain(&self) -> Vec<HostFault> {
+        self.queue.borrow_mut().drain(..).collect()
+    }
+}

@@ -1,0 +1,75 @@
+//! Scenarios: a cluster, a client workload, faults at chosen moments, and the checkers run over
+//! the recorded history. Each scenario is a function of a seed; a failure names the seed and the
+//! command that replays it.
+
+mod failure;
+mod leader_crashed;
+mod leader_partitioned;
+mod phases;
+mod runner;
+
+use std::time::Duration;
+
+pub use failure::ScenarioError;
+pub use failure::ScenarioFailure;
+pub use leader_crashed::LEADER_CRASHED;
+pub use leader_crashed::TWO_OF_FIVE_CRASHED;
+pub use leader_crashed::leader_crashed_restarts_and_catches_up;
+pub use leader_crashed::two_of_five_crashed_restart_and_catch_up;
+pub use leader_partitioned::LEADER_PARTITIONED;
+pub use leader_partitioned::leader_partitioned_writes_resume_on_majority;
+
+/// The environment variable that pins a scenario run to one seed.
+pub const SEED_ENV: &str = "APIARY_SIM_SEED";
+
+/// What a passing run observed, for the test log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Report {
+    /// The scenario's name.
+    pub scenario: &'static str,
+    /// The seed it ran with.
+    pub seed: u64,
+    /// One line per notable observation (leaders, timings, counts).
+    pub notes: Vec<String>,
+    /// Virtual time the whole run took.
+    pub elapsed: Duration,
+}
+
+/// The seeds to run: the one in [`SEED_ENV`] if set (an unparsable value is an error, so a typo
+/// does not silently run the defaults), else `defaults`.
+pub fn seeds(defaults: impl IntoIterator<Item = u64>) -> Result<Vec<u64>, String> {
+    match std::env::var(SEED_ENV) {
+        Ok(value) => value
+            .trim()
+            .parse()
+            .map(|seed| vec![seed])
+            .map_err(|_| format!("{SEED_ENV}={value:?} is not a u64")),
+        Err(_) => Ok(defaults.into_iter().collect()),
+    }
+}
+
+/// A scenario: runs with a seed, reports or fails.
+pub type ScenarioFn = fn(u64) -> Result<Report, ScenarioFailure>;
+
+/// Every scenario, by name (the name of its test in `tests/scenarios.rs`).
+pub const ALL: &[(&str, ScenarioFn)] = &[
+    (
+        LEADER_PARTITIONED,
+        leader_partitioned_writes_resume_on_majority,
+    ),
+    (LEADER_CRASHED, leader_crashed_restarts_and_catches_up),
+    (
+        TWO_OF_FIVE_CRASHED,
+        two_of_five_crashed_restart_and_catch_up,
+    ),
+];
+
+/// The scenario called `name`.
+pub fn by_name(name: &str) -> Option<ScenarioFn> {
+    ALL.iter().find(|(n, _)| *n == name).map(|(_, run)| *run)
+}
+
+/// The command that replays `scenario` with `seed`.
+pub fn reproduce_command(scenario: &str, seed: u64) -> String {
+    format!("{SEED_ENV}={seed} cargo test -p apiary-sim --test scenarios -- {scenario} --exact")
+}

@@ -1,0 +1,48 @@
+//! The driver loop every scenario shares: build the cluster for a seed, run the scenario's
+//! client in it, apply the host faults the client queues between two steps, and hand back what
+//! the client concluded.
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::rc::Rc;
+
+use crate::cluster::ClusterOptions;
+use crate::cluster::SimCluster;
+use crate::fault::Faults;
+use crate::scenario::Report;
+use crate::scenario::ScenarioError;
+
+/// Runs `client` (given the replica host names and the fault queue) in a cluster built from
+/// `options` until it finishes, then returns its result.
+pub(crate) fn run_with_client<C, Fut>(
+    options: &ClusterOptions,
+    client: C,
+) -> Result<Report, ScenarioError>
+where
+    C: FnOnce(Vec<String>, Faults) -> Fut,
+    Fut: Future<Output = Result<Report, ScenarioError>> + 'static,
+{
+    let mut cluster = SimCluster::build(options)?;
+    let faults = Faults::default();
+    let outcome: Rc<RefCell<Option<Result<Report, ScenarioError>>>> = Rc::default();
+    let slot = Rc::clone(&outcome);
+    let work = client(cluster.hosts().to_vec(), faults.clone());
+    cluster.sim().client("client", async move {
+        let result = work.await;
+        *slot.borrow_mut() = Some(result);
+        Ok(())
+    });
+    loop {
+        let finished = cluster
+            .sim()
+            .step()
+            .map_err(|error| ScenarioError::Simulation(error.to_string()))?;
+        for fault in faults.drain() {
+            cluster.apply(&fault);
+        }
+        if finished {
+            break;
+        }
+    }
+    outcome.take().unwrap_or(Err(ScenarioError::NoOutcome))
+}
