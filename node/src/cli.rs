@@ -106,6 +106,14 @@ pub struct ServeArgs {
     /// Product naming of the API.
     #[arg(long, value_enum, default_value_t)]
     pub flavor: FlavorName,
+    /// Milliseconds between leader heartbeats; also the deadline of one replication RPC, so it
+    /// must cover a round trip on a loaded machine.
+    #[arg(long, default_value_t = 200)]
+    pub heartbeat_interval: u64,
+    /// Milliseconds a follower waits without hearing from a leader before it stands for
+    /// election (randomized up to twice this); at least five heartbeat intervals.
+    #[arg(long, default_value_t = 1000)]
+    pub election_timeout: u64,
 }
 
 /// Flags of `apiary dev`.

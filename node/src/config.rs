@@ -5,7 +5,9 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::time::Duration;
 
+use apiary_raft::replica::RaftTimings;
 use apiary_raft::typ::NodeId;
 
 use crate::cli::ClusterState;
@@ -43,6 +45,16 @@ pub enum ConfigError {
     NotAMember {
         /// The name given.
         name: String,
+    },
+    /// The election timeout leaves too little room for heartbeats (as etcd, at least five).
+    #[error(
+        "--election-timeout ({election_ms} ms) must be at least five --heartbeat-interval ({heartbeat_ms} ms)"
+    )]
+    ElectionTimeoutTooShort {
+        /// `--election-timeout`.
+        election_ms: u64,
+        /// `--heartbeat-interval`.
+        heartbeat_ms: u64,
     },
 }
 
@@ -98,6 +110,8 @@ pub struct ServeConfig {
     pub peer_tls: PeerTlsFiles,
     /// Product naming of the API.
     pub flavor: FlavorName,
+    /// Heartbeat, election and request timings.
+    pub raft: RaftTimings,
 }
 
 impl ServeConfig {
@@ -128,8 +142,25 @@ impl ServeConfig {
                 trusted_ca: args.peer_trusted_ca_file.clone(),
             },
             flavor: args.flavor,
+            raft: raft_timings(args.heartbeat_interval, args.election_timeout)?,
         })
     }
+}
+
+/// Raft timings from `--heartbeat-interval` and `--election-timeout` (milliseconds).
+fn raft_timings(heartbeat_ms: u64, election_ms: u64) -> Result<RaftTimings, ConfigError> {
+    if heartbeat_ms == 0 || election_ms < heartbeat_ms.saturating_mul(5) {
+        return Err(ConfigError::ElectionTimeoutTooShort {
+            election_ms,
+            heartbeat_ms,
+        });
+    }
+    Ok(RaftTimings {
+        heartbeat_interval: Duration::from_millis(heartbeat_ms),
+        election_timeout_min: Duration::from_millis(election_ms),
+        election_timeout_max: Duration::from_millis(election_ms.saturating_mul(2)),
+        ..RaftTimings::default()
+    })
 }
 
 /// Parses `name=url,name=url,...`; ids are 1-based positions.
@@ -264,6 +295,15 @@ mod tests {
         assert!(config.join_existing);
         assert_eq!(config.initial_cluster.len(), 2);
         assert_eq!(config.initial_cluster[&1], "https://127.0.0.1:7001");
+        assert_eq!(config.raft.heartbeat_interval, Duration::from_millis(200));
+        assert_eq!(
+            config.raft.election_timeout_min,
+            Duration::from_millis(1000)
+        );
+        assert_eq!(
+            config.raft.election_timeout_max,
+            Duration::from_millis(2000)
+        );
 
         let stranger = ServeArgs {
             name: "node-9".into(),
@@ -275,5 +315,18 @@ mod tests {
                 name: "node-9".into()
             })
         );
+    }
+
+    #[test]
+    fn election_timeout_must_cover_five_heartbeats() {
+        assert!(raft_timings(100, 500).is_ok());
+        assert_eq!(
+            raft_timings(200, 999).unwrap_err(),
+            ConfigError::ElectionTimeoutTooShort {
+                election_ms: 999,
+                heartbeat_ms: 200
+            }
+        );
+        assert!(raft_timings(0, 1000).is_err());
     }
 }

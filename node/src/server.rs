@@ -15,7 +15,6 @@ use apiary_api::Flavor;
 use apiary_api::storage::Storage;
 use apiary_raft::network::HttpTransport;
 use apiary_raft::network::peer_router;
-use apiary_raft::replica::RaftTimings;
 use apiary_raft::replica::Replica;
 use apiary_raft::replica::ReplicaConfig;
 use tokio::net::TcpListener;
@@ -97,7 +96,7 @@ pub async fn run(
             peer_url,
             initial_cluster: config.initial_cluster.clone(),
             join_existing: config.join_existing,
-            raft: RaftTimings::default(),
+            raft: config.raft.clone(),
             snapshot_logs_threshold: SNAPSHOT_LOGS_THRESHOLD,
         },
         transport,

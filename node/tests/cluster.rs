@@ -22,6 +22,7 @@ use apiary_node::config::ServeConfig;
 use apiary_node::dev::DevPki;
 use apiary_node::dev::PemPair;
 use apiary_node::dev::node_name;
+use apiary_raft::replica::RaftTimings;
 use bytes::Bytes;
 use http::Method;
 use http::StatusCode;
@@ -119,6 +120,8 @@ impl Cluster {
                 trusted_ca: self.pki.peer_ca.cert_path.clone(),
             },
             flavor: FlavorName::Kubernetes,
+            // The library defaults: quick elections keep the failover tests short.
+            raft: RaftTimings::default(),
         };
         let stop = CancellationToken::new();
         self.api.push(listeners.api.local_addr().unwrap());

@@ -28,7 +28,7 @@ pub struct ReplicaConfig {
 }
 
 /// Raft and peer-RPC timings. The defaults suit replicas on one host or a fast LAN.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RaftTimings {
     /// How often the leader sends heartbeats; also the deadline of one replication RPC.
     pub heartbeat_interval: Duration,
