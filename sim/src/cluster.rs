@@ -18,6 +18,7 @@ use std::time::SystemTime;
 
 use apiary_raft::log::LogOptions;
 use apiary_raft::log::LogStore;
+use apiary_raft::log::WriterMode;
 use apiary_raft::network::peer_router;
 use apiary_raft::replica::RaftTimings;
 use apiary_raft::replica::Replica;
@@ -108,6 +109,8 @@ impl ClusterOptions {
 pub struct SimCluster<'a> {
     sim: Sim<'a>,
     hosts: Vec<String>,
+    /// Client hosts added with [`SimCluster::client`].
+    clients: Vec<String>,
     /// Each replica host's disk, by host name.
     disks: BTreeMap<String, SimDisk>,
 }
@@ -149,7 +152,12 @@ impl<'a> SimCluster<'a> {
             });
             hosts.push(host);
         }
-        Ok(Self { sim, hosts, disks })
+        Ok(Self {
+            sim,
+            hosts,
+            clients: Vec::new(),
+            disks,
+        })
     }
 
     /// The replica host names, by id.
@@ -162,7 +170,33 @@ impl<'a> SimCluster<'a> {
         &mut self.sim
     }
 
+    /// Adds a client host running `work`.
+    pub fn client<F>(&mut self, name: &str, work: F)
+    where
+        F: std::future::Future<Output = turmoil::Result> + 'static,
+    {
+        self.sim.client(name, work);
+        self.clients.push(name.to_owned());
+    }
+
+    /// Every host but `host`.
+    fn others(&self, host: &str) -> Vec<String> {
+        self.hosts
+            .iter()
+            .chain(&self.clients)
+            .filter(|other| *other != host)
+            .cloned()
+            .collect()
+    }
+
     /// Applies a host fault (between two steps of the simulation).
+    ///
+    /// A crashed host is cut off from every other host until it restarts, and its restart
+    /// repairs all of its links (also any a scenario cut before the crash). A machine that
+    /// loses power sends nothing; and tokio drops a dying runtime's tasks in an order that
+    /// depends on process-wide task ids, so the goodbyes its sockets would send (and the
+    /// latencies turmoil would draw for them) would differ between two runs of a seed in one
+    /// process.
     pub fn apply(&mut self, fault: &HostFault) {
         match fault {
             HostFault::Crash(host) => {
@@ -171,9 +205,17 @@ impl<'a> SimCluster<'a> {
                 if let Some(disk) = self.disks.get(host) {
                     disk.crash();
                 }
+                for other in self.others(host) {
+                    self.sim.partition(host.as_str(), other.as_str());
+                }
                 self.sim.crash(host.as_str());
             }
-            HostFault::Restart(host) => self.sim.bounce(host.as_str()),
+            HostFault::Restart(host) => {
+                for other in self.others(host) {
+                    self.sim.repair(host.as_str(), other.as_str());
+                }
+                self.sim.bounce(host.as_str());
+            }
         }
     }
 }
@@ -191,8 +233,10 @@ async fn run_replica(
     let api_listener = SimListener::bind(API_PORT).await?;
     let status_listener = SimListener::bind(STATUS_PORT).await?;
     let mount = Arc::new(disk.mount());
+    // The disk is memory, so the writer never blocks: as a task it stays inside virtual time.
     let options = LogOptions {
         fs: mount.clone(),
+        writer: WriterMode::Task,
         ..LogOptions::default()
     };
     // Opening blocks, but only on memory: no reason to leave the host's thread.

@@ -140,6 +140,15 @@ impl History {
         self.writes.iter().filter(|w| w.acked_revision().is_some())
     }
 
+    /// A hash of everything recorded (keys, values, replicas, virtual times, outcomes, final
+    /// views): equal for two runs that replay exactly. `std`'s default hasher has fixed keys,
+    /// so the hash is the same in every process.
+    pub fn fingerprint(&self) -> u64 {
+        let mut hasher = std::hash::DefaultHasher::new();
+        std::hash::Hash::hash(&format!("{self:?}"), &mut hasher);
+        std::hash::Hasher::finish(&hasher)
+    }
+
     /// Every key any write touched, each once, in key order.
     pub fn keys(&self) -> Vec<String> {
         let mut keys: Vec<String> = self.writes.iter().map(|w| w.key.clone()).collect();

@@ -13,6 +13,7 @@
 //! - [`logging`]: log lines stamped with virtual time.
 //! - [`check`]: one checker per named guarantee, run over a history.
 //! - [`scenario`]: cluster + workload + faults + checks, as a function of a seed.
+//! - [`trace`]: a digest of everything the replicas logged, to prove a seed replays exactly.
 
 pub mod check;
 pub mod client;
@@ -25,3 +26,4 @@ pub mod net;
 pub mod resource_api;
 pub mod scenario;
 pub mod status_api;
+pub mod trace;

@@ -199,5 +199,6 @@ async fn drive(
         seed,
         notes,
         elapsed: now(),
+        history_hash: history.fingerprint(),
     })
 }

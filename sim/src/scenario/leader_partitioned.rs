@@ -173,5 +173,6 @@ async fn drive(seed: u64, hosts: Vec<String>) -> Result<Report, ScenarioError> {
         seed,
         notes,
         elapsed: now(),
+        history_hash: history.fingerprint(),
     })
 }

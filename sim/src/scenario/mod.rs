@@ -33,6 +33,8 @@ pub struct Report {
     pub notes: Vec<String>,
     /// Virtual time the whole run took.
     pub elapsed: Duration,
+    /// [`crate::history::History::fingerprint`] of the run's history.
+    pub history_hash: u64,
 }
 
 /// The seeds to run: the one in [`SEED_ENV`] if set (an unparsable value is an error, so a typo

@@ -11,6 +11,7 @@ use crate::cluster::SimCluster;
 use crate::fault::Faults;
 use crate::scenario::Report;
 use crate::scenario::ScenarioError;
+use crate::trace;
 
 /// Runs `client` (given the replica host names and the fault queue) in a cluster built from
 /// `options` until it finishes, then returns its result.
@@ -22,12 +23,15 @@ where
     C: FnOnce(Vec<String>, Faults) -> Fut,
     Fut: Future<Output = Result<Report, ScenarioError>> + 'static,
 {
+    // Every host runs on this thread: seeding it makes openraft's election timeouts and the
+    // replicas' blocking file work part of the seed's replay (see `apiary_raft::runtime`).
+    let _deterministic = apiary_raft::runtime::enter_deterministic(options.seed);
     let mut cluster = SimCluster::build(options)?;
     let faults = Faults::default();
     let outcome: Rc<RefCell<Option<Result<Report, ScenarioError>>>> = Rc::default();
     let slot = Rc::clone(&outcome);
     let work = client(cluster.hosts().to_vec(), faults.clone());
-    cluster.sim().client("client", async move {
+    cluster.client("client", async move {
         let result = work.await;
         *slot.borrow_mut() = Some(result);
         Ok(())
@@ -37,9 +41,12 @@ where
             .sim()
             .step()
             .map_err(|error| ScenarioError::Simulation(error.to_string()))?;
-        for fault in faults.drain() {
-            cluster.apply(&fault);
-        }
+        let at = cluster.sim().elapsed();
+        trace::between_steps(at, || {
+            for fault in faults.drain() {
+                cluster.apply(&fault);
+            }
+        });
         if finished {
             break;
         }
