@@ -409,6 +409,25 @@ impl Store {
         }
     }
 
+    /// The current version of the object `name` at `key`, read linearizably because a write
+    /// compares against it: the stored object, its envelope and its parsed JSON. 404 when
+    /// absent.
+    async fn read_current(
+        &self,
+        storage: &dyn Storage,
+        key: &str,
+        name: &str,
+    ) -> Result<(StoredObject, StoredJson, Value), ApiError> {
+        let current = storage
+            .get(key, ReadConsistency::Linearizable)
+            .await
+            .map_err(|e| self.storage_error(e, name))?
+            .ok_or_else(|| self.not_found(name))?;
+        let stored = StoredJson::from_stored(current.value.clone()).map_err(|e| corrupt(key, e))?;
+        let obj = stored.to_value().map_err(|e| corrupt(key, e))?;
+        Ok((current, stored, obj))
+    }
+
     fn respond(&self, key: &str, stored: StoredObject) -> Result<Vec<u8>, ApiError> {
         let json = StoredJson::from_stored(stored.value).map_err(|e| corrupt(key, e))?;
         Ok(json.with_resource_version(stored.mod_revision))
@@ -517,17 +536,10 @@ impl Store {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let current = storage
-                .get(&key, ReadConsistency::Linearizable)
-                .await
-                .map_err(|e| self.storage_error(e, name))?
-                .ok_or_else(|| self.not_found(name))?;
+            let (current, stored, old) = self.read_current(storage, &key, name).await?;
             if requested.is_some_and(|rv| rv != current.mod_revision) {
                 return Err(self.conflict(name, OPTIMISTIC_LOCK_MESSAGE));
             }
-            let stored =
-                StoredJson::from_stored(current.value.clone()).map_err(|e| corrupt(&key, e))?;
-            let old = stored.to_value().map_err(|e| corrupt(&key, e))?;
             let mut obj = decoded.clone();
             self.apply_namespace(&mut obj, namespace)?;
             self.strategy.default_fields(&mut obj);
@@ -657,14 +669,7 @@ impl Store {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let current = storage
-                .get(&key, ReadConsistency::Linearizable)
-                .await
-                .map_err(|e| self.storage_error(e, name))?
-                .ok_or_else(|| self.not_found(name))?;
-            let stored =
-                StoredJson::from_stored(current.value.clone()).map_err(|e| corrupt(&key, e))?;
-            let mut obj = stored.to_value().map_err(|e| corrupt(&key, e))?;
+            let (current, stored, mut obj) = self.read_current(storage, &key, name).await?;
             let uid = meta_str(&obj, "uid").to_owned();
             if let Some(want) = &preconditions.uid
                 && *want != uid
