@@ -12,6 +12,7 @@ use serde_json::json;
 use super::mem_storage::MemStorage;
 use crate::Flavor;
 use crate::bootstrap::ensure_system_namespaces;
+use crate::error::ApiError;
 use crate::registry::CRUD_VERBS;
 use crate::registry::ResourceType;
 use crate::registry::Scope;
@@ -55,6 +56,13 @@ fn parse(bytes: Vec<u8>) -> Value {
     serde_json::from_slice(&bytes).expect("json")
 }
 
+/// Replaces the widget `w` with `obj` (a PUT without subresource), answering the stored object.
+async fn update_w(store: &Store, storage: &dyn Storage, obj: &Value) -> Result<Value, ApiError> {
+    let body = obj.to_string();
+    let updated = store.update(storage, "", "w", "", body.as_bytes()).await?;
+    Ok(parse(updated))
+}
+
 #[tokio::test]
 async fn generation_counts_changes_outside_metadata_and_status() {
     let storage = MemStorage::default();
@@ -76,12 +84,7 @@ async fn generation_counts_changes_outside_metadata_and_status() {
     let mut labelled = w.clone();
     labelled["metadata"]["labels"] = json!({"a":"b"});
     labelled["status"] = json!({"ok":true});
-    let l = parse(
-        store
-            .update(&storage, "", "w", "", labelled.to_string().as_bytes())
-            .await
-            .expect("update"),
-    );
+    let l = update_w(&store, &storage, &labelled).await.expect("update");
     assert_eq!(
         l["metadata"]["generation"], 1,
         "metadata and status do not count"
@@ -91,12 +94,7 @@ async fn generation_counts_changes_outside_metadata_and_status() {
     resized["spec"]["size"] = 2.into();
     resized["metadata"]["generation"] = 40.into();
     resized["metadata"]["creationTimestamp"] = "1999-01-01T00:00:00Z".into();
-    let r = parse(
-        store
-            .update(&storage, "", "w", "", resized.to_string().as_bytes())
-            .await
-            .expect("update"),
-    );
+    let r = update_w(&store, &storage, &resized).await.expect("update");
     assert_eq!(
         r["metadata"]["generation"], 2,
         "clients cannot set the generation"
@@ -105,13 +103,8 @@ async fn generation_counts_changes_outside_metadata_and_status() {
 
     let mut other_uid = r.clone();
     other_uid["metadata"]["uid"] = "not-the-uid".into();
-    let err = store
-        .update(&storage, "", "w", "", other_uid.to_string().as_bytes())
-        .await;
-    assert!(
-        matches!(err, Err(crate::error::ApiError::Invalid { .. })),
-        "{err:?}"
-    );
+    let err = update_w(&store, &storage, &other_uid).await;
+    assert!(matches!(err, Err(ApiError::Invalid { .. })), "{err:?}");
 
     let read = parse(
         store
@@ -267,7 +260,7 @@ async fn generated_names_are_redrawn_after_a_collision() {
     let named = json!({"metadata":{"name":"fixed"}}).to_string();
     let err = store.create(&storage, "", named.as_bytes(), now).await;
     assert!(
-        matches!(err, Err(crate::error::ApiError::AlreadyExists { .. })),
+        matches!(err, Err(ApiError::AlreadyExists { .. })),
         "{err:?}"
     );
 }
@@ -290,25 +283,15 @@ async fn unconditional_updates_retry_lost_races() {
             .expect("create"),
     );
     storage.lost_updates.store(2, Ordering::SeqCst);
-    let blind = json!({"metadata":{"name":"w"},"spec":{"n":2}}).to_string();
-    let u = parse(
-        store
-            .update(&storage, "", "w", "", blind.as_bytes())
-            .await
-            .expect("retried"),
-    );
+    let blind = json!({"metadata":{"name":"w"},"spec":{"n":2}});
+    let u = update_w(&store, &storage, &blind).await.expect("retried");
     assert_eq!(u["spec"]["n"], 2);
 
     storage.lost_updates.store(1, Ordering::SeqCst);
     let mut conditional = u.clone();
     conditional["spec"]["n"] = 3.into();
-    let err = store
-        .update(&storage, "", "w", "", conditional.to_string().as_bytes())
-        .await;
-    assert!(
-        matches!(err, Err(crate::error::ApiError::Conflict { .. })),
-        "{err:?}"
-    );
+    let err = update_w(&store, &storage, &conditional).await;
+    assert!(matches!(err, Err(ApiError::Conflict { .. })), "{err:?}");
     assert_ne!(
         w["metadata"]["resourceVersion"],
         u["metadata"]["resourceVersion"]
