@@ -283,16 +283,21 @@ async fn three_replicas_serve_the_api_over_tls() {
             "metadata": {"name": "demo"},
             "data": {"key": "value"},
         });
-        let path = "/api/v1/namespaces/default/configmaps";
-        let (status, created) = call(&admin, cluster.api[1], Method::POST, path, Some(&configmap))
-            .await
-            .unwrap();
+        let (status, created) = call(
+            &admin,
+            cluster.api[1],
+            Method::POST,
+            CONFIGMAPS,
+            Some(&configmap),
+        )
+        .await
+        .unwrap();
         assert_eq!(status, StatusCode::CREATED, "{created}");
         let (status, read) = call(
             &admin,
             cluster.api[2],
             Method::GET,
-            &format!("{path}/demo"),
+            &format!("{CONFIGMAPS}/demo"),
             None,
         )
         .await
@@ -307,15 +312,9 @@ async fn three_replicas_serve_the_api_over_tls() {
     {
         tracing::info!("client certificates: identities and trust");
         let bob = client(&pki.ca, Some((bob_cert.as_str(), bob_key.as_str())));
-        let (status, body) = call(
-            &bob,
-            cluster.api[0],
-            Method::GET,
-            "/api/v1/namespaces/default/configmaps",
-            None,
-        )
-        .await
-        .unwrap();
+        let (status, body) = call(&bob, cluster.api[0], Method::GET, CONFIGMAPS, None)
+            .await
+            .unwrap();
         assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
         assert!(
             body["message"].as_str().unwrap_or("").contains("\"bob\""),
@@ -323,15 +322,9 @@ async fn three_replicas_serve_the_api_over_tls() {
         );
 
         let anonymous = client(&pki.ca, None);
-        let (status, _) = call(
-            &anonymous,
-            cluster.api[0],
-            Method::GET,
-            "/api/v1/namespaces/default/configmaps",
-            None,
-        )
-        .await
-        .unwrap();
+        let (status, _) = call(&anonymous, cluster.api[0], Method::GET, CONFIGMAPS, None)
+            .await
+            .unwrap();
         assert!(
             status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN,
             "{status}"
@@ -368,6 +361,9 @@ async fn three_replicas_serve_the_api_over_tls() {
     }
 }
 
+/// The collection of config maps in `default`, which every test writes to.
+const CONFIGMAPS: &str = "/api/v1/namespaces/default/configmaps";
+
 fn configmap(name: &str) -> Value {
     json!({
         "apiVersion": "v1",
@@ -377,28 +373,42 @@ fn configmap(name: &str) -> Value {
     })
 }
 
+/// Founds a cluster of `nodes` replicas trusting the dev CA for clients, with certificates for
+/// `certified` replicas, and waits until every replica is ready; returns it with the admin's
+/// client configuration.
+async fn ready_cluster(dir: &Path, certified: usize, nodes: usize) -> (Cluster, Arc<ClientConfig>) {
+    let pki = DevPki::load_or_generate(dir, certified).unwrap();
+    let client_ca = pki.ca.cert_path.clone();
+    let cluster = Cluster::start(dir, pki, &client_ca, nodes).await;
+    let admin = cluster.admin();
+    for addr in &cluster.api {
+        wait_ready(&admin, *addr).await;
+    }
+    (cluster, admin)
+}
+
+/// Creates the config map `name` through `addr`; the answer must be 201 Created.
+async fn create_configmap(tls: &Arc<ClientConfig>, addr: SocketAddr, name: &str) {
+    let (status, body) = call(tls, addr, Method::POST, CONFIGMAPS, Some(&configmap(name)))
+        .await
+        .unwrap();
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+}
+
+/// Reads the config map `name` through `addr`; the answer must be 200 OK.
+async fn read_configmap(tls: &Arc<ClientConfig>, addr: SocketAddr, name: &str) {
+    let path = format!("{CONFIGMAPS}/{name}");
+    let (status, body) = call(tls, addr, Method::GET, &path, None).await.unwrap();
+    assert_eq!(status, StatusCode::OK, "{body}");
+}
+
 // R-HA-011, R-HA-012: a 5-replica cluster keeps serving writes and most-recent reads with any
 // two replicas down (here the first two, which may include the leader).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn five_replicas_serve_with_two_down() {
     let dir = tempfile::tempdir().unwrap();
-    let pki = DevPki::load_or_generate(dir.path(), 5).unwrap();
-    let mut cluster = Cluster::start(dir.path(), pki.clone(), &pki.ca.cert_path, 5).await;
-    let admin = cluster.admin();
-    for addr in &cluster.api {
-        wait_ready(&admin, *addr).await;
-    }
-    let path = "/api/v1/namespaces/default/configmaps";
-    let (status, body) = call(
-        &admin,
-        cluster.api[4],
-        Method::POST,
-        path,
-        Some(&configmap("before")),
-    )
-    .await
-    .unwrap();
-    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let (mut cluster, admin) = ready_cluster(dir.path(), 5, 5).await;
+    create_configmap(&admin, cluster.api[4], "before").await;
 
     cluster.stop_replica(0).await;
     cluster.stop_replica(1).await;
@@ -410,7 +420,7 @@ async fn five_replicas_serve_with_two_down() {
             &admin,
             cluster.api[2],
             Method::POST,
-            path,
+            CONFIGMAPS,
             Some(&configmap("after")),
         )
         .await
@@ -421,7 +431,7 @@ async fn five_replicas_serve_with_two_down() {
         assert!(tokio::time::Instant::now() < deadline, "{status} {body}");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    let (status, list) = call(&admin, cluster.api[3], Method::GET, path, None)
+    let (status, list) = call(&admin, cluster.api[3], Method::GET, CONFIGMAPS, None)
         .await
         .unwrap();
     assert_eq!(status, StatusCode::OK, "{list}");
@@ -444,56 +454,14 @@ async fn five_replicas_serve_with_two_down() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_replica_joins_a_running_cluster() {
     let dir = tempfile::tempdir().unwrap();
-    let pki = DevPki::load_or_generate(dir.path(), 4).unwrap();
-    let mut cluster = Cluster::start(dir.path(), pki.clone(), &pki.ca.cert_path, 3).await;
-    let admin = cluster.admin();
-    for addr in &cluster.api {
-        wait_ready(&admin, *addr).await;
-    }
-    let path = "/api/v1/namespaces/default/configmaps";
-    let (status, body) = call(
-        &admin,
-        cluster.api[0],
-        Method::POST,
-        path,
-        Some(&configmap("early")),
-    )
-    .await
-    .unwrap();
-    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let (mut cluster, admin) = ready_cluster(dir.path(), 4, 3).await;
+    create_configmap(&admin, cluster.api[0], "early").await;
 
     cluster.join().await;
     wait_ready(&admin, cluster.api[3]).await;
-    let (status, body) = call(
-        &admin,
-        cluster.api[3],
-        Method::GET,
-        &format!("{path}/early"),
-        None,
-    )
-    .await
-    .unwrap();
-    assert_eq!(status, StatusCode::OK, "{body}");
-    let (status, body) = call(
-        &admin,
-        cluster.api[3],
-        Method::POST,
-        path,
-        Some(&configmap("late")),
-    )
-    .await
-    .unwrap();
-    assert_eq!(status, StatusCode::CREATED, "{body}");
-    let (status, body) = call(
-        &admin,
-        cluster.api[1],
-        Method::GET,
-        &format!("{path}/late"),
-        None,
-    )
-    .await
-    .unwrap();
-    assert_eq!(status, StatusCode::OK, "{body}");
+    read_configmap(&admin, cluster.api[3], "early").await;
+    create_configmap(&admin, cluster.api[3], "late").await;
+    read_configmap(&admin, cluster.api[1], "late").await;
 
     for index in 0..4 {
         cluster.stop_replica(index).await;
