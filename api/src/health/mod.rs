@@ -30,16 +30,6 @@ pub trait Readiness: Send + Sync + 'static {
     fn check(&self) -> Result<(), String>;
 }
 
-/// A readiness that is always ready (single-process tests, and until the node wires its own).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct AlwaysReady;
-
-impl Readiness for AlwaysReady {
-    fn check(&self) -> Result<(), String> {
-        Ok(())
-    }
-}
-
 /// The three endpoints and the checks each runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Endpoint {

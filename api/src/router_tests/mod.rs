@@ -24,7 +24,7 @@ use crate::ApiConfig;
 use crate::auth::ClientCertificate;
 use crate::bootstrap::ensure_system_namespaces;
 use crate::flavor::Flavor;
-use crate::health::AlwaysReady;
+use crate::health::Readiness;
 use mem_storage::MemStorage;
 
 fn cert(cn: &str, org: Option<&str>) -> Vec<u8> {
@@ -54,6 +54,15 @@ fn admin() -> ClientCertificate {
 fn bob() -> ClientCertificate {
     static DER: OnceLock<Vec<u8>> = OnceLock::new();
     ClientCertificate(DER.get_or_init(|| cert("bob", Some("dev"))).clone())
+}
+
+/// A replica that is always ready: these tests run without raft.
+struct AlwaysReady;
+
+impl Readiness for AlwaysReady {
+    fn check(&self) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// A router over a fresh store with the system namespaces created.
