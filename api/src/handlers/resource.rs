@@ -154,6 +154,7 @@ pub(crate) async fn serve_resource(
 mod tests {
     use super::*;
 
+    // R-RES-122: `application/json` bodies are accepted, with or without parameters.
     #[test]
     fn only_json_bodies_are_decoded() {
         assert!(check_content_type(None).is_ok());

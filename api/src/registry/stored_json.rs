@@ -148,6 +148,7 @@ mod tests {
         serde_json::from_slice(&bytes).expect("splice yields valid JSON")
     }
 
+    // R-RES-024: `resourceVersion` is the string of the revision that stored the bytes.
     #[test]
     fn splices_resource_version_into_metadata() {
         let obj = json!({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","uid":"u"},"data":{"a":"b"}});
@@ -168,6 +169,7 @@ mod tests {
         );
     }
 
+    // R-RES-024: a client-sent `resourceVersion` is never stored; reads report the store's.
     #[test]
     fn stale_resource_version_is_not_stored() {
         let obj = json!({"metadata":{"resourceVersion":"9"},"kind":"X"});

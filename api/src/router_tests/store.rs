@@ -63,6 +63,7 @@ async fn update_w(store: &Store, storage: &dyn Storage, obj: &Value) -> Result<V
     Ok(parse(updated))
 }
 
+// R-RES-025: `creationTimestamp` is set on create and clients cannot change it.
 #[tokio::test]
 async fn generation_counts_changes_outside_metadata_and_status() {
     let storage = MemStorage::default();

@@ -67,6 +67,7 @@ mod tests {
 
     use super::*;
 
+    // R-RES-031: a field of the wrong type is refused.
     #[test]
     fn decode_prunes_unknown_fields_and_type_checks() {
         let s = ConfigMapStrategy;

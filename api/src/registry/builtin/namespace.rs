@@ -166,6 +166,7 @@ mod tests {
         assert_eq!(w["metadata"]["labels"]["platform.io/metadata.name"], "b");
     }
 
+    // R-RES-060, R-RES-061: a delete marks the namespace Terminating with `deletionTimestamp`; it is removed once its finalizers are gone.
     #[test]
     fn delete_goes_through_terminating() {
         let s = NamespaceStrategy::new(Flavor::Platform);
