@@ -16,7 +16,6 @@ use std::process::Stdio;
 use std::time::Duration;
 use std::time::Instant;
 
-use http::StatusCode;
 use tempfile::TempDir;
 
 use crate::binary::apiary_binary;
@@ -361,37 +360,32 @@ impl DevCluster {
             })
             .collect();
         let clients = self.clients.clone();
+        let deadline = start + limit;
         for (i, client) in clients.iter().enumerate() {
             let probe = client.clone().with_timeout(Duration::from_secs(2));
-            let mut last: String;
-            loop {
-                self.check_dev_alive()?;
-                match probe.get("/readyz").await {
-                    Ok(reply) if reply.status == StatusCode::OK => break,
-                    Ok(reply) => last = format!("{}: {}", reply.status, reply.text()),
-                    Err(e) => last = e.to_string(),
-                }
-                if start.elapsed() > limit {
-                    let what = format!("/readyz of {}", Self::context(i + 1));
-                    return Err(self.not_ready(&what, limit, last));
-                }
-                tokio::time::sleep(Duration::from_millis(100)).await;
+            let waited = probe
+                .wait_until_ok("/readyz", deadline, Duration::from_millis(100), || {
+                    self.check_dev_alive()
+                })
+                .await?;
+            if let Err(last) = waited {
+                let what = format!("/readyz of {}", Self::context(i + 1));
+                return Err(self.not_ready(&what, limit, last));
             }
         }
         if self.options.wait_for_default_namespace {
             for (i, client) in clients.iter().enumerate() {
-                let mut last: String;
-                loop {
-                    match client.get("/api/v1/namespaces/default").await {
-                        Ok(reply) if reply.status == StatusCode::OK => break,
-                        Ok(reply) => last = format!("{}: {}", reply.status, reply.text()),
-                        Err(e) => last = e.to_string(),
-                    }
-                    if start.elapsed() > limit {
-                        let what = format!("namespace default on {}", Self::context(i + 1));
-                        return Err(self.not_ready(&what, limit, last));
-                    }
-                    tokio::time::sleep(Duration::from_millis(50)).await;
+                let waited = client
+                    .wait_until_ok(
+                        "/api/v1/namespaces/default",
+                        deadline,
+                        Duration::from_millis(50),
+                        || Ok(()),
+                    )
+                    .await?;
+                if let Err(last) = waited {
+                    let what = format!("namespace default on {}", Self::context(i + 1));
+                    return Err(self.not_ready(&what, limit, last));
                 }
             }
         }

@@ -150,24 +150,18 @@ impl EtcdCluster {
     }
 
     async fn wait_healthy(&self, timeout: Duration) -> Result<()> {
-        let start = Instant::now();
+        let deadline = Instant::now() + timeout;
         for (i, client) in self.clients.iter().enumerate() {
             let probe = client.clone().with_timeout(Duration::from_secs(2));
-            let mut last: String;
-            loop {
-                match probe.get("/health").await {
-                    Ok(reply) if reply.status == StatusCode::OK => break,
-                    Ok(reply) => last = format!("{}: {}", reply.status, reply.text()),
-                    Err(e) => last = e.to_string(),
-                }
-                if start.elapsed() > timeout {
-                    return Err(HarnessError::NotReady {
-                        what: format!("etcd member m{} in {}", i + 1, self.dir.path().display()),
-                        waited: timeout,
-                        last,
-                    });
-                }
-                tokio::time::sleep(Duration::from_millis(100)).await;
+            let waited = probe
+                .wait_until_ok("/health", deadline, Duration::from_millis(100), || Ok(()))
+                .await?;
+            if let Err(last) = waited {
+                return Err(HarnessError::NotReady {
+                    what: format!("etcd member m{} in {}", i + 1, self.dir.path().display()),
+                    waited: timeout,
+                    last,
+                });
             }
         }
         Ok(())

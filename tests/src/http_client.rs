@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 use std::time::Duration;
+use std::time::Instant;
 
 use bytes::Bytes;
 use http::Method;
@@ -174,5 +175,30 @@ impl HttpClient {
     /// `DELETE path`.
     pub async fn delete(&self, path: &str) -> Result<Reply> {
         self.send(Method::DELETE, path, None).await
+    }
+
+    /// GETs `path` every `pause` until it answers 200 OK (`Ok(Ok(()))`) or `deadline` has
+    /// passed (`Ok(Err(last))`, `last` the last answer or failure, for the caller's message).
+    /// `alive` runs before every attempt; its error ends the wait at once (a server process
+    /// that exited will never answer).
+    pub async fn wait_until_ok(
+        &self,
+        path: &str,
+        deadline: Instant,
+        pause: Duration,
+        mut alive: impl FnMut() -> Result<()>,
+    ) -> Result<std::result::Result<(), String>> {
+        loop {
+            alive()?;
+            let last = match self.get(path).await {
+                Ok(reply) if reply.status == StatusCode::OK => return Ok(Ok(())),
+                Ok(reply) => format!("{}: {}", reply.status, reply.text()),
+                Err(e) => e.to_string(),
+            };
+            if Instant::now() > deadline {
+                return Ok(Err(last));
+            }
+            tokio::time::sleep(pause).await;
+        }
     }
 }
