@@ -6,6 +6,8 @@ use apiary_tests::DevOptions;
 use apiary_tests::objects;
 use http::StatusCode;
 
+use crate::read_configmap;
+
 fn rv(object: &serde_json::Value) -> u64 {
     objects::resource_version(object)
         .expect("resourceVersion set")
@@ -28,19 +30,7 @@ async fn a_create_on_a_follower_is_read_at_once_on_every_replica() {
     let created = created.json(&path).unwrap();
     assert_eq!(created["data"]["greeting"], "hello");
     for reader in [1, 3] {
-        let read = cluster
-            .client(reader)
-            .unwrap()
-            .get(&objects::configmap_path("via-node-2"))
-            .await
-            .unwrap();
-        assert_eq!(
-            read.status,
-            StatusCode::OK,
-            "node-{reader}: {}",
-            read.text()
-        );
-        let read = read.json(&path).unwrap();
+        let read = read_configmap(cluster.client(reader).unwrap(), reader, "via-node-2").await;
         assert_eq!(read["data"]["greeting"], "hello", "node-{reader}");
         // R-HA-002: the revision the leader's log assigned, identical on every replica.
         assert_eq!(rv(&read), rv(&created), "node-{reader}");
@@ -69,19 +59,7 @@ async fn a_create_on_a_follower_is_read_at_once_on_every_replica() {
             "revisions strictly increase: {revision} after {last}"
         );
         last = revision;
-        let read = cluster
-            .client(reader)
-            .unwrap()
-            .get(&objects::configmap_path(&name))
-            .await
-            .unwrap();
-        assert_eq!(
-            read.status,
-            StatusCode::OK,
-            "{name} on node-{reader}: {}",
-            read.text()
-        );
-        let read = read.json(&path).unwrap();
+        let read = read_configmap(cluster.client(reader).unwrap(), reader, &name).await;
         assert_eq!(read["data"]["v"], value.as_str());
         assert_eq!(rv(&read), revision);
         expected.push((name, revision));

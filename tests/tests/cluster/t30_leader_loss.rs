@@ -12,6 +12,8 @@ use apiary_tests::objects;
 use apiary_tests::retry::retry;
 use http::StatusCode;
 
+use crate::read_configmap;
+
 /// How long one write may take to be accepted across the election that follows the kill.
 const WRITE_LIMIT: Duration = Duration::from_secs(30);
 
@@ -93,15 +95,8 @@ async fn writes_continue_through_the_survivors_after_the_leader_is_killed() {
         for &replica in &survivors {
             let client = cluster.client(replica).unwrap();
             for name in &acknowledged {
-                let item = objects::configmap_path(name);
-                let read = client.get(&item).await.unwrap();
-                assert_eq!(
-                    read.status,
-                    StatusCode::OK,
-                    "{name} on node-{replica}: {}",
-                    read.text()
-                );
-                assert_eq!(read.json(&item).unwrap()["data"]["v"], name.as_str());
+                let read = read_configmap(client, replica, name).await;
+                assert_eq!(read["data"]["v"], name.as_str());
             }
             let list = client.get(&objects::configmaps_path()).await.unwrap();
             assert_eq!(list.status, StatusCode::OK);

@@ -5,6 +5,8 @@ use apiary_tests::DevOptions;
 use apiary_tests::objects;
 use http::StatusCode;
 
+use crate::read_configmap;
+
 // R-RES-004
 #[tokio::test]
 async fn accepted_writes_are_still_there_after_every_replica_restarts() {
@@ -47,15 +49,7 @@ async fn accepted_writes_are_still_there_after_every_replica_restarts() {
         let client = cluster.client(replica).unwrap();
         for object in &written {
             let name = object["metadata"]["name"].as_str().unwrap();
-            let item = objects::configmap_path(name);
-            let read = client.get(&item).await.unwrap();
-            assert_eq!(
-                read.status,
-                StatusCode::OK,
-                "{name} on node-{replica}: {}",
-                read.text()
-            );
-            let read = read.json(&item).unwrap();
+            let read = read_configmap(client, replica, name).await;
             assert_eq!(read["data"], object["data"], "{name} on node-{replica}");
             assert_eq!(
                 read["metadata"]["resourceVersion"], object["metadata"]["resourceVersion"],

@@ -7,20 +7,12 @@ use apiary_tests::DevOptions;
 use apiary_tests::Flavor;
 use apiary_tests::kubeconfig;
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::Api;
-use kube::Client;
 use kube::api::DeleteParams;
 use kube::api::ListParams;
 use kube::api::ObjectMeta;
 use kube::api::PostParams;
 
-async fn configmaps(cluster: &DevCluster, replica: usize) -> Api<ConfigMap> {
-    let config = kubeconfig::kube_config(&cluster.kubeconfig(), &DevCluster::context(replica))
-        .await
-        .expect("the kubeconfig context loads");
-    let client = Client::try_from(config).expect("kube-rs accepts the configuration");
-    Api::namespaced(client, "default")
-}
+use crate::configmaps;
 
 fn data(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
     pairs

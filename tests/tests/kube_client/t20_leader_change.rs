@@ -9,21 +9,13 @@ use apiary_tests::DevOptions;
 use apiary_tests::Flavor;
 use apiary_tests::kubeconfig;
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::Api;
-use kube::Client;
 use kube::api::ObjectMeta;
 use kube::api::PostParams;
 
+use crate::configmaps;
+
 /// How long one call may keep failing while the survivors elect a new leader.
 const ELECTION_LIMIT: Duration = Duration::from_secs(30);
-
-async fn configmaps(cluster: &DevCluster, replica: usize) -> Api<ConfigMap> {
-    let config = kubeconfig::kube_config(&cluster.kubeconfig(), &DevCluster::context(replica))
-        .await
-        .expect("the kubeconfig context loads");
-    let client = Client::try_from(config).expect("kube-rs accepts the configuration");
-    Api::namespaced(client, "default")
-}
 
 /// Calls `call` until it succeeds or fails with a client error (4xx, which a retry cannot fix),
 /// for at most [`ELECTION_LIMIT`].
