@@ -144,36 +144,30 @@ async fn bootstrap_is_idempotent_and_uses_the_create_path() {
     let revision = storage.revision();
     let ns = crate::registry::Registry::builtin(Flavor::Platform);
     let store = ns.namespaces().expect("namespaces");
-    let before = parse(
-        store
-            .get(
-                &storage,
-                "",
-                "platform-system",
-                ReadConsistency::Linearizable,
-            )
-            .await
-            .expect("get"),
-    );
+    let before = platform_system(store, &storage).await;
     assert!(before["metadata"]["uid"].is_string());
     assert!(before["metadata"]["creationTimestamp"].is_string());
     ensure_system_namespaces(&storage, Flavor::Platform)
         .await
         .expect("second");
     assert_eq!(storage.keys(), keys);
-    let after = parse(
-        store
-            .get(
-                &storage,
-                "",
-                "platform-system",
-                ReadConsistency::Linearizable,
-            )
-            .await
-            .expect("get"),
-    );
+    let after = platform_system(store, &storage).await;
     assert_eq!(after, before, "existing namespaces are left alone");
     assert!(storage.revision() >= revision);
+}
+
+/// The namespace `platform-system`, read through the namespaces store.
+async fn platform_system(namespaces: &Store, storage: &dyn Storage) -> Value {
+    let read = namespaces
+        .get(
+            storage,
+            "",
+            "platform-system",
+            ReadConsistency::Linearizable,
+        )
+        .await
+        .expect("get");
+    parse(read)
 }
 
 /// A store whose first writes lose races: creates find their key taken, updates find the
