@@ -289,19 +289,7 @@ impl DevCluster {
 
     /// Spawns `apiary dev`, then waits for the kubeconfig and every replica's `/readyz`.
     async fn launch(&mut self) -> Result<()> {
-        let log_path = self.dir().join("dev.log");
-        let log = fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&log_path)
-            .map_err(|source| HarnessError::Io {
-                path: log_path.clone(),
-                source,
-            })?;
-        let log_err = log.try_clone().map_err(|source| HarnessError::Io {
-            path: log_path.clone(),
-            source,
-        })?;
+        let (log, log_err) = process::log_output(&self.dir().join("dev.log"))?;
         let mut command = Command::new(&self.binary);
         if std::env::var_os("RUST_LOG").is_none() {
             command.env("RUST_LOG", LOG_FILTER);

@@ -2,7 +2,6 @@
 //! baseline. Like Apiary, it runs with TLS between members and toward clients, and requires
 //! client certificates; clients use etcd's JSON gateway (`/v3/kv/put`, `/v3/kv/range`).
 
-use std::fs;
 use std::path::PathBuf;
 use std::process::Child;
 use std::process::Command;
@@ -22,6 +21,7 @@ use crate::error::Result;
 use crate::http_client::HttpClient;
 use crate::loopback_pki::LoopbackPki;
 use crate::ports;
+use crate::process;
 
 /// The etcd executable, found on `PATH`.
 pub const ETCD: &str = "etcd";
@@ -76,14 +76,7 @@ impl EtcdCluster {
         };
         for i in 0..members {
             let log_path = cluster.dir.path().join(format!("{}.log", name(i)));
-            let log = fs::File::create(&log_path).map_err(|source| HarnessError::Io {
-                path: log_path.clone(),
-                source,
-            })?;
-            let log_err = log.try_clone().map_err(|source| HarnessError::Io {
-                path: log_path.clone(),
-                source,
-            })?;
+            let (log, log_err) = process::log_output(&log_path)?;
             let child = Command::new(ETCD)
                 .arg("--name")
                 .arg(name(i))

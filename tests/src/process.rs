@@ -1,4 +1,5 @@
-//! Signals and liveness of processes the harness started, by process id.
+//! Processes the harness started: where their output goes, and their signals and liveness, by
+//! process id.
 //!
 //! The workspace forbids `unsafe`, so signals go through the `kill` utility rather than libc.
 //! Before signalling a pid read from a file, callers check [`cmdline_contains`] so that a stale
@@ -34,6 +35,22 @@ impl Signal {
             Self::Kill => "KILL",
         }
     }
+}
+
+/// Stdout and stderr of a child, both appended to the file at `path` (created if absent, so a
+/// restarted process keeps the output of its earlier runs).
+pub fn log_output(path: &Path) -> Result<(Stdio, Stdio)> {
+    let io_error = |source| HarnessError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let out = fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(io_error)?;
+    let err = out.try_clone().map_err(io_error)?;
+    Ok((out.into(), err.into()))
 }
 
 /// Sends `signal` to `pid`. A process that is already gone is not an error.
