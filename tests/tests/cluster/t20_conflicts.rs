@@ -6,6 +6,8 @@ use apiary_tests::DevOptions;
 use apiary_tests::objects;
 use http::StatusCode;
 
+use crate::read_configmap;
+
 // R-RES-012, R-RES-069, R-RES-070, R-HA-003
 #[tokio::test]
 async fn duplicate_creates_and_stale_updates_get_409_on_any_replica() {
@@ -40,8 +42,7 @@ async fn duplicate_creates_and_stale_updates_get_409_on_any_replica() {
     assert_eq!(status["kind"], "Status");
     assert_eq!(status["reason"], "AlreadyExists");
     assert_eq!(status["code"], 409);
-    let stored = cluster.client(2).unwrap().get(&item).await.unwrap();
-    let stored = stored.json(&item).unwrap();
+    let stored = read_configmap(cluster.client(2).unwrap(), 2, "contested").await;
     assert_eq!(stored["data"]["owner"], "first");
     assert_eq!(
         stored["metadata"]["resourceVersion"],
@@ -74,8 +75,7 @@ async fn duplicate_creates_and_stale_updates_get_409_on_any_replica() {
     assert_eq!(status["kind"], "Status");
     assert_eq!(status["reason"], "Conflict");
     for replica in 1..=3 {
-        let now = cluster.client(replica).unwrap().get(&item).await.unwrap();
-        let now = now.json(&item).unwrap();
+        let now = read_configmap(cluster.client(replica).unwrap(), replica, "contested").await;
         assert_eq!(now["data"]["owner"], "updated", "node-{replica}");
         assert_eq!(
             now["metadata"]["resourceVersion"], updated["metadata"]["resourceVersion"],
