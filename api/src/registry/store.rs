@@ -6,6 +6,7 @@
 //! ([`StoredJson`]). Writes parse the current object, because they must compare against it.
 //! Time is passed in by the caller (`now`); uids and generated names are random here.
 
+use bytes::Bytes;
 use chrono::DateTime;
 use chrono::SecondsFormat;
 use chrono::Utc;
@@ -117,6 +118,12 @@ pub(crate) fn keep_fields(obj: &mut Value, old: &Value, fields: &[&str]) {
 
 fn corrupt(key: &str, e: impl std::fmt::Display) -> ApiError {
     ApiError::Internal(format!("stored object {key} cannot be read: {e}"))
+}
+
+/// `obj`, to be written at `key`, in its stored form.
+fn encode(key: &str, obj: &Value) -> Result<Bytes, ApiError> {
+    StoredJson::to_stored(obj)
+        .map_err(|e| ApiError::Internal(format!("object {key} cannot be stored: {e}")))
 }
 
 impl Store {
@@ -488,8 +495,7 @@ impl Store {
             self.strategy.canonicalize(&mut candidate);
             let name = meta_str(&candidate, "name").to_owned();
             let key = self.resource.object_key(namespace, &name);
-            let value =
-                StoredJson::to_stored(&candidate).map_err(|e| ApiError::Internal(e.to_string()))?;
+            let value = encode(&key, &candidate)?;
             match storage.create(&key, value).await {
                 Ok(stored) => return self.respond(&key, stored),
                 Err(StorageError::AlreadyExists { .. })
@@ -567,8 +573,7 @@ impl Store {
                 return Err(self.invalid(&obj, errs));
             }
             self.strategy.canonicalize(&mut obj);
-            let value =
-                StoredJson::to_stored(&obj).map_err(|e| ApiError::Internal(e.to_string()))?;
+            let value = encode(&key, &obj)?;
             let unchanged =
                 StoredJson::from_stored(value.clone()).is_ok_and(|new| new.json == stored.json);
             if unchanged {
@@ -698,8 +703,7 @@ impl Store {
                     .await
                     .map(|_| self.deleted_status(name, &uid)),
                 DeleteAction::Mark => {
-                    let value = StoredJson::to_stored(&obj)
-                        .map_err(|e| ApiError::Internal(e.to_string()))?;
+                    let value = encode(&key, &obj)?;
                     match storage.update(&key, value, current.mod_revision).await {
                         Ok(updated) => return self.respond(&key, updated),
                         Err(e) => Err(e),
