@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use apiary_api::Flavor;
 use apiary_api::bootstrap::ensure_system_namespaces;
+use apiary_api::error::ApiError;
 use apiary_api::storage::Storage;
 use tokio_util::sync::CancellationToken;
 
@@ -28,7 +29,12 @@ pub async fn ensure_namespaces(
                 tracing::info!("system namespaces present");
                 return true;
             }
-            Err(error) => tracing::debug!(%error, "system namespaces not created yet; retrying"),
+            // No leader yet is the expected start-up state; anything else (a corrupt store, a
+            // refused object) will not go away by itself, so it is logged where it is seen.
+            Err(error @ ApiError::ServiceUnavailable(_)) => {
+                tracing::debug!(%error, "system namespaces not created yet; retrying");
+            }
+            Err(error) => tracing::warn!(%error, "creating the system namespaces failed; retrying"),
         }
         tokio::select! {
             () = stop.cancelled() => return false,
