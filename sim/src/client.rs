@@ -6,6 +6,7 @@
 use std::cell::RefCell;
 use std::time::Duration;
 
+use apiary_node::error::error_chain;
 use bytes::Bytes;
 use http::Method;
 use http::StatusCode;
@@ -219,16 +220,4 @@ impl SimClient {
             reason: e.to_string(),
         })
     }
-}
-
-/// An error with its sources, one line, for histories and failure reports.
-pub fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }

@@ -17,9 +17,9 @@ use hyper_util::rt::TokioExecutor;
 use rustls::ClientConfig;
 use serde_json::Value;
 
-use crate::connector::Connector;
 use crate::error::HarnessError;
 use crate::error::Result;
+use apiary_raft::network::Connector;
 
 /// How long a request may take, connection and body included, unless set otherwise.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(15);

@@ -9,7 +9,8 @@
 //!   the same directory and stops it with SIGINT when dropped.
 //! - [`kubeconfig`] turns one context of the kubeconfig `apiary dev` writes into a server address
 //!   and a rustls client configuration (cluster CA, admin client certificate).
-//! - [`http_client`] and [`connector`] are a small HTTPS (or plain HTTP) client over hyper.
+//! - [`http_client`] is a small HTTPS (or plain HTTP) client over hyper, dialing through the
+//!   replicas' own [`apiary_raft::network::Connector`].
 //! - [`etcd_cluster`] runs a 3-member etcd cluster on loopback, the benchmark's baseline.
 //! - [`loopback_pki`] makes the CA and certificate the etcd baseline uses for TLS.
 //! - [`load`] drives a fixed number of requests at a fixed concurrency and measures them.
@@ -19,7 +20,6 @@
 //! Everything the harness starts listens on loopback only, and every wait is bounded in time.
 
 pub mod binary;
-pub mod connector;
 pub mod dev_cluster;
 pub mod error;
 pub mod etcd_cluster;

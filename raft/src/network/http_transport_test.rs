@@ -6,6 +6,7 @@ use axum::Router;
 use axum::http::StatusCode;
 use axum::routing::post;
 use bytes::Bytes;
+use hyper_util::rt::TokioIo;
 
 use super::*;
 

@@ -5,6 +5,7 @@
 //! [`PeerClient`] sends the replica-level RPCs. Server side: [`peer_router`] serves them all.
 
 mod connection;
+mod connector;
 mod factory;
 mod http_transport;
 mod peer_client;
@@ -15,6 +16,8 @@ pub mod rpc;
 mod transport;
 
 pub use connection::PeerConnection;
+pub use connector::Connector;
+pub use connector::MaybeTlsStream;
 pub use factory::PeerNetworkFactory;
 pub use http_transport::HttpTransport;
 pub use peer_client::PeerCallError;

@@ -16,7 +16,6 @@ use crate::check::reads_see_acked_writes;
 use crate::check::rejected_writes_absent;
 use crate::check::replicas_agree;
 use crate::client::SimClient;
-use crate::client::error_chain;
 use crate::client::now;
 use crate::cluster::ClusterOptions;
 use crate::cluster::replica_host;
@@ -28,6 +27,7 @@ use crate::scenario::phases::agreed_leader;
 use crate::scenario::phases::final_view;
 use crate::scenario::phases::write_acked;
 use crate::scenario::runner::run_with_client;
+use apiary_node::error::error_chain;
 
 /// The scenario's name, as its test is named.
 pub const LEADER_PARTITIONED: &str = "leader_partitioned_writes_resume_on_majority";

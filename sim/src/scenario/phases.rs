@@ -8,11 +8,11 @@ use std::time::Duration;
 use apiary_raft::typ::NodeId;
 
 use crate::client::SimClient;
-use crate::client::error_chain;
 use crate::client::now;
 use crate::history::ReplicaView;
 use crate::history::WriteRecord;
 use crate::scenario::ScenarioError;
+use apiary_node::error::error_chain;
 
 /// Pause between two attempts of a step: long enough not to flood a cluster that is electing,
 /// short against every bound.
