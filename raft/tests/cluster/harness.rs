@@ -165,6 +165,30 @@ impl Cluster {
         }
     }
 
+    /// Stops every replica, starts replicas `1..=count` again on their data directories, and
+    /// waits until they agree on a leader.
+    pub async fn restart_all(&mut self, count: NodeId) {
+        self.stop_all().await;
+        for id in 1..=count {
+            self.start(id, false).await;
+        }
+        self.wait_leader().await;
+    }
+
+    /// Asserts that every running replica serves each written key at the revision its write
+    /// was acknowledged with.
+    pub async fn assert_written(&self, written: &[(String, u64)]) {
+        for id in self.running() {
+            let replica = self.replica(id);
+            for (key, revision) in written {
+                let kv = read(&replica, key)
+                    .await
+                    .unwrap_or_else(|| panic!("{key} lost on {id}"));
+                assert_eq!(*revision, kv.mod_revision, "{key} on {id}");
+            }
+        }
+    }
+
     /// Cuts replica `id` off from every other replica, both ways.
     pub fn isolate(&self, id: NodeId) {
         let mut cut = self.cut.lock().expect("lock");

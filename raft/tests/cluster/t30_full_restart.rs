@@ -2,7 +2,6 @@
 
 use crate::harness::Cluster;
 use crate::harness::put;
-use crate::harness::read;
 
 // R-RES-004
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -21,21 +20,9 @@ async fn full_restart_keeps_all_data() {
     }
 
     tracing::info!("--- stop every replica, then start them again");
-    cluster.stop_all().await;
-    for id in 1..=3 {
-        cluster.start(id, false).await;
-    }
-    cluster.wait_leader().await;
+    cluster.restart_all(3).await;
 
-    for id in cluster.running() {
-        let replica = cluster.replica(id);
-        for (key, revision) in &written {
-            let kv = read(&replica, key)
-                .await
-                .unwrap_or_else(|| panic!("{key} lost on {id}"));
-            assert_eq!(*revision, kv.mod_revision);
-        }
-    }
+    cluster.assert_written(&written).await;
     let after = cluster
         .replica(1)
         .write(put("/k/after", "v"))

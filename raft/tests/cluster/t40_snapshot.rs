@@ -3,7 +3,6 @@
 
 use crate::harness::Cluster;
 use crate::harness::put;
-use crate::harness::read;
 
 const THRESHOLD: u64 = 5;
 
@@ -55,19 +54,7 @@ async fn snapshot_purge_restart_and_install_on_a_lagging_replica() {
     }
 
     tracing::info!("--- restart everything: state comes back from snapshot plus log");
-    cluster.stop_all().await;
-    for id in 1..=3 {
-        cluster.start(id, false).await;
-    }
-    cluster.wait_leader().await;
-    for id in cluster.running() {
-        let replica = cluster.replica(id);
-        for (key, revision) in &written {
-            let kv = read(&replica, key)
-                .await
-                .unwrap_or_else(|| panic!("{key} lost on {id}"));
-            assert_eq!(*revision, kv.mod_revision);
-        }
-    }
+    cluster.restart_all(3).await;
+    cluster.assert_written(&written).await;
     cluster.stop_all().await;
 }
