@@ -47,6 +47,55 @@ pub struct ListPage {
     pub remaining: u64,
 }
 
+/// What a watched change did to its object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeKind {
+    /// The object was created or replaced.
+    Put,
+    /// The object was removed.
+    Delete,
+}
+
+/// One change to one object, as a watch delivers it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// What happened.
+    pub kind: ChangeKind,
+    /// For a put, the new version. For a delete, the last version before it, with
+    /// `mod_revision` set to the revision of the deletion (a `DELETED` event carries the last
+    /// state of the object at the deletion's resourceVersion).
+    pub object: StoredObject,
+    /// The version before the change; `None` when the put created the object.
+    pub previous: Option<StoredObject>,
+}
+
+/// The changes one revision made under a watched prefix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChangeBatch {
+    /// The revision of the changes.
+    pub revision: Revision,
+    /// The changes, in the order the revision made them (never empty).
+    pub changes: Vec<Change>,
+}
+
+/// The changes under a prefix after a revision, in revision order, each once.
+///
+/// ### Correctness requirements
+/// - Batches come in strictly increasing revision order, and together they hold every change
+///   under the prefix after the start revision: a watch restarted after the last revision it
+///   received, on any replica, continues with no gap and no duplicate.
+/// - [`WatchStream::progress`] never exceeds a revision whose changes are still to come.
+/// - [`WatchStream::next`] is cancel safe: dropping its future loses nothing.
+#[async_trait::async_trait]
+pub trait WatchStream: Send {
+    /// The next revision's changes; waits while there are none. `Ok(None)` when the store
+    /// stopped serving; `Compacted` when the watch fell behind the history kept.
+    async fn next(&mut self) -> Result<Option<ChangeBatch>, StorageError>;
+
+    /// Every change up to this revision has been returned (what a BOOKMARK reports).
+    fn progress(&self) -> Revision;
+}
+
 /// Why a storage call failed. Fatal and retryable failures are kept apart: `Unavailable` may
 /// succeed if tried again (no leader yet, a deadline passed), `Internal` will not.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -143,6 +192,15 @@ pub trait Storage: Send + Sync + 'static {
         value: Bytes,
         expected: Revision,
     ) -> Result<StoredObject, StorageError>;
+
+    /// Watches the objects whose keys start with `prefix` for changes after revision `after`.
+    /// Fails with `Compacted` when `after` is below the compaction point. An `after` the
+    /// serving replica has not reached yet is not an error: the stream waits for it.
+    async fn watch(
+        &self,
+        prefix: &str,
+        after: Revision,
+    ) -> Result<Box<dyn WatchStream>, StorageError>;
 
     /// Removes the object at `key`, if `expected` is given only when its current
     /// `mod_revision` equals it. Returns the deleted version, with `mod_revision` set to the

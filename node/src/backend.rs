@@ -8,19 +8,25 @@
 
 use std::time::Duration;
 
+use apiary_api::storage::Change;
+use apiary_api::storage::ChangeBatch;
+use apiary_api::storage::ChangeKind;
 use apiary_api::storage::ListPage;
 use apiary_api::storage::ReadConsistency;
 use apiary_api::storage::Revision;
 use apiary_api::storage::Storage;
 use apiary_api::storage::StorageError;
 use apiary_api::storage::StoredObject;
+use apiary_api::storage::WatchStream;
 use apiary_raft::command::CommandResponse;
 use apiary_raft::command::Compare;
 use apiary_raft::command::KeyValue;
 use apiary_raft::command::Op;
 use apiary_raft::command::Txn;
 use apiary_raft::mvcc;
+use apiary_raft::mvcc::EventKind;
 use apiary_raft::mvcc::MvccError;
+use apiary_raft::state_machine;
 use bytes::Bytes;
 
 use crate::replicated::ReplicaFailure;
@@ -191,6 +197,15 @@ impl<R: ReplicatedStore> Storage for ReplicaStorage<R> {
         })
     }
 
+    async fn watch(
+        &self,
+        prefix: &str,
+        after: Revision,
+    ) -> Result<Box<dyn WatchStream>, StorageError> {
+        let stream = self.replica.watch(prefix, after).map_err(mvcc_error)?;
+        Ok(Box::new(ReplicaWatch(stream)))
+    }
+
     async fn delete(
         &self,
         key: &str,
@@ -215,6 +230,48 @@ impl<R: ReplicatedStore> Storage for ReplicaStorage<R> {
             mod_revision: response.revision,
             create_revision: deleted.create_revision,
         })
+    }
+}
+
+/// A watch on the replica's apply stream, its events as the API layer's changes.
+struct ReplicaWatch(state_machine::WatchStream);
+
+#[async_trait::async_trait]
+impl WatchStream for ReplicaWatch {
+    async fn next(&mut self) -> Result<Option<ChangeBatch>, StorageError> {
+        let Some(batch) = self.0.next().await.map_err(mvcc_error)? else {
+            return Ok(None);
+        };
+        let changes = batch
+            .events
+            .into_iter()
+            .map(|event| {
+                let previous = event.prev_kv.map(stored);
+                match event.kind {
+                    EventKind::Put => Change {
+                        kind: ChangeKind::Put,
+                        object: stored(event.kv),
+                        previous,
+                    },
+                    EventKind::Delete => Change {
+                        kind: ChangeKind::Delete,
+                        object: StoredObject {
+                            mod_revision: event.kv.mod_revision,
+                            ..previous.clone().unwrap_or_else(|| stored(event.kv))
+                        },
+                        previous,
+                    },
+                }
+            })
+            .collect();
+        Ok(Some(ChangeBatch {
+            revision: batch.revision,
+            changes,
+        }))
+    }
+
+    fn progress(&self) -> Revision {
+        self.0.progress()
     }
 }
 

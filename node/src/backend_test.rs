@@ -2,25 +2,30 @@
 //! transactions' preconditions, the error each failure maps to, and read consistency.
 
 use std::sync::Mutex;
-use std::sync::MutexGuard;
 
+use apiary_raft::command::Command;
 use apiary_raft::command::CommandResponse;
+use apiary_raft::state_machine::SharedState;
 
 use super::*;
 
 /// A one-replica "cluster": writes apply at the next revision (gaps allowed, as raft log
 /// indexes), failures can be injected.
-#[derive(Default)]
 struct LocalReplica {
-    store: Mutex<mvcc::Store>,
+    shared: std::sync::Arc<SharedState>,
     fail_with: Mutex<Option<ReplicaFailure>>,
 }
 
-impl LocalReplica {
-    fn store(&self) -> MutexGuard<'_, mvcc::Store> {
-        self.store.lock().unwrap()
+impl Default for LocalReplica {
+    fn default() -> Self {
+        Self {
+            shared: SharedState::new(),
+            fail_with: Mutex::default(),
+        }
     }
+}
 
+impl LocalReplica {
     fn injected(&self) -> Result<(), ReplicaFailure> {
         match self.fail_with.lock().unwrap().clone() {
             Some(failure) => Err(failure),
@@ -33,15 +38,17 @@ impl LocalReplica {
 impl ReplicatedStore for std::sync::Arc<LocalReplica> {
     async fn write(&self, txn: Txn) -> Result<CommandResponse, ReplicaFailure> {
         self.injected()?;
-        let mut store = self.store();
         // Skip one index per write, as membership or blank entries would.
-        let revision = store.revision() + 2;
-        Ok(store.apply_txn(revision, &txn).0)
+        let revision = self.shared.applied() + 2;
+        Ok(self
+            .shared
+            .apply(revision, Some(&Command::txn(txn)))
+            .expect("revisions grow"))
     }
 
     async fn read_index(&self) -> Result<Revision, ReplicaFailure> {
         self.injected()?;
-        Ok(self.store().revision())
+        Ok(self.shared.applied())
     }
 
     async fn wait_applied(
@@ -50,20 +57,19 @@ impl ReplicatedStore for std::sync::Arc<LocalReplica> {
         timeout: Duration,
     ) -> Result<bool, ReplicaFailure> {
         self.injected()?;
-        let deadline = tokio::time::Instant::now() + timeout;
-        loop {
-            if self.store().revision() >= revision {
-                return Ok(true);
-            }
-            if tokio::time::Instant::now() >= deadline {
-                return Ok(false);
-            }
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        Ok(self.shared.wait_applied(revision, timeout).await)
     }
 
     fn read<T>(&self, f: impl FnOnce(&mvcc::Store) -> T) -> T {
-        f(&self.store())
+        self.shared.with_store(f)
+    }
+
+    fn watch(
+        &self,
+        prefix: &str,
+        after: Revision,
+    ) -> Result<state_machine::WatchStream, MvccError> {
+        state_machine::WatchStream::new(self.shared.clone(), prefix, after)
     }
 }
 
@@ -225,8 +231,11 @@ async fn exact_reads_see_history_until_compacted() {
         .unwrap();
     assert_eq!(old.map(|o| o.value), Some(v("1")));
 
-    let head = replica.store().revision();
-    replica.store().compact(head).unwrap();
+    let head = replica.shared.applied();
+    replica
+        .shared
+        .apply(head + 1, Some(&Command::compact(head)))
+        .unwrap();
     assert_eq!(
         storage
             .get("/a", ReadConsistency::Exact(created.mod_revision))
@@ -294,4 +303,54 @@ async fn replica_failures_map_to_retryable_or_fatal() {
     );
     // Any reads need no replica round trip, so they still answer.
     assert_eq!(storage.get("/a", ReadConsistency::Any).await, Ok(None));
+}
+
+// R-RES-230, R-RES-232, R-HA-010: the backend's watch turns the replica's events into changes;
+// a delete carries the last value at the deletion's revision.
+#[tokio::test]
+async fn watch_delivers_puts_and_deletes_with_the_last_value() {
+    let (_replica, storage) = storage();
+    let created = storage.create("/p/a", v("1")).await.unwrap();
+    let mut watch = storage.watch("/p/", 0).await.unwrap();
+    let updated = storage
+        .update("/p/a", v("2"), created.mod_revision)
+        .await
+        .unwrap();
+    let deleted = storage.delete("/p/a", None).await.unwrap();
+    let mut batches = Vec::new();
+    for _ in 0..3 {
+        batches.push(watch.next().await.unwrap().unwrap());
+    }
+    let created_change = &batches[0].changes[0];
+    assert_eq!(created_change.kind, ChangeKind::Put);
+    assert_eq!(created_change.previous, None);
+    let update_change = &batches[1].changes[0];
+    assert_eq!(update_change.object.mod_revision, updated.mod_revision);
+    assert_eq!(update_change.previous.as_ref().unwrap().value, v("1"));
+    let delete_change = &batches[2].changes[0];
+    assert_eq!(delete_change.kind, ChangeKind::Delete);
+    assert_eq!(delete_change.object.value, v("2"));
+    assert_eq!(delete_change.object.mod_revision, deleted.mod_revision);
+    assert_eq!(delete_change.object.create_revision, created.mod_revision);
+    assert_eq!(watch.progress(), deleted.mod_revision);
+}
+
+// R-RES-072: a watch from a compacted revision is a typed error.
+#[tokio::test]
+async fn watch_from_a_compacted_revision_fails() {
+    let (replica, storage) = storage();
+    let created = storage.create("/p/a", v("1")).await.unwrap();
+    storage
+        .update("/p/a", v("2"), created.mod_revision)
+        .await
+        .unwrap();
+    let head = replica.shared.applied();
+    replica
+        .shared
+        .apply(head + 1, Some(&Command::compact(head)))
+        .unwrap();
+    assert!(matches!(
+        storage.watch("/p/", created.mod_revision).await.err(),
+        Some(StorageError::Compacted { .. })
+    ));
 }

@@ -13,6 +13,7 @@ use apiary_raft::mvcc::Revision;
 use apiary_raft::replica::ReadError;
 use apiary_raft::replica::Replica;
 use apiary_raft::replica::WriteError;
+use apiary_raft::state_machine::WatchStream;
 
 /// Why a replica could not serve an operation.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -59,6 +60,9 @@ pub trait ReplicatedStore: Send + Sync + 'static {
 
     /// Runs `f` on the locally applied store.
     fn read<T>(&self, f: impl FnOnce(&mvcc::Store) -> T) -> T;
+
+    /// Watches the local apply stream for changes under `prefix` after `after`.
+    fn watch(&self, prefix: &str, after: Revision) -> Result<WatchStream, mvcc::MvccError>;
 }
 
 #[async_trait::async_trait]
@@ -98,6 +102,10 @@ impl ReplicatedStore for Arc<Replica> {
 
     fn read<T>(&self, f: impl FnOnce(&mvcc::Store) -> T) -> T {
         self.with_store(f)
+    }
+
+    fn watch(&self, prefix: &str, after: Revision) -> Result<WatchStream, mvcc::MvccError> {
+        Replica::watch(self, prefix, after)
     }
 }
 

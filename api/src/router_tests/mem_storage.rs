@@ -1,29 +1,45 @@
-//! An in-memory [`Storage`] over the pure MVCC store, for router tests: every write is one
-//! transaction at the next revision (a counter), as the replicated store would apply it.
+//! An in-memory [`Storage`] over one replica's state machine without raft, for router tests:
+//! every write is one transaction at the next revision, applied and announced to watches as
+//! the replicated store would.
 
-use std::sync::Mutex;
+use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering;
 
+use apiary_raft::command::Command;
 use apiary_raft::command::Compare;
 use apiary_raft::command::KeyValue;
 use apiary_raft::command::Op;
 use apiary_raft::command::Txn;
 use apiary_raft::mvcc;
+use apiary_raft::state_machine::SharedState;
+use apiary_raft::state_machine::WatchStream as MvccWatch;
 use bytes::Bytes;
 
+use crate::storage::Change;
+use crate::storage::ChangeBatch;
+use crate::storage::ChangeKind;
 use crate::storage::ListPage;
 use crate::storage::ReadConsistency;
 use crate::storage::Revision;
 use crate::storage::Storage;
 use crate::storage::StorageError;
 use crate::storage::StoredObject;
+use crate::storage::WatchStream;
 
 /// The in-memory store; `unavailable` makes every call fail as a store without quorum would.
-#[derive(Default)]
 pub(crate) struct MemStorage {
-    store: Mutex<mvcc::Store>,
+    shared: Arc<SharedState>,
     pub(crate) unavailable: AtomicBool,
+}
+
+impl Default for MemStorage {
+    fn default() -> Self {
+        Self {
+            shared: SharedState::new(),
+            unavailable: AtomicBool::new(false),
+        }
+    }
 }
 
 fn stored(kv: KeyValue) -> StoredObject {
@@ -61,22 +77,26 @@ impl MemStorage {
     }
 
     fn apply(&self, txn: Txn) -> (apiary_raft::command::CommandResponse, Revision) {
-        let mut store = self.store.lock().expect("lock");
-        let revision = store.revision() + 1;
-        let (resp, _) = store.apply_txn(revision, &txn);
+        let revision = self.revision() + 1;
+        let resp = self
+            .shared
+            .apply(revision, Some(&Command::txn(txn)))
+            .expect("revisions grow");
         (resp, revision)
     }
 
     /// Every key currently stored.
     pub(crate) fn keys(&self) -> Vec<String> {
-        let store = self.store.lock().expect("lock");
-        let all = store.range("", None, None, 0).expect("range");
+        let all = self
+            .shared
+            .with_store(|s| s.range("", None, None, 0))
+            .expect("range");
         all.kvs.into_iter().map(|kv| kv.key).collect()
     }
 
     /// The newest revision.
     pub(crate) fn revision(&self) -> Revision {
-        self.store.lock().expect("lock").revision()
+        self.shared.applied()
     }
 
     fn read_at(&self, consistency: ReadConsistency) -> Result<Option<Revision>, StorageError> {
@@ -123,8 +143,8 @@ impl Storage for MemStorage {
     ) -> Result<Option<StoredObject>, StorageError> {
         self.check()?;
         let at = self.read_at(consistency)?;
-        let store = self.store.lock().expect("lock");
-        Ok(store.get(key, at).map_err(mvcc_error)?.map(stored))
+        let found = self.shared.with_store(|s| s.get(key, at));
+        Ok(found.map_err(mvcc_error)?.map(stored))
     }
 
     async fn list(
@@ -136,11 +156,11 @@ impl Storage for MemStorage {
     ) -> Result<ListPage, StorageError> {
         self.check()?;
         let at = self.read_at(consistency)?;
-        let store = self.store.lock().expect("lock");
         let start = start_after.map_or(prefix.to_owned(), |s| format!("{s}\0"));
         let end = mvcc::prefix_end(prefix);
-        let r = store
-            .range(&start, end.as_deref(), at, limit)
+        let r = self
+            .shared
+            .with_store(|s| s.range(&start, end.as_deref(), at, limit))
             .map_err(mvcc_error)?;
         Ok(ListPage {
             items: r.kvs.into_iter().map(stored).collect(),
@@ -182,6 +202,16 @@ impl Storage for MemStorage {
         })
     }
 
+    async fn watch(
+        &self,
+        prefix: &str,
+        after: Revision,
+    ) -> Result<Box<dyn WatchStream>, StorageError> {
+        self.check()?;
+        let stream = MvccWatch::new(self.shared.clone(), prefix, after).map_err(mvcc_error)?;
+        Ok(Box::new(MemWatch(stream)))
+    }
+
     async fn delete(
         &self,
         key: &str,
@@ -213,5 +243,48 @@ impl Storage for MemStorage {
                 actual: kv.mod_revision,
             }),
         }
+    }
+}
+
+/// The state machine's watch, its events as the API layer's changes.
+struct MemWatch(MvccWatch);
+
+#[async_trait::async_trait]
+impl WatchStream for MemWatch {
+    async fn next(&mut self) -> Result<Option<ChangeBatch>, StorageError> {
+        let Some(batch) = self.0.next().await.map_err(mvcc_error)? else {
+            return Ok(None);
+        };
+        let changes = batch
+            .events
+            .into_iter()
+            .map(|e| {
+                let previous = e.prev_kv.map(stored);
+                let (kind, object) = match e.kind {
+                    mvcc::EventKind::Put => (ChangeKind::Put, stored(e.kv)),
+                    mvcc::EventKind::Delete => {
+                        let last = previous.clone().unwrap_or_else(|| stored(e.kv.clone()));
+                        let object = StoredObject {
+                            mod_revision: e.kv.mod_revision,
+                            ..last
+                        };
+                        (ChangeKind::Delete, object)
+                    }
+                };
+                Change {
+                    kind,
+                    object,
+                    previous,
+                }
+            })
+            .collect();
+        Ok(Some(ChangeBatch {
+            revision: batch.revision,
+            changes,
+        }))
+    }
+
+    fn progress(&self) -> Revision {
+        self.0.progress()
     }
 }

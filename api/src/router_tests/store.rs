@@ -226,6 +226,13 @@ impl Storage for Racing {
     async fn delete(&self, key: &str, expected: Option<u64>) -> Result<StoredObject, StorageError> {
         self.inner.delete(key, expected).await
     }
+    async fn watch(
+        &self,
+        prefix: &str,
+        after: u64,
+    ) -> Result<Box<dyn crate::storage::WatchStream>, StorageError> {
+        self.inner.watch(prefix, after).await
+    }
 }
 
 // R-RES-021: a generated name that is taken is drawn again; a given name is not.

@@ -4,6 +4,8 @@
 use bytes::Bytes;
 
 use super::Revision;
+use super::event::Event;
+use super::event::EventKind;
 use crate::command::KeyValue;
 
 /// One version of a key: a value, or a tombstone that ends a generation.
@@ -22,19 +24,56 @@ pub(crate) struct KeyHistory {
     pub(crate) versions: Vec<Version>,
 }
 
+impl Version {
+    /// The version as a key-value pair; `None` for a tombstone.
+    fn key_value(&self, key: &str) -> Option<KeyValue> {
+        Some(KeyValue {
+            key: key.to_owned(),
+            value: self.value.clone()?,
+            create_revision: self.create_revision,
+            mod_revision: self.mod_revision,
+            version: self.version,
+        })
+    }
+}
+
 impl KeyHistory {
     /// The version visible at `at`: the newest with `mod_revision <= at`, unless a tombstone.
     pub(crate) fn visible_at(&self, key: &str, at: Revision) -> Option<KeyValue> {
         let idx = self.versions.partition_point(|v| v.mod_revision <= at);
-        let v = self.versions[..idx].last()?;
-        let value = v.value.clone()?;
-        Some(KeyValue {
-            key: key.to_owned(),
-            value,
-            create_revision: v.create_revision,
-            mod_revision: v.mod_revision,
-            version: v.version,
-        })
+        self.versions[..idx].last()?.key_value(key)
+    }
+
+    /// The changes this key went through at `revision`, in order, each with the value before
+    /// it. Empty when the key did not change then (or that history is compacted).
+    pub(crate) fn events_at(&self, key: &str, revision: Revision) -> Vec<Event> {
+        let start = self.versions.partition_point(|v| v.mod_revision < revision);
+        let end = self
+            .versions
+            .partition_point(|v| v.mod_revision <= revision);
+        (start..end)
+            .map(|i| {
+                let prev_kv = i
+                    .checked_sub(1)
+                    .and_then(|p| self.versions[p].key_value(key));
+                match self.versions[i].key_value(key) {
+                    Some(kv) => Event {
+                        kind: EventKind::Put,
+                        kv,
+                        prev_kv,
+                    },
+                    None => Event {
+                        kind: EventKind::Delete,
+                        kv: KeyValue {
+                            key: key.to_owned(),
+                            mod_revision: revision,
+                            ..Default::default()
+                        },
+                        prev_kv,
+                    },
+                }
+            })
+            .collect()
     }
 
     /// The current value, if the key exists now.

@@ -6,6 +6,7 @@
 
 mod error;
 mod event;
+mod history;
 mod key_history;
 mod snapshot;
 mod store;
@@ -16,6 +17,7 @@ pub use event::EventKind;
 pub use snapshot::KeySnapshot;
 pub use snapshot::StoreSnapshot;
 pub use snapshot::VersionSnapshot;
+pub use store::HistoryRead;
 pub use store::RangeResult;
 pub use store::Store;
 pub use store::prefix_end;

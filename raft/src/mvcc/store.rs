@@ -8,6 +8,7 @@ use super::MvccError;
 use super::Revision;
 use super::event::Event;
 use super::event::EventKind;
+use super::history::History;
 use super::key_history::KeyHistory;
 use super::snapshot::KeySnapshot;
 use super::snapshot::StoreSnapshot;
@@ -27,11 +28,23 @@ use crate::command::op;
 /// - `revision` only grows: [`Store::apply_txn`] and [`Store::advance`] take revisions greater
 ///   than the current one (the raft log index of the entry being applied).
 /// - Reads at `compacted <= at <= revision` see exactly the writes with `mod_revision <= at`.
+/// - Every change after `compacted` can be replayed ([`Store::events_after`]).
 #[derive(Debug, Clone, Default)]
 pub struct Store {
     keys: BTreeMap<String, KeyHistory>,
+    history: History,
     revision: Revision,
     compacted: Revision,
+}
+
+/// The answer of a history read: changes in revision order, and how far they reach.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistoryRead {
+    /// The changes under the prefix, in revision order (operation order within a revision).
+    pub events: Vec<Event>,
+    /// Every change under the prefix up to this revision is in `events`: the store's revision,
+    /// or the last revision returned when the read stopped at its limit.
+    pub through: Revision,
 }
 
 /// The answer of a range read.
@@ -112,6 +125,7 @@ impl Store {
                 let prev_kv = history.current(&put.key);
                 history.put(revision, put.value.clone());
                 let kv = history.current(&put.key);
+                self.history.record(revision, &put.key);
                 if let Some(kv) = kv {
                     events.push(Event {
                         kind: EventKind::Put,
@@ -128,6 +142,7 @@ impl Store {
                 let prev_kv = history.current(key);
                 if let Some(prev) = &prev_kv {
                     history.delete(revision);
+                    self.history.record(revision, key);
                     let kv = KeyValue {
                         key: key.clone(),
                         mod_revision: revision,
@@ -228,8 +243,52 @@ impl Store {
             return Ok(());
         }
         self.keys.retain(|_, h| !h.compact(revision));
+        self.history.compact(revision);
         self.compacted = revision;
         Ok(())
+    }
+
+    /// The changes to keys under `prefix` after revision `after`, in revision order, covering
+    /// at most `limit` revisions that changed such keys (0: no limit); a revision's changes are
+    /// never split. After the newest revision there is nothing yet: an empty read through it.
+    ///
+    /// Fails with [`MvccError::Compacted`] when `after` is below the compaction point (the
+    /// changes just after it are gone).
+    pub fn events_after(
+        &self,
+        prefix: &str,
+        after: Revision,
+        limit: usize,
+    ) -> Result<HistoryRead, MvccError> {
+        if after < self.compacted {
+            return Err(MvccError::Compacted {
+                requested: after,
+                compacted: self.compacted,
+            });
+        }
+        let mut events = Vec::new();
+        let mut revisions = 0;
+        for (revision, keys) in self.history.after(after) {
+            if limit != 0 && revisions == limit {
+                return Ok(HistoryRead {
+                    events,
+                    through: revision - 1,
+                });
+            }
+            let before = events.len();
+            for key in keys.iter().filter(|k| k.starts_with(prefix)) {
+                if let Some(h) = self.keys.get(key) {
+                    events.extend(h.events_at(key, revision));
+                }
+            }
+            if events.len() > before {
+                revisions += 1;
+            }
+        }
+        Ok(HistoryRead {
+            events,
+            through: self.revision.max(after),
+        })
     }
 
     /// The whole store, history included, as its protobuf snapshot form.
@@ -276,9 +335,20 @@ impl Store {
                     .collect();
                 (k.key, KeyHistory { versions })
             })
-            .collect();
+            .collect::<BTreeMap<_, _>>();
+        let mut history = History::default();
+        for (key, h) in &keys {
+            for v in h
+                .versions
+                .iter()
+                .filter(|v| v.mod_revision > snapshot.compacted)
+            {
+                history.record(v.mod_revision, key);
+            }
+        }
         Self {
             keys,
+            history,
             revision: snapshot.revision,
             compacted: snapshot.compacted,
         }

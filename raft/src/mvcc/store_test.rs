@@ -211,3 +211,88 @@ fn prefix_end_bounds_the_prefix() {
     assert_eq!(prefix_end("/a/").as_deref(), Some("/a0"));
     assert_eq!(prefix_end(""), None);
 }
+
+/// (revision, kind, key, value, previous value) of an event, for compact assertions.
+type EventSummary<'a> = (Revision, EventKind, &'a str, &'a [u8], Option<&'a [u8]>);
+
+fn summary(read: &HistoryRead) -> Vec<EventSummary<'_>> {
+    read.events
+        .iter()
+        .map(|e| {
+            (
+                e.revision(),
+                e.kind,
+                e.kv.key.as_str(),
+                &e.kv.value[..],
+                e.prev_kv.as_ref().map(|p| &p.value[..]),
+            )
+        })
+        .collect()
+}
+
+// R-RES-232, R-RES-230: every change after a revision replays in order, a delete with the last
+// value; only keys under the prefix.
+#[test]
+fn events_after_replays_changes_under_a_prefix_in_order() {
+    let mut s = Store::new();
+    put(&mut s, 1, "/p/a", "1");
+    put(&mut s, 2, "/q/x", "1");
+    put(&mut s, 3, "/p/a", "2");
+    del(&mut s, 4, "/p/a");
+    put(&mut s, 5, "/p/b", "1");
+    s.advance(7);
+    let read = s.events_after("/p/", 1, 0).unwrap();
+    assert_eq!(
+        summary(&read),
+        vec![
+            (3, EventKind::Put, "/p/a", &b"2"[..], Some(&b"1"[..])),
+            (4, EventKind::Delete, "/p/a", &b""[..], Some(&b"2"[..])),
+            (5, EventKind::Put, "/p/b", &b"1"[..], None),
+        ]
+    );
+    assert_eq!(read.through, 7);
+    // Nothing after the newest revision yet, nor after a future one.
+    assert_eq!(s.events_after("/p/", 7, 0).unwrap().events, vec![]);
+    assert_eq!(s.events_after("/p/", 9, 0).unwrap().through, 9);
+}
+
+#[test]
+fn events_after_stops_at_the_limit_on_a_revision_boundary() {
+    let mut s = Store::new();
+    for rev in 1..=5 {
+        put(&mut s, rev, "/p/a", &rev.to_string());
+    }
+    let first = s.events_after("/p/", 0, 2).unwrap();
+    assert_eq!(first.events.len(), 2);
+    assert_eq!(first.through, 2);
+    let rest = s.events_after("/p/", first.through, 0).unwrap();
+    assert_eq!(
+        rest.events.iter().map(Event::revision).collect::<Vec<_>>(),
+        [3, 4, 5]
+    );
+}
+
+// R-RES-072, R-HA-009: history below the compaction point is gone; at it, replay still works.
+#[test]
+fn events_after_a_compacted_revision_is_a_typed_error() {
+    let mut s = Store::new();
+    put(&mut s, 1, "/p/a", "1");
+    put(&mut s, 2, "/p/a", "2");
+    put(&mut s, 3, "/p/a", "3");
+    s.compact(2).unwrap();
+    assert_eq!(
+        s.events_after("/p/", 1, 0),
+        Err(MvccError::Compacted {
+            requested: 1,
+            compacted: 2
+        })
+    );
+    let read = s.events_after("/p/", 2, 0).unwrap();
+    assert_eq!(
+        summary(&read),
+        vec![(3, EventKind::Put, "/p/a", &b"3"[..], Some(&b"2"[..]))]
+    );
+    // A snapshot carries the history with it.
+    let restored = Store::from_snapshot(s.to_snapshot());
+    assert_eq!(restored.events_after("/p/", 2, 0), Ok(read));
+}

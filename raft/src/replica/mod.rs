@@ -46,6 +46,7 @@ use crate::network::Transport;
 use crate::state_machine::ApplyNotice;
 use crate::state_machine::SharedState;
 use crate::state_machine::StateMachineStore;
+use crate::state_machine::WatchStream;
 use crate::typ::NodeId;
 use crate::typ::TypeConfig;
 
@@ -188,6 +189,13 @@ impl Replica {
     /// that falls behind gets `Lagged` and must resynchronise from the store.
     pub fn subscribe_notices(&self) -> broadcast::Receiver<Arc<ApplyNotice>> {
         self.shared.subscribe_notices()
+    }
+
+    /// Watches the local store: changes under `prefix` after revision `after`, replayed from
+    /// history and then followed live, in revision order. Revisions are global, so a watch
+    /// resumed on another replica from the same revision continues without gap or duplicate.
+    pub fn watch(&self, prefix: &str, after: Revision) -> Result<WatchStream, mvcc::MvccError> {
+        WatchStream::new(self.shared.clone(), prefix, after)
     }
 
     /// What this replica knows about itself and the cluster.

@@ -1,5 +1,5 @@
 //! The replicated state machine: committed raft entries applied to the MVCC store, the applied
-//! revision and apply notices published to readers, and durable snapshots.
+//! revision and apply notices published to readers, watches over them, and durable snapshots.
 
 mod builder;
 mod notice;
@@ -7,8 +7,11 @@ mod shared;
 mod snapshot_dir;
 mod snapshot_file;
 mod store;
+mod watch;
 
 pub use builder::SnapshotBuilder;
 pub use notice::ApplyNotice;
 pub use shared::SharedState;
 pub use store::StateMachineStore;
+pub use watch::WatchBatch;
+pub use watch::WatchStream;

@@ -11,6 +11,9 @@ use tokio::sync::broadcast;
 use tokio::sync::watch;
 
 use super::ApplyNotice;
+use crate::command::Command;
+use crate::command::CommandResponse;
+use crate::command::command;
 use crate::mvcc::Revision;
 use crate::mvcc::Store;
 
@@ -83,6 +86,27 @@ impl SharedState {
         self.store.write().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Applies `command` at `revision` (`None`: an entry that writes nothing, which only
+    /// advances the store) and publishes the result to readers. The raft state machine calls
+    /// this for every committed entry; a test backend may call it to be a one-replica store.
+    ///
+    /// Fails, changing nothing, with the store's revision when `revision` is older than it.
+    pub fn apply(
+        &self,
+        revision: Revision,
+        command: Option<&Command>,
+    ) -> Result<CommandResponse, Revision> {
+        let (response, notice) = {
+            let mut store = self.write();
+            if revision < store.revision() {
+                return Err(store.revision());
+            }
+            apply_command(&mut store, revision, command)
+        };
+        self.publish(revision, notice);
+        Ok(response)
+    }
+
     /// Publishes a notice and the applied revision. Called after the store lock is released.
     pub(super) fn publish(&self, revision: Revision, notice: Option<ApplyNotice>) {
         if let Some(notice) = notice {
@@ -94,5 +118,49 @@ impl SharedState {
             *applied = (*applied).max(revision);
             grew
         });
+    }
+}
+
+/// Applies one command at `revision` to the store.
+fn apply_command(
+    store: &mut Store,
+    revision: Revision,
+    command: Option<&Command>,
+) -> (CommandResponse, Option<ApplyNotice>) {
+    match command.and_then(|c| c.kind.as_ref()) {
+        Some(command::Kind::Txn(txn)) => {
+            let (response, events) = store.apply_txn(revision, txn);
+            (response, Some(ApplyNotice::Applied { revision, events }))
+        }
+        Some(command::Kind::Compact(compact)) => {
+            store.advance(revision);
+            match store.compact(compact.revision) {
+                Ok(()) => (
+                    consumed(revision, None),
+                    Some(ApplyNotice::Compacted {
+                        revision: store.compacted(),
+                    }),
+                ),
+                Err(e) => (consumed(revision, Some(e.to_string())), None),
+            }
+        }
+        None if command.is_some() => {
+            store.advance(revision);
+            (consumed(revision, Some("empty command".to_string())), None)
+        }
+        None => {
+            store.advance(revision);
+            (consumed(revision, None), None)
+        }
+    }
+}
+
+/// The answer for an entry that wrote nothing.
+fn consumed(revision: Revision, error: Option<String>) -> CommandResponse {
+    CommandResponse {
+        revision,
+        succeeded: error.is_none(),
+        results: Vec::new(),
+        error,
     }
 }

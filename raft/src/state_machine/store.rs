@@ -19,9 +19,6 @@ use super::SharedState;
 use super::builder::SnapshotBuilder;
 use super::snapshot_dir::SnapshotDir;
 use super::snapshot_file::SnapshotFile;
-use crate::command::Command;
-use crate::command::CommandResponse;
-use crate::command::command;
 use crate::log::LogFs;
 use crate::mvcc::Revision;
 use crate::mvcc::Store;
@@ -66,46 +63,6 @@ impl StateMachineStore {
     pub fn shared(&self) -> Arc<SharedState> {
         self.shared.clone()
     }
-
-    /// Applies one command at `revision` to the store.
-    fn apply_command(
-        store: &mut Store,
-        revision: Revision,
-        command: &Command,
-    ) -> (CommandResponse, Option<ApplyNotice>) {
-        match &command.kind {
-            Some(command::Kind::Txn(txn)) => {
-                let (response, events) = store.apply_txn(revision, txn);
-                (response, Some(ApplyNotice::Applied { revision, events }))
-            }
-            Some(command::Kind::Compact(compact)) => {
-                store.advance(revision);
-                match store.compact(compact.revision) {
-                    Ok(()) => (
-                        consumed(revision, None),
-                        Some(ApplyNotice::Compacted {
-                            revision: store.compacted(),
-                        }),
-                    ),
-                    Err(e) => (consumed(revision, Some(e.to_string())), None),
-                }
-            }
-            None => {
-                store.advance(revision);
-                (consumed(revision, Some("empty command".to_string())), None)
-            }
-        }
-    }
-}
-
-/// The answer for an entry that wrote nothing.
-fn consumed(revision: Revision, error: Option<String>) -> CommandResponse {
-    CommandResponse {
-        revision,
-        succeeded: error.is_none(),
-        results: Vec::new(),
-        error,
-    }
 }
 
 impl RaftStateMachine<TypeConfig> for StateMachineStore {
@@ -124,36 +81,24 @@ impl RaftStateMachine<TypeConfig> for StateMachineStore {
     {
         while let Some((entry, responder)) = entries.try_next().await? {
             let revision = entry.log_id.index;
-            let (response, notice) = {
-                let mut store = self.shared.write();
-                // openraft applies each index once, in order (the founding membership entry
-                // has index 0); anything else would give two writes the same revision, so
-                // stop rather than diverge.
-                let after_applied = self.last_applied.is_none_or(|l| revision > l.index);
-                if !after_applied || revision < store.revision() {
-                    return Err(io::Error::new(
-                        io::ErrorKind::InvalidData,
-                        format!(
-                            "entry {revision} is not after the applied revision {}",
-                            store.revision()
-                        ),
-                    ));
-                }
-                match &entry.payload {
-                    EntryPayload::Normal(command) => {
-                        Self::apply_command(&mut store, revision, command)
-                    }
-                    EntryPayload::Blank | EntryPayload::Membership(_) => {
-                        store.advance(revision);
-                        (consumed(revision, None), None)
-                    }
-                }
+            // openraft applies each index once, in order (the founding membership entry has
+            // index 0); anything else would give two writes the same revision, so stop rather
+            // than diverge.
+            if self.last_applied.is_some_and(|l| revision <= l.index) {
+                return Err(out_of_order(revision, self.shared.applied()));
+            }
+            let command = match &entry.payload {
+                EntryPayload::Normal(command) => Some(command),
+                EntryPayload::Blank | EntryPayload::Membership(_) => None,
             };
+            let response = self
+                .shared
+                .apply(revision, command)
+                .map_err(|current| out_of_order(revision, current))?;
             if let EntryPayload::Membership(membership) = entry.payload {
                 self.last_membership = typ::StoredMembership::new(Some(entry.log_id), membership);
             }
             self.last_applied = Some(entry.log_id);
-            self.shared.publish(revision, notice);
             if let Some(responder) = responder {
                 responder.send(response);
             }
@@ -222,6 +167,13 @@ impl RaftStateMachine<TypeConfig> for StateMachineStore {
             snapshot: f.store,
         }))
     }
+}
+
+fn out_of_order(revision: Revision, current: Revision) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("entry {revision} is not after the applied revision {current}"),
+    )
 }
 
 #[cfg(test)]

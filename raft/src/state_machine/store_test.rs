@@ -8,6 +8,7 @@ use futures::stream;
 use openraft::storage::RaftSnapshotBuilder;
 
 use super::*;
+use crate::command::Command;
 use crate::command::Op;
 use crate::command::Txn;
 use crate::log::StdFs;
@@ -92,12 +93,13 @@ async fn failed_compaction_is_consumed_with_an_error() {
     let mut sm = StateMachineStore::open(Arc::new(StdFs), dir.path())
         .await
         .unwrap();
-    let mut store = Store::new();
-    let (response, notice) = StateMachineStore::apply_command(&mut store, 3, &Command::compact(9));
+    let shared = SharedState::new();
+    let mut notices = shared.subscribe_notices();
+    let response = shared.apply(3, Some(&Command::compact(9))).unwrap();
     assert_eq!(3, response.revision);
     assert!(response.error.is_some());
-    assert!(notice.is_none());
-    assert_eq!(3, store.revision());
+    assert!(notices.try_recv().is_err());
+    assert_eq!(3, shared.with_store(Store::revision));
     apply(
         &mut sm,
         vec![entry(3, EntryPayload::Normal(Command::compact(9)))],
