@@ -1,14 +1,17 @@
 //! What a request asks for, before any handler runs: the path parsed into a
 //! [`RequestInfo`] (verb, group, version, resource, subresource, namespace, name), the query
-//! parameters, and the read consistency a `resourceVersion` asks for.
+//! parameters, list and watch options, and the read consistency a `resourceVersion` asks for.
 
 mod info;
+mod list_options;
 mod query;
 mod read_consistency;
 mod selector;
 
 pub use info::RequestInfo;
 pub use info::Verb;
+pub use list_options::ListOptions;
+pub use list_options::ResourceVersionMatch;
 pub use query::QueryParams;
 pub use read_consistency::get_consistency;
 pub use selector::FieldSelector;
