@@ -53,8 +53,17 @@ impl ListOptions {
     pub fn from_query(query: &QueryParams, watch: bool, flavor: Flavor) -> Result<Self, ApiError> {
         let non_empty = |name| query.get(name).filter(|v| !v.is_empty()).map(str::to_owned);
         let mut causes = Vec::new();
-        let resource_version_match = non_empty(RV_MATCH)
-            .and_then(|m| parse_match(&m).map_err(|cause| causes.push(cause)).ok());
+        let resource_version_match = non_empty(RV_MATCH).and_then(|m| {
+            let parsed = parse_match(&m);
+            if parsed.is_none() {
+                causes.push(FieldError::not_supported(
+                    RV_MATCH,
+                    m,
+                    &["Exact", "NotOlderThan", ""],
+                ));
+            }
+            parsed
+        });
         let options = Self {
             watch,
             resource_version: non_empty("resourceVersion"),
@@ -163,15 +172,11 @@ fn match_name(m: ResourceVersionMatch) -> &'static str {
 
 /// `resourceVersionMatch`: Kubernetes accepts exactly `Exact` and `NotOlderThan`; anything
 /// else is an unsupported value (422, like the invalid combinations).
-fn parse_match(value: &str) -> Result<ResourceVersionMatch, FieldError> {
+fn parse_match(value: &str) -> Option<ResourceVersionMatch> {
     match value {
-        "Exact" => Ok(ResourceVersionMatch::Exact),
-        "NotOlderThan" => Ok(ResourceVersionMatch::NotOlderThan),
-        other => Err(FieldError::not_supported(
-            RV_MATCH,
-            other,
-            &["Exact", "NotOlderThan", ""],
-        )),
+        "Exact" => Some(ResourceVersionMatch::Exact),
+        "NotOlderThan" => Some(ResourceVersionMatch::NotOlderThan),
+        _ => None,
     }
 }
 
