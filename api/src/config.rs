@@ -2,6 +2,7 @@
 //! authorization chains, and the clock.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use chrono::DateTime;
 use chrono::Utc;
@@ -30,6 +31,27 @@ impl Clock for SystemClock {
     }
 }
 
+/// How long watches run and how often they report progress.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WatchSettings {
+    /// A watch without `timeoutSeconds` ends after a random time between this and twice this
+    /// (Kubernetes' `--min-request-timeout`, default 30 minutes), so clients spread out their
+    /// reconnects.
+    pub min_request_timeout: Duration,
+    /// How often a watch with `allowWatchBookmarks` gets a BOOKMARK (Kubernetes: about a
+    /// minute).
+    pub bookmark_interval: Duration,
+}
+
+impl Default for WatchSettings {
+    fn default() -> Self {
+        Self {
+            min_request_timeout: Duration::from_secs(1800),
+            bookmark_interval: Duration::from_secs(60),
+        }
+    }
+}
+
 /// The configuration of [`router`](crate::router).
 #[derive(Clone)]
 pub struct ApiConfig {
@@ -43,6 +65,8 @@ pub struct ApiConfig {
     pub authorizers: Vec<Arc<dyn Authorizer>>,
     /// The time source.
     pub clock: Arc<dyn Clock>,
+    /// Watch durations.
+    pub watch: WatchSettings,
 }
 
 impl ApiConfig {
@@ -55,6 +79,7 @@ impl ApiConfig {
             authenticators: vec![Arc::new(X509Authenticator)],
             authorizers: vec![Arc::new(SystemMastersAuthorizer)],
             clock: Arc::new(SystemClock),
+            watch: WatchSettings::default(),
         }
     }
 }

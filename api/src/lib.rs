@@ -32,6 +32,7 @@ mod router_tests;
 pub use config::ApiConfig;
 pub use config::Clock;
 pub use config::SystemClock;
+pub use config::WatchSettings;
 pub use flavor::Flavor;
 pub use health::Readiness;
 pub use router::router;
