@@ -4,11 +4,14 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::Args;
 use clap::Parser;
 use clap::Subcommand;
 use clap::ValueEnum;
+
+use crate::duration::parse_duration;
 
 /// `apiary`: a replicated API server.
 #[derive(Debug, Parser)]
@@ -114,6 +117,26 @@ pub struct ServeArgs {
     /// election (randomized up to twice this); at least five heartbeat intervals.
     #[arg(long, default_value_t = 1000)]
     pub election_timeout: u64,
+    /// History, watch and continue-token lifetimes.
+    #[command(flatten)]
+    pub watch: WatchArgs,
+}
+
+/// Flags about history and watches, shared by `apiary serve` and `apiary dev` (which passes
+/// them on to every replica).
+#[derive(Debug, Clone, PartialEq, Eq, Args)]
+pub struct WatchArgs {
+    /// How much change history the leader keeps before it compacts (`500ms`, `2s`, `5m`):
+    /// watches and continue tokens older than this get 410 Gone.
+    #[arg(long, default_value = "5m", value_parser = parse_duration)]
+    pub watch_history: Duration,
+    /// Seconds a watch without `timeoutSeconds` runs at least (it ends after a random time
+    /// between this and twice this).
+    #[arg(long, default_value_t = 1800)]
+    pub min_request_timeout: u64,
+    /// How often a watch that allows bookmarks gets one (`1s`, `60s`).
+    #[arg(long, default_value = "60s", value_parser = parse_duration)]
+    pub watch_bookmark_interval: Duration,
 }
 
 /// Flags of `apiary dev`.
@@ -136,6 +159,9 @@ pub struct DevArgs {
     /// replicas some other way, e.g. `deploy/local/Procfile`).
     #[arg(long)]
     pub init_only: bool,
+    /// History and watch flags, passed on to every replica.
+    #[command(flatten)]
+    pub watch: WatchArgs,
 }
 
 #[cfg(test)]
@@ -177,6 +203,10 @@ mod tests {
         assert_eq!(serve.initial_cluster_state, ClusterState::New);
         assert_eq!(serve.flavor, FlavorName::Platform);
         assert_eq!(serve.client_ca_file, None);
+        // R-RES-233: five minutes of history by default.
+        assert_eq!(serve.watch.watch_history, Duration::from_secs(300));
+        assert_eq!(serve.watch.min_request_timeout, 1800);
+        assert_eq!(serve.watch.watch_bookmark_interval, Duration::from_secs(60));
     }
 
     #[test]
@@ -196,11 +226,22 @@ mod tests {
             "--peer-key-file=p.key",
             "--peer-trusted-ca-file=pca.crt",
             "--flavor=kubernetes",
+            "--watch-history=2s",
+            "--min-request-timeout=5",
+            "--watch-bookmark-interval=500ms",
         ])
         .unwrap();
         let Command::Serve(serve) = cli.command else {
             panic!("not serve");
         };
+        assert_eq!(
+            serve.watch,
+            WatchArgs {
+                watch_history: Duration::from_secs(2),
+                min_request_timeout: 5,
+                watch_bookmark_interval: Duration::from_millis(500),
+            }
+        );
         assert_eq!(serve.initial_cluster_state, ClusterState::Existing);
         assert_eq!(serve.flavor, FlavorName::Kubernetes);
         assert_eq!(serve.listen_peer, "[::1]:2".parse().unwrap());
@@ -234,15 +275,26 @@ mod tests {
         assert_eq!(dev.dir, PathBuf::from(".apiary-dev"));
         assert_eq!(dev.base_port, 6443);
         assert!(!dev.init_only);
-        let Command::Dev(dev) = parse(&["dev", "--nodes", "5", "--flavor", "kubernetes"])
-            .unwrap()
-            .command
+        assert_eq!(dev.watch.watch_history, Duration::from_secs(300));
+        let Command::Dev(dev) = parse(&[
+            "dev",
+            "--nodes",
+            "5",
+            "--flavor",
+            "kubernetes",
+            "--watch-history",
+            "2s",
+        ])
+        .unwrap()
+        .command
         else {
             panic!("not dev");
         };
         assert_eq!(dev.nodes, 5);
         assert_eq!(dev.flavor, FlavorName::Kubernetes);
+        assert_eq!(dev.watch.watch_history, Duration::from_secs(2));
         assert!(parse(&["dev", "--nodes", "0"]).is_err());
+        assert!(parse(&["dev", "--watch-history", "2"]).is_err());
         assert!(parse(&["dev", "--base-port", "65000"]).is_err());
     }
 }

@@ -7,12 +7,14 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use apiary_api::WatchSettings;
 use apiary_raft::replica::RaftTimings;
 use apiary_raft::typ::NodeId;
 
 use crate::cli::ClusterState;
 use crate::cli::FlavorName;
 use crate::cli::ServeArgs;
+use crate::cli::WatchArgs;
 
 /// Why the flags do not describe a replica.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -55,6 +57,12 @@ pub enum ConfigError {
         election_ms: u64,
         /// `--heartbeat-interval`.
         heartbeat_ms: u64,
+    },
+    /// A duration flag that must be positive is zero.
+    #[error("{flag} must be more than zero")]
+    ZeroDuration {
+        /// The flag.
+        flag: &'static str,
     },
 }
 
@@ -112,6 +120,10 @@ pub struct ServeConfig {
     pub flavor: FlavorName,
     /// Heartbeat, election and request timings.
     pub raft: RaftTimings,
+    /// How much history the leader keeps before it compacts (`--watch-history`).
+    pub watch_history: Duration,
+    /// Watch durations and bookmark interval of the API.
+    pub watch: WatchSettings,
 }
 
 impl ServeConfig {
@@ -143,7 +155,30 @@ impl ServeConfig {
             },
             flavor: args.flavor,
             raft: raft_timings(args.heartbeat_interval, args.election_timeout)?,
+            watch_history: positive("--watch-history", args.watch.watch_history)?,
+            watch: watch_settings(&args.watch)?,
         })
+    }
+}
+
+/// The API's watch settings from `--min-request-timeout` and `--watch-bookmark-interval`.
+fn watch_settings(args: &WatchArgs) -> Result<WatchSettings, ConfigError> {
+    Ok(WatchSettings {
+        min_request_timeout: positive(
+            "--min-request-timeout",
+            Duration::from_secs(args.min_request_timeout),
+        )?,
+        bookmark_interval: positive("--watch-bookmark-interval", args.watch_bookmark_interval)?,
+    })
+}
+
+/// `duration` unless it is zero (a zero history would compact away every watch's start, a
+/// zero interval is no interval).
+fn positive(flag: &'static str, duration: Duration) -> Result<Duration, ConfigError> {
+    if duration.is_zero() {
+        Err(ConfigError::ZeroDuration { flag })
+    } else {
+        Ok(duration)
     }
 }
 
@@ -303,6 +338,53 @@ mod tests {
         assert_eq!(
             config.raft.election_timeout_max,
             Duration::from_millis(2000)
+        );
+        // R-RES-233: five minutes of history unless told otherwise.
+        assert_eq!(config.watch_history, Duration::from_secs(300));
+        assert_eq!(config.watch, WatchSettings::default());
+
+        let short = ServeArgs {
+            watch: WatchArgs {
+                watch_history: Duration::from_secs(2),
+                min_request_timeout: 4,
+                watch_bookmark_interval: Duration::from_millis(700),
+            },
+            ..args.clone()
+        };
+        let config = ServeConfig::from_args(&short).unwrap();
+        assert_eq!(config.watch_history, Duration::from_secs(2));
+        assert_eq!(
+            config.watch,
+            WatchSettings {
+                min_request_timeout: Duration::from_secs(4),
+                bookmark_interval: Duration::from_millis(700),
+            }
+        );
+        let no_history = ServeArgs {
+            watch: WatchArgs {
+                watch_history: Duration::ZERO,
+                ..short.watch.clone()
+            },
+            ..args.clone()
+        };
+        assert_eq!(
+            ServeConfig::from_args(&no_history),
+            Err(ConfigError::ZeroDuration {
+                flag: "--watch-history"
+            })
+        );
+        let no_bookmarks = ServeArgs {
+            watch: WatchArgs {
+                watch_bookmark_interval: Duration::ZERO,
+                ..short.watch.clone()
+            },
+            ..args.clone()
+        };
+        assert_eq!(
+            ServeConfig::from_args(&no_bookmarks),
+            Err(ConfigError::ZeroDuration {
+                flag: "--watch-bookmark-interval"
+            })
         );
 
         let stranger = ServeArgs {

@@ -3,7 +3,9 @@
 //!
 //! # Layout
 //! - [`server`] wires one replica together; [`run`] takes its sockets and shutdown trigger.
-//! - [`cli`] is the command line (clap), [`config`] the validated replica configuration.
+//! - [`cli`] is the command line (clap), [`config`] the validated replica configuration,
+//!   [`duration`] the parser of its duration flags.
+//! - [`compactor`] is the leader's history compaction (`--watch-history`).
 //! - [`tls`] holds PEM loading and the rustls configurations of the listeners and the peer
 //!   client; [`https`] the TLS accept loop that serves a router.
 //! - [`backend`] implements the API's storage over the replica, through [`replicated`].
@@ -14,8 +16,10 @@
 pub mod backend;
 pub mod bootstrap;
 pub mod cli;
+pub mod compactor;
 pub mod config;
 pub mod dev;
+pub mod duration;
 pub mod error;
 pub mod https;
 pub mod readiness;

@@ -1,11 +1,13 @@
 //! One replica, wired together: the raft replica, the peer listener (mutual TLS, raft RPCs),
-//! the API listener (TLS, the HTTP API over [`ReplicaStorage`]) and the start-up bootstrap.
+//! the API listener (TLS, the HTTP API over [`ReplicaStorage`]), the start-up bootstrap and the
+//! history compactor.
 //!
 //! Sockets and the shutdown trigger are injected ([`run`]), so tests run several replicas in
 //! one process on ports the OS picked.
 //!
 //! Shutdown order: stop reporting ready, drain the API listener (requests in flight may still
-//! need the peers, e.g. a write forwarded to the leader), then the peer listener, then raft.
+//! need the peers, e.g. a write forwarded to the leader) and stop the compactor, then the peer
+//! listener, then raft.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -25,6 +27,7 @@ use crate::bootstrap::ensure_namespaces;
 use crate::cli::DevArgs;
 use crate::cli::FlavorName;
 use crate::cli::ServeArgs;
+use crate::compactor::run_compactor;
 use crate::config::ServeConfig;
 use crate::error::NodeError;
 use crate::https::serve_https;
@@ -116,10 +119,9 @@ pub async fn run(
 
     let storage: Arc<dyn Storage> = Arc::new(ReplicaStorage::new(replica.clone()));
     let readiness = ReplicaReadiness::new(replica.clone(), stop_api.clone());
-    let app = apiary_api::router(
-        storage.clone(),
-        ApiConfig::new(flavor, Arc::new(readiness.clone())),
-    );
+    let mut api_config = ApiConfig::new(flavor, Arc::new(readiness.clone()));
+    api_config.watch = config.watch;
+    let app = apiary_api::router(storage.clone(), api_config);
     let api_server = tokio::spawn(serve_https(listeners.api, api_tls, app, stop_api.clone()));
     let stop_bootstrap = stop_api.clone();
     let bootstrap = tokio::spawn(async move {
@@ -128,10 +130,16 @@ pub async fn run(
         }
     });
 
+    let compactor = tokio::spawn(run_compactor(
+        replica.clone(),
+        config.watch_history,
+        stop_api.clone(),
+    ));
+
     shutdown.await;
     tracing::info!(name = %config.name, "shutting down");
     stop_api.cancel();
-    for task in [api_server, bootstrap] {
+    for task in [api_server, bootstrap, compactor] {
         if let Err(error) = task.await {
             tracing::warn!(%error, "API task ended abnormally");
         }

@@ -14,6 +14,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use apiary_api::WatchSettings;
 use apiary_node::Listeners;
 use apiary_node::cli::FlavorName;
 use apiary_node::config::ApiTlsFiles;
@@ -122,6 +123,8 @@ impl Cluster {
             flavor: FlavorName::Kubernetes,
             // The library defaults: quick elections keep the failover tests short.
             raft: RaftTimings::default(),
+            watch_history: Duration::from_secs(300),
+            watch: WatchSettings::default(),
         };
         let stop = CancellationToken::new();
         self.api.push(listeners.api.local_addr().unwrap());

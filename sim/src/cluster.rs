@@ -27,6 +27,8 @@ use apiary_raft::typ::NodeId;
 use turmoil::Sim;
 
 use apiary_api::auth::ClientCertificate;
+use apiary_node::compactor::run_compactor;
+use tokio_util::sync::CancellationToken;
 
 use crate::disk::SimDisk;
 use crate::fault::HostFault;
@@ -42,6 +44,10 @@ pub const PEER_PORT: u16 = 7000;
 
 /// Where replica data lives on each host's [`SimDisk`].
 const DATA_ROOT: &str = "/data";
+
+/// The history every replica keeps (`--watch-history`'s default): scenarios run for less
+/// virtual time than this, so the compactor only samples unless a scenario outlives it.
+const WATCH_HISTORY: Duration = Duration::from_secs(300);
 
 /// Seconds from the Unix epoch to the simulation's start: a fixed instant, so that nothing
 /// derived from wall-clock time differs between two runs of one seed.
@@ -244,7 +250,21 @@ async fn run_replica(
     let replica = Replica::start_with_storage(config, Arc::new(SimTransport), log, mount).await?;
     let peer = axum::serve(peer_listener, peer_router(Arc::clone(&replica)));
     let api = axum::serve(api_listener, resource_api::serve_router(&replica, identity));
+    // Never cancelled: the compactor ends when the host is crashed, with the host's tasks.
+    let compactor = run_compactor(
+        Arc::clone(&replica),
+        WATCH_HISTORY,
+        CancellationToken::new(),
+    );
     let status = axum::serve(status_listener, status_router(replica));
-    tokio::try_join!(peer.into_future(), api.into_future(), status.into_future())?;
+    tokio::try_join!(
+        peer.into_future(),
+        api.into_future(),
+        status.into_future(),
+        async {
+            compactor.await;
+            Ok(())
+        }
+    )?;
     Ok(())
 }

@@ -29,6 +29,7 @@ pub use supervisor::Supervisor;
 pub use supervisor::SupervisorError;
 
 use crate::cli::DevArgs;
+use crate::duration::format_duration;
 
 /// Offset of the peer ports from the API ports.
 const PEER_PORT_OFFSET: u16 = 1000;
@@ -113,6 +114,18 @@ pub fn replica_specs(args: &DevArgs, dir: &Path, pki: &DevPki, program: &Path) -
                     pki.peer_ca.cert_path.clone().into(),
                 ),
                 ("--flavor", args.flavor.as_str().into()),
+                (
+                    "--watch-history",
+                    format_duration(args.watch.watch_history).into(),
+                ),
+                (
+                    "--min-request-timeout",
+                    args.watch.min_request_timeout.to_string().into(),
+                ),
+                (
+                    "--watch-bookmark-interval",
+                    format_duration(args.watch.watch_bookmark_interval).into(),
+                ),
             ];
             let mut argv: Vec<OsString> = vec!["serve".into()];
             for (flag, value) in flags {
@@ -188,6 +201,8 @@ pub async fn run_dev(args: DevArgs, shutdown: impl Future<Output = ()>) -> Resul
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use clap::Parser;
 
     use super::*;
@@ -195,6 +210,7 @@ mod tests {
     use crate::cli::Command;
     use crate::cli::FlavorName;
     use crate::cli::ServeArgs;
+    use crate::cli::WatchArgs;
     use crate::config::ServeConfig;
 
     #[test]
@@ -226,6 +242,11 @@ mod tests {
             flavor: FlavorName::Kubernetes,
             base_port: 20000,
             init_only: false,
+            watch: WatchArgs {
+                watch_history: Duration::from_secs(2),
+                min_request_timeout: 7,
+                watch_bookmark_interval: Duration::from_millis(1500),
+            },
         };
         let pki = DevPki::load_or_generate(dir.path(), 3).unwrap();
         let specs = replica_specs(&args, dir.path(), &pki, Path::new("/bin/apiary"));
@@ -249,6 +270,10 @@ mod tests {
             assert_eq!(config.data_dir, dir.path().join(node_name(i)));
             assert_eq!(config.api_tls.client_ca.as_ref(), Some(&pki.ca.cert_path));
             assert_eq!(config.peer_tls.trusted_ca, pki.peer_ca.cert_path);
+            // The history and watch flags reach every replica unchanged.
+            assert_eq!(config.watch_history, Duration::from_secs(2));
+            assert_eq!(config.watch.min_request_timeout, Duration::from_secs(7));
+            assert_eq!(config.watch.bookmark_interval, Duration::from_millis(1500));
         }
         assert_eq!(configs[1].initial_cluster[&2], "https://127.0.0.1:21001");
         assert_eq!(specs[2].pid_file, dir.path().join("node-3.pid"));
@@ -263,6 +288,11 @@ mod tests {
             flavor: FlavorName::Platform,
             base_port: 6443,
             init_only: true,
+            watch: WatchArgs {
+                watch_history: Duration::from_secs(300),
+                min_request_timeout: 1800,
+                watch_bookmark_interval: Duration::from_secs(60),
+            },
         };
         run_dev(args, std::future::pending()).await.unwrap();
         let cluster = dir.path().join("fresh");
