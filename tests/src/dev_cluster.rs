@@ -72,6 +72,8 @@ pub struct DevOptions {
     /// the replicas create after they first report ready. Tests that write into it need it;
     /// the readiness test turns it off to see what `/readyz` alone promises.
     pub wait_for_default_namespace: bool,
+    /// More `apiary dev` flags, passed on to every replica (`--watch-history=2s`).
+    pub flags: Vec<String>,
 }
 
 impl Default for DevOptions {
@@ -82,6 +84,7 @@ impl Default for DevOptions {
             ready_timeout: Duration::from_secs(60),
             request_timeout: Duration::from_secs(15),
             wait_for_default_namespace: true,
+            flags: Vec::new(),
         }
     }
 }
@@ -93,6 +96,12 @@ impl DevOptions {
             flavor,
             ..Self::default()
         }
+    }
+
+    /// These options plus the `apiary dev` flag `flag` (`--watch-history=2s`).
+    pub fn flag(mut self, flag: &str) -> Self {
+        self.flags.push(flag.to_owned());
+        self
     }
 }
 
@@ -201,6 +210,17 @@ impl DevCluster {
         process::wait_gone(pid, Signal::Kill, Duration::from_secs(10))
     }
 
+    /// Freezes replica `index` (1-based) with SIGSTOP: it neither applies nor answers until
+    /// [`DevCluster::resume_replica`], while the others go on (a replica that lags).
+    pub fn pause_replica(&self, index: usize) -> Result<()> {
+        process::send(self.pid(index)?, Signal::Stop)
+    }
+
+    /// Lets a replica frozen by [`DevCluster::pause_replica`] run on (SIGCONT).
+    pub fn resume_replica(&self, index: usize) -> Result<()> {
+        process::send(self.pid(index)?, Signal::Continue)
+    }
+
     /// The running replica (1-based) whose log says it is the raft leader, if exactly one does.
     ///
     /// openraft logs `id=N becomes leader` and `id=N steps down from leader` at info level; a
@@ -304,6 +324,7 @@ impl DevCluster {
             .arg(self.options.flavor.as_str())
             .arg("--base-port")
             .arg(self.base_port.to_string())
+            .args(&self.options.flags)
             .stdin(Stdio::null())
             .stdout(log)
             .stderr(log_err)

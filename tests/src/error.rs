@@ -20,6 +20,15 @@ pub enum HarnessError {
         /// Where the harness looked.
         path: PathBuf,
     },
+    /// The Python of the venv with the `kubernetes` client is not where the harness looked.
+    #[error(
+        "no Python with the kubernetes client at {path}; `.ci/run` prepares it \
+         (python3 -m venv + pip install kubernetes), or point APIARY_PYTHON at one"
+    )]
+    PythonMissing {
+        /// Where the harness looked.
+        path: PathBuf,
+    },
     /// A child process could not be started.
     #[error("failed to start {program}")]
     Spawn {

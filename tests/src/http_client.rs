@@ -12,6 +12,7 @@ use http::Uri;
 use http::header;
 use http_body_util::BodyExt;
 use http_body_util::Full;
+use hyper::body::Incoming;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use rustls::ClientConfig;
@@ -151,6 +152,34 @@ impl HttpClient {
             Ok(reply) => reply,
             Err(_) => Err(HarnessError::Timeout {
                 method,
+                uri,
+                after: self.timeout,
+            }),
+        }
+    }
+
+    /// `GET path`, returning the status and the body as it arrives (a watch); only the
+    /// response head is bounded by the deadline.
+    pub async fn get_streaming(&self, path: &str) -> Result<(StatusCode, Incoming)> {
+        let uri = format!("{}{}", self.base, path);
+        let request = Request::builder()
+            .method(Method::GET)
+            .uri(&uri)
+            .header(header::ACCEPT, "application/json")
+            .body(Full::new(Bytes::new()))
+            .map_err(|source| HarnessError::BadRequest {
+                uri: uri.clone(),
+                source,
+            })?;
+        match tokio::time::timeout(self.timeout, self.inner.request(request)).await {
+            Ok(Ok(response)) => Ok((response.status(), response.into_body())),
+            Ok(Err(source)) => Err(HarnessError::Request {
+                method: Method::GET,
+                uri,
+                source,
+            }),
+            Err(_) => Err(HarnessError::Timeout {
+                method: Method::GET,
                 uri,
                 after: self.timeout,
             }),

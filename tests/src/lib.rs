@@ -16,6 +16,8 @@
 //! - [`load`] drives a fixed number of requests at a fixed concurrency and measures them.
 //! - [`machine`] describes the machine a benchmark ran on.
 //! - [`objects`] builds the JSON bodies the tests and the benchmark send.
+//! - [`watch_stream`] reads a watch's JSON events one at a time, each within a deadline.
+//! - [`python`] runs the scripts under `tests/python/` with the `kubernetes` client's venv.
 //! - [`retry`] retries a request, bounded in time, across a replica crash or leader election.
 //!
 //! Everything the harness starts listens on loopback only, and every wait is bounded in time.
@@ -32,7 +34,9 @@ pub mod machine;
 pub mod objects;
 pub mod ports;
 pub mod process;
+pub mod python;
 pub mod retry;
+pub mod watch_stream;
 
 pub use dev_cluster::DevCluster;
 pub use dev_cluster::DevOptions;

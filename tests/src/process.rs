@@ -24,6 +24,10 @@ pub enum Signal {
     Terminate,
     /// SIGKILL: a crash, no chance to clean up.
     Kill,
+    /// SIGSTOP: the process freezes (a replica that lags), until [`Signal::Continue`].
+    Stop,
+    /// SIGCONT: a stopped process runs on.
+    Continue,
 }
 
 impl Signal {
@@ -33,6 +37,8 @@ impl Signal {
             Self::Interrupt => "INT",
             Self::Terminate => "TERM",
             Self::Kill => "KILL",
+            Self::Stop => "STOP",
+            Self::Continue => "CONT",
         }
     }
 }

@@ -2,3 +2,4 @@
 //! writes. The tests print a notice and pass when `kubectl` is not on `PATH`.
 
 mod t10_configmaps;
+mod t20_watch;
