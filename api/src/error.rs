@@ -458,6 +458,27 @@ mod tests {
         assert_eq!(broken.code(), StatusCode::INTERNAL_SERVER_ERROR);
     }
 
+    // R-RES-166, R-RES-236: list 410s are Kubernetes' `NewResourceExpired`; an expired
+    // continue token's Status offers a fresh token in `metadata.continue`.
+    #[test]
+    fn expired_lists_and_tokens() {
+        let list = ApiError::ListExpired.status();
+        assert_eq!(
+            list,
+            json!({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",
+                "message":"The resourceVersion for the provided list is too old.",
+                "reason":"Expired","code":410})
+        );
+        let token = ApiError::ContinueExpired {
+            fresh_continue: "abc".into(),
+        }
+        .status();
+        assert_eq!(token["code"], 410);
+        assert_eq!(token["reason"], "Expired");
+        assert_eq!(token["metadata"], json!({"continue": "abc"}));
+        assert_eq!(token["message"], INCONSISTENT_CONTINUE);
+    }
+
     // R-RES-236
     #[test]
     fn invalid_carries_causes_and_aggregates_messages() {

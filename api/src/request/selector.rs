@@ -124,10 +124,8 @@ fn check_key(key: &str) -> Result<(), ApiError> {
         Some((p, n)) => (Some(p), n),
         None => (None, key),
     };
-    if let Some(p) = prefix {
-        if let Some(why) = validate_dns_subdomain(p).into_iter().next() {
-            return Err(invalid("key", key, &format!("prefix part {why}")));
-        }
+    if let Some(why) = prefix.and_then(|p| validate_dns_subdomain(p).into_iter().next()) {
+        return Err(invalid("key", key, &format!("prefix part {why}")));
     }
     if name.len() > LABEL_MAX {
         return Err(invalid(
