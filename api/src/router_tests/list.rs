@@ -129,6 +129,26 @@ async fn resource_version_table() {
     assert_status(&r, 400, "BadRequest");
 }
 
+// R-RES-100, R-RES-150, R-RES-151, R-RES-153, R-RES-154, R-RES-156, R-RES-159, R-RES-238:
+// the combinations the table calls invalid are 422 Invalid ListOptions on the list path.
+#[tokio::test]
+async fn invalid_combinations_are_422() {
+    let (app, _) = app().await;
+    for query in [
+        "resourceVersionMatch=Exact",
+        "resourceVersionMatch=Exact&resourceVersion=0",
+        "resourceVersionMatch=Exact&limit=2",
+        "resourceVersionMatch=Exact&resourceVersion=0&limit=2",
+        "resourceVersionMatch=NotOlderThan",
+        "resourceVersionMatch=NotOlderThan&limit=2",
+    ] {
+        let r = admin_call(&app, "GET", &format!("/api/v1/configmaps?{query}"), None).await;
+        let s = assert_status(&r, 422, "Invalid");
+        assert_eq!(s["details"]["kind"], "ListOptions", "{query}");
+        assert_eq!(s["details"]["group"], "meta.k8s.io", "{query}");
+    }
+}
+
 // R-RES-166, R-RES-168: Exact below the compaction point is 410 with Kubernetes' list
 // message; Not older than a compacted revision is served at the newest revision, as
 // Kubernetes' etcd storage does, and it is the pages after it that can no longer be served.
