@@ -46,7 +46,7 @@ def main(kubeconfig, watch_context, write_context):
                 if event["type"] == "DELETED":
                     stream.stop()
         except Exception as error:  # reported by the main thread
-            failure.append(repr(error))
+            failure.append(f"{type(error).__name__}: {error}")
 
     follower = threading.Thread(target=follow, daemon=True)
     follower.start()

@@ -44,13 +44,18 @@ async fn compacted_versions_are_gone_alike_on_every_replica() {
         .await
         .unwrap();
     let node1 = cluster.client(1).unwrap();
-    let old = revision(&create_configmap(node1, 1, "old-1", "1").await);
+    create_configmap(node1, 1, "old-1", "1").await;
     create_configmap(node1, 1, "old-2", "1").await;
+    // The version that will be compacted away: the first page's, which its token remembers.
     let paged = list_configmaps(node1, 1, "limit=1").await;
+    let old = revision(&paged);
     let token = paged["metadata"]["continue"]
         .as_str()
         .expect("a continue token")
         .to_owned();
+    // A later write, so that the compaction point can pass `old` (compacting to a version
+    // keeps that version readable).
+    create_configmap(node1, 1, "later", "1").await;
     let exact_old = format!(
         "{}?resourceVersion={old}&resourceVersionMatch=Exact",
         objects::configmaps_path()
