@@ -8,6 +8,7 @@ mod errors;
 mod health;
 mod mem_storage;
 mod store;
+mod watch;
 
 use std::sync::Arc;
 use std::sync::OnceLock;
