@@ -1,13 +1,18 @@
 //! Simulated networking: the real HTTP routers served on turmoil sockets ([`SimListener`]) and
-//! deadline-bounded HTTP calls over them ([`post`]).
+//! deadline-bounded HTTP calls over them ([`post`]), and streamed answers read line by line
+//! ([`get_stream`]).
 
 mod http_call;
+mod http_stream;
 mod listener;
 mod transport;
 
 pub use http_call::CallError;
 pub use http_call::post;
 pub use http_call::send;
+pub use http_stream::LineError;
+pub use http_stream::LineStream;
+pub use http_stream::get_stream;
 pub use listener::SimListener;
 pub use transport::SimTransport;
 
