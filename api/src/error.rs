@@ -23,6 +23,10 @@ use crate::validation::FieldError;
 pub const OPTIMISTIC_LOCK_MESSAGE: &str =
     "the object has been modified; please apply your changes to the latest version and try again";
 
+/// Kubernetes' wording of a 410 for a continue token whose revision was compacted, when the
+/// Status offers a token that continues at the newest revision (`inconsistentContinue`).
+const INCONSISTENT_CONTINUE: &str = "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.";
+
 /// A resource qualified by its group (`configmaps`, `deployments.apps`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct GroupResource {
@@ -146,6 +150,17 @@ pub enum ApiError {
         /// The oldest revision still held.
         compacted: Revision,
     },
+    /// 410 Gone (reason `Expired`): a list asked for a revision that has been compacted.
+    #[error("The resourceVersion for the provided list is too old.")]
+    ListExpired,
+    /// 410 Gone (reason `Expired`): a continue token's revision has been compacted. As
+    /// Kubernetes does, the Status's `metadata.continue` offers `fresh_continue`, which
+    /// continues after the same key at the newest revision.
+    #[error("{INCONSISTENT_CONTINUE}")]
+    ContinueExpired {
+        /// The token continuing at the newest revision.
+        fresh_continue: String,
+    },
     /// 403 Forbidden: authorization denied the request, or an admission rule refused it.
     #[error("{}", forbidden_message(.resource, .name, .reason))]
     Forbidden {
@@ -159,8 +174,9 @@ pub enum ApiError {
     /// 401 Unauthorized: no credentials, or credentials no authenticator accepted.
     #[error("Unauthorized")]
     Unauthorized,
-    /// 504 Timeout: the replica did not reach the requested revision in time.
-    #[error("Too large resource version: {requested}, current: {current}")]
+    /// 504 Timeout: the replica did not reach the requested revision in time (Kubernetes'
+    /// `NewTooLargeResourceVersionError`, a `NewTimeoutError`).
+    #[error("Timeout: Too large resource version: {requested}, current: {current}")]
     TooLargeResourceVersion {
         /// The revision asked for.
         requested: Revision,
@@ -239,7 +255,9 @@ impl ApiError {
             Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             Self::UnsupportedMediaType { .. } => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::RequestEntityTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
-            Self::Gone { .. } => StatusCode::GONE,
+            Self::Gone { .. } | Self::ListExpired | Self::ContinueExpired { .. } => {
+                StatusCode::GONE
+            }
             Self::Forbidden { .. } => StatusCode::FORBIDDEN,
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
             Self::TooLargeResourceVersion { .. } => StatusCode::GATEWAY_TIMEOUT,
@@ -259,7 +277,7 @@ impl ApiError {
             Self::MethodNotAllowed { .. } => "MethodNotAllowed",
             Self::UnsupportedMediaType { .. } => "UnsupportedMediaType",
             Self::RequestEntityTooLarge { .. } => "RequestEntityTooLarge",
-            Self::Gone { .. } => "Expired",
+            Self::Gone { .. } | Self::ListExpired | Self::ContinueExpired { .. } => "Expired",
             Self::Forbidden { .. } => "Forbidden",
             Self::Unauthorized => "Unauthorized",
             Self::TooLargeResourceVersion { .. } => "Timeout",
@@ -310,6 +328,8 @@ impl ApiError {
             | Self::UnsupportedMediaType { .. }
             | Self::RequestEntityTooLarge { .. }
             | Self::Gone { .. }
+            | Self::ListExpired
+            | Self::ContinueExpired { .. }
             | Self::Unauthorized => None,
         }
     }
@@ -319,7 +339,11 @@ impl ApiError {
         let mut m = Map::new();
         m.insert("kind".to_owned(), "Status".into());
         m.insert("apiVersion".to_owned(), "v1".into());
-        m.insert("metadata".to_owned(), json!({}));
+        let metadata = match self {
+            Self::ContinueExpired { fresh_continue } => json!({"continue": fresh_continue}),
+            _ => json!({}),
+        };
+        m.insert("metadata".to_owned(), metadata);
         m.insert("status".to_owned(), "Failure".into());
         m.insert("message".to_owned(), self.to_string().into());
         m.insert("reason".to_owned(), self.reason().into());
@@ -412,7 +436,17 @@ mod tests {
             current: 9,
         });
         assert_eq!(late.code(), StatusCode::GATEWAY_TIMEOUT);
-        assert!(late.to_string().starts_with("Too large resource version"));
+        assert_eq!(late.reason(), "Timeout");
+        assert_eq!(
+            late.to_string(),
+            "Timeout: Too large resource version: 90, current: 9"
+        );
+        let details = &late.status()["details"];
+        assert_eq!(details["causes"][0]["reason"], "ResourceVersionTooLarge");
+        assert_eq!(
+            details["causes"][0]["message"],
+            "Too large resource version"
+        );
         let down = map(StorageError::Unavailable {
             reason: "no leader".into(),
         });
@@ -422,6 +456,27 @@ mod tests {
             reason: "disk".into(),
         });
         assert_eq!(broken.code(), StatusCode::INTERNAL_SERVER_ERROR);
+    }
+
+    // R-RES-166, R-RES-236: list 410s are Kubernetes' `NewResourceExpired`; an expired
+    // continue token's Status offers a fresh token in `metadata.continue`.
+    #[test]
+    fn expired_lists_and_tokens() {
+        let list = ApiError::ListExpired.status();
+        assert_eq!(
+            list,
+            json!({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",
+                "message":"The resourceVersion for the provided list is too old.",
+                "reason":"Expired","code":410})
+        );
+        let token = ApiError::ContinueExpired {
+            fresh_continue: "abc".into(),
+        }
+        .status();
+        assert_eq!(token["code"], 410);
+        assert_eq!(token["reason"], "Expired");
+        assert_eq!(token["metadata"], json!({"continue": "abc"}));
+        assert_eq!(token["message"], INCONSISTENT_CONTINUE);
     }
 
     // R-RES-236

@@ -137,6 +137,11 @@ impl EtcdCluster {
         self.dir.path().to_path_buf()
     }
 
+    /// The process id of every member, in member order.
+    pub fn pids(&self) -> Vec<u32> {
+        self.members.iter().map(Child::id).collect()
+    }
+
     /// The gateway client of every member, in member order.
     pub fn clients(&self) -> &[HttpClient] {
         &self.clients

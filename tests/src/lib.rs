@@ -14,6 +14,7 @@
 //! - [`etcd_cluster`] runs a 3-member etcd cluster on loopback, the benchmark's baseline.
 //! - [`loopback_pki`] makes the CA and certificate the etcd baseline uses for TLS.
 //! - [`load`] drives a fixed number of requests at a fixed concurrency and measures them.
+//! - [`machine`] describes the machine a benchmark ran on.
 //! - [`objects`] builds the JSON bodies the tests and the benchmark send.
 //! - [`retry`] retries a request, bounded in time, across a replica crash or leader election.
 //!
@@ -27,6 +28,7 @@ pub mod http_client;
 pub mod kubeconfig;
 pub mod load;
 pub mod loopback_pki;
+pub mod machine;
 pub mod objects;
 pub mod ports;
 pub mod process;

@@ -13,9 +13,9 @@ use super::json_response;
 use crate::error::ApiError;
 use crate::flavor::Flavor;
 use crate::registry::Registry;
+use crate::request::ListOptions;
 use crate::request::QueryParams;
 use crate::request::RequestInfo;
-use crate::request::Selectors;
 use crate::request::Verb;
 use crate::request::get_consistency;
 use crate::storage::Storage;
@@ -111,17 +111,14 @@ pub(crate) async fn serve_resource(
     };
     match (&info.verb, item_ns) {
         (Verb::List, _) => {
-            let consistency = get_consistency(req.query.get("resourceVersion"))?;
-            let selectors = Selectors::from_query(req.query)?;
-            let body = store
-                .list(storage, namespace, &selectors, consistency)
-                .await?;
+            let options = ListOptions::from_query(req.query, false, req.flavor)?;
+            let body = store.list(storage, namespace, &options).await?;
             Ok(json_response(StatusCode::OK, body))
         }
         (Verb::DeleteCollection, Some(_)) if sub.is_empty() => {
-            let selectors = Selectors::from_query(req.query)?;
+            let options = ListOptions::from_query(req.query, false, req.flavor)?;
             let body = store
-                .delete_collection(storage, namespace, &selectors, req.now)
+                .delete_collection(storage, namespace, &options, req.now)
                 .await?;
             Ok(json_response(StatusCode::OK, body))
         }

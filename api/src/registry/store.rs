@@ -23,6 +23,9 @@ use super::strategy::DeleteAction;
 use crate::error::ApiError;
 use crate::error::GroupResource;
 use crate::error::OPTIMISTIC_LOCK_MESSAGE;
+use crate::request::ContinueToken;
+use crate::request::ListOptions;
+use crate::request::ListRead;
 use crate::request::Selectors;
 use crate::storage::ReadConsistency;
 use crate::storage::Revision;
@@ -43,6 +46,24 @@ const MAX_PREFIX_LEN: usize = 63 - SUFFIX_LEN;
 const GENERATE_NAME_ATTEMPTS: usize = 8;
 /// Attempts of an unconditional update or delete that races another writer.
 const RETRY_ATTEMPTS: usize = 5;
+/// The most objects a selective list reads from storage at once (Kubernetes' etcd store
+/// doubles its reads up to this many).
+const MAX_CHUNK: usize = 10_000;
+
+/// A listed object: key, stored form, revision of its last change.
+type Listed = (String, StoredJson, Revision);
+
+/// One page of a list, ready to be written.
+struct Page {
+    /// The selected objects, in key order.
+    items: Vec<Listed>,
+    /// The revision the list was served at.
+    revision: Revision,
+    /// The token of the next page, when keys remain.
+    next: Option<String>,
+    /// How many objects remain after this page, when known (no selectors).
+    remaining: Option<u64>,
+}
 
 /// A delete's preconditions (`DeleteOptions.preconditions`): each set value must equal the
 /// stored object's, or the delete is a 409 Conflict (R-RES-055).
@@ -179,48 +200,120 @@ impl Store {
         Ok(stored.with_resource_version(found.mod_revision))
     }
 
-    /// The objects in `namespace` (`None`: all namespaces) that `selectors` select, served at
-    /// `consistency`, with the revision served. Without selectors nothing is parsed.
+    /// `selectors` for this kind: 400 for a field its field selectors cannot name.
+    pub fn selectors(&self, selectors: Selectors) -> Result<Selectors, ApiError> {
+        selectors.for_kind(self.strategy.field_labels())
+    }
+
+    /// A failed list read: a compacted revision is Kubernetes' 410 for lists, or for a
+    /// continued list (`token_key`: where its token continued) the 410 that offers a token
+    /// continuing after the same key at the newest revision.
+    fn list_error(&self, e: StorageError, prefix: &str, token_key: Option<&str>) -> ApiError {
+        match (e, token_key) {
+            (StorageError::Compacted { .. }, Some(key)) => ApiError::ContinueExpired {
+                fresh_continue: ContinueToken::encode(key, prefix, None),
+            },
+            (StorageError::Compacted { .. }, None) => ApiError::ListExpired,
+            (e, _) => self.storage_error(e, ""),
+        }
+    }
+
+    /// `item` if `selectors` select it; without selectors nothing is parsed.
+    fn selected(
+        &self,
+        item: StoredObject,
+        selectors: &Selectors,
+    ) -> Result<Option<Listed>, ApiError> {
+        let stored = StoredJson::from_stored(item.value).map_err(|e| corrupt(&item.key, e))?;
+        if !selectors.is_empty() {
+            let obj = stored.to_value().map_err(|e| corrupt(&item.key, e))?;
+            if !selectors.matches(&obj) {
+                return Ok(None);
+            }
+        }
+        Ok(Some((item.key, stored, item.mod_revision)))
+    }
+
+    /// One page of the objects under `prefix` that `selectors` select, read as `read` says,
+    /// at most `limit` of them (R-RES-182). Storage is read in chunks until the page is full
+    /// or the collection ends; every chunk after the first is read Exact at the revision the
+    /// first was served at, so the page is one snapshot. When keys remain after the last one
+    /// examined, the page carries the token continuing after it at that revision (R-RES-167).
     async fn select(
         &self,
         storage: &dyn Storage,
-        namespace: Option<&str>,
+        prefix: &str,
         selectors: &Selectors,
-        consistency: ReadConsistency,
-    ) -> Result<(Vec<(String, StoredJson, Revision)>, Revision), ApiError> {
-        let prefix = self.resource.collection_key(namespace);
-        let page = storage
-            .list(&prefix, None, 0, consistency)
-            .await
-            .map_err(|e| self.storage_error(e, ""))?;
-        let mut items = Vec::with_capacity(page.items.len());
-        for item in page.items {
-            let stored = StoredJson::from_stored(item.value).map_err(|e| corrupt(&item.key, e))?;
-            if !selectors.is_empty() {
-                let obj = stored.to_value().map_err(|e| corrupt(&item.key, e))?;
-                if !selectors.matches(&obj) {
-                    continue;
+        read: ListRead,
+        limit: Option<usize>,
+    ) -> Result<Page, ApiError> {
+        let token_key = read.after_key.clone();
+        let mut consistency = read.consistency;
+        let mut after = read.after_key;
+        let mut chunk = limit.unwrap_or(0);
+        let mut items = Vec::new();
+        loop {
+            let page = storage
+                .list(prefix, after.as_deref(), chunk, consistency)
+                .await
+                .map_err(|e| self.list_error(e, prefix, token_key.as_deref()))?;
+            consistency = ReadConsistency::Exact(page.revision);
+            let mut unexamined = 0;
+            let mut chunk_items = page.items.into_iter();
+            while let Some(item) = chunk_items.next() {
+                if limit.is_some_and(|n| items.len() >= n) {
+                    unexamined = 1 + chunk_items.len() as u64;
+                    break;
                 }
+                after = Some(item.key.clone());
+                items.extend(self.selected(item, selectors)?);
             }
-            items.push((item.key, stored, item.mod_revision));
+            let remaining = page.remaining + unexamined;
+            if remaining == 0 || limit.is_some_and(|n| items.len() >= n) {
+                let next = after
+                    .filter(|_| remaining > 0)
+                    .map(|key| ContinueToken::encode(&key, prefix, Some(page.revision)));
+                // Kubernetes counts what remains only when nothing is filtered out.
+                let remaining = (next.is_some() && selectors.is_empty()).then_some(remaining);
+                return Ok(Page {
+                    items,
+                    revision: page.revision,
+                    next,
+                    remaining,
+                });
+            }
+            // Selectors dropped items: read on, in growing chunks as Kubernetes' etcd store.
+            chunk = chunk.saturating_mul(2).min(MAX_CHUNK).max(chunk);
         }
-        Ok((items, page.revision))
     }
 
-    /// A `<Kind>List` of `items` at `revision`, assembled from the stored bytes.
-    fn list_body(&self, items: &[(String, StoredJson, Revision)], revision: Revision) -> Vec<u8> {
-        let size: usize = items.iter().map(|(_, s, _)| s.json.len() + 32).sum();
+    /// A `<Kind>List` of `page`, assembled from the stored bytes: `metadata.resourceVersion`
+    /// is the revision served (R-RES-033); `continue` and `remainingItemCount` are present
+    /// only when more items remain (R-RES-034..036).
+    fn list_body(&self, page: &Page) -> Vec<u8> {
+        let size: usize = page.items.iter().map(|(_, s, _)| s.json.len() + 32).sum();
         let mut out = Vec::with_capacity(size + 128);
+        let mut metadata = Map::new();
+        metadata.insert(
+            "resourceVersion".to_owned(),
+            page.revision.to_string().into(),
+        );
+        if let Some(next) = &page.next {
+            metadata.insert("continue".to_owned(), next.clone().into());
+        }
+        if let Some(remaining) = page.remaining {
+            metadata.insert("remainingItemCount".to_owned(), remaining.into());
+        }
         let head = json!({
             "kind": self.resource.list_kind,
             "apiVersion": self.resource.api_version(),
-            "metadata": {"resourceVersion": revision.to_string()},
+            "metadata": metadata,
         })
         .to_string();
         // `head` is `{...}`: reopen it to append the items.
         out.extend_from_slice(&head.as_bytes()[..head.len() - 1]);
         out.extend_from_slice(b",\"items\":[");
-        for (i, (_, stored, item_revision)) in items.iter().enumerate() {
+        for (i, (_, stored, item_revision)) in page.items.iter().enumerate() {
             if i > 0 {
                 out.push(b',');
             }
@@ -230,36 +323,47 @@ impl Store {
         out
     }
 
-    /// The `<Kind>List` of the objects in `namespace` (`None`: all namespaces) that
-    /// `selectors` select, served at `consistency`; its `metadata.resourceVersion` is the
-    /// revision served (R-RES-033).
+    /// The `<Kind>List` of the objects in `namespace` (`None`: all namespaces) that the
+    /// options' selectors select, read with the consistency, page size and continue token
+    /// they ask for (spec 000 "Resource version semantics" and "Pagination"). 400 for a
+    /// field the kind's selectors cannot name or a bad token; 410 when the revision asked for
+    /// (or the token's) has been compacted; 504 when it is not reached in time.
     pub async fn list(
         &self,
         storage: &dyn Storage,
         namespace: Option<&str>,
-        selectors: &Selectors,
-        consistency: ReadConsistency,
+        options: &ListOptions,
     ) -> Result<Vec<u8>, ApiError> {
-        let (items, revision) = self
-            .select(storage, namespace, selectors, consistency)
+        let selectors = self.selectors(options.selectors.clone())?;
+        let prefix = self.resource.collection_key(namespace);
+        let read = ListRead::resolve(options, &prefix)?;
+        let page = self
+            .select(storage, &prefix, &selectors, read, options.limit)
             .await?;
-        Ok(self.list_body(&items, revision))
+        Ok(self.list_body(&page))
     }
 
-    /// Deletes every object in `namespace` (`None`: all namespaces) that `selectors` select,
-    /// each as a single delete would (R-RES-093), and answers the `<Kind>List` of the objects
-    /// as they were listed. Objects that vanish meanwhile are skipped.
+    /// Deletes every object in `namespace` (`None`: all namespaces) that the options'
+    /// selectors select, each as a single delete would (R-RES-093), and answers the
+    /// `<Kind>List` of the objects as they were listed (Most Recent, unpaged). Objects that
+    /// vanish meanwhile are skipped.
     pub async fn delete_collection(
         &self,
         storage: &dyn Storage,
         namespace: Option<&str>,
-        selectors: &Selectors,
+        options: &ListOptions,
         now: DateTime<Utc>,
     ) -> Result<Vec<u8>, ApiError> {
-        let (items, revision) = self
-            .select(storage, namespace, selectors, ReadConsistency::Linearizable)
+        let selectors = self.selectors(options.selectors.clone())?;
+        let prefix = self.resource.collection_key(namespace);
+        let read = ListRead {
+            consistency: ReadConsistency::Linearizable,
+            after_key: None,
+        };
+        let page = self
+            .select(storage, &prefix, &selectors, read, None)
             .await?;
-        for (key, stored, _) in &items {
+        for (key, stored, _) in &page.items {
             let obj = stored.to_value().map_err(|e| corrupt(key, e))?;
             let ns = meta_str(&obj, "namespace");
             let name = meta_str(&obj, "name");
@@ -271,7 +375,7 @@ impl Store {
                 Err(e) => return Err(e),
             }
         }
-        Ok(self.list_body(&items, revision))
+        Ok(self.list_body(&page))
     }
 
     /// Decodes a request body: JSON syntax (400 naming line and column), then the kind's

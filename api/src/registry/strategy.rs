@@ -6,6 +6,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::request::FieldLabels;
 use crate::validation::FieldError;
 use crate::validation::NameRule;
 
@@ -39,6 +40,12 @@ pub trait Strategy: Send + Sync + 'static {
     /// The rule `metadata.name` follows.
     fn name_rule(&self) -> NameRule {
         NameRule::DnsSubdomain
+    }
+
+    /// The fields a `fieldSelector` may name for this kind (Kubernetes' field label
+    /// conversion): by default `metadata.name` and `metadata.namespace`.
+    fn field_labels(&self) -> FieldLabels {
+        FieldLabels::Metadata
     }
 
     /// Whether `metadata.generation` is maintained (1 on create, +1 when anything outside

@@ -2,18 +2,26 @@
 //! [`RequestInfo`] (verb, group, version, resource, subresource, namespace, name), the query
 //! parameters, list and watch options, and the read consistency a `resourceVersion` asks for.
 
+mod continue_token;
+mod field_selector;
 mod info;
 mod list_options;
 mod query;
 mod read_consistency;
 mod selector;
 
+pub use continue_token::ContinueToken;
+pub use field_selector::FieldLabels;
+pub use field_selector::FieldSelector;
+pub use field_selector::METADATA_NAME;
+pub use field_selector::METADATA_NAMESPACE;
+pub use field_selector::SelectableField;
 pub use info::RequestInfo;
 pub use info::Verb;
 pub use list_options::ListOptions;
 pub use list_options::ResourceVersionMatch;
 pub use query::QueryParams;
+pub use read_consistency::ListRead;
 pub use read_consistency::get_consistency;
-pub use selector::FieldSelector;
 pub use selector::LabelSelector;
 pub use selector::Selectors;

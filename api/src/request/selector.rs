@@ -1,16 +1,25 @@
-//! Label and field selectors (`labelSelector`, `fieldSelector`; spec 000 R-RES-110), parsed
-//! with Kubernetes' syntax and evaluated against an object's JSON.
+//! Label selectors and the pair of selectors a list, watch or deletecollection takes
+//! (`labelSelector`, `fieldSelector`; spec 000 R-RES-110), parsed with Kubernetes' syntax and
+//! evaluated against an object's JSON.
 //!
 //! Labels: `k`, `!k`, `k=v`, `k==v`, `k!=v`, `k in (a,b)`, `k notin (a,b)`, comma-separated
-//! (all must hold). Fields: `metadata.name` and `metadata.namespace` with `=`, `==`, `!=`,
-//! the fields every kind supports; any other field is rejected as Kubernetes rejects a field
-//! label the kind does not support.
+//! (all must hold). Keys are qualified names (`[prefix/]name`) and values label values, checked
+//! as Kubernetes' `NewRequirement` checks them. Fields: see [`FieldSelector`].
 
 use std::collections::BTreeSet;
 
 use serde_json::Value;
 
+use super::FieldLabels;
+use super::FieldSelector;
 use crate::error::ApiError;
+use crate::validation::validate_dns_subdomain;
+
+/// The longest name part of a key and the longest value, in characters.
+const LABEL_MAX: usize = 63;
+
+const NAME_PART_MSG: &str = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+const VALUE_MSG: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
 
 /// One label requirement.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,13 +36,6 @@ pub struct LabelSelector {
     requirements: Vec<LabelRequirement>,
 }
 
-/// A parsed field selector (empty: matches everything).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct FieldSelector {
-    /// (field path as JSON pointer, value, must equal)
-    requirements: Vec<(String, String, bool)>,
-}
-
 /// The `labelSelector` and `fieldSelector` of a list, watch or deletecollection.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Selectors {
@@ -44,11 +46,21 @@ pub struct Selectors {
 }
 
 impl Selectors {
-    /// The selectors of `query`; 400 when one is malformed.
+    /// The selectors of `query`; 400 when one is malformed. Field names are checked against
+    /// the kind by [`Selectors::for_kind`].
     pub fn from_query(query: &super::QueryParams) -> Result<Self, ApiError> {
         Ok(Self {
             labels: LabelSelector::parse(query.get("labelSelector").unwrap_or_default())?,
             fields: FieldSelector::parse(query.get("fieldSelector").unwrap_or_default())?,
+        })
+    }
+
+    /// The selectors for a kind whose selectable fields are `labels`: 400 for a field the
+    /// kind does not support.
+    pub fn for_kind(self, labels: FieldLabels) -> Result<Self, ApiError> {
+        Ok(Self {
+            labels: self.labels,
+            fields: self.fields.for_kind(labels)?,
         })
     }
 
@@ -83,58 +95,114 @@ fn split_top(s: &str) -> Vec<&str> {
     parts
 }
 
-fn bad(selector: &str, why: &str) -> ApiError {
+fn syntax(found: &str, expected: &str) -> ApiError {
+    ApiError::BadRequest(format!("found '{found}', expected: {expected}"))
+}
+
+fn invalid(what: &str, value: &str, why: &str) -> ApiError {
     ApiError::BadRequest(format!(
-        "unable to parse requirement: {why} in selector {selector:?}"
+        "unable to parse requirement: {what}: Invalid value: {value:?}: {why}"
     ))
 }
 
-fn set_of(selector: &str, values: &str) -> Result<BTreeSet<String>, ApiError> {
+/// `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`, at most 63 characters.
+fn is_name_part(s: &str) -> bool {
+    let b = s.as_bytes();
+    let inner = |c: &u8| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.');
+    s.len() <= LABEL_MAX
+        && b.first().is_some_and(u8::is_ascii_alphanumeric)
+        && b.last().is_some_and(u8::is_ascii_alphanumeric)
+        && b.iter().all(inner)
+}
+
+/// A label key must be a qualified name: `name` or `prefix/name`, the prefix a DNS subdomain.
+fn check_key(key: &str) -> Result<(), ApiError> {
+    if key.is_empty() {
+        return Err(syntax("", "identifier"));
+    }
+    let (prefix, name) = match key.split_once('/') {
+        Some((p, n)) => (Some(p), n),
+        None => (None, key),
+    };
+    if let Some(why) = prefix.and_then(|p| validate_dns_subdomain(p).into_iter().next()) {
+        return Err(invalid("key", key, &format!("prefix part {why}")));
+    }
+    if name.len() > LABEL_MAX {
+        return Err(invalid(
+            "key",
+            key,
+            &format!("name part must be no more than {LABEL_MAX} characters"),
+        ));
+    }
+    if !is_name_part(name) {
+        return Err(invalid("key", key, NAME_PART_MSG));
+    }
+    Ok(())
+}
+
+fn check_value(key: &str, value: &str) -> Result<(), ApiError> {
+    if value.len() > LABEL_MAX {
+        return Err(invalid(
+            &format!("values[0][{key}]"),
+            value,
+            &format!("must be no more than {LABEL_MAX} characters"),
+        ));
+    }
+    if !value.is_empty() && !is_name_part(value) {
+        return Err(invalid(&format!("values[0][{key}]"), value, VALUE_MSG));
+    }
+    Ok(())
+}
+
+/// The values of `(a,b)`.
+fn set_of(values: &str) -> Result<BTreeSet<String>, ApiError> {
+    let values = values.trim();
     let inner = values
-        .trim()
         .strip_prefix('(')
-        .and_then(|v| v.strip_suffix(')'))
-        .ok_or_else(|| bad(selector, "expected a parenthesized value list"))?;
+        .ok_or_else(|| syntax(values, "'('"))?
+        .strip_suffix(')')
+        .ok_or_else(|| syntax(values, "')'"))?;
     Ok(inner.split(',').map(|v| v.trim().to_owned()).collect())
 }
 
-fn valid_key(key: &str) -> bool {
-    !key.is_empty() && !key.contains(|c: char| c.is_whitespace() || "=!(),".contains(c))
+/// One comma-separated term of a label selector.
+fn requirement(part: &str) -> Result<LabelRequirement, ApiError> {
+    let part = part.trim();
+    let req = if let Some((k, v)) = part.split_once("!=") {
+        LabelRequirement::NotIn(k.trim().to_owned(), [v.trim().to_owned()].into())
+    } else if let Some((k, v)) = part.split_once("==").or_else(|| part.split_once('=')) {
+        LabelRequirement::In(k.trim().to_owned(), [v.trim().to_owned()].into())
+    } else if let Some((k, v)) = part.split_once(" notin ") {
+        LabelRequirement::NotIn(k.trim().to_owned(), set_of(v)?)
+    } else if let Some((k, v)) = part.split_once(" in ") {
+        LabelRequirement::In(k.trim().to_owned(), set_of(v)?)
+    } else if let Some(k) = part.strip_prefix('!') {
+        LabelRequirement::NotExists(k.trim().to_owned())
+    } else {
+        LabelRequirement::Exists(part.to_owned())
+    };
+    let (key, values) = match &req {
+        LabelRequirement::Exists(k) | LabelRequirement::NotExists(k) => (k, None),
+        LabelRequirement::In(k, vs) | LabelRequirement::NotIn(k, vs) => (k, Some(vs)),
+    };
+    check_key(key)?;
+    for v in values.into_iter().flatten() {
+        check_value(key, v)?;
+    }
+    Ok(req)
 }
 
 impl LabelSelector {
-    /// Parses a `labelSelector` value; 400 when it is malformed.
+    /// Parses a `labelSelector` value; 400 when it is malformed or a key or value is not
+    /// valid.
     pub fn parse(selector: &str) -> Result<Self, ApiError> {
-        let mut requirements = Vec::new();
         if selector.trim().is_empty() {
-            return Ok(Self { requirements });
+            return Ok(Self::default());
         }
-        for part in split_top(selector) {
-            let part = part.trim();
-            let req = if let Some((k, v)) = part.split_once("!=") {
-                LabelRequirement::NotIn(k.trim().to_owned(), [v.trim().to_owned()].into())
-            } else if let Some((k, v)) = part.split_once("==").or_else(|| part.split_once('=')) {
-                LabelRequirement::In(k.trim().to_owned(), [v.trim().to_owned()].into())
-            } else if let Some((k, v)) = part.split_once(" notin ") {
-                LabelRequirement::NotIn(k.trim().to_owned(), set_of(selector, v)?)
-            } else if let Some((k, v)) = part.split_once(" in ") {
-                LabelRequirement::In(k.trim().to_owned(), set_of(selector, v)?)
-            } else if let Some(k) = part.strip_prefix('!') {
-                LabelRequirement::NotExists(k.trim().to_owned())
-            } else {
-                LabelRequirement::Exists(part.to_owned())
-            };
-            let key = match &req {
-                LabelRequirement::Exists(k)
-                | LabelRequirement::NotExists(k)
-                | LabelRequirement::In(k, _)
-                | LabelRequirement::NotIn(k, _) => k,
-            };
-            if !valid_key(key) {
-                return Err(bad(selector, "invalid label key"));
-            }
-            requirements.push(req);
-        }
+        let requirements = split_top(selector)
+            .into_iter()
+            .map(requirement)
+            .collect::<Result<_, _>>()?;
         Ok(Self { requirements })
     }
 
@@ -159,55 +227,6 @@ impl LabelSelector {
     }
 }
 
-impl FieldSelector {
-    /// Parses a `fieldSelector` value; 400 for a malformed selector or a field the kinds
-    /// served do not support.
-    pub fn parse(selector: &str) -> Result<Self, ApiError> {
-        let mut requirements = Vec::new();
-        if selector.trim().is_empty() {
-            return Ok(Self { requirements });
-        }
-        for part in selector.split(',') {
-            let (field, value, equal) = if let Some((f, v)) = part.split_once("!=") {
-                (f, v, false)
-            } else if let Some((f, v)) = part.split_once("==").or_else(|| part.split_once('=')) {
-                (f, v, true)
-            } else {
-                return Err(ApiError::BadRequest(format!(
-                    "invalid selector: {selector:?}; can't understand {part:?}"
-                )));
-            };
-            let pointer = match field.trim() {
-                "metadata.name" => "/metadata/name",
-                "metadata.namespace" => "/metadata/namespace",
-                other => {
-                    return Err(ApiError::BadRequest(format!(
-                        "field label not supported: {other}"
-                    )));
-                }
-            };
-            requirements.push((pointer.to_owned(), value.trim().to_owned(), equal));
-        }
-        Ok(Self { requirements })
-    }
-
-    /// Whether `obj` satisfies every requirement (a missing field reads as empty).
-    pub fn matches(&self, obj: &Value) -> bool {
-        self.requirements.iter().all(|(pointer, value, equal)| {
-            let actual = obj
-                .pointer(pointer)
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            (actual == value) == *equal
-        })
-    }
-
-    /// Whether the selector selects everything.
-    pub fn is_empty(&self) -> bool {
-        self.requirements.is_empty()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -218,10 +237,17 @@ mod tests {
         json!({"metadata":{"name":"n","namespace":"ns","labels":labels}})
     }
 
+    fn message(selector: &str) -> String {
+        match LabelSelector::parse(selector) {
+            Err(ApiError::BadRequest(m)) => m,
+            other => panic!("{selector}: expected 400, got {other:?}"),
+        }
+    }
+
     // R-RES-110
     #[test]
     fn label_selectors() {
-        let o = obj(json!({"app":"web","tier":"front"}));
+        let o = obj(json!({"app":"web","tier":"front","example.com/team":"a"}));
         let yes = [
             "",
             "app",
@@ -234,6 +260,7 @@ mod tests {
             "app=web,tier=front",
             "missing!=x",
             "x notin (a)",
+            "example.com/team=a",
         ];
         for s in yes {
             assert!(LabelSelector::parse(s).expect(s).matches(&o), "{s}");
@@ -249,30 +276,21 @@ mod tests {
         for s in no {
             assert!(!LabelSelector::parse(s).expect(s).matches(&o), "{s}");
         }
-        assert!(LabelSelector::parse("app in web").is_err());
-        assert!(LabelSelector::parse("=x").is_err());
-        assert!(LabelSelector::parse("a,,b").is_err());
         assert!(LabelSelector::parse("").expect("empty").is_empty());
     }
 
-    // R-RES-110
+    // R-RES-110: malformed selectors are 400s that say what is wrong, as Kubernetes' do.
     #[test]
-    fn field_selectors() {
-        let o = obj(json!({}));
-        for s in [
-            "metadata.name=n",
-            "metadata.name==n",
-            "metadata.namespace!=other",
-            "metadata.name=n,metadata.namespace=ns",
-        ] {
-            assert!(FieldSelector::parse(s).expect(s).matches(&o), "{s}");
-        }
-        assert!(
-            !FieldSelector::parse("metadata.name=m")
-                .expect("parses")
-                .matches(&o)
-        );
-        assert!(FieldSelector::parse("spec.nodeName=x").is_err());
-        assert!(FieldSelector::parse("metadata.name").is_err());
+    fn malformed_label_selectors() {
+        assert_eq!(message("app in web"), "found 'web', expected: '('");
+        assert_eq!(message("app in (web"), "found '(web', expected: ')'");
+        assert_eq!(message("=x"), "found '', expected: identifier");
+        assert_eq!(message("a,,b"), "found '', expected: identifier");
+        assert!(message("bad key=x").contains(r#"Invalid value: "bad key": name part must"#));
+        assert!(message("-a=x").contains("name part must consist of alphanumeric"));
+        assert!(message("Not_A.Domain/a=x").contains("prefix part"));
+        assert!(message(&format!("{}=x", "k".repeat(64))).contains("no more than 63"));
+        assert!(message("a=b c").contains(r#"values[0][a]: Invalid value: "b c""#));
+        assert!(message("a in (x,-y)").contains("a valid label must be"));
     }
 }

@@ -99,6 +99,15 @@ impl MemStorage {
         self.shared.applied()
     }
 
+    /// Drops the history before `revision`, as the leader's compaction would.
+    pub(crate) fn compact(&self, revision: Revision) {
+        let resp = self
+            .shared
+            .apply(self.revision() + 1, Some(&Command::compact(revision)))
+            .expect("revisions grow");
+        assert_eq!(resp.error, None, "compaction to {revision}");
+    }
+
     fn read_at(&self, consistency: ReadConsistency) -> Result<Option<Revision>, StorageError> {
         let current = self.revision();
         match consistency {

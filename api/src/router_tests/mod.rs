@@ -6,6 +6,7 @@ mod crud;
 mod discovery;
 mod errors;
 mod health;
+mod list;
 mod mem_storage;
 mod store;
 

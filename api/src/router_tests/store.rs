@@ -18,7 +18,7 @@ use crate::registry::ResourceType;
 use crate::registry::Scope;
 use crate::registry::Store;
 use crate::registry::Strategy;
-use crate::request::Selectors;
+use crate::request::ListOptions;
 use crate::storage::ListPage;
 use crate::storage::ReadConsistency;
 use crate::storage::Storage;
@@ -116,7 +116,7 @@ async fn generation_counts_changes_outside_metadata_and_status() {
     assert_eq!(read, r);
     let listed = parse(
         store
-            .list(&storage, None, &Selectors::default(), ReadConsistency::Any)
+            .list(&storage, None, &ListOptions::default())
             .await
             .expect("list"),
     );

@@ -72,7 +72,7 @@ struct Scores {
 #[tokio::main]
 async fn main() -> ExitCode {
     let args = Args::parse();
-    println!("{}", machine());
+    println!("{}", apiary_tests::machine::describe());
     let apiary = match bench_apiary(&args).await {
         Ok(scores) => scores,
         Err(e) => {
@@ -352,28 +352,4 @@ fn table(args: &Args, apiary: &Scores, etcd: Option<&Scores>) -> String {
         }
     }
     out
-}
-
-/// CPU model, core count and memory of this machine, for the report.
-fn machine() -> String {
-    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let model = cpuinfo
-        .lines()
-        .find_map(|l| l.strip_prefix("model name"))
-        .map(|l| l.trim_start_matches([' ', '\t', ':']).to_owned())
-        .unwrap_or_else(|| "unknown".to_owned());
-    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
-    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
-    let mem = meminfo
-        .lines()
-        .find_map(|l| l.strip_prefix("MemTotal:"))
-        .map(|l| l.trim().to_owned())
-        .unwrap_or_else(|| "unknown".to_owned());
-    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    let load = load
-        .split_whitespace()
-        .take(3)
-        .collect::<Vec<_>>()
-        .join(" ");
-    format!("machine: {cores} cores, {model}, memory {mem}, load average before the run {load}")
 }

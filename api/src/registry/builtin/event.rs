@@ -5,7 +5,36 @@ use serde_json::Value;
 
 use crate::registry::Strategy;
 use crate::registry::strategy::decode_typed;
+use crate::request::FieldLabels;
+use crate::request::METADATA_NAME;
+use crate::request::METADATA_NAMESPACE;
+use crate::request::SelectableField;
 use crate::validation::FieldError;
+
+const fn field(label: &'static str, pointers: &'static [&'static str]) -> SelectableField {
+    SelectableField { label, pointers }
+}
+
+/// The fields Kubernetes' core/v1 Event field label conversion accepts, where its
+/// `ToSelectableFields` reads them (`source` falls back to the reporting controller).
+const SELECTABLE: &[SelectableField] = &[
+    field("involvedObject.kind", &["/involvedObject/kind"]),
+    field("involvedObject.namespace", &["/involvedObject/namespace"]),
+    field("involvedObject.name", &["/involvedObject/name"]),
+    field("involvedObject.uid", &["/involvedObject/uid"]),
+    field("involvedObject.apiVersion", &["/involvedObject/apiVersion"]),
+    field(
+        "involvedObject.resourceVersion",
+        &["/involvedObject/resourceVersion"],
+    ),
+    field("involvedObject.fieldPath", &["/involvedObject/fieldPath"]),
+    field("reason", &["/reason"]),
+    field("reportingComponent", &["/reportingComponent"]),
+    field("source", &["/source/component", "/reportingComponent"]),
+    field("type", &["/type"]),
+    METADATA_NAMESPACE,
+    METADATA_NAME,
+];
 
 /// The strategy of `v1` Event.
 #[derive(Debug, Default)]
@@ -18,6 +47,10 @@ impl Strategy for EventStrategy {
 
     fn tracks_generation(&self) -> bool {
         false
+    }
+
+    fn field_labels(&self) -> FieldLabels {
+        FieldLabels::Only(SELECTABLE)
     }
 
     /// As Kubernetes' `ValidateEventCreate` for the v1 API: an involved object that names a

@@ -14,6 +14,9 @@ use crate::registry::store::keep_fields;
 use crate::registry::strategy::decode_typed;
 use crate::registry::strategy::has_finalizers;
 use crate::registry::strategy::mark_for_finalizers;
+use crate::request::FieldLabels;
+use crate::request::METADATA_NAME;
+use crate::request::SelectableField;
 use crate::validation::NameRule;
 
 /// Kubernetes' answer to deleting a namespace that is still being emptied.
@@ -56,6 +59,16 @@ impl Strategy for NamespaceStrategy {
 
     fn name_rule(&self) -> NameRule {
         NameRule::DnsLabel
+    }
+
+    /// Kubernetes' Namespace field label conversion: `status.phase` and `metadata.name` only
+    /// (a namespace has no namespace to select on).
+    fn field_labels(&self) -> FieldLabels {
+        const PHASE: SelectableField = SelectableField {
+            label: "status.phase",
+            pointers: &["/status/phase"],
+        };
+        FieldLabels::Only(&[PHASE, METADATA_NAME])
     }
 
     fn tracks_generation(&self) -> bool {

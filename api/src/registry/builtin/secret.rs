@@ -11,6 +11,10 @@ use super::data_keys::check_immutable;
 use super::data_keys::check_keys;
 use crate::registry::Strategy;
 use crate::registry::strategy::decode_typed;
+use crate::request::FieldLabels;
+use crate::request::METADATA_NAME;
+use crate::request::METADATA_NAMESPACE;
+use crate::request::SelectableField;
 use crate::validation::FieldError;
 
 /// The strategy of `v1` Secret.
@@ -24,6 +28,15 @@ impl Strategy for SecretStrategy {
 
     fn tracks_generation(&self) -> bool {
         false
+    }
+
+    /// Kubernetes' Secret field label conversion: `type` besides name and namespace.
+    fn field_labels(&self) -> FieldLabels {
+        const TYPE: SelectableField = SelectableField {
+            label: "type",
+            pointers: &["/type"],
+        };
+        FieldLabels::Only(&[TYPE, METADATA_NAMESPACE, METADATA_NAME])
     }
 
     /// `stringData` is write-only: its entries overwrite `data` (base64-encoded) and it is

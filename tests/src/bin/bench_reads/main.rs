@@ -1,0 +1,136 @@
+//! The read-side benchmark: LIST of many 1 KiB ConfigMaps (whole and paged) on the leader and a
+//! follower, watch delivery latency with many concurrent watchers on one replica while writing,
+//! and the resident memory of replicas holding many objects with their history; etcd beside
+//! it for the list and memory figures (ranges through its JSON gateway, same HTTP client).
+//!
+//! ```sh
+//! cargo build --release -p apiary-node --bin apiary
+//! cargo run --release -p apiary-tests --bin bench_reads
+//! ```
+
+mod list;
+mod memory;
+mod report;
+mod watch;
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use apiary_tests::DevCluster;
+use apiary_tests::DevOptions;
+use apiary_tests::HarnessError;
+use apiary_tests::HttpClient;
+use apiary_tests::etcd_cluster;
+use apiary_tests::etcd_cluster::EtcdCluster;
+use clap::Parser;
+
+/// Command line of the read benchmark.
+#[derive(Debug, Parser)]
+#[command(
+    name = "bench_reads",
+    about = "Apiary vs etcd: LIST, watch latency, memory"
+)]
+pub struct Args {
+    /// Objects in the listed collection.
+    #[arg(long, default_value_t = 10_000)]
+    objects: u64,
+    /// Size of each object's value in bytes.
+    #[arg(long, default_value_t = 1024)]
+    value_size: usize,
+    /// Measured lists (or paged traversals) per row.
+    #[arg(long, default_value_t = 20)]
+    lists: u64,
+    /// Page size of the paged rows.
+    #[arg(long, default_value_t = 500)]
+    page: usize,
+    /// Concurrent watchers on one replica.
+    #[arg(long, default_value_t = 1000)]
+    watchers: usize,
+    /// Writes made while the watchers watch.
+    #[arg(long, default_value_t = 300)]
+    watch_writes: u64,
+    /// Rate of those writes, per second.
+    #[arg(long, default_value_t = 50)]
+    watch_rate: u64,
+    /// Objects held when resident memory is measured.
+    #[arg(long, default_value_t = 100_000)]
+    memory_objects: u64,
+    /// Skip the memory phase (the slowest).
+    #[arg(long)]
+    no_memory: bool,
+    /// Skip the etcd baseline even when etcd is installed.
+    #[arg(long)]
+    no_etcd: bool,
+}
+
+/// Concurrency of the unmeasured writes that fill collections.
+const FILL_CONCURRENCY: usize = 64;
+/// Time budget of one measured row or one fill.
+const BUDGET: Duration = Duration::from_secs(600);
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let args = Args::parse();
+    println!("{}", apiary_tests::machine::describe());
+    let mut rows = Vec::new();
+    if let Err(e) = bench_apiary(&args, &mut rows).await {
+        eprintln!("apiary benchmark failed: {e}");
+        return ExitCode::FAILURE;
+    }
+    if args.no_etcd {
+        println!("etcd: skipped (--no-etcd)");
+    } else if !etcd_cluster::etcd_available() {
+        println!("etcd: not found on PATH, baseline skipped (apt-get install -y etcd-server)");
+    } else if let Err(e) = bench_etcd(&args, &mut rows).await {
+        eprintln!("etcd benchmark failed: {e}");
+        return ExitCode::FAILURE;
+    }
+    println!("{}", report::table(&rows));
+    ExitCode::SUCCESS
+}
+
+async fn bench_apiary(args: &Args, rows: &mut Vec<report::Row>) -> Result<(), HarnessError> {
+    let cluster = DevCluster::start(DevOptions::default()).await?;
+    let leader = cluster
+        .wait_leader(Duration::from_secs(5))
+        .await
+        .unwrap_or(1);
+    let follower = if leader == 1 { 2 } else { 1 };
+    println!("apiary: 3 replicas, leader node-{leader}, follower node-{follower}");
+    let replicas: Vec<HttpClient> = (1..=cluster.nodes())
+        .map(|i| cluster.client(i).map(|c| c.clone().with_timeout(BUDGET)))
+        .collect::<Result<_, _>>()?;
+    list::fill_apiary(&replicas, 0, args.objects, args.value_size).await?;
+    for (role, index) in [("leader", leader), ("follower", follower)] {
+        rows.extend(list::apiary_rows(args, role, &replicas[index - 1]).await?);
+    }
+    rows.push(watch::apiary_latency(args, &cluster, leader, follower).await?);
+    if !args.no_memory {
+        rows.extend(memory::apiary(args, &cluster, &replicas).await?);
+    }
+    Ok(())
+}
+
+async fn bench_etcd(args: &Args, rows: &mut Vec<report::Row>) -> Result<(), HarnessError> {
+    let cluster = EtcdCluster::start(3, Duration::from_secs(60)).await?;
+    let leader = cluster.leader().await?;
+    let follower = if leader == 0 { 1 } else { 0 };
+    println!(
+        "etcd: 3 members, leader m{}, follower m{}",
+        leader + 1,
+        follower + 1
+    );
+    let members: Vec<HttpClient> = cluster
+        .clients()
+        .iter()
+        .map(|c| c.clone().with_timeout(BUDGET))
+        .collect();
+    list::fill_etcd(&members, 0, args.objects, args.value_size).await?;
+    for (role, index) in [("leader", leader), ("follower", follower)] {
+        rows.extend(list::etcd_rows(args, role, &members[index]).await?);
+    }
+    if !args.no_memory {
+        rows.extend(memory::etcd(args, &cluster, &members).await?);
+    }
+    Ok(())
+}
