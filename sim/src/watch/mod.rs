@@ -4,6 +4,8 @@
 
 mod event;
 mod watcher;
+#[cfg(test)]
+mod watcher_tests;
 
 pub use event::WatchLine;
 pub use event::parse_watch_line;
