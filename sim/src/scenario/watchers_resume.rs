@@ -1,7 +1,8 @@
 //! Scenario `watchers_resume_across_partition_and_crash` (R-HA-010, R-HA-014, R-RES-175,
 //! R-RES-229, R-RES-232): three replicas; two writers create, update and delete ConfigMaps
-//! through random replicas; three watchers list, then watch with bookmarks, switching replicas
-//! every few seconds and whenever their stream goes silent. Meanwhile the leader is cut off
+//! through random replicas; three watchers, starting one after another (during the partition
+//! and about when it heals), list, then watch with bookmarks, switching replicas every few seconds and
+//! whenever their stream goes silent. Meanwhile the leader is cut off
 //! from everyone (the other replicas and the clients) and healed, then the leader's host
 //! crashes and restarts. Finally a fence write is acknowledged and every watcher must reach
 //! its revision; then every watcher's log is checked for the six watch guarantees (ordered,
@@ -51,6 +52,9 @@ const CALM: Duration = Duration::from_secs(2);
 const PARTITIONED: Duration = Duration::from_secs(3);
 const DOWN: Duration = Duration::from_secs(3);
 const WATCHERS: u64 = 3;
+/// Between two watchers' starts: the second starts during the partition, the third about when
+/// it heals.
+const WATCHER_STAGGER: Duration = Duration::from_millis(2_500);
 const WRITERS: u64 = 2;
 
 fn watcher_options() -> WatcherOptions {
@@ -105,7 +109,11 @@ async fn drive(seed: u64, hosts: Vec<String>, faults: Faults) -> Result<Report, 
             goal.clone(),
             rng(seed, i),
         );
-        watcher.run()
+        let start = WATCHER_STAGGER * u32::try_from(i).unwrap_or(0);
+        async move {
+            tokio::time::sleep(start).await;
+            watcher.run().await
+        }
     });
     let writers = (0..WRITERS).map(|i| {
         let name = format!("writer-{i}");
