@@ -8,6 +8,7 @@
 //! - [`registry`]: resource types, strategies, the generic store, built-in kinds, and the
 //!   stored form of objects (the read hot path).
 //! - [`auth`]: authentication and authorization chains.
+//! - `watch`: watch streams over HTTP.
 //! - [`discovery`], [`health`], [`bootstrap`].
 //! - [`error`]: typed errors and their single translation to `Status`.
 //! - [`flavor`]: the only place product-named identifiers are spelled.
@@ -25,6 +26,7 @@ pub mod request;
 mod router;
 pub mod storage;
 pub mod validation;
+mod watch;
 
 #[cfg(test)]
 mod router_tests;

@@ -21,6 +21,7 @@ use crate::auth::AuthenticatorChain;
 use crate::auth::AuthorizerChain;
 use crate::config::ApiConfig;
 use crate::config::Clock;
+use crate::config::WatchSettings;
 use crate::discovery;
 use crate::error::ApiError;
 use crate::flavor::Flavor;
@@ -42,6 +43,7 @@ struct AppState {
     authz: AuthorizerChain,
     clock: Arc<dyn Clock>,
     flavor: Flavor,
+    watch: WatchSettings,
 }
 
 /// The whole HTTP API over `storage`.
@@ -53,6 +55,7 @@ pub fn router(storage: Arc<dyn Storage>, config: ApiConfig) -> Router {
         authz: AuthorizerChain::new(config.authorizers),
         clock: config.clock,
         flavor: config.flavor,
+        watch: config.watch,
     };
     Router::new()
         .route("/version", get(version).fallback(not_allowed))
@@ -125,6 +128,7 @@ async fn pipeline(state: &AppState, request: Request) -> Result<Response, ApiErr
         content_type,
         flavor: state.flavor,
         now: state.clock.now(),
+        watch: state.watch,
     };
     serve_resource(state.storage.as_ref(), &state.registry, req).await
 }

@@ -10,6 +10,7 @@ use http::StatusCode;
 
 use super::delete_options::delete_options;
 use super::json_response;
+use crate::config::WatchSettings;
 use crate::error::ApiError;
 use crate::flavor::Flavor;
 use crate::registry::Registry;
@@ -34,6 +35,8 @@ pub(crate) struct ResourceRequest<'a> {
     pub flavor: Flavor,
     /// The request's time.
     pub now: DateTime<Utc>,
+    /// How long watches run and how often they report progress.
+    pub watch: WatchSettings,
 }
 
 /// The media types request bodies may have (YAML, Protobuf and CBOR come with the codecs).
@@ -114,6 +117,16 @@ pub(crate) async fn serve_resource(
             let options = ListOptions::from_query(req.query, false, req.flavor)?;
             let body = store.list(storage, namespace, &options).await?;
             Ok(json_response(StatusCode::OK, body))
+        }
+        (Verb::Watch, _) if sub.is_empty() => {
+            let target = crate::watch::WatchTarget {
+                namespace,
+                name: &info.name,
+                query: req.query,
+                flavor: req.flavor,
+                settings: req.watch,
+            };
+            crate::watch::serve_watch(storage, store, target).await
         }
         (Verb::DeleteCollection, Some(_)) if sub.is_empty() => {
             let options = ListOptions::from_query(req.query, false, req.flavor)?;

@@ -16,7 +16,7 @@ pub enum Verb {
     Get,
     /// GET on a collection.
     List,
-    /// GET on a collection with `watch` (or the legacy `/watch/` prefix).
+    /// GET with `watch` on a collection or an item (or the legacy `/watch/` prefix).
     Watch,
     /// POST.
     Create,
@@ -177,6 +177,14 @@ impl RequestInfo {
             && let Some(name) = exact_name(query.get("fieldSelector"))
         {
             info.name = name;
+        } else if !info.name.is_empty()
+            && info.subresource.is_empty()
+            && info.verb == Verb::Get
+            && query.flag("watch")
+        {
+            // An item path with `watch` watches that one object (spec 000 "watch": collection
+            // or item), and is authorized as the watch it is.
+            info.verb = Verb::Watch;
         }
         if info.name.is_empty() && info.verb == Verb::Delete {
             info.verb = Verb::DeleteCollection;
@@ -337,6 +345,28 @@ mod tests {
                 "configmaps",
                 "",
                 "",
+            ),
+            (
+                Method::GET,
+                "/api/v1/namespaces/default/configmaps/x?watch=1",
+                "watch",
+                "",
+                "v1",
+                "default",
+                "configmaps",
+                "",
+                "x",
+            ),
+            (
+                Method::GET,
+                "/api/v1/namespaces/default/configmaps/x/status?watch=1",
+                "get",
+                "",
+                "v1",
+                "default",
+                "configmaps",
+                "status",
+                "x",
             ),
             (
                 Method::GET,

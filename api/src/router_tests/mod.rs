@@ -9,6 +9,7 @@ mod health;
 mod list;
 mod mem_storage;
 mod store;
+mod watch;
 
 use std::sync::Arc;
 use std::sync::OnceLock;

@@ -1,0 +1,225 @@
+//! Which changes a watch sends, and as what (spec 000 "Events"; R-RES-227..230).
+//!
+//! Without selectors nothing is parsed: a change is ADDED, MODIFIED or DELETED by what the
+//! store did, and the object is the stored bytes with the resourceVersion spliced in (the hot
+//! path). With selectors the old and the new version are both evaluated, as Kubernetes'
+//! watch cache does: an object that starts to match is ADDED, one that stops matching is
+//! DELETED (its previous state at the change's resourceVersion), one that matches before and
+//! after is MODIFIED, and one that matches neither is not sent.
+
+use bytes::Bytes;
+
+use super::event::EventType;
+use super::event::object_event;
+use crate::error::ApiError;
+use crate::registry::StoredJson;
+use crate::request::Selectors;
+use crate::storage::Change;
+use crate::storage::ChangeKind;
+use crate::storage::StoredObject;
+
+/// What a watch selects: optionally one object by name, and the request's selectors.
+#[derive(Debug, Clone)]
+pub(crate) struct Filter {
+    /// The one object watched (from the path), compared with the key's last segment.
+    name: Option<String>,
+    selectors: Selectors,
+}
+
+fn decode(object: &StoredObject) -> Result<StoredJson, ApiError> {
+    StoredJson::from_stored(object.value.clone()).map_err(|e| {
+        ApiError::Internal(format!("stored object {} cannot be read: {e}", object.key))
+    })
+}
+
+impl Filter {
+    /// Selects the object `name` (if not empty) among those `selectors` select.
+    pub(crate) fn new(name: &str, selectors: Selectors) -> Self {
+        Self {
+            name: (!name.is_empty()).then(|| name.to_owned()),
+            selectors,
+        }
+    }
+
+    /// Whether `key` can be of a selected object. Names cannot contain `/`, so the key's last
+    /// segment is the name.
+    fn key_selected(&self, key: &str) -> bool {
+        self.name
+            .as_deref()
+            .is_none_or(|name| key.rsplit('/').next() == Some(name))
+    }
+
+    /// Whether the decoded `stored` version is selected (parses it only with selectors).
+    fn selects(&self, stored: &StoredJson, key: &str) -> Result<bool, ApiError> {
+        if self.selectors.is_empty() {
+            return Ok(true);
+        }
+        let obj = stored
+            .to_value()
+            .map_err(|e| ApiError::Internal(format!("stored object {key} cannot be read: {e}")))?;
+        Ok(self.selectors.matches(&obj))
+    }
+
+    /// The synthetic ADDED event of an existing object, if selected.
+    pub(crate) fn initial(&self, object: &StoredObject) -> Result<Option<Bytes>, ApiError> {
+        if !self.key_selected(&object.key) {
+            return Ok(None);
+        }
+        let stored = decode(object)?;
+        Ok(self
+            .selects(&stored, &object.key)?
+            .then(|| object_event(EventType::Added, &stored, object.mod_revision)))
+    }
+
+    /// The event `change` is to this watch, if any.
+    pub(crate) fn event(&self, change: &Change) -> Result<Option<Bytes>, ApiError> {
+        let object = &change.object;
+        if !self.key_selected(&object.key) {
+            return Ok(None);
+        }
+        let revision = object.mod_revision;
+        let stored = decode(object)?;
+        if self.selectors.is_empty() {
+            let kind = match (change.kind, &change.previous) {
+                (ChangeKind::Put, None) => EventType::Added,
+                (ChangeKind::Put, Some(_)) => EventType::Modified,
+                (ChangeKind::Delete, _) => EventType::Deleted,
+            };
+            return Ok(Some(object_event(kind, &stored, revision)));
+        }
+        // A deleted object matches nothing now; its last state is the "old" version.
+        let (now, before) = match change.kind {
+            ChangeKind::Put => (
+                self.selects(&stored, &object.key)?,
+                change.previous.as_ref(),
+            ),
+            ChangeKind::Delete => (false, Some(change.previous.as_ref().unwrap_or(object))),
+        };
+        let before = match before {
+            Some(prev) => {
+                let prev_stored = decode(prev)?;
+                self.selects(&prev_stored, &prev.key)?
+                    .then_some(prev_stored)
+            }
+            None => None,
+        };
+        Ok(match (now, before) {
+            (true, None) => Some(object_event(EventType::Added, &stored, revision)),
+            (true, Some(_)) => Some(object_event(EventType::Modified, &stored, revision)),
+            (false, Some(prev)) => Some(object_event(EventType::Deleted, &prev, revision)),
+            (false, None) => None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+    use serde_json::json;
+
+    use super::*;
+    use crate::request::QueryParams;
+
+    fn version(name: &str, label: &str, revision: u64) -> StoredObject {
+        let obj = json!({"kind":"ConfigMap","metadata":{"name":name,"labels":{"l":label}}});
+        StoredObject {
+            key: format!("/registry/core/configmaps/default/{name}"),
+            value: StoredJson::to_stored(&obj).expect("encodes"),
+            mod_revision: revision,
+            create_revision: 1,
+        }
+    }
+
+    fn put(name: &str, old: Option<&str>, new: &str, revision: u64) -> Change {
+        Change {
+            kind: ChangeKind::Put,
+            object: version(name, new, revision),
+            previous: old.map(|l| version(name, l, revision - 1)),
+        }
+    }
+
+    fn delete(name: &str, last: &str, revision: u64) -> Change {
+        let prev = version(name, last, revision - 1);
+        Change {
+            kind: ChangeKind::Delete,
+            object: StoredObject {
+                mod_revision: revision,
+                ..prev.clone()
+            },
+            previous: Some(prev),
+        }
+    }
+
+    fn filter(name: &str, labels: &str) -> Filter {
+        let query = format!("labelSelector={labels}");
+        let selectors = Selectors::from_query(&QueryParams::parse(Some(&query))).expect("parses");
+        Filter::new(name, selectors)
+    }
+
+    fn seen(f: &Filter, change: &Change) -> Option<(String, Value, Value)> {
+        f.event(change).expect("decodes").map(|b| {
+            let e: Value = serde_json::from_slice(&b).expect("json");
+            let o = &e["object"]["metadata"];
+            (
+                e["type"].as_str().unwrap_or_default().to_owned(),
+                o["labels"]["l"].clone(),
+                o["resourceVersion"].clone(),
+            )
+        })
+    }
+
+    // R-RES-227, R-RES-228, R-RES-230
+    #[test]
+    fn without_selectors_the_store_decides() {
+        let all = filter("", "");
+        assert_eq!(
+            seen(&all, &put("a", None, "x", 2)),
+            Some(("ADDED".into(), json!("x"), json!("2")))
+        );
+        assert_eq!(
+            seen(&all, &put("a", Some("x"), "y", 3)),
+            Some(("MODIFIED".into(), json!("y"), json!("3")))
+        );
+        assert_eq!(
+            seen(&all, &delete("a", "y", 4)),
+            Some(("DELETED".into(), json!("y"), json!("4")))
+        );
+    }
+
+    // R-RES-110, R-RES-227, R-RES-230: selectors turn updates into ADDED and DELETED.
+    #[test]
+    fn selectors_evaluate_old_and_new() {
+        let f = filter("", "l%3Dx");
+        assert_eq!(
+            seen(&f, &put("a", Some("y"), "x", 3)),
+            Some(("ADDED".into(), json!("x"), json!("3")))
+        );
+        assert_eq!(
+            seen(&f, &put("a", Some("x"), "x", 4)),
+            Some(("MODIFIED".into(), json!("x"), json!("4")))
+        );
+        // The previous state, at the change's resourceVersion.
+        assert_eq!(
+            seen(&f, &put("a", Some("x"), "y", 5)),
+            Some(("DELETED".into(), json!("x"), json!("5")))
+        );
+        assert_eq!(seen(&f, &put("a", Some("y"), "z", 6)), None);
+        assert_eq!(seen(&f, &put("a", None, "y", 6)), None);
+        assert_eq!(
+            seen(&f, &delete("a", "x", 7)),
+            Some(("DELETED".into(), json!("x"), json!("7")))
+        );
+        assert_eq!(seen(&f, &delete("a", "y", 7)), None);
+    }
+
+    // R-RES-086
+    #[test]
+    fn a_name_selects_one_key() {
+        let f = filter("a", "");
+        assert!(seen(&f, &put("a", None, "x", 2)).is_some());
+        assert_eq!(seen(&f, &put("ab", None, "x", 2)), None);
+        assert_eq!(seen(&f, &put("b", None, "x", 2)), None);
+        assert!(f.initial(&version("a", "x", 2)).expect("ok").is_some());
+        assert!(f.initial(&version("ba", "x", 2)).expect("ok").is_none());
+    }
+}

@@ -1,0 +1,154 @@
+//! Watch over HTTP (spec 000 "Watch", "Events"; R-RES-085, R-RES-086, R-RES-136, R-RES-174):
+//! `GET <collection>?watch=1`, an item path with `watch`, or the legacy `/watch/` paths answer
+//! 200 with a chunked `application/json` stream of events.
+//!
+//! # Layout
+//! - [`start`]: where a watch starts, from its options.
+//! - [`filter`]: which changes a watch sends, and as which event.
+//! - [`event`]: how events are encoded.
+//! - [`stream`]: the body: events, bookmarks, timeout, errors.
+
+mod event;
+mod filter;
+mod start;
+mod stream;
+
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::response::Response;
+use http::HeaderValue;
+use http::StatusCode;
+use http::header;
+use rand::Rng;
+use tokio::time::Instant;
+
+use self::event::BookmarkObject;
+use self::event::error_event;
+use self::filter::Filter;
+use self::start::Start;
+use self::stream::Bookmarks;
+use self::stream::EventStream;
+use crate::config::WatchSettings;
+use crate::error::ApiError;
+use crate::flavor::Flavor;
+use crate::registry::Store;
+use crate::request::ListOptions;
+use crate::request::QueryParams;
+use crate::storage::Storage;
+use crate::storage::StorageError;
+
+/// What a watch request watches, besides its resource type.
+pub(crate) struct WatchTarget<'a> {
+    /// The namespace of the path (`None`: all namespaces, or a cluster-scoped type).
+    pub namespace: Option<&'a str>,
+    /// The one object watched (empty: the collection). The legacy item path and a
+    /// `metadata.name` field selector both set it.
+    pub name: &'a str,
+    /// The query: the list options.
+    pub query: &'a QueryParams,
+    /// The naming flavor.
+    pub flavor: Flavor,
+    /// The server's watch durations.
+    pub settings: WatchSettings,
+}
+
+/// How long the watch runs: `timeoutSeconds` if given and not zero, otherwise a random time
+/// between the minimum request timeout and twice it, so that clients do not all reconnect at
+/// once (as Kubernetes' list handler does).
+fn timeout(options: &ListOptions, settings: &WatchSettings) -> Duration {
+    match options.timeout_seconds {
+        Some(secs) if secs > 0 => Duration::from_secs(secs),
+        _ => settings
+            .min_request_timeout
+            .mul_f64(1.0 + rand::rng().random::<f64>()),
+    }
+}
+
+/// A 200 JSON response streaming `body`. No `Content-Length`: HTTP/1.1 sends it chunked.
+fn streaming(body: Body) -> Response {
+    let mut res = Response::new(body);
+    *res.status_mut() = StatusCode::OK;
+    res.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    res
+}
+
+/// Serves a watch of `store`'s objects.
+///
+/// Failures before the stream starts (invalid options, a list that cannot be served) are
+/// ordinary error responses. A start version below the compaction point is a 200 whose only
+/// event is an ERROR with a 410 `Expired` Status (R-RES-072, as Kubernetes answers); the
+/// client lists again and watches from the list's version (R-RES-176).
+pub(crate) async fn serve_watch(
+    storage: &dyn Storage,
+    store: &Store,
+    target: WatchTarget<'_>,
+) -> Result<Response, ApiError> {
+    let started = Instant::now();
+    let options = ListOptions::from_query(target.query, true, target.flavor)?;
+    let rt = store.resource();
+    let resource = rt.group_resource();
+    let storage_error = |e| ApiError::from_storage(e, &resource, "");
+    // One object in a known namespace (or of a cluster-scoped type) is one key: watch only it.
+    let prefix = match (target.name, target.namespace, rt.is_namespaced()) {
+        ("", _, _) | (_, None, true) => rt.collection_key(target.namespace),
+        (name, ns, _) => rt.object_key(ns.unwrap_or_default(), name),
+    };
+    let filter = Filter::new(target.name, options.selectors.clone());
+    let (initial, after, end_bookmark) = match Start::from_options(&options)? {
+        Start::Initial {
+            consistency,
+            end_bookmark,
+        } => {
+            let page = storage
+                .list(&prefix, None, 0, consistency)
+                .await
+                .map_err(storage_error)?;
+            let end = end_bookmark.then_some(page.revision);
+            (page.items, page.revision, end)
+        }
+        Start::Current(consistency) => {
+            let page = storage
+                .list(&prefix, None, 1, consistency)
+                .await
+                .map_err(storage_error)?;
+            (Vec::new(), page.revision, None)
+        }
+        Start::After(revision) => (Vec::new(), revision, None),
+    };
+    let changes = match storage.watch(&prefix, after).await {
+        Ok(changes) => changes,
+        Err(e @ StorageError::Compacted { .. }) => {
+            let event = error_event(&storage_error(e));
+            return Ok(streaming(Body::from_stream(futures::stream::iter([Ok::<
+                _,
+                std::convert::Infallible,
+            >(
+                event,
+            )]))));
+        }
+        Err(e) => return Err(storage_error(e)),
+    };
+    let bookmarks = options.allow_watch_bookmarks.then(|| Bookmarks {
+        object: BookmarkObject {
+            kind: rt.kind.clone(),
+            api_version: rt.api_version(),
+            flavor: target.flavor,
+        },
+        interval: target.settings.bookmark_interval,
+    });
+    let deadline = started + timeout(&options, &target.settings);
+    let events = EventStream::new(
+        initial,
+        end_bookmark,
+        changes,
+        filter,
+        resource.clone(),
+        bookmarks,
+        deadline,
+    );
+    Ok(streaming(events.into_body()))
+}

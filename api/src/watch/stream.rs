@@ -1,0 +1,168 @@
+//! The body of a watch: the initial events, then the store's changes as events, BOOKMARKs
+//! when asked for, until the timeout, the store stopping, or an error (sent as one ERROR
+//! event). One event per body frame, so each is flushed to the client as it is produced.
+//!
+//! The stream pulls from the store's [`WatchStream`]: a slow client only delays its own
+//! pulls (the store catches it up from history, or ends it with 410 once that history is
+//! compacted), so it never holds back other watches or the apply path. The only buffer is
+//! the events of one revision.
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::time::Duration;
+
+use axum::body::Body;
+use bytes::Bytes;
+use tokio::time::Instant;
+use tokio::time::sleep_until;
+
+use super::event::BookmarkObject;
+use super::event::error_event;
+use super::filter::Filter;
+use crate::error::ApiError;
+use crate::error::GroupResource;
+use crate::storage::Revision;
+use crate::storage::StoredObject;
+use crate::storage::WatchStream;
+
+/// How long before the deadline the last BOOKMARK goes out, so a client resuming after the
+/// timeout starts from a recent version (Kubernetes' watch cache does the same).
+const PRE_TIMEOUT_BOOKMARK: Duration = Duration::from_secs(2);
+
+/// When the periodic BOOKMARKs of a watch with `allowWatchBookmarks` are due.
+pub(crate) struct Bookmarks {
+    /// What a BOOKMARK looks like.
+    pub object: BookmarkObject,
+    /// The period.
+    pub interval: Duration,
+}
+
+/// A running watch.
+pub(crate) struct EventStream {
+    /// Existing objects still to send as ADDED.
+    initial: std::vec::IntoIter<StoredObject>,
+    /// The revision of the initial-events-end BOOKMARK, until it is sent.
+    end_bookmark: Option<Revision>,
+    changes: Box<dyn WatchStream>,
+    filter: Filter,
+    resource: GroupResource,
+    bookmarks: Option<Bookmarks>,
+    /// When the next periodic BOOKMARK is due (`None`: no more).
+    next_bookmark: Option<Instant>,
+    deadline: Instant,
+    /// Events of the current revision not yet sent.
+    pending: VecDeque<Bytes>,
+    /// Whether the stream ends once `pending` is sent.
+    finished: bool,
+}
+
+impl EventStream {
+    /// A watch sending `initial` as ADDED (and a BOOKMARK at `end_bookmark`, if given), then
+    /// the `changes` that pass `filter`, until `deadline`.
+    pub(crate) fn new(
+        initial: Vec<StoredObject>,
+        end_bookmark: Option<Revision>,
+        changes: Box<dyn WatchStream>,
+        filter: Filter,
+        resource: GroupResource,
+        bookmarks: Option<Bookmarks>,
+        deadline: Instant,
+    ) -> Self {
+        let mut this = Self {
+            initial: initial.into_iter(),
+            end_bookmark: end_bookmark.filter(|_| bookmarks.is_some()),
+            changes,
+            filter,
+            resource,
+            bookmarks,
+            next_bookmark: None,
+            deadline,
+            pending: VecDeque::new(),
+            finished: false,
+        };
+        this.schedule_bookmark(Instant::now());
+        this
+    }
+
+    /// The response body: one frame per event.
+    pub(crate) fn into_body(self) -> Body {
+        Body::from_stream(futures::stream::unfold(self, |mut s| async move {
+            s.next_event().await.map(|e| (Ok::<_, Infallible>(e), s))
+        }))
+    }
+
+    /// The next periodic BOOKMARK: an interval from `now`, but no later than shortly before
+    /// the deadline, and none once that moment has passed.
+    fn schedule_bookmark(&mut self, now: Instant) {
+        self.next_bookmark = self.bookmarks.as_ref().and_then(|b| {
+            let last = self
+                .deadline
+                .checked_sub(PRE_TIMEOUT_BOOKMARK)
+                .unwrap_or(now);
+            let due = (now + b.interval).min(last);
+            (due >= now).then_some(due)
+        });
+    }
+
+    /// Ends the stream with an ERROR event for `error`.
+    fn fail(&mut self, error: &ApiError) -> Bytes {
+        self.finished = true;
+        self.pending.clear();
+        error_event(error)
+    }
+
+    async fn next_event(&mut self) -> Option<Bytes> {
+        if let Some(e) = self.pending.pop_front() {
+            return Some(e);
+        }
+        if self.finished {
+            return None;
+        }
+        for object in self.initial.by_ref() {
+            match self.filter.initial(&object) {
+                Ok(Some(e)) => return Some(e),
+                Ok(None) => {}
+                Err(error) => return Some(self.fail(&error)),
+            }
+        }
+        if let (Some(revision), Some(b)) = (self.end_bookmark.take(), &self.bookmarks) {
+            return Some(b.object.event(revision, true));
+        }
+        loop {
+            let bookmark_due = self.next_bookmark;
+            tokio::select! {
+                biased;
+                _ = sleep_until(self.deadline) => return None,
+                batch = self.changes.next() => {
+                    match batch {
+                        Ok(Some(batch)) => {
+                            for change in &batch.changes {
+                                match self.filter.event(change) {
+                                    Ok(Some(e)) => self.pending.push_back(e),
+                                    Ok(None) => {}
+                                    Err(error) => return Some(self.fail(&error)),
+                                }
+                            }
+                            if let Some(e) = self.pending.pop_front() {
+                                return Some(e);
+                            }
+                        }
+                        Ok(None) => return None,
+                        Err(e) => {
+                            let error = ApiError::from_storage(e, &self.resource, "");
+                            return Some(self.fail(&error));
+                        }
+                    }
+                }
+                _ = sleep_until(bookmark_due.unwrap_or(self.deadline)), if bookmark_due.is_some() => {
+                    self.schedule_bookmark(Instant::now());
+                    let progress = self.changes.progress();
+                    // Revision 0 reports nothing (Kubernetes skips such bookmarks too).
+                    if let (Some(b), true) = (&self.bookmarks, progress > 0) {
+                        return Some(b.object.event(progress, false));
+                    }
+                }
+            }
+        }
+    }
+}
