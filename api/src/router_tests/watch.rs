@@ -437,6 +437,8 @@ async fn invalid_watch_options_are_rejected_before_the_stream() {
         "timeoutSeconds=x",
         "labelSelector=a%20in%20(",
         "sendInitialEvents=maybe&resourceVersionMatch=NotOlderThan",
+        // R-RES-110: a field ConfigMaps cannot be selected by.
+        "fieldSelector=spec.nodeName%3Dx",
     ] {
         let r = admin_call(&app, "GET", &format!("{CM_PATH}?watch=1&{query}"), None).await;
         assert_status(&r, 400, "BadRequest");

@@ -97,7 +97,8 @@ pub(crate) async fn serve_watch(
         ("", _, _) | (_, None, true) => rt.collection_key(target.namespace),
         (name, ns, _) => rt.object_key(ns.unwrap_or_default(), name),
     };
-    let filter = Filter::new(target.name, options.selectors.clone());
+    // The kind decides which fields its field selectors may name (400 otherwise).
+    let filter = Filter::new(target.name, store.selectors(options.selectors.clone())?);
     let (initial, after, end_bookmark) = match Start::from_options(&options)? {
         Start::Initial {
             consistency,
