@@ -20,6 +20,7 @@ use crate::history::History;
 use crate::history::ReadOutcome;
 use crate::history::ReadRecord;
 use crate::history::ReadValue;
+use crate::history::WriteOp;
 use crate::history::WriteOutcome;
 use crate::history::WriteRecord;
 use crate::net::CallError;
@@ -31,7 +32,7 @@ use crate::status_api::StatusReply;
 /// The namespace the clients' ConfigMaps live in (created by every replica's bootstrap).
 pub const NAMESPACE: &str = "default";
 /// The ConfigMap data key holding a write's value.
-const VALUE_KEY: &str = "value";
+pub const VALUE_KEY: &str = "value";
 
 /// Why a client call failed.
 #[derive(Debug, thiserror::Error)]
@@ -69,7 +70,8 @@ pub fn now() -> Duration {
     turmoil::sim_elapsed().unwrap_or_default()
 }
 
-fn configmaps_path() -> String {
+/// The collection path of the clients' ConfigMaps.
+pub fn configmaps_path() -> String {
     format!("/api/v1/namespaces/{NAMESPACE}/configmaps")
 }
 
@@ -123,28 +125,63 @@ impl SimClient {
     /// outcome: acknowledged with the answer's `resourceVersion`, rejected by a 4xx (other
     /// than 408 Request Timeout, which promises nothing), or unknown.
     pub async fn create(&self, replica: &str, name: &str, value: &str) -> WriteRecord {
-        let body = json!({
-            "apiVersion": "v1",
-            "kind": "ConfigMap",
-            "metadata": { "name": name },
-            "data": { VALUE_KEY: value },
-        });
+        self.write(WriteOp::Create, replica, name, value).await
+    }
+
+    /// Replaces ConfigMap `name` with one holding `value` (unconditionally: no
+    /// `resourceVersion`) through `replica`, and records it as [`SimClient::create`] does.
+    pub async fn update(&self, replica: &str, name: &str, value: &str) -> WriteRecord {
+        self.write(WriteOp::Update, replica, name, value).await
+    }
+
+    /// Deletes ConfigMap `name` through `replica` and records it as [`SimClient::create`]
+    /// does, except that an acknowledged delete has no revision: the API answers a `Status`.
+    pub async fn delete(&self, replica: &str, name: &str) -> WriteRecord {
+        self.write(WriteOp::Delete, replica, name, "").await
+    }
+
+    async fn write(&self, op: WriteOp, replica: &str, name: &str, value: &str) -> WriteRecord {
+        let object = || {
+            json!({
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": { "name": name },
+                "data": { VALUE_KEY: value },
+            })
+            .to_string()
+        };
+        let (method, path, body) = match op {
+            WriteOp::Create => (Method::POST, configmaps_path(), Bytes::from(object())),
+            WriteOp::Update => (
+                Method::PUT,
+                format!("{}/{name}", configmaps_path()),
+                Bytes::from(object()),
+            ),
+            WriteOp::Delete => (
+                Method::DELETE,
+                format!("{}/{name}", configmaps_path()),
+                Bytes::new(),
+            ),
+        };
         let sent_at = now();
         let answer = send(
-            Method::POST,
+            method,
             &api_url(replica),
-            &configmaps_path(),
+            &path,
             "application/json",
-            Bytes::from(body.to_string()),
+            body,
             self.deadline,
         )
         .await
         .map_err(Self::call_error(replica))
-        .and_then(|answer| parse_configmap(replica, &answer));
+        .and_then(|answer| match op {
+            WriteOp::Create | WriteOp::Update => {
+                parse_configmap(replica, &answer).map(|written| Some(written.mod_revision))
+            }
+            WriteOp::Delete => Ok(None),
+        });
         let outcome = match answer {
-            Ok(created) => WriteOutcome::Acked {
-                revision: created.mod_revision,
-            },
+            Ok(revision) => WriteOutcome::Acked { revision },
             Err(ClientError::Call {
                 source: CallError::Status { status, body },
                 ..
@@ -159,6 +196,7 @@ impl SimClient {
             },
         };
         let record = WriteRecord {
+            op,
             key: name.to_owned(),
             value: Bytes::copy_from_slice(value.as_bytes()),
             replica: replica.to_owned(),
@@ -168,6 +206,29 @@ impl SimClient {
         };
         self.history.borrow_mut().record_write(record.clone());
         record
+    }
+
+    /// Lists the ConfigMaps on `replica` with a quorum read (no `resourceVersion`) and returns
+    /// the list's `metadata.resourceVersion`: the revision a watch started from it continues
+    /// at. Not recorded in the history (a watcher records it in its own log).
+    pub async fn list_revision(&self, replica: &str) -> Result<u64, ClientError> {
+        let body = send(
+            Method::GET,
+            &api_url(replica),
+            &configmaps_path(),
+            "application/json",
+            Bytes::new(),
+            self.deadline,
+        )
+        .await
+        .map_err(Self::call_error(replica))?;
+        serde_json::from_slice::<Value>(&body)
+            .ok()
+            .and_then(|list| list["metadata"]["resourceVersion"].as_str()?.parse().ok())
+            .ok_or_else(|| ClientError::Malformed {
+                replica: replica.to_owned(),
+                reason: "a list without a numeric metadata.resourceVersion".to_owned(),
+            })
     }
 
     /// Reads ConfigMap `name` on `replica` with a quorum read (no `resourceVersion`: "Most

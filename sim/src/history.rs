@@ -1,5 +1,6 @@
 //! What the simulated clients did and saw: every write and every quorum read with its outcome,
-//! and the final view of every replica. Checkers (`crate::check`) judge a [`History`] after the run.
+//! every watcher's stream of events, and the final view of every replica. Checkers
+//! (`crate::check`) judge a [`History`] after the run.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -7,13 +8,28 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
+use crate::watch_history::WatchLog;
+
+/// What a write asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteOp {
+    /// Create the object (`POST`).
+    Create,
+    /// Replace the object unconditionally (`PUT` without `resourceVersion`).
+    Update,
+    /// Delete the object (`DELETE`). Its acknowledgement is a `Status` that carries no
+    /// revision, so an acknowledged delete has [`WriteOutcome::Acked`] with `revision: None`.
+    Delete,
+}
+
 /// How a write ended, as the client saw it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WriteOutcome {
-    /// The replica answered success: the write is committed at `revision`.
+    /// The replica answered success: the write is committed, at `revision` when the answer
+    /// says which (a delete's does not).
     Acked {
-        /// The committed revision.
-        revision: u64,
+        /// The committed revision, if the answer carried it.
+        revision: Option<u64>,
     },
     /// The API refused the write with a client error (4xx other than 408): nothing was
     /// stored.
@@ -35,9 +51,11 @@ pub enum WriteOutcome {
 /// One write a client issued.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WriteRecord {
+    /// What the write asked for.
+    pub op: WriteOp,
     /// The key written.
     pub key: String,
-    /// The value written.
+    /// The value written (empty for a delete).
     pub value: Bytes,
     /// The replica host the request went to.
     pub replica: String,
@@ -50,12 +68,17 @@ pub struct WriteRecord {
 }
 
 impl WriteRecord {
-    /// The committed revision, if the write was acknowledged.
+    /// The committed revision, if the write was acknowledged with one.
     pub fn acked_revision(&self) -> Option<u64> {
         match self.outcome {
-            WriteOutcome::Acked { revision } => Some(revision),
+            WriteOutcome::Acked { revision } => revision,
             WriteOutcome::Rejected { .. } | WriteOutcome::Unknown { .. } => None,
         }
+    }
+
+    /// Whether the write was acknowledged (with or without its revision).
+    pub fn is_acked(&self) -> bool {
+        matches!(self.outcome, WriteOutcome::Acked { .. })
     }
 }
 
@@ -63,8 +86,8 @@ impl fmt::Display for WriteRecord {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "write {} via {} at {:?}..{:?}: {:?}",
-            self.key, self.replica, self.sent_at, self.done_at, self.outcome
+            "{:?} {} via {} at {:?}..{:?}: {:?}",
+            self.op, self.key, self.replica, self.sent_at, self.done_at, self.outcome
         )
     }
 }
@@ -122,6 +145,8 @@ pub struct History {
     pub reads: Vec<ReadRecord>,
     /// Final quorum reads, by replica host name.
     pub final_views: BTreeMap<String, ReplicaView>,
+    /// What every watcher saw, one log per watcher.
+    pub watches: Vec<WatchLog>,
 }
 
 impl History {
@@ -137,7 +162,7 @@ impl History {
 
     /// The acknowledged writes.
     pub fn acked(&self) -> impl Iterator<Item = &WriteRecord> {
-        self.writes.iter().filter(|w| w.acked_revision().is_some())
+        self.writes.iter().filter(|w| w.is_acked())
     }
 
     /// A hash of everything recorded (keys, values, replicas, virtual times, outcomes, final

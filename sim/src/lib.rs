@@ -10,6 +10,8 @@
 //! - [`resource_api`]: the real resource API each replica host serves.
 //! - [`status_api`]: which leader a replica follows, for aiming faults.
 //! - [`client`]: calls both, recording a [`history::History`].
+//! - [`watch`]: watchers that stream events, resume across replicas and record a
+//!   [`watch_history::WatchLog`].
 //! - [`logging`]: log lines stamped with virtual time.
 //! - [`check`]: one checker per named guarantee, run over a history.
 //! - [`scenario`]: cluster + workload + faults + checks, as a function of a seed.
@@ -27,3 +29,5 @@ pub mod resource_api;
 pub mod scenario;
 pub mod status_api;
 pub mod trace;
+pub mod watch;
+pub mod watch_history;

@@ -30,6 +30,10 @@ use tokio_util::sync::CancellationToken;
 pub const API_PORT: u16 = 6443;
 /// The user the simulated clients act as (a member of `system:masters`).
 pub const CLIENT_USER: &str = "sim-client";
+/// How often a watch with `allowWatchBookmarks` gets a bookmark: often, so that watchers'
+/// progress reaches revisions no change has (elections' entries) within seconds of virtual
+/// time, and bookmarks are checked many times a run.
+pub const BOOKMARK_INTERVAL: Duration = Duration::from_secs(1);
 /// The naming flavor of simulated clusters.
 pub const FLAVOR: Flavor = Flavor::Platform;
 
@@ -70,6 +74,7 @@ pub fn serve_router(replica: &Arc<Replica>, identity: ClientCertificate) -> Rout
     let readiness = Arc::new(ReplicaReadiness::new(Arc::clone(replica), stopping.clone()));
     let mut config = ApiConfig::new(FLAVOR, readiness);
     config.clock = Arc::new(VirtualClock);
+    config.watch.bookmark_interval = BOOKMARK_INTERVAL;
     tokio::spawn(ensure_namespaces(Arc::clone(&storage), FLAVOR, stopping));
     apiary_api::router(storage, config).layer(Extension(identity))
 }

@@ -61,3 +61,10 @@ fn leader_crashed_replays_bit_exactly() {
 fn two_of_five_crashed_replays_bit_exactly() {
     assert_replays(scenario::two_of_five_crashed_restart_and_catch_up, 7, 8);
 }
+
+// R-HA-013: concurrent writers and watchers streaming across replica switches, a partition
+// and a crash replay exactly.
+#[test]
+fn watchers_resume_replays_bit_exactly() {
+    assert_replays(scenario::watchers_resume_across_partition_and_crash, 9, 10);
+}

@@ -58,3 +58,14 @@ fn leader_crashed_restarts_and_catches_up() {
 fn two_of_five_crashed_restart_and_catch_up() {
     run_seeds(scenario::two_of_five_crashed_restart_and_catch_up);
 }
+
+// R-HA-010: watchers that resume on another replica from their last seen revision get every
+// change in revision order, no gap, no duplicate. R-HA-014: across a leader partition and a
+// crash and restart, checked for the watch guarantees ordered, unique, atomic, reliable,
+// resumable and bookmarkable. R-RES-175 (resume continues the stream), R-RES-229 (a bookmark
+// means every change up to it was sent), R-RES-232 (one event per create, update and delete,
+// in order).
+#[test]
+fn watchers_resume_across_partition_and_crash() {
+    run_seeds(scenario::watchers_resume_across_partition_and_crash);
+}

@@ -69,10 +69,12 @@ mod tests {
     use super::*;
     use crate::history::ReadValue;
     use crate::history::ReplicaView;
+    use crate::history::WriteOp;
     use crate::history::WriteRecord;
 
     fn write(key: &str, outcome: WriteOutcome) -> WriteRecord {
         WriteRecord {
+            op: WriteOp::Create,
             key: key.to_owned(),
             value: Bytes::from(format!("v-{key}")),
             replica: "replica-1".to_owned(),
@@ -99,7 +101,7 @@ mod tests {
 
     fn history(views: &[(&str, ReplicaView)]) -> History {
         let mut history = History::default();
-        history.record_write(write("a", WriteOutcome::Acked { revision: 3 }));
+        history.record_write(write("a", WriteOutcome::Acked { revision: Some(3) }));
         history.record_write(write(
             "b",
             WriteOutcome::Unknown {

@@ -27,7 +27,7 @@ pub fn isolated_writes_not_acked(
         .writes
         .iter()
         .filter(|w| w.replica == replica && w.sent_at >= from && w.done_at < until)
-        .filter(|w| w.acked_revision().is_some())
+        .filter(|w| w.is_acked())
         .map(|write| Violation {
             guarantee: GUARANTEE,
             detail: format!("{write} was acknowledged by {replica} while it was isolated"),
@@ -40,11 +40,13 @@ mod tests {
     use bytes::Bytes;
 
     use super::*;
+    use crate::history::WriteOp;
     use crate::history::WriteOutcome;
     use crate::history::WriteRecord;
 
     fn isolated_write(outcome: WriteOutcome) -> WriteRecord {
         WriteRecord {
+            op: WriteOp::Create,
             key: "lost".to_owned(),
             value: Bytes::from_static(b"x"),
             replica: "replica-1".to_owned(),
@@ -77,7 +79,7 @@ mod tests {
     #[test]
     fn reports_an_ack_from_the_isolated_replica() {
         let mut h = History::default();
-        h.record_write(isolated_write(WriteOutcome::Acked { revision: 9 }));
+        h.record_write(isolated_write(WriteOutcome::Acked { revision: Some(9) }));
         let violations = check(&h);
         assert_eq!(violations.len(), 1, "{violations:?}");
     }
@@ -85,13 +87,13 @@ mod tests {
     #[test]
     fn ignores_writes_outside_the_isolation_window() {
         let mut h = History::default();
-        let mut early = isolated_write(WriteOutcome::Acked { revision: 2 });
+        let mut early = isolated_write(WriteOutcome::Acked { revision: Some(2) });
         early.sent_at = Duration::from_secs(1);
         h.record_write(early);
-        let mut after_heal = isolated_write(WriteOutcome::Acked { revision: 12 });
+        let mut after_heal = isolated_write(WriteOutcome::Acked { revision: Some(12) });
         after_heal.done_at = Duration::from_secs(11);
         h.record_write(after_heal);
-        let mut elsewhere = isolated_write(WriteOutcome::Acked { revision: 7 });
+        let mut elsewhere = isolated_write(WriteOutcome::Acked { revision: Some(7) });
         elsewhere.replica = "replica-2".to_owned();
         h.record_write(elsewhere);
         assert_eq!(check(&h), vec![]);

@@ -50,18 +50,20 @@ mod tests {
     use super::*;
     use crate::history::ReadRecord;
     use crate::history::ReadValue;
+    use crate::history::WriteOp;
     use crate::history::WriteOutcome;
     use crate::history::WriteRecord;
 
     fn history(read_sent_at: u64, served: ReadOutcome) -> History {
         let mut h = History::default();
         h.record_write(WriteRecord {
+            op: WriteOp::Create,
             key: "k".to_owned(),
             value: Bytes::from_static(b"v"),
             replica: "replica-2".to_owned(),
             sent_at: Duration::from_secs(1),
             done_at: Duration::from_secs(2),
-            outcome: WriteOutcome::Acked { revision: 9 },
+            outcome: WriteOutcome::Acked { revision: Some(9) },
         });
         h.record_read(ReadRecord {
             key: "k".to_owned(),

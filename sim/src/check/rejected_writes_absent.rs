@@ -46,10 +46,12 @@ mod tests {
     use super::*;
     use crate::history::ReadValue;
     use crate::history::ReplicaView;
+    use crate::history::WriteOp;
     use crate::history::WriteRecord;
 
     fn rejected(key: &str) -> WriteRecord {
         WriteRecord {
+            op: WriteOp::Create,
             key: key.to_owned(),
             value: Bytes::from_static(b"v"),
             replica: "replica-1".to_owned(),
@@ -99,7 +101,7 @@ mod tests {
         let mut h = History::default();
         h.record_write(rejected("k"));
         let mut acked = rejected("k");
-        acked.outcome = WriteOutcome::Acked { revision: 7 };
+        acked.outcome = WriteOutcome::Acked { revision: Some(7) };
         h.record_write(acked);
         h.final_views.insert("r1".to_owned(), view_with("k"));
         assert_eq!(rejected_writes_absent(&h), vec![]);

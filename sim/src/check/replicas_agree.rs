@@ -47,12 +47,14 @@ mod tests {
     use super::*;
     use crate::history::ReadValue;
     use crate::history::ReplicaView;
+    use crate::history::WriteOp;
     use crate::history::WriteOutcome;
     use crate::history::WriteRecord;
 
     fn history_with(views: Vec<(&str, Option<u64>)>) -> History {
         let mut history = History::default();
         history.record_write(WriteRecord {
+            op: WriteOp::Create,
             key: "k".to_owned(),
             value: Bytes::from_static(b"v"),
             replica: "replica-1".to_owned(),

@@ -1,13 +1,18 @@
 //! Simulated networking: the real HTTP routers served on turmoil sockets ([`SimListener`]) and
-//! deadline-bounded HTTP calls over them ([`post`]).
+//! deadline-bounded HTTP calls over them ([`post`]), and streamed answers read line by line
+//! ([`get_stream`]).
 
 mod http_call;
+mod http_stream;
 mod listener;
 mod transport;
 
 pub use http_call::CallError;
 pub use http_call::post;
 pub use http_call::send;
+pub use http_stream::LineError;
+pub use http_stream::LineStream;
+pub use http_stream::get_stream;
 pub use listener::SimListener;
 pub use transport::SimTransport;
 
@@ -84,6 +89,56 @@ mod tests {
             )
             .await?;
             assert_eq!(healed, Bytes::from_static(b"pong"));
+            Ok(())
+        });
+        sim.run().expect("simulation failed");
+    }
+
+    // R-RES-232 (plumbing): a streamed answer is cut into lines however its chunks fall — a
+    // line across two chunks, two lines in one, a last line without `\n` — and silence ends
+    // the wait with a typed error.
+    #[test]
+    fn streams_are_read_line_by_line() {
+        let mut sim = turmoil::Builder::new().rng_seed(5).build();
+        sim.host("server", || async {
+            let router = Router::new()
+                .route(
+                    "/stream",
+                    axum::routing::get(|| async {
+                        let chunks = ["fir", "st\nsecond\nthi", "rd"]
+                            .map(|c| Ok::<_, std::io::Error>(Bytes::from_static(c.as_bytes())));
+                        axum::body::Body::from_stream(futures::stream::iter(chunks))
+                    }),
+                )
+                .route(
+                    "/silent",
+                    axum::routing::get(|| async {
+                        axum::body::Body::from_stream(futures::stream::pending::<
+                            Result<Bytes, std::io::Error>,
+                        >())
+                    }),
+                );
+            axum::serve(SimListener::bind(80).await?, router).await?;
+            Ok(())
+        });
+        sim.client("client", async {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            let idle = Duration::from_secs(1);
+            let mut lines = get_stream("http://server:80", "/stream", idle).await?;
+            for expected in ["first", "second", "third"] {
+                let line = lines.next_line(idle).await?;
+                assert_eq!(line.as_deref(), Some(expected.as_bytes()));
+            }
+            assert_eq!(lines.next_line(idle).await?, None);
+
+            let mut silent = get_stream("http://server:80", "/silent", idle).await?;
+            let waited = silent.next_line(idle).await;
+            assert!(matches!(waited, Err(LineError::Idle { .. })), "{waited:?}");
+
+            let missing = get_stream("http://server:80", "/nope", idle).await;
+            assert!(
+                matches!(missing, Err(CallError::Status { status, .. }) if status == http::StatusCode::NOT_FOUND)
+            );
             Ok(())
         });
         sim.run().expect("simulation failed");

@@ -7,6 +7,8 @@ mod leader_crashed;
 mod leader_partitioned;
 mod phases;
 mod runner;
+mod watchers_resume;
+mod workload;
 
 use std::time::Duration;
 
@@ -18,6 +20,8 @@ pub use leader_crashed::leader_crashed_restarts_and_catches_up;
 pub use leader_crashed::two_of_five_crashed_restart_and_catch_up;
 pub use leader_partitioned::LEADER_PARTITIONED;
 pub use leader_partitioned::leader_partitioned_writes_resume_on_majority;
+pub use watchers_resume::WATCHERS_RESUME;
+pub use watchers_resume::watchers_resume_across_partition_and_crash;
 
 /// The environment variable that pins a scenario run to one seed.
 pub const SEED_ENV: &str = "APIARY_SIM_SEED";
@@ -64,6 +68,7 @@ pub const ALL: &[(&str, ScenarioFn)] = &[
         TWO_OF_FIVE_CRASHED,
         two_of_five_crashed_restart_and_catch_up,
     ),
+    (WATCHERS_RESUME, watchers_resume_across_partition_and_crash),
 ];
 
 /// The scenario called `name`.

@@ -13,6 +13,9 @@ use crate::scenario::Report;
 use crate::scenario::ScenarioError;
 use crate::trace;
 
+/// The host the scenario's client runs on.
+pub(crate) const CLIENT_HOST: &str = "client";
+
 /// Runs `client` (given the replica host names and the fault queue) in a cluster built from
 /// `options` until it finishes, then returns its result.
 pub(crate) fn run_with_client<C, Fut>(
@@ -31,7 +34,7 @@ where
     let outcome: Rc<RefCell<Option<Result<Report, ScenarioError>>>> = Rc::default();
     let slot = Rc::clone(&outcome);
     let work = client(cluster.hosts().to_vec(), faults.clone());
-    cluster.client("client", async move {
+    cluster.client(CLIENT_HOST, async move {
         let result = work.await;
         *slot.borrow_mut() = Some(result);
         Ok(())

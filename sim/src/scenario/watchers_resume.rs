@@ -1,0 +1,246 @@
+//! Scenario `watchers_resume_across_partition_and_crash` (R-HA-010, R-HA-014, R-RES-175,
+//! R-RES-229, R-RES-232): three replicas; two writers create, update and delete ConfigMaps
+//! through random replicas; three watchers, starting one after another (during the partition
+//! and about when it heals), list, then watch with bookmarks, switching replicas every few seconds and
+//! whenever their stream goes silent. Meanwhile the leader is cut off
+//! from everyone (the other replicas and the clients) and healed, then the leader's host
+//! crashes and restarts. Finally a fence write is acknowledged and every watcher must reach
+//! its revision; then every watcher's log is checked for the six watch guarantees (ordered,
+//! unique, atomic, reliable, resumable, bookmarkable) against the writes and the other
+//! watchers.
+
+use std::time::Duration;
+
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+
+use crate::check::watch_guarantees;
+use crate::client::SimClient;
+use crate::client::now;
+use crate::cluster::ClusterOptions;
+use crate::cluster::replica_host;
+use crate::fault::Faults;
+use crate::fault::HostFault;
+use crate::scenario::Report;
+use crate::scenario::ScenarioError;
+use crate::scenario::ScenarioFailure;
+use crate::scenario::phases::agreed_leader;
+use crate::scenario::phases::write_acked;
+use crate::scenario::runner::CLIENT_HOST;
+use crate::scenario::runner::run_with_client;
+use crate::scenario::workload::StopSignal;
+use crate::scenario::workload::WriterOptions;
+use crate::scenario::workload::write_until;
+use crate::watch::WatchGoal;
+use crate::watch::Watcher;
+use crate::watch::WatcherOptions;
+use crate::watch_history::WatchEntry;
+use crate::watch_history::WatchLog;
+
+/// The scenario's name, as its test is named.
+pub const WATCHERS_RESUME: &str = "watchers_resume_across_partition_and_crash";
+
+/// How long the first election may take.
+const ELECTION_BOUND: Duration = Duration::from_secs(10);
+/// How long the fence write, and the watchers' catching up to it, may take.
+const CONVERGE_BOUND: Duration = Duration::from_secs(15);
+/// A client call's deadline.
+const CALL_DEADLINE: Duration = Duration::from_secs(2);
+/// Writes before the first fault, the partition's length, the pause before the crash, the
+/// crashed host's downtime, and writes after the restart.
+const CALM: Duration = Duration::from_secs(2);
+const PARTITIONED: Duration = Duration::from_secs(3);
+const DOWN: Duration = Duration::from_secs(3);
+const WATCHERS: u64 = 3;
+/// Between two watchers' starts: the second starts during the partition, the third about when
+/// it heals.
+const WATCHER_STAGGER: Duration = Duration::from_millis(2_500);
+const WRITERS: u64 = 2;
+
+fn watcher_options() -> WatcherOptions {
+    WatcherOptions {
+        // Three bookmark intervals: a healthy quiet stream is never taken for a dead one.
+        idle: Duration::from_secs(3),
+        min_session: Duration::from_secs(1),
+        max_session: Duration::from_secs(4),
+        open_deadline: CALL_DEADLINE,
+    }
+}
+
+fn writer_options() -> WriterOptions {
+    WriterOptions {
+        min_pause: Duration::from_millis(50),
+        max_pause: Duration::from_millis(250),
+    }
+}
+
+/// Runs the scenario with `seed`.
+pub fn watchers_resume_across_partition_and_crash(seed: u64) -> Result<Report, ScenarioFailure> {
+    run_with_client(&ClusterOptions::new(seed), move |hosts, faults| {
+        drive(seed, hosts, faults)
+    })
+    .map_err(|error| ScenarioFailure {
+        scenario: WATCHERS_RESUME,
+        seed,
+        error,
+    })
+}
+
+/// A generator for one actor of the run, derived from the seed.
+fn rng(seed: u64, actor: u64) -> StdRng {
+    StdRng::seed_from_u64(seed.wrapping_mul(1_000).wrapping_add(actor))
+}
+
+async fn drive(seed: u64, hosts: Vec<String>, faults: Faults) -> Result<Report, ScenarioError> {
+    let client = &SimClient::new(CALL_DEADLINE);
+    let mut notes = Vec::new();
+
+    tracing::info!(seed, "phase: elect, start watchers and writers");
+    agreed_leader(client, &hosts, None, ELECTION_BOUND).await?;
+    let goal = WatchGoal::default();
+    let stop = StopSignal::default();
+    let watchers = (0..WATCHERS).map(|i| {
+        let name = format!("watcher-{i}");
+        let watcher = Watcher::new(
+            &name,
+            client,
+            &hosts,
+            watcher_options(),
+            goal.clone(),
+            rng(seed, i),
+        );
+        let start = WATCHER_STAGGER * u32::try_from(i).unwrap_or(0);
+        async move {
+            tokio::time::sleep(start).await;
+            watcher.run().await
+        }
+    });
+    let writers = (0..WRITERS).map(|i| {
+        let name = format!("writer-{i}");
+        let stop = stop.clone();
+        let hosts = &hosts;
+        async move {
+            write_until(
+                client,
+                &name,
+                hosts,
+                writer_options(),
+                stop,
+                rng(seed, 100 + i),
+            )
+            .await;
+        }
+    });
+    let faults_then_fence = async {
+        let script = faults_script(client, &hosts, &faults, &mut notes).await;
+        stop.stop();
+        script
+    };
+    let writes_then_goal = async {
+        let (script, ()) = tokio::join!(faults_then_fence, async {
+            futures::future::join_all(writers).await;
+        });
+        let fence = match script {
+            Ok(()) => write_acked(client, &hosts[0], "fence", CONVERGE_BOUND).await,
+            Err(error) => Err(error),
+        };
+        // Without a fence, the watchers stop at once.
+        let target = fence.as_ref().ok().and_then(|fence| fence.acked_revision());
+        goal.set(target.unwrap_or(0), CONVERGE_BOUND);
+        fence.map(|_| target.unwrap_or(0))
+    };
+    let (logs, target) = tokio::join!(futures::future::join_all(watchers), writes_then_goal);
+    let target = target?;
+
+    tracing::info!(seed, target, "phase: check the watchers");
+    for log in &logs {
+        let reached = log.progress().unwrap_or(0);
+        if reached < target {
+            return Err(ScenarioError::Stuck {
+                phase: format!("{} catching up to the fence", log.watcher),
+                bound: CONVERGE_BOUND,
+                last: format!("reached {reached} of {target}: {:?}", log.entries.last()),
+            });
+        }
+        notes.push(describe(log));
+    }
+    let mut history = client.take_history();
+    history.watches = logs;
+    let violations = watch_guarantees(&history);
+    if !violations.is_empty() {
+        return Err(ScenarioError::Violations(violations));
+    }
+    notes.push(format!(
+        "{} of {} writes acknowledged, up to revision {target}",
+        history.acked().count(),
+        history.writes.len()
+    ));
+    Ok(Report {
+        scenario: WATCHERS_RESUME,
+        seed,
+        notes,
+        elapsed: now(),
+        history_hash: history.fingerprint(),
+    })
+}
+
+/// Partitions the leader from every host, heals, then crashes the (new) leader's host and
+/// restarts it, with calm stretches between.
+async fn faults_script(
+    client: &SimClient,
+    hosts: &[String],
+    faults: &Faults,
+    notes: &mut Vec<String>,
+) -> Result<(), ScenarioError> {
+    tokio::time::sleep(CALM).await;
+    let leader = replica_host(agreed_leader(client, hosts, None, ELECTION_BOUND).await?);
+    tracing::info!(%leader, "phase: partition the leader from every host");
+    let others: Vec<&str> = hosts
+        .iter()
+        .map(String::as_str)
+        .filter(|h| *h != leader)
+        .chain([CLIENT_HOST])
+        .collect();
+    for other in &others {
+        turmoil::partition(leader.as_str(), *other);
+    }
+    notes.push(format!("partitioned {leader} at {:?}", now()));
+    tokio::time::sleep(PARTITIONED).await;
+    for other in &others {
+        turmoil::repair(leader.as_str(), *other);
+    }
+
+    tokio::time::sleep(CALM).await;
+    let leader = replica_host(agreed_leader(client, hosts, None, ELECTION_BOUND).await?);
+    tracing::info!(%leader, "phase: crash the leader's host, restart it");
+    faults.inject(HostFault::Crash(leader.clone())).await;
+    notes.push(format!("crashed {leader} at {:?}", now()));
+    tokio::time::sleep(DOWN).await;
+    faults.inject(HostFault::Restart(leader.clone())).await;
+    tokio::time::sleep(CALM).await;
+    Ok(())
+}
+
+/// One line about what a watcher did.
+fn describe(log: &WatchLog) -> String {
+    let mut replicas = std::collections::BTreeSet::new();
+    let (mut streams, mut bookmarks, mut relists) = (0, 0, 0);
+    for entry in &log.entries {
+        match entry {
+            WatchEntry::Opened { replica, .. } => {
+                streams += 1;
+                replicas.insert(replica.as_str());
+            }
+            WatchEntry::Bookmark { .. } => bookmarks += 1,
+            WatchEntry::Gone { .. } => relists += 1,
+            WatchEntry::Listed { .. } | WatchEntry::Event { .. } | WatchEntry::Closed { .. } => {}
+        }
+    }
+    format!(
+        "{}: {} events, {bookmarks} bookmarks, {streams} streams on {replicas:?}, {relists} \
+         relists after a 410, up to {:?}",
+        log.watcher,
+        log.events(),
+        log.progress()
+    )
+}

@@ -1,0 +1,88 @@
+//! A writer that keeps creating, updating and deleting ConfigMaps of its own through random
+//! replicas until told to stop, every write recorded in the client's history.
+
+use std::cell::Cell;
+use std::rc::Rc;
+use std::time::Duration;
+
+use rand::Rng;
+use rand::rngs::StdRng;
+
+use crate::client::SimClient;
+use crate::history::WriteOp;
+use crate::history::WriteOutcome;
+
+/// Tells writers to stop after their current write. Clones share it.
+#[derive(Debug, Clone, Default)]
+pub struct StopSignal(Rc<Cell<bool>>);
+
+impl StopSignal {
+    /// Stops every writer holding a clone.
+    pub fn stop(&self) {
+        self.0.set(true);
+    }
+
+    fn stopped(&self) -> bool {
+        self.0.get()
+    }
+}
+
+/// How a writer paces itself.
+#[derive(Debug, Clone)]
+pub struct WriterOptions {
+    /// The shortest pause between two writes.
+    pub min_pause: Duration,
+    /// The longest pause between two writes.
+    pub max_pause: Duration,
+}
+
+/// Writes through `hosts` under keys `{name}-{n}` until `stop`: a create when it holds fewer
+/// than two live keys or by chance, otherwise an update or a delete of one of its keys (the
+/// seeded `rng` decides). A key whose create had an unknown outcome counts as live: an update
+/// or delete of it may be refused, which the history records too.
+pub async fn write_until(
+    client: &SimClient,
+    name: &str,
+    hosts: &[String],
+    options: WriterOptions,
+    stop: StopSignal,
+    mut rng: StdRng,
+) {
+    let mut live: Vec<String> = Vec::new();
+    let mut created = 0u32;
+    // Numbers every value, so that each write's value is its own.
+    let mut writes = 0u32;
+    while !stop.stopped() {
+        writes += 1;
+        let host = &hosts[rng.random_range(0..hosts.len())];
+        let roll: f64 = rng.random();
+        let op = if live.len() < 2 || roll < 0.4 {
+            WriteOp::Create
+        } else if roll < 0.8 {
+            WriteOp::Update
+        } else {
+            WriteOp::Delete
+        };
+        let record = match op {
+            WriteOp::Create => {
+                let key = format!("{name}-{created}");
+                created += 1;
+                live.push(key.clone());
+                client.create(host, &key, &format!("{key} #{writes}")).await
+            }
+            WriteOp::Update => {
+                let key = &live[rng.random_range(0..live.len())];
+                client.update(host, key, &format!("{key} #{writes}")).await
+            }
+            WriteOp::Delete => {
+                let key = live.swap_remove(rng.random_range(0..live.len()));
+                client.delete(host, &key).await
+            }
+        };
+        if op == WriteOp::Create && matches!(record.outcome, WriteOutcome::Rejected { .. }) {
+            live.retain(|key| *key != record.key);
+        }
+        let pause = rng.random_range(options.min_pause..=options.max_pause);
+        tokio::time::sleep(pause).await;
+    }
+}
