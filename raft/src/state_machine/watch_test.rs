@@ -117,3 +117,29 @@ async fn history_compacted_away_is_a_typed_error() {
     put(&shared, 4, "/p/a", "3");
     assert_eq!(next(&mut at).await.revision, 4);
 }
+
+// R-HA-010, issue 3 "a slow watcher never blocks the others or the apply path": a watch that
+// never reads costs apply nothing (every write applies while it sleeps), another watch still
+// gets every change, and the sleeper, once the history it needs is compacted away, is ended
+// with the typed error its client resumes from (410) rather than holding memory.
+#[tokio::test]
+async fn a_watch_that_never_reads_holds_back_neither_apply_nor_other_watches() {
+    let shared = SharedState::new();
+    let mut sleeper = WatchStream::new(shared.clone(), "/p/", 0).unwrap();
+    let mut reader = WatchStream::new(shared.clone(), "/p/", 0).unwrap();
+    let total = 10_000;
+    for revision in 1..=total {
+        put(&shared, revision, "/p/a", &revision.to_string());
+    }
+    assert_eq!(shared.applied(), total);
+    for expected in 1..=total {
+        assert_eq!(next(&mut reader).await.revision, expected);
+    }
+    shared
+        .apply(total + 1, Some(&Command::compact(total / 2)))
+        .expect("in order");
+    assert!(matches!(
+        sleeper.next().await,
+        Err(MvccError::Compacted { requested: 0, .. })
+    ));
+}
