@@ -11,11 +11,12 @@ use bytes::Bytes;
 use http::Method;
 use http::Request;
 use http::StatusCode;
-use http::Uri;
 use http_body_util::BodyExt;
 use http_body_util::Full;
-use hyper_util::rt::TokioIo;
-use turmoil::net::TcpStream;
+
+use super::dial::Dialed;
+use super::dial::dial;
+use super::dial::http_error;
 
 /// Why a call failed. Only [`CallError::Status`] means the server answered; every other variant
 /// is a transport failure, after which the request may or may not have been processed.
@@ -128,31 +129,12 @@ impl Exchange<'_> {
             body,
             deadline,
         } = self;
-        let invalid = || CallError::InvalidUrl {
-            url: base_url.to_owned(),
-        };
-        let uri: Uri = base_url.parse().map_err(|_| invalid())?;
-        // Only `http://host:port` can be dialled: the simulation has no TLS and no default
-        // ports, and a bare name would otherwise fail later as an unreachable peer.
-        let authority = match (uri.scheme_str(), uri.authority()) {
-            (Some("http"), Some(authority)) if authority.port().is_some() => authority,
-            _ => return Err(invalid()),
-        };
-        let authority = authority.as_str().to_owned();
-
-        let stream = TcpStream::connect(authority.as_str())
-            .await
-            .map_err(|source| CallError::Connect {
-                authority: authority.clone(),
-                source,
-            })?;
-        let http_error = |source| CallError::Http {
-            authority: authority.clone(),
-            source,
-        };
-        let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-            .await
-            .map_err(http_error)?;
+        let Dialed {
+            authority,
+            mut sender,
+            connection,
+        } = dial(base_url).await?;
+        let http_error = http_error(&authority);
         // The connection task carries the same deadline: a request lost in a partition would
         // otherwise keep its simulated socket (and ephemeral port) open forever.
         tokio::spawn(async move {

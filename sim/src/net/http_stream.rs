@@ -13,14 +13,14 @@ use bytes::Bytes;
 use bytes::BytesMut;
 use http::Method;
 use http::Request;
-use http::Uri;
 use http_body_util::BodyExt;
 use http_body_util::Empty;
 use hyper::body::Incoming;
-use hyper_util::rt::TokioIo;
 use tokio::task::JoinHandle;
-use turmoil::net::TcpStream;
 
+use super::dial::Dialed;
+use super::dial::dial;
+use super::dial::http_error;
 use crate::net::CallError;
 
 /// Why reading the next line failed.
@@ -99,28 +99,12 @@ pub async fn get_stream(
 }
 
 async fn open(base_url: &str, path: &str) -> Result<LineStream, CallError> {
-    let invalid = || CallError::InvalidUrl {
-        url: base_url.to_owned(),
-    };
-    let uri: Uri = base_url.parse().map_err(|_| invalid())?;
-    let authority = match (uri.scheme_str(), uri.authority()) {
-        (Some("http"), Some(authority)) if authority.port().is_some() => authority,
-        _ => return Err(invalid()),
-    };
-    let authority = authority.as_str().to_owned();
-    let stream = TcpStream::connect(authority.as_str())
-        .await
-        .map_err(|source| CallError::Connect {
-            authority: authority.clone(),
-            source,
-        })?;
-    let http_error = |source| CallError::Http {
-        authority: authority.clone(),
-        source,
-    };
-    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-        .await
-        .map_err(http_error)?;
+    let Dialed {
+        authority,
+        mut sender,
+        connection,
+    } = dial(base_url).await?;
+    let http_error = http_error(&authority);
     // Lives as long as the stream: `LineStream` aborts it when dropped. An error answer's
     // body is read within the caller's deadline, and the stream is dropped right after.
     let connection = tokio::spawn(async move {

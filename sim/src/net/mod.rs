@@ -2,6 +2,7 @@
 //! deadline-bounded HTTP calls over them ([`post`]), and streamed answers read line by line
 //! ([`get_stream`]).
 
+mod dial;
 mod http_call;
 mod http_stream;
 mod listener;
