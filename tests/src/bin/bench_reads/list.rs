@@ -1,6 +1,10 @@
 //! LIST figures: a whole collection in one response, and a paged traversal (`limit` +
 //! `continue` for Apiary, `limit` + the next key for etcd), each on the leader and a follower.
 
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
 use apiary_tests::HarnessError;
 use apiary_tests::HttpClient;
 use apiary_tests::Reply;
@@ -89,40 +93,14 @@ pub async fn apiary_rows(
     client: &HttpClient,
 ) -> Result<Vec<Row>, HarnessError> {
     let expected = count_items(client, &objects::configmaps_path()).await?;
-    let full = {
-        let client = client.clone();
-        load::run(1, args.lists, BUDGET, move |_| {
-            let client = client.clone();
-            async move {
-                let items = count_items(&client, &objects::configmaps_path())
-                    .await
-                    .map_err(|e| e.to_string())?;
-                same(items, expected)
-            }
-        })
-        .await
+    let full = |client: HttpClient| async move {
+        count_items(&client, &objects::configmaps_path())
+            .await
+            .map_err(|e| e.to_string())
     };
-    let paged = {
-        let client = client.clone();
-        let page = args.page;
-        load::run(1, args.lists, BUDGET, move |_| {
-            let client = client.clone();
-            async move { same(traverse_apiary(&client, page).await?, expected) }
-        })
-        .await
-    };
-    Ok(vec![
-        Row::latency(
-            System::Apiary,
-            format!("LIST {expected} objects, one response, {role}"),
-            &full,
-        ),
-        Row::latency(
-            System::Apiary,
-            format!("LIST {expected} objects, pages of {}, {role}", args.page),
-            &paged,
-        ),
-    ])
+    let page = args.page;
+    let paged = move |client: HttpClient| async move { traverse_apiary(&client, page).await };
+    Ok(rows(args, System::Apiary, role, client, expected, full, paged).await)
 }
 
 /// Full and paged range rows of etcd on `client` (a member in `role`), linearizable.
@@ -131,40 +109,57 @@ pub async fn etcd_rows(
     role: &str,
     client: &HttpClient,
 ) -> Result<Vec<Row>, HarnessError> {
-    let expected = args.objects;
-    let full = {
-        let client = client.clone();
-        load::run(1, args.lists, BUDGET, move |_| {
-            let client = client.clone();
-            async move {
-                let (kvs, _) = etcd_range(&client, ETCD_PREFIX, 0).await?;
-                same(kvs.len() as u64, expected)
-            }
-        })
-        .await
+    let full = |client: HttpClient| async move {
+        let (keys, _) = etcd_range(&client, ETCD_PREFIX, 0).await?;
+        Ok(keys.len() as u64)
     };
-    let paged = {
-        let client = client.clone();
-        let page = args.page;
-        load::run(1, args.lists, BUDGET, move |_| {
-            let client = client.clone();
-            async move { same(traverse_etcd(&client, page).await?, expected) }
-        })
-        .await
-    };
-    Ok(vec![
-        Row::latency(
-            System::Etcd,
-            format!("LIST {expected} objects, one response, {role}"),
-            &full,
-        ),
-        Row::latency(
-            System::Etcd,
-            format!("LIST {expected} objects, pages of {}, {role}", args.page),
-            &paged,
-        ),
-    ])
+    let page = args.page;
+    let paged = move |client: HttpClient| async move { traverse_etcd(&client, page).await };
+    Ok(rows(args, System::Etcd, role, client, args.objects, full, paged).await)
 }
+
+/// Measures `full` and `paged` (each answers how many objects it saw, which must be
+/// `expected`) `--lists` times, one at a time.
+async fn rows<F, FF, P, PF>(
+    args: &Args,
+    system: System,
+    role: &str,
+    client: &HttpClient,
+    expected: u64,
+    full: F,
+    paged: P,
+) -> Vec<Row>
+where
+    F: Fn(HttpClient) -> FF + Send + Sync + 'static,
+    FF: Future<Output = Result<u64, String>> + Send + 'static,
+    P: Fn(HttpClient) -> PF + Send + Sync + 'static,
+    PF: Future<Output = Result<u64, String>> + Send + 'static,
+{
+    let counted = |client: HttpClient,
+                   list: Arc<dyn Fn(HttpClient) -> BoxedCount + Send + Sync>| {
+        load::run(1, args.lists, BUDGET, move |_| {
+            let seen = list(client.clone());
+            async move { same(seen.await?, expected) }
+        })
+    };
+    let full_level = counted(client.clone(), Arc::new(move |c| Box::pin(full(c)))).await;
+    let paged_level = counted(client.clone(), Arc::new(move |c| Box::pin(paged(c)))).await;
+    vec![
+        Row::latency(
+            system,
+            format!("LIST {expected} objects, one response, {role}"),
+            &full_level,
+        ),
+        Row::latency(
+            system,
+            format!("LIST {expected} objects, pages of {}, {role}", args.page),
+            &paged_level,
+        ),
+    ]
+}
+
+/// A list in flight, answering how many objects it saw.
+type BoxedCount = Pin<Box<dyn Future<Output = Result<u64, String>> + Send>>;
 
 fn same(got: u64, expected: u64) -> Result<(), String> {
     if got == expected {
