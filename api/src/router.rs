@@ -33,6 +33,7 @@ use crate::registry::Registry;
 use crate::request::QueryParams;
 use crate::request::RequestInfo;
 use crate::storage::Storage;
+use crate::watch::EncodedEvents;
 
 /// Everything a request handler shares.
 #[derive(Clone)]
@@ -44,6 +45,7 @@ struct AppState {
     clock: Arc<dyn Clock>,
     flavor: Flavor,
     watch: WatchSettings,
+    watch_events: Arc<EncodedEvents>,
 }
 
 /// The whole HTTP API over `storage`.
@@ -56,6 +58,7 @@ pub fn router(storage: Arc<dyn Storage>, config: ApiConfig) -> Router {
         clock: config.clock,
         flavor: config.flavor,
         watch: config.watch,
+        watch_events: Arc::default(),
     };
     Router::new()
         .route("/version", get(version).fallback(not_allowed))
@@ -129,6 +132,7 @@ async fn pipeline(state: &AppState, request: Request) -> Result<Response, ApiErr
         flavor: state.flavor,
         now: state.clock.now(),
         watch: state.watch,
+        watch_events: state.watch_events.clone(),
     };
     serve_resource(state.storage.as_ref(), &state.registry, req).await
 }

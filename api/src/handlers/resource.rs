@@ -2,6 +2,8 @@
 //! subresource and verb are checked against the resource type first: unknown resources and
 //! paths of the wrong scope are 404, verbs the type does not serve are 405.
 
+use std::sync::Arc;
+
 use axum::response::Response;
 use bytes::Bytes;
 use chrono::DateTime;
@@ -20,6 +22,7 @@ use crate::request::RequestInfo;
 use crate::request::Verb;
 use crate::request::get_consistency;
 use crate::storage::Storage;
+use crate::watch::EncodedEvents;
 
 /// What a resource handler needs besides the request.
 pub(crate) struct ResourceRequest<'a> {
@@ -37,6 +40,8 @@ pub(crate) struct ResourceRequest<'a> {
     pub now: DateTime<Utc>,
     /// How long watches run and how often they report progress.
     pub watch: WatchSettings,
+    /// The watch events this replica encoded for other watches.
+    pub watch_events: Arc<EncodedEvents>,
 }
 
 /// The media types request bodies may have (YAML, Protobuf and CBOR come with the codecs).
@@ -125,6 +130,7 @@ pub(crate) async fn serve_resource(
                 query: req.query,
                 flavor: req.flavor,
                 settings: req.watch,
+                encoded: req.watch_events,
             };
             crate::watch::serve_watch(storage, store, target).await
         }

@@ -7,8 +7,11 @@
 //! DELETED (its previous state at the change's resourceVersion), one that matches before and
 //! after is MODIFIED, and one that matches neither is not sent.
 
+use std::sync::Arc;
+
 use bytes::Bytes;
 
+use super::encoded::EncodedEvents;
 use super::event::EventType;
 use super::event::object_event;
 use crate::error::ApiError;
@@ -24,6 +27,8 @@ pub(crate) struct Filter {
     /// The one object watched (from the path), compared with the key's last segment.
     name: Option<String>,
     selectors: Selectors,
+    /// Events other watches of this replica already encoded.
+    encoded: Arc<EncodedEvents>,
 }
 
 fn decode(object: &StoredObject) -> Result<StoredJson, ApiError> {
@@ -33,12 +38,27 @@ fn decode(object: &StoredObject) -> Result<StoredJson, ApiError> {
 }
 
 impl Filter {
-    /// Selects the object `name` (if not empty) among those `selectors` select.
-    pub(crate) fn new(name: &str, selectors: Selectors) -> Self {
+    /// Selects the object `name` (if not empty) among those `selectors` select; change
+    /// events are shared through `encoded`.
+    pub(crate) fn new(name: &str, selectors: Selectors, encoded: Arc<EncodedEvents>) -> Self {
         Self {
             name: (!name.is_empty()).then(|| name.to_owned()),
             selectors,
+            encoded,
         }
+    }
+
+    /// The event `kind` of `object`'s stored version at `revision`, encoded once for every
+    /// watch that sends it.
+    fn shared_event(
+        &self,
+        kind: EventType,
+        object: &StoredObject,
+        revision: u64,
+    ) -> Result<Bytes, ApiError> {
+        self.encoded.get_or_encode(kind, &object.key, revision, || {
+            Ok(object_event(kind, &decode(object)?, revision))
+        })
     }
 
     /// Whether `key` can be of a selected object. Names cannot contain `/`, so the key's last
@@ -78,37 +98,35 @@ impl Filter {
             return Ok(None);
         }
         let revision = object.mod_revision;
-        let stored = decode(object)?;
         if self.selectors.is_empty() {
             let kind = match (change.kind, &change.previous) {
                 (ChangeKind::Put, None) => EventType::Added,
                 (ChangeKind::Put, Some(_)) => EventType::Modified,
                 (ChangeKind::Delete, _) => EventType::Deleted,
             };
-            return Ok(Some(object_event(kind, &stored, revision)));
+            return self.shared_event(kind, object, revision).map(Some);
         }
         // A deleted object matches nothing now; its last state is the "old" version.
         let (now, before) = match change.kind {
             ChangeKind::Put => (
-                self.selects(&stored, &object.key)?,
+                self.selects(&decode(object)?, &object.key)?,
                 change.previous.as_ref(),
             ),
             ChangeKind::Delete => (false, Some(change.previous.as_ref().unwrap_or(object))),
         };
         let before = match before {
-            Some(prev) => {
-                let prev_stored = decode(prev)?;
-                self.selects(&prev_stored, &prev.key)?
-                    .then_some(prev_stored)
-            }
+            Some(prev) => self.selects(&decode(prev)?, &prev.key)?.then_some(prev),
             None => None,
         };
-        Ok(match (now, before) {
-            (true, None) => Some(object_event(EventType::Added, &stored, revision)),
-            (true, Some(_)) => Some(object_event(EventType::Modified, &stored, revision)),
-            (false, Some(prev)) => Some(object_event(EventType::Deleted, &prev, revision)),
+        let event = match (now, before) {
+            (true, None) => Some((EventType::Added, object)),
+            (true, Some(_)) => Some((EventType::Modified, object)),
+            (false, Some(prev)) => Some((EventType::Deleted, prev)),
             (false, None) => None,
-        })
+        };
+        event
+            .map(|(kind, version)| self.shared_event(kind, version, revision))
+            .transpose()
     }
 }
 
@@ -153,7 +171,7 @@ mod tests {
     fn filter(name: &str, labels: &str) -> Filter {
         let query = format!("labelSelector={labels}");
         let selectors = Selectors::from_query(&QueryParams::parse(Some(&query))).expect("parses");
-        Filter::new(name, selectors)
+        Filter::new(name, selectors, Arc::default())
     }
 
     fn seen(f: &Filter, change: &Change) -> Option<(String, Value, Value)> {

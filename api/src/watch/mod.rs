@@ -6,13 +6,16 @@
 //! - [`start`]: where a watch starts, from its options.
 //! - [`filter`]: which changes a watch sends, and as which event.
 //! - [`event`]: how events are encoded.
+//! - [`encoded`]: events encoded once for every watch of a replica.
 //! - [`stream`]: the body: events, bookmarks, timeout, errors.
 
+mod encoded;
 mod event;
 mod filter;
 mod start;
 mod stream;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Body;
@@ -23,6 +26,7 @@ use http::header;
 use rand::Rng;
 use tokio::time::Instant;
 
+pub(crate) use self::encoded::EncodedEvents;
 use self::event::BookmarkObject;
 use self::event::error_event;
 use self::filter::Filter;
@@ -51,6 +55,8 @@ pub(crate) struct WatchTarget<'a> {
     pub flavor: Flavor,
     /// The server's watch durations.
     pub settings: WatchSettings,
+    /// Events other watches of this replica already encoded.
+    pub encoded: Arc<EncodedEvents>,
 }
 
 /// How long the watch runs: `timeoutSeconds` if given and not zero, otherwise a random time
@@ -98,7 +104,11 @@ pub(crate) async fn serve_watch(
         (name, ns, _) => rt.object_key(ns.unwrap_or_default(), name),
     };
     // The kind decides which fields its field selectors may name (400 otherwise).
-    let filter = Filter::new(target.name, store.selectors(options.selectors.clone())?);
+    let filter = Filter::new(
+        target.name,
+        store.selectors(options.selectors.clone())?,
+        target.encoded,
+    );
     let (initial, after, end_bookmark) = match Start::from_options(&options)? {
         Start::Initial {
             consistency,
