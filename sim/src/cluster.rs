@@ -45,8 +45,8 @@ pub const PEER_PORT: u16 = 7000;
 /// Where replica data lives on each host's [`SimDisk`].
 const DATA_ROOT: &str = "/data";
 
-/// The history every replica keeps (`--watch-history`'s default): scenarios run for less
-/// virtual time than this, so the compactor only samples unless a scenario outlives it.
+/// The history every replica keeps unless a scenario asks for less (`--watch-history`'s
+/// default): scenarios run for less virtual time than this, so the compactor only samples.
 const WATCH_HISTORY: Duration = Duration::from_secs(300);
 
 /// Seconds from the Unix epoch to the simulation's start: a fixed instant, so that nothing
@@ -95,6 +95,9 @@ pub struct ClusterOptions {
     pub snapshot_logs_threshold: u64,
     /// Upper bound of one message's latency on a link.
     pub max_latency: Duration,
+    /// How much MVCC history every replica's compactor keeps (`--watch-history`); a watch
+    /// resuming from further back gets a 410.
+    pub watch_history: Duration,
 }
 
 impl ClusterOptions {
@@ -107,6 +110,7 @@ impl ClusterOptions {
             timings: RaftTimings::default(),
             snapshot_logs_threshold: 10_000,
             max_latency: Duration::from_millis(10),
+            watch_history: WATCH_HISTORY,
         }
     }
 }
@@ -153,8 +157,9 @@ impl<'a> SimCluster<'a> {
             let disk = SimDisk::new();
             disks.insert(host.clone(), disk.clone());
             let identity = identity.clone();
+            let history = options.watch_history;
             sim.host(host.as_str(), move || {
-                run_replica(config.clone(), disk.clone(), identity.clone())
+                run_replica(config.clone(), disk.clone(), identity.clone(), history)
             });
             hosts.push(host);
         }
@@ -227,12 +232,13 @@ impl<'a> SimCluster<'a> {
 }
 
 /// One replica host's software: bind, open the log on the host's simulated disk, start the
-/// replica, serve the peer RPCs, the resource API and the status endpoint until the host is
-/// crashed.
+/// replica, serve the peer RPCs, the resource API and the status endpoint, and compact to
+/// `watch_history`, until the host is crashed.
 async fn run_replica(
     config: ReplicaConfig,
     disk: SimDisk,
     identity: ClientCertificate,
+    watch_history: Duration,
 ) -> turmoil::Result {
     // Bind before starting, so peers that already run find the ports open.
     let peer_listener = SimListener::bind(PEER_PORT).await?;
@@ -253,7 +259,7 @@ async fn run_replica(
     // Never cancelled: the compactor ends when the host is crashed, with the host's tasks.
     let compactor = run_compactor(
         Arc::clone(&replica),
-        WATCH_HISTORY,
+        watch_history,
         CancellationToken::new(),
     );
     let status = axum::serve(status_listener, status_router(replica));

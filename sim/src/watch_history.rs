@@ -127,6 +127,16 @@ impl WatchLog {
         })
     }
 
+    /// How often the watcher was told its revision was compacted (410), and so listed again.
+    pub fn relists(&self) -> u64 {
+        let gone = self
+            .entries
+            .iter()
+            .filter(|e| matches!(e, WatchEntry::Gone { .. }))
+            .count();
+        u64::try_from(gone).unwrap_or(u64::MAX)
+    }
+
     /// How many changes the watcher was delivered.
     pub fn events(&self) -> usize {
         self.entries

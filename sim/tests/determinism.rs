@@ -68,3 +68,10 @@ fn two_of_five_crashed_replays_bit_exactly() {
 fn watchers_resume_replays_bit_exactly() {
     assert_replays(scenario::watchers_resume_across_partition_and_crash, 9, 10);
 }
+
+// R-HA-013: with a short history, the compactor's proposals, the 410s and the relists they
+// force replay exactly too.
+#[test]
+fn watchers_relist_replays_bit_exactly() {
+    assert_replays(scenario::watchers_relist_after_compaction, 11, 12);
+}

@@ -200,5 +200,6 @@ async fn drive(
         notes,
         elapsed: now(),
         history_hash: history.fingerprint(),
+        relists: 0,
     })
 }

@@ -174,5 +174,6 @@ async fn drive(seed: u64, hosts: Vec<String>) -> Result<Report, ScenarioError> {
         notes,
         elapsed: now(),
         history_hash: history.fingerprint(),
+        relists: 0,
     })
 }

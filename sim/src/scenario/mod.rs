@@ -20,7 +20,9 @@ pub use leader_crashed::leader_crashed_restarts_and_catches_up;
 pub use leader_crashed::two_of_five_crashed_restart_and_catch_up;
 pub use leader_partitioned::LEADER_PARTITIONED;
 pub use leader_partitioned::leader_partitioned_writes_resume_on_majority;
+pub use watchers_resume::WATCHERS_RELIST;
 pub use watchers_resume::WATCHERS_RESUME;
+pub use watchers_resume::watchers_relist_after_compaction;
 pub use watchers_resume::watchers_resume_across_partition_and_crash;
 
 /// The environment variable that pins a scenario run to one seed.
@@ -39,6 +41,9 @@ pub struct Report {
     pub elapsed: Duration,
     /// [`crate::history::History::fingerprint`] of the run's history.
     pub history_hash: u64,
+    /// How often a watcher was told its revision was compacted (410) and listed again; 0 in
+    /// scenarios without watchers.
+    pub relists: u64,
 }
 
 /// The seeds to run: the one in [`SEED_ENV`] if set (an unparsable value is an error, so a typo
@@ -69,6 +74,7 @@ pub const ALL: &[(&str, ScenarioFn)] = &[
         two_of_five_crashed_restart_and_catch_up,
     ),
     (WATCHERS_RESUME, watchers_resume_across_partition_and_crash),
+    (WATCHERS_RELIST, watchers_relist_after_compaction),
 ];
 
 /// The scenario called `name`.

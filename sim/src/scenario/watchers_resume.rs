@@ -8,6 +8,13 @@
 //! its revision; then every watcher's log is checked for the six watch guarantees (ordered,
 //! unique, atomic, reliable, resumable, bookmarkable) against the writes and the other
 //! watchers.
+//!
+//! Its variant `watchers_relist_after_compaction` (R-RES-072, R-RES-176, R-RES-231)
+//! runs the same with replicas that keep only [`SHORT_HISTORY`] of history, and the first
+//! watcher stays away for [`AWAY`] after each deliberate switch, as a paused client would: it
+//! (and any watcher whose stream went silent long enough, its replica cut off or crashed)
+//! resumes from a revision already compacted, gets a 410, lists again and watches on; the six
+//! guarantees still hold, each relist starting afresh.
 
 use std::time::Duration;
 
@@ -39,6 +46,17 @@ use crate::watch_history::WatchLog;
 
 /// The scenario's name, as its test is named.
 pub const WATCHERS_RESUME: &str = "watchers_resume_across_partition_and_crash";
+/// The short-history variant's name, as its test is named.
+pub const WATCHERS_RELIST: &str = "watchers_relist_after_compaction";
+
+/// The variant's `--watch-history`: shorter than the silence after which a watcher leaves its
+/// replica (`idle`), so a watcher cut off by the partition or the crash resumes from a revision
+/// the leader has compacted meanwhile (the compactor lags by up to a second more).
+const SHORT_HISTORY: Duration = Duration::from_secs(2);
+/// How long the variant's first watcher stays away after a deliberate switch: the history and
+/// two compactor samples, so that the leader has compacted past the revision it resumes from
+/// whenever the writers moved the revision meanwhile.
+const AWAY: Duration = Duration::from_secs(4);
 
 /// How long the first election may take.
 const ELECTION_BOUND: Duration = Duration::from_secs(10);
@@ -57,13 +75,14 @@ const WATCHERS: u64 = 3;
 const WATCHER_STAGGER: Duration = Duration::from_millis(2_500);
 const WRITERS: u64 = 2;
 
-fn watcher_options() -> WatcherOptions {
+fn watcher_options(away: Duration) -> WatcherOptions {
     WatcherOptions {
         // Three bookmark intervals: a healthy quiet stream is never taken for a dead one.
         idle: Duration::from_secs(3),
         min_session: Duration::from_secs(1),
         max_session: Duration::from_secs(4),
         open_deadline: CALL_DEADLINE,
+        away,
     }
 }
 
@@ -76,11 +95,31 @@ fn writer_options() -> WriterOptions {
 
 /// Runs the scenario with `seed`.
 pub fn watchers_resume_across_partition_and_crash(seed: u64) -> Result<Report, ScenarioFailure> {
-    run_with_client(&ClusterOptions::new(seed), move |hosts, faults| {
-        drive(seed, hosts, faults)
+    run(WATCHERS_RESUME, &ClusterOptions::new(seed), Duration::ZERO)
+}
+
+/// Runs the short-history variant with `seed`.
+pub fn watchers_relist_after_compaction(seed: u64) -> Result<Report, ScenarioFailure> {
+    let options = ClusterOptions {
+        watch_history: SHORT_HISTORY,
+        ..ClusterOptions::new(seed)
+    };
+    run(WATCHERS_RELIST, &options, AWAY)
+}
+
+/// Runs `scenario` in a cluster built from `options`; the first watcher stays `away` after
+/// each deliberate switch.
+fn run(
+    scenario: &'static str,
+    options: &ClusterOptions,
+    away: Duration,
+) -> Result<Report, ScenarioFailure> {
+    let seed = options.seed;
+    run_with_client(options, move |hosts, faults| {
+        drive(scenario, seed, away, hosts, faults)
     })
     .map_err(|error| ScenarioFailure {
-        scenario: WATCHERS_RESUME,
+        scenario,
         seed,
         error,
     })
@@ -91,7 +130,13 @@ fn rng(seed: u64, actor: u64) -> StdRng {
     StdRng::seed_from_u64(seed.wrapping_mul(1_000).wrapping_add(actor))
 }
 
-async fn drive(seed: u64, hosts: Vec<String>, faults: Faults) -> Result<Report, ScenarioError> {
+async fn drive(
+    scenario: &'static str,
+    seed: u64,
+    away: Duration,
+    hosts: Vec<String>,
+    faults: Faults,
+) -> Result<Report, ScenarioError> {
     let client = &SimClient::new(CALL_DEADLINE);
     let mut notes = Vec::new();
 
@@ -101,11 +146,12 @@ async fn drive(seed: u64, hosts: Vec<String>, faults: Faults) -> Result<Report, 
     let stop = StopSignal::default();
     let watchers = (0..WATCHERS).map(|i| {
         let name = format!("watcher-{i}");
+        let away = if i == 0 { away } else { Duration::ZERO };
         let watcher = Watcher::new(
             &name,
             client,
             &hosts,
-            watcher_options(),
+            watcher_options(away),
             goal.clone(),
             rng(seed, i),
         );
@@ -153,6 +199,7 @@ async fn drive(seed: u64, hosts: Vec<String>, faults: Faults) -> Result<Report, 
     let target = target?;
 
     tracing::info!(seed, target, "phase: check the watchers");
+    let mut relists = 0;
     for log in &logs {
         let reached = log.progress().unwrap_or(0);
         if reached < target {
@@ -162,6 +209,7 @@ async fn drive(seed: u64, hosts: Vec<String>, faults: Faults) -> Result<Report, 
                 last: format!("reached {reached} of {target}: {:?}", log.entries.last()),
             });
         }
+        relists += log.relists();
         notes.push(describe(log));
     }
     let mut history = client.take_history();
@@ -176,11 +224,12 @@ async fn drive(seed: u64, hosts: Vec<String>, faults: Faults) -> Result<Report, 
         history.writes.len()
     ));
     Ok(Report {
-        scenario: WATCHERS_RESUME,
+        scenario,
         seed,
         notes,
         elapsed: now(),
         history_hash: history.fingerprint(),
+        relists,
     })
 }
 
@@ -224,7 +273,7 @@ async fn faults_script(
 /// One line about what a watcher did.
 fn describe(log: &WatchLog) -> String {
     let mut replicas = std::collections::BTreeSet::new();
-    let (mut streams, mut bookmarks, mut relists) = (0, 0, 0);
+    let (mut streams, mut bookmarks) = (0, 0);
     for entry in &log.entries {
         match entry {
             WatchEntry::Opened { replica, .. } => {
@@ -232,15 +281,18 @@ fn describe(log: &WatchLog) -> String {
                 replicas.insert(replica.as_str());
             }
             WatchEntry::Bookmark { .. } => bookmarks += 1,
-            WatchEntry::Gone { .. } => relists += 1,
-            WatchEntry::Listed { .. } | WatchEntry::Event { .. } | WatchEntry::Closed { .. } => {}
+            WatchEntry::Listed { .. }
+            | WatchEntry::Event { .. }
+            | WatchEntry::Gone { .. }
+            | WatchEntry::Closed { .. } => {}
         }
     }
     format!(
-        "{}: {} events, {bookmarks} bookmarks, {streams} streams on {replicas:?}, {relists} \
-         relists after a 410, up to {:?}",
+        "{}: {} events, {bookmarks} bookmarks, {streams} streams on {replicas:?}, {} relists \
+         after a 410, up to {:?}",
         log.watcher,
         log.events(),
+        log.relists(),
         log.progress()
     )
 }

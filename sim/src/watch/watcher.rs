@@ -3,6 +3,8 @@
 //! replica), the server closing it, an error, or a deliberate switch after a seeded time on one
 //! replica — resume on another replica from the newest revision seen (event or bookmark);
 //! when the replica says the revision is compacted (410), list again and watch from there.
+//! A watcher may stay away for a while after each deliberate switch, as a paused client
+//! would, so that it resumes from a revision the cluster may have compacted meanwhile.
 //! Everything is recorded in a [`WatchLog`] for the watch checkers.
 
 use std::cell::Cell;
@@ -41,6 +43,9 @@ pub struct WatcherOptions {
     pub max_session: Duration,
     /// Bound of a list, and of opening a stream (up to its status line).
     pub open_deadline: Duration,
+    /// How long the watcher stays away after a deliberate switch before it resumes (zero:
+    /// at once).
+    pub away: Duration,
 }
 
 /// When watchers may stop: once they have seen every change up to a revision, or give up at a
@@ -78,8 +83,9 @@ enum StreamEnd {
     /// Anything else: resume on another replica.
     Closed {
         reason: String,
-        /// The stream never opened: pause before the next attempt.
-        failed_to_open: bool,
+        /// How long to wait before the next attempt: [`RETRY_PAUSE`] after a stream that never
+        /// opened, [`WatcherOptions::away`] after a deliberate switch, else nothing.
+        pause: Duration,
     },
 }
 
@@ -146,14 +152,11 @@ impl<'a> Watcher<'a> {
                     self.record(WatchEntry::Gone { at: now() });
                     must_list = true;
                 }
-                StreamEnd::Closed {
-                    reason,
-                    failed_to_open,
-                } => {
+                StreamEnd::Closed { reason, pause } => {
                     self.record(WatchEntry::Closed { reason, at: now() });
                     replica = self.other_than(replica);
-                    if failed_to_open {
-                        tokio::time::sleep(RETRY_PAUSE).await;
+                    if !pause.is_zero() {
+                        tokio::time::sleep(pause).await;
                     }
                 }
             }
@@ -180,7 +183,7 @@ impl<'a> Watcher<'a> {
     async fn stream(&mut self, host: &str) -> StreamEnd {
         let closed = |reason: String| StreamEnd::Closed {
             reason,
-            failed_to_open: false,
+            pause: Duration::ZERO,
         };
         let Some(from) = self.log.progress() else {
             return StreamEnd::Gone;
@@ -202,7 +205,7 @@ impl<'a> Watcher<'a> {
             Err(error) => {
                 return StreamEnd::Closed {
                     reason: format!("opening failed: {}", error_chain(&error)),
-                    failed_to_open: true,
+                    pause: RETRY_PAUSE,
                 };
             }
         };
@@ -216,7 +219,16 @@ impl<'a> Watcher<'a> {
             }
             let left = session_end.saturating_sub(now());
             if left.is_zero() {
-                return closed(format!("switching replicas after {session:?}"));
+                let away = self.options.away;
+                let reason = if away.is_zero() {
+                    format!("switching replicas after {session:?}")
+                } else {
+                    format!("switching replicas after {session:?}, away for {away:?}")
+                };
+                return StreamEnd::Closed {
+                    reason,
+                    pause: away,
+                };
             }
             let line = match stream.next_line(self.options.idle.min(left)).await {
                 Ok(Some(line)) => line,

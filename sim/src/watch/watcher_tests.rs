@@ -1,6 +1,6 @@
 //! The watcher against scripted watch servers on simulated hosts: each stream ends after one
-//! event, so the watcher must resume on the other replica from its last revision; a stale
-//! start revision gets an `ERROR` 410 event, so it must list again.
+//! event (or falls silent), so the watcher must resume on the other replica from its last
+//! revision; a stale start revision gets an `ERROR` 410 event, so it must list again.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicU32;
@@ -45,8 +45,8 @@ fn event_line(revision: u64) -> String {
 
 /// A fake replica: lists answer `lists[min(call, last)]`; a watch from below `compacted` gets
 /// an ERROR 410 event; otherwise a bookmark at its start, then the first change after it, and
-/// the stream ends.
-fn fake_replica(lists: &'static [u64], compacted: u64) -> Router {
+/// the stream ends (with `hold`: stays open and silent).
+fn fake_replica(lists: &'static [u64], compacted: u64, hold: bool) -> Router {
     let calls = Arc::new(AtomicU32::new(0));
     Router::new().route(
         &configmaps_path(),
@@ -81,15 +81,30 @@ fn fake_replica(lists: &'static [u64], compacted: u64) -> Router {
                         tokio::time::sleep(Duration::from_millis(50)).await;
                         Ok::<_, std::io::Error>(line.unwrap_or_default())
                     });
-                Body::from_stream(lines)
+                if hold {
+                    Body::from_stream(lines.chain(futures::stream::pending()))
+                } else {
+                    Body::from_stream(lines)
+                }
             }
         }),
     )
 }
 
-/// Runs one watcher over `replica-1` and `replica-2`, both serving `router()`, until it has
-/// seen revision 9, and returns its log.
-fn watch_fakes(router: fn() -> Router) -> WatchLog {
+/// Options with sessions of `session` on one replica and `away` after each deliberate switch.
+fn options(session: Duration, away: Duration) -> WatcherOptions {
+    WatcherOptions {
+        idle: Duration::from_secs(1),
+        min_session: session,
+        max_session: session,
+        open_deadline: Duration::from_secs(1),
+        away,
+    }
+}
+
+/// Runs one watcher with `options` over `replica-1` and `replica-2`, both serving `router()`,
+/// until it has seen revision 9, and returns its log.
+fn watch_fakes(router: fn() -> Router, options: WatcherOptions) -> WatchLog {
     let mut sim = turmoil::Builder::new().rng_seed(3).build();
     for host in ["replica-1", "replica-2"] {
         sim.host(host, move || async move {
@@ -105,12 +120,6 @@ fn watch_fakes(router: fn() -> Router) -> WatchLog {
         let hosts = vec!["replica-1".to_owned(), "replica-2".to_owned()];
         let goal = WatchGoal::default();
         goal.set(9, Duration::from_secs(20));
-        let options = WatcherOptions {
-            idle: Duration::from_secs(1),
-            min_session: Duration::from_secs(5),
-            max_session: Duration::from_secs(5),
-            open_deadline: Duration::from_secs(1),
-        };
         let watcher = Watcher::new(
             "w",
             &client,
@@ -149,6 +158,11 @@ fn checked(log: WatchLog) -> History {
     history
 }
 
+/// Sessions longer than the tests, so every switch is the server's doing.
+fn long_sessions() -> WatcherOptions {
+    options(Duration::from_secs(5), Duration::ZERO)
+}
+
 fn opened(log: &WatchLog) -> Vec<(String, u64)> {
     log.entries
         .iter()
@@ -163,7 +177,10 @@ fn opened(log: &WatchLog) -> Vec<(String, u64)> {
 // replica from the last revision it saw, and so gets every change once, in order.
 #[test]
 fn resumes_on_the_other_replica_from_the_last_revision() {
-    let history = checked(watch_fakes(|| fake_replica(&[2], 0)));
+    let history = checked(watch_fakes(
+        || fake_replica(&[2], 0, false),
+        long_sessions(),
+    ));
     let log = &history.watches[0];
     assert_eq!(log.events(), 4, "{log:#?}");
     let opened = opened(log);
@@ -179,7 +196,10 @@ fn resumes_on_the_other_replica_from_the_last_revision() {
 // again and watch from the new list's revision.
 #[test]
 fn lists_again_after_an_error_410() {
-    let history = checked(watch_fakes(|| fake_replica(&[2, 5], 5)));
+    let history = checked(watch_fakes(
+        || fake_replica(&[2, 5], 5, false),
+        long_sessions(),
+    ));
     let log = &history.watches[0];
     let gone = log
         .entries
@@ -190,4 +210,32 @@ fn lists_again_after_an_error_410() {
     let froms: Vec<u64> = opened(log).iter().map(|(_, from)| *from).collect();
     assert_eq!(froms, [2, 5, 7], "{log:#?}");
     assert_eq!(log.events(), 2, "{log:#?}");
+}
+
+// R-RES-175: after a deliberate switch (its stream silent but open) the watcher stays away as
+// long as asked, as a paused client would, then resumes on the other replica from its last
+// revision; the relist scenario relies on this to outlive the history.
+#[test]
+fn stays_away_after_a_deliberate_switch() {
+    let away = Duration::from_secs(2);
+    let history = checked(watch_fakes(
+        || fake_replica(&[2], 0, true),
+        options(Duration::from_millis(300), away),
+    ));
+    let log = &history.watches[0];
+    let mut switched_at = None;
+    let mut gaps = Vec::new();
+    for entry in &log.entries {
+        match entry {
+            WatchEntry::Closed { reason, at } if reason.starts_with("switching replicas") => {
+                switched_at = Some(*at);
+            }
+            WatchEntry::Opened { at, .. } => gaps.extend(switched_at.take().map(|s| *at - s)),
+            _ => {}
+        }
+    }
+    assert_eq!(gaps.len(), 3, "{log:#?}");
+    assert!(gaps.iter().all(|gap| *gap >= away), "{gaps:?}");
+    let froms: Vec<u64> = opened(log).iter().map(|(_, from)| *from).collect();
+    assert_eq!(froms, [2, 3, 5, 7], "{log:#?}");
 }
