@@ -444,3 +444,42 @@ async fn invalid_watch_options_are_rejected_before_the_stream() {
         assert_status(&r, 400, "BadRequest");
     }
 }
+
+// R-RES-234: events that are ready together share a body frame (each still one JSON document
+// ending in a newline), so a watch's initial state is not one write per object.
+#[tokio::test]
+async fn events_ready_together_share_a_frame() {
+    let (app, _) = app().await;
+    let count = 50;
+    for i in 0..count {
+        create(&app, &format!("cm-{i}"), "x").await;
+    }
+    let mut w = Watch::open(&app, &format!("{CM_PATH}?watch=1")).await;
+    let mut frames = 0;
+    let mut events = Vec::new();
+    while events.len() < count {
+        let frame = tokio::time::timeout(PATIENCE, w.body.frame())
+            .await
+            .expect("a frame in time")
+            .expect("the watch goes on")
+            .expect("body frame");
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        frames += 1;
+        assert_eq!(data.last(), Some(&b'\n'), "a frame ends with a whole event");
+        for line in data.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+            events.push(brief(
+                &serde_json::from_slice(line).expect("one JSON event"),
+            ));
+        }
+    }
+    let names: Vec<String> = (0..count).map(|i| format!("cm-{i}")).collect();
+    let mut seen: Vec<String> = events.iter().map(|(_, name, _)| name.clone()).collect();
+    seen.sort();
+    let mut expected = names.clone();
+    expected.sort();
+    assert_eq!(seen, expected);
+    assert!(events.iter().all(|(kind, _, _)| kind == "ADDED"));
+    assert!(frames < count, "{count} events took {frames} frames");
+}

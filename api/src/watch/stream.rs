@@ -13,6 +13,8 @@ use std::time::Duration;
 
 use axum::body::Body;
 use bytes::Bytes;
+use bytes::BytesMut;
+use futures::FutureExt;
 use tokio::time::Instant;
 use tokio::time::sleep_until;
 
@@ -24,6 +26,11 @@ use crate::error::GroupResource;
 use crate::storage::Revision;
 use crate::storage::StoredObject;
 use crate::storage::WatchStream;
+
+/// The most bytes of events written as one body frame. Events that are ready together (the
+/// initial ones, or a backlog while the client was slow to read) go out in one frame, so a
+/// busy watch costs one TLS record and one write per frame rather than per event.
+const MAX_FRAME: usize = 64 * 1024;
 
 /// How long before the deadline the last BOOKMARK goes out, so a client resuming after the
 /// timeout starts from a recent version (Kubernetes' watch cache does the same).
@@ -84,11 +91,28 @@ impl EventStream {
         this
     }
 
-    /// The response body: one frame per event.
+    /// The response body: each frame the next event and whatever others are ready with it.
     pub(crate) fn into_body(self) -> Body {
         Body::from_stream(futures::stream::unfold(self, |mut s| async move {
-            s.next_event().await.map(|e| (Ok::<_, Infallible>(e), s))
+            s.next_frame().await.map(|e| (Ok::<_, Infallible>(e), s))
         }))
+    }
+
+    /// The next event, followed by every event already available (up to [`MAX_FRAME`] bytes),
+    /// without waiting for more. `next_event` is cancel safe, so polling it once and dropping
+    /// it loses nothing; a single event goes out as it is, still shared with other watches.
+    async fn next_frame(&mut self) -> Option<Bytes> {
+        let first = self.next_event().await?;
+        let mut frame: Option<BytesMut> = None;
+        while frame.as_ref().map_or(first.len(), BytesMut::len) < MAX_FRAME {
+            let Some(Some(more)) = self.next_event().now_or_never() else {
+                break;
+            };
+            frame
+                .get_or_insert_with(|| BytesMut::from(&first[..]))
+                .extend_from_slice(&more);
+        }
+        Some(frame.map_or(first, BytesMut::freeze))
     }
 
     /// The next periodic BOOKMARK: an interval from `now`, but no later than shortly before
