@@ -8,6 +8,7 @@
 
 mod acked_writes_durable;
 mod isolated_writes_not_acked;
+mod linearizable;
 mod reads_see_acked_writes;
 mod rejected_writes_absent;
 mod replicas_agree;
@@ -22,6 +23,8 @@ mod watch_unique;
 
 pub use acked_writes_durable::acked_writes_durable;
 pub use isolated_writes_not_acked::isolated_writes_not_acked;
+pub use linearizable::Linearizability;
+pub use linearizable::linearizable;
 pub use reads_see_acked_writes::reads_see_acked_writes;
 pub use rejected_writes_absent::rejected_writes_absent;
 pub use replicas_agree::replicas_agree;

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::check::acked_writes_durable;
+use crate::check::linearizable;
 use crate::check::reads_see_acked_writes;
 use crate::check::rejected_writes_absent;
 use crate::check::replicas_agree;
@@ -184,9 +185,12 @@ async fn drive(
     violations.extend(replicas_agree(&history));
     violations.extend(rejected_writes_absent(&history));
     violations.extend(reads_see_acked_writes(&history));
+    let linearizability = linearizable(&history);
+    violations.extend(linearizability.violations.iter().cloned());
     if !violations.is_empty() {
         return Err(ScenarioError::Violations(violations));
     }
+    notes.push(linearizability.note());
     notes.push(format!(
         "{} of {} writes acknowledged; every acknowledged one durable and identical on {} \
          replicas, the restarted ones included",

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use crate::check::acked_writes_durable;
 use crate::check::isolated_writes_not_acked;
+use crate::check::linearizable;
 use crate::check::reads_see_acked_writes;
 use crate::check::rejected_writes_absent;
 use crate::check::replicas_agree;
@@ -153,9 +154,12 @@ async fn drive(seed: u64, hosts: Vec<String>) -> Result<Report, ScenarioError> {
     violations.extend(replicas_agree(&history));
     violations.extend(rejected_writes_absent(&history));
     violations.extend(reads_see_acked_writes(&history));
+    let linearizability = linearizable(&history);
+    violations.extend(linearizability.violations.iter().cloned());
     if !violations.is_empty() {
         return Err(ScenarioError::Violations(violations));
     }
+    notes.push(linearizability.note());
     let acked = history.acked().count();
     let rejected = history
         .writes

@@ -21,6 +21,7 @@ use std::time::Duration;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
+use crate::check::linearizable;
 use crate::check::watch_guarantees;
 use crate::client::SimClient;
 use crate::client::now;
@@ -214,10 +215,13 @@ async fn drive(
     }
     let mut history = client.take_history();
     history.watches = logs;
-    let violations = watch_guarantees(&history);
+    let mut violations = watch_guarantees(&history);
+    let linearizability = linearizable(&history);
+    violations.extend(linearizability.violations.iter().cloned());
     if !violations.is_empty() {
         return Err(ScenarioError::Violations(violations));
     }
+    notes.push(linearizability.note());
     notes.push(format!(
         "{} of {} writes acknowledged, up to revision {target}",
         history.acked().count(),
