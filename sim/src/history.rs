@@ -152,11 +152,14 @@ pub struct History {
 impl History {
     /// Appends a finished write.
     pub fn record_write(&mut self, record: WriteRecord) {
+        // Logged too, so that a run's trace (`--reproduce`) holds its history in time order.
+        tracing::debug!(write = %record, "history");
         self.writes.push(record);
     }
 
     /// Appends a finished read.
     pub fn record_read(&mut self, record: ReadRecord) {
+        tracing::debug!(read = ?record, "history");
         self.reads.push(record);
     }
 

@@ -7,6 +7,7 @@ use std::fmt;
 use std::hash::DefaultHasher;
 use std::hash::Hash;
 use std::hash::Hasher;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::PoisonError;
@@ -66,7 +67,12 @@ pub const TRACE_FILE_ENV: &str = "APIARY_SIM_TRACE_FILE";
 /// Runs `run` on this thread with every debug-or-higher event of the replica code and openraft
 /// hashed into a [`TraceDigest`]. Replaces this thread's log output while it runs.
 pub fn record<T>(run: impl FnOnce() -> T) -> (T, TraceDigest) {
-    let dump = std::env::var_os(TRACE_FILE_ENV);
+    record_into(std::env::var_os(TRACE_FILE_ENV).map(PathBuf::from), run)
+}
+
+/// [`record`], writing every hashed event, one per line, to `dump` (when given) instead of the
+/// file [`TRACE_FILE_ENV`] names.
+pub fn record_into<T>(dump: Option<PathBuf>, run: impl FnOnce() -> T) -> (T, TraceDigest) {
     let state = Arc::new(Mutex::new(Digest {
         lines: dump.as_ref().map(|_| Vec::new()),
         ..Digest::default()
@@ -94,10 +100,7 @@ pub fn record<T>(run: impl FnOnce() -> T) -> (T, TraceDigest) {
         let mut text = lines.join("\n");
         text.push('\n');
         if let Err(error) = std::fs::write(&path, text) {
-            eprintln!(
-                "could not write the trace to {}: {error}",
-                path.to_string_lossy()
-            );
+            eprintln!("could not write the trace to {}: {error}", path.display());
         }
     }
     (result, trace)

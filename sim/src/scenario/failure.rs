@@ -67,7 +67,8 @@ impl fmt::Display for ScenarioFailure {
         )?;
         write!(
             f,
-            "           or: cargo run -p apiary-sim -- --scenario {} --seed {}",
+            "           or: cargo run -p apiary-sim -- --scenario {} --reproduce {}   (writes the \
+             history and trace to a file)",
             self.scenario, self.seed
         )
     }
