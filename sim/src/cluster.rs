@@ -227,6 +227,12 @@ impl<'a> SimCluster<'a> {
                 }
                 self.sim.bounce(host.as_str());
             }
+            HostFault::Latency { host, max } => {
+                for other in self.others(host) {
+                    self.sim
+                        .set_link_max_message_latency(host.as_str(), other.as_str(), *max);
+                }
+            }
         }
     }
 }

@@ -1,5 +1,5 @@
 //! Host faults a client asks for mid-run. turmoil crashes and restarts a host only from outside
-//! the simulation (`Sim::crash`, `Sim::bounce` need the `Sim`), while a scenario's client runs
+//! the simulation (`Sim::crash`, `Sim::bounce` need the `Sim`, as does a link's latency), while a scenario's client runs
 //! inside it; so the client queues the fault in [`Faults`] and the driver loop applies it between
 //! two steps (see [`crate::scenario`]). Network faults need no queue: `turmoil::partition` and
 //! friends work from inside.
@@ -17,6 +17,14 @@ pub enum HostFault {
     Crash(String),
     /// Start the host's software again (after a crash), on the same disk.
     Restart(String),
+    /// Draw the latency of every message between the host and any other host from 1 ms up to
+    /// `max` (turmoil's per-link latency, settable only from outside the simulation).
+    Latency {
+        /// The host whose links change.
+        host: String,
+        /// The new upper bound of one message's latency.
+        max: Duration,
+    },
 }
 
 /// The queue between a scenario's client and the driver loop. Clones share it.

@@ -75,3 +75,11 @@ fn watchers_resume_replays_bit_exactly() {
 fn watchers_relist_replays_bit_exactly() {
     assert_replays(scenario::watchers_relist_after_compaction, 11, 12);
 }
+
+// R-HA-013: seeded fault events (one-way partitions, latency, holds, crashes among them) on
+// three and on five replicas replay exactly.
+#[test]
+fn mixed_faults_replay_bit_exactly() {
+    assert_replays(scenario::mixed_faults_three_replicas, 13, 14);
+    assert_replays(scenario::mixed_faults_five_replicas, 15, 16);
+}

@@ -5,6 +5,7 @@
 mod failure;
 mod leader_crashed;
 mod leader_partitioned;
+mod mixed_faults;
 mod phases;
 mod runner;
 mod watchers_resume;
@@ -20,6 +21,10 @@ pub use leader_crashed::leader_crashed_restarts_and_catches_up;
 pub use leader_crashed::two_of_five_crashed_restart_and_catch_up;
 pub use leader_partitioned::LEADER_PARTITIONED;
 pub use leader_partitioned::leader_partitioned_writes_resume_on_majority;
+pub use mixed_faults::MIXED_FAULTS_3;
+pub use mixed_faults::MIXED_FAULTS_5;
+pub use mixed_faults::mixed_faults_five_replicas;
+pub use mixed_faults::mixed_faults_three_replicas;
 pub use watchers_resume::WATCHERS_RELIST;
 pub use watchers_resume::WATCHERS_RESUME;
 pub use watchers_resume::watchers_relist_after_compaction;
@@ -75,6 +80,8 @@ pub const ALL: &[(&str, ScenarioFn)] = &[
     ),
     (WATCHERS_RESUME, watchers_resume_across_partition_and_crash),
     (WATCHERS_RELIST, watchers_relist_after_compaction),
+    (MIXED_FAULTS_3, mixed_faults_three_replicas),
+    (MIXED_FAULTS_5, mixed_faults_five_replicas),
 ];
 
 /// The scenario called `name`.

@@ -91,6 +91,7 @@ fn writer_options() -> WriterOptions {
     WriterOptions {
         min_pause: Duration::from_millis(50),
         max_pause: Duration::from_millis(250),
+        deletes: true,
     }
 }
 

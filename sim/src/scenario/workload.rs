@@ -22,7 +22,8 @@ impl StopSignal {
         self.0.set(true);
     }
 
-    fn stopped(&self) -> bool {
+    /// Whether [`StopSignal::stop`] was called.
+    pub fn stopped(&self) -> bool {
         self.0.get()
     }
 }
@@ -34,11 +35,13 @@ pub struct WriterOptions {
     pub min_pause: Duration,
     /// The longest pause between two writes.
     pub max_pause: Duration,
+    /// Whether the writer also deletes; without, it only creates and updates.
+    pub deletes: bool,
 }
 
 /// Writes through `hosts` under keys `{name}-{n}` until `stop`: a create when it holds fewer
-/// than two live keys or by chance, otherwise an update or a delete of one of its keys (the
-/// seeded `rng` decides). A key whose create had an unknown outcome counts as live: an update
+/// than two live keys or by chance, otherwise an update or (if `options.deletes`) a delete of
+/// one of its keys (the seeded `rng` decides). A key whose create had an unknown outcome counts as live: an update
 /// or delete of it may be refused, which the history records too.
 pub async fn write_until(
     client: &SimClient,
@@ -58,7 +61,7 @@ pub async fn write_until(
         let roll: f64 = rng.random();
         let op = if live.len() < 2 || roll < 0.4 {
             WriteOp::Create
-        } else if roll < 0.8 {
+        } else if roll < 0.8 || !options.deletes {
             WriteOp::Update
         } else {
             WriteOp::Delete
