@@ -114,3 +114,68 @@ fn watchers_relist_after_compaction() {
         );
     }
 }
+
+/// Seeds of each mixed-faults test: four tests per cluster size, so that nextest runs them in
+/// parallel; 8 × 25 = 200 seeds in all (see sim/README.md, "CI budget"). The first block's test
+/// carries the scenario's own name, so the reproduce command (`-- <scenario> --exact`) runs a
+/// pinned seed once.
+const MIXED_SEEDS_PER_TEST: u64 = 25;
+
+/// Runs the `part`th block of [`MIXED_SEEDS_PER_TEST`] seeds (from 1) of a mixed-faults variant.
+fn mixed_faults(part: u64, run: fn(u64) -> Result<scenario::Report, scenario::ScenarioFailure>) {
+    let first = 1 + part * MIXED_SEEDS_PER_TEST;
+    run_seeds(first..=first + MIXED_SEEDS_PER_TEST - 1, run);
+}
+
+// R-HA-011: three replicas keep taking writes through a seeded mix of faults (leader and
+// replica partitions, one-way partitions, slow links, crash and restart, hold and release),
+// nothing acknowledged is lost and all agree after the heals. R-HA-013: each seed's faults
+// replay. R-HA-014: every checker, `linearizable` included, over seeds 1–100 (with the tests
+// below).
+#[test]
+fn mixed_faults_three_replicas() {
+    mixed_faults(0, scenario::mixed_faults_three_replicas);
+}
+
+// R-HA-011, R-HA-013, R-HA-014: as above, seeds 26–50.
+#[test]
+fn mixed_faults_three_replicas_seeds_26_50() {
+    mixed_faults(1, scenario::mixed_faults_three_replicas);
+}
+
+// R-HA-011, R-HA-013, R-HA-014: as above, seeds 51–75.
+#[test]
+fn mixed_faults_three_replicas_seeds_51_75() {
+    mixed_faults(2, scenario::mixed_faults_three_replicas);
+}
+
+// R-HA-011, R-HA-013, R-HA-014: as above, seeds 76–100.
+#[test]
+fn mixed_faults_three_replicas_seeds_76_100() {
+    mixed_faults(3, scenario::mixed_faults_three_replicas);
+}
+
+// R-HA-011 (five replicas), R-HA-013, R-HA-014: the same seeded mix of faults on five
+// replicas, seeds 1–25.
+#[test]
+fn mixed_faults_five_replicas() {
+    mixed_faults(0, scenario::mixed_faults_five_replicas);
+}
+
+// R-HA-011, R-HA-013, R-HA-014: five replicas, seeds 26–50.
+#[test]
+fn mixed_faults_five_replicas_seeds_26_50() {
+    mixed_faults(1, scenario::mixed_faults_five_replicas);
+}
+
+// R-HA-011, R-HA-013, R-HA-014: five replicas, seeds 51–75.
+#[test]
+fn mixed_faults_five_replicas_seeds_51_75() {
+    mixed_faults(2, scenario::mixed_faults_five_replicas);
+}
+
+// R-HA-011, R-HA-013, R-HA-014: five replicas, seeds 76–100.
+#[test]
+fn mixed_faults_five_replicas_seeds_76_100() {
+    mixed_faults(3, scenario::mixed_faults_five_replicas);
+}
