@@ -16,3 +16,11 @@ impl fmt::Display for Violation {
         write!(f, "{}: {}", self.guarantee, self.detail)
     }
 }
+
+/// Asserts that a checker found exactly one violation and that its detail mentions `needle`:
+/// the shape of every "this broken history is caught" test.
+#[cfg(test)]
+pub(crate) fn assert_one_violation(violations: &[Violation], needle: &str) {
+    assert_eq!(violations.len(), 1, "{violations:?}");
+    assert!(violations[0].detail.contains(needle), "{violations:?}");
+}

@@ -76,6 +76,7 @@ pub fn watch_atomic(history: &History) -> Vec<Violation> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::check::violation::assert_one_violation;
     use crate::check::watch_reference::testing::Log;
     use crate::check::watch_reference::testing::history;
 
@@ -108,11 +109,7 @@ mod tests {
             .opened("replica-2", 3)
             .added("b", 5);
         let violations = watch_atomic(&history(&[3, 5], vec![whole, split]));
-        assert_eq!(violations.len(), 1, "{violations:?}");
-        assert!(
-            violations[0].detail.contains("delivered in part"),
-            "{violations:?}"
-        );
+        assert_one_violation(&violations, "delivered in part");
     }
 
     // R-HA-010: the rest of a revision delivered by the next stream, or interleaved with
@@ -127,8 +124,7 @@ mod tests {
             .opened("replica-2", 2)
             .added("x", 3);
         let violations = watch_atomic(&history(&[3], vec![two_streams]));
-        assert_eq!(violations.len(), 1, "{violations:?}");
-        assert!(violations[0].detail.contains("2 streams"), "{violations:?}");
+        assert_one_violation(&violations, "2 streams");
 
         let interleaved = Log::new()
             .listed(2)
@@ -137,10 +133,6 @@ mod tests {
             .added("b", 5)
             .added("x", 3);
         let violations = watch_atomic(&history(&[3, 5], vec![interleaved]));
-        assert_eq!(violations.len(), 1, "{violations:?}");
-        assert!(
-            violations[0].detail.contains("came apart"),
-            "{violations:?}"
-        );
+        assert_one_violation(&violations, "came apart");
     }
 }

@@ -59,6 +59,7 @@ pub fn watch_bookmarkable(history: &History) -> Vec<Violation> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::check::violation::assert_one_violation;
     use crate::check::watch_reference::testing::Log;
     use crate::check::watch_reference::testing::history;
 
@@ -99,11 +100,7 @@ mod tests {
             .opened("replica-2", 6)
             .added("c", 7);
         let violations = watch_bookmarkable(&history(&[3, 5, 7], vec![never]));
-        assert_eq!(violations.len(), 1, "{violations:?}");
-        assert!(
-            violations[0].detail.contains("Added b at 5"),
-            "{violations:?}"
-        );
+        assert_one_violation(&violations, "Added b at 5");
     }
 
     // R-RES-229: a relist (after a 410) starts a new account: changes before it are not owed.

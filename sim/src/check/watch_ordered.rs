@@ -52,6 +52,7 @@ pub fn watch_ordered(history: &History) -> Vec<Violation> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::check::violation::assert_one_violation;
     use crate::check::watch_reference::testing::Log;
     use crate::check::watch_reference::testing::history;
 
@@ -82,8 +83,7 @@ mod tests {
             .opened("replica-2", 5)
             .added("a", 3);
         let violations = watch_ordered(&history(&[3, 5], vec![log]));
-        assert_eq!(violations.len(), 1, "{violations:?}");
-        assert!(violations[0].detail.contains("a at 3"), "{violations:?}");
+        assert_one_violation(&violations, "a at 3");
     }
 
     // R-RES-229: a bookmark below what was already delivered goes back in time.

@@ -69,6 +69,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+    use crate::check::violation::assert_one_violation;
     use crate::check::watch_reference::testing::Log;
     use crate::check::watch_reference::testing::acked_create;
     use crate::check::watch_reference::testing::history;
@@ -101,11 +102,7 @@ mod tests {
             .opened("replica-2", 3)
             .added("c", 7);
         let violations = watch_reliable(&history(&[3, 5, 7], vec![log]));
-        assert_eq!(violations.len(), 1, "{violations:?}");
-        assert!(
-            violations[0].detail.contains("missed Added b at 5"),
-            "{violations:?}"
-        );
+        assert_one_violation(&violations, "missed Added b at 5");
     }
 
     // R-RES-232: a change seen by another watcher but not this one is a gap too; a change
@@ -123,18 +120,13 @@ mod tests {
             .added("a", 3)
             .bookmark(4);
         let violations = watch_reliable(&history(&[3], vec![full, partial]));
-        assert_eq!(violations.len(), 1, "{violations:?}");
-        assert!(
-            violations[0].detail.contains("missed Added x at 4"),
-            "{violations:?}"
-        );
+        assert_one_violation(&violations, "missed Added x at 4");
 
         let mut wrong = history(&[3], vec![]);
         wrong.writes[0].value = bytes::Bytes::from_static(b"other");
         wrong.watches = vec![Log::new().listed(2).opened("replica-1", 2).added("a", 3).0];
         let violations = watch_reliable(&wrong);
-        assert_eq!(violations.len(), 1, "{violations:?}");
-        assert!(violations[0].detail.contains("delivered"), "{violations:?}");
+        assert_one_violation(&violations, "delivered");
     }
 
     // R-RES-232: an acknowledged delete (no revision in its answer) between two acknowledged
@@ -159,11 +151,7 @@ mod tests {
             .added("b", 8);
         h.watches = vec![without.0];
         let violations = watch_reliable(&h);
-        assert_eq!(violations.len(), 1, "{violations:?}");
-        assert!(
-            violations[0].detail.contains("delete of a"),
-            "{violations:?}"
-        );
+        assert_one_violation(&violations, "delete of a");
 
         let with = Log::new()
             .listed(2)

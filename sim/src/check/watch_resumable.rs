@@ -46,6 +46,7 @@ pub fn watch_resumable(history: &History) -> Vec<Violation> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::check::violation::assert_one_violation;
     use crate::check::watch_reference::testing::Log;
     use crate::check::watch_reference::testing::history;
 
@@ -76,11 +77,7 @@ mod tests {
             .opened("replica-2", 3)
             .added("c", 7);
         let violations = watch_resumable(&history(&[3, 5, 7], vec![skipping]));
-        assert_eq!(violations.len(), 1, "{violations:?}");
-        assert!(
-            violations[0].detail.contains("skipping Added b at 5"),
-            "{violations:?}"
-        );
+        assert_one_violation(&violations, "skipping Added b at 5");
 
         let replaying = Log::new()
             .listed(2)
@@ -90,7 +87,6 @@ mod tests {
             .opened("replica-2", 3)
             .added("a", 3);
         let violations = watch_resumable(&history(&[3], vec![replaying]));
-        assert_eq!(violations.len(), 1, "{violations:?}");
-        assert!(violations[0].detail.contains("replayed"), "{violations:?}");
+        assert_one_violation(&violations, "replayed");
     }
 }

@@ -29,6 +29,7 @@ pub fn watch_unique(history: &History) -> Vec<Violation> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::check::violation::assert_one_violation;
     use crate::check::watch_reference::testing::Log;
     use crate::check::watch_reference::testing::history;
 
@@ -58,7 +59,6 @@ mod tests {
             .added("a", 3)
             .added("b", 5);
         let violations = watch_unique(&history(&[3, 5], vec![log]));
-        assert_eq!(violations.len(), 1, "{violations:?}");
-        assert!(violations[0].detail.contains("a at 3"), "{violations:?}");
+        assert_one_violation(&violations, "a at 3");
     }
 }
