@@ -189,13 +189,11 @@ fn parse_number<T: std::str::FromStr>(name: &str, value: &str) -> Result<T, ApiE
 }
 
 fn parse_bool(name: &str, value: &str) -> Result<bool, ApiError> {
-    match value {
-        "1" | "t" | "T" | "true" | "TRUE" | "True" => Ok(true),
-        "0" | "f" | "F" | "false" | "FALSE" | "False" => Ok(false),
-        _ => Err(ApiError::BadRequest(format!(
+    super::query::parse_bool(value).ok_or_else(|| {
+        ApiError::BadRequest(format!(
             "invalid value {value:?} for query parameter {name}: not a boolean"
-        ))),
-    }
+        ))
+    })
 }
 
 #[cfg(test)]

@@ -44,12 +44,20 @@ impl QueryParams {
         self.get(name).is_some()
     }
 
-    /// `name` read as a boolean as Kubernetes reads boolean parameters (`1`, `t`, `true`, ...).
+    /// `name` read as a boolean as Kubernetes reads boolean parameters (`1`, `t`, `true`, ...):
+    /// absent or anything else is false.
     pub fn flag(&self, name: &str) -> bool {
-        matches!(
-            self.get(name),
-            Some("1" | "t" | "T" | "true" | "TRUE" | "True")
-        )
+        self.get(name).and_then(parse_bool) == Some(true)
+    }
+}
+
+/// A boolean parameter's value as Go's `strconv.ParseBool` reads it; `None` when it is none of
+/// its spellings.
+pub(crate) fn parse_bool(value: &str) -> Option<bool> {
+    match value {
+        "1" | "t" | "T" | "true" | "TRUE" | "True" => Some(true),
+        "0" | "f" | "F" | "false" | "FALSE" | "False" => Some(false),
+        _ => None,
     }
 }
 
