@@ -11,19 +11,13 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 use std::time::Instant;
 
-use apiary_raft::network::Connector;
 use apiary_tests::DevCluster;
 use apiary_tests::HarnessError;
-use apiary_tests::kubeconfig;
+use apiary_tests::HttpClient;
 use apiary_tests::load::LevelResult;
 use apiary_tests::objects;
-use bytes::Bytes;
-use http::Request;
 use http::StatusCode;
 use http_body_util::BodyExt;
-use http_body_util::Empty;
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
 
 use super::Args;
 use super::report::Row;
@@ -34,8 +28,6 @@ const PREFIX: &str = "watch-";
 /// How long the watchers get to connect, and to receive the last event after the last write.
 const GRACE: Duration = Duration::from_secs(60);
 
-type WatchClient = Client<Connector, Empty<Bytes>>;
-
 /// Runs the watchers and the writer; one row of latency percentiles over every delivery.
 pub async fn apiary_latency(
     args: &Args,
@@ -43,12 +35,8 @@ pub async fn apiary_latency(
     leader: usize,
     follower: usize,
 ) -> Result<Row, HarnessError> {
-    let endpoint =
-        kubeconfig::endpoint(&cluster.kubeconfig(), &DevCluster::context(follower)).await?;
-    let client: WatchClient =
-        Client::builder(TokioExecutor::new()).build(Connector::new(Some(endpoint.tls.clone())));
-    let start = cluster
-        .client(follower)?
+    let client = cluster.client(follower)?.clone();
+    let start = client
         .get(&format!("{}?limit=1", objects::configmaps_path()))
         .await?
         .expect(StatusCode::OK, "list for the start version")?
@@ -56,9 +44,8 @@ pub async fn apiary_latency(
         .as_str()
         .unwrap_or("0")
         .to_owned();
-    let uri = format!(
-        "{}{}?watch=1&resourceVersion={start}",
-        endpoint.server.to_string().trim_end_matches('/'),
+    let path = format!(
+        "{}?watch=1&resourceVersion={start}",
         objects::configmaps_path()
     );
     let connected = Arc::new(AtomicUsize::new(0));
@@ -67,7 +54,7 @@ pub async fn apiary_latency(
         .map(|_| {
             tokio::spawn(watch(
                 client.clone(),
-                uri.clone(),
+                path.clone(),
                 writes,
                 connected.clone(),
             ))
@@ -159,23 +146,22 @@ async fn write(
     Ok(sent)
 }
 
-/// One watcher: reads events until it has seen `writes` of the watched objects or the grace
+/// One watcher (on its own connection of `client`'s pool): reads events until it has seen `writes` of the watched objects or the grace
 /// period after the last expected write ran out; (object index, when it arrived) per event.
 async fn watch(
-    client: WatchClient,
-    uri: String,
+    client: HttpClient,
+    path: String,
     writes: usize,
     connected: Arc<AtomicUsize>,
 ) -> Result<Vec<(usize, Instant)>, String> {
-    let request = Request::get(&uri)
-        .body(Empty::new())
+    let (status, mut body) = client
+        .get_streaming(&path)
+        .await
         .map_err(|e| e.to_string())?;
-    let response = client.request(request).await.map_err(|e| e.to_string())?;
-    if response.status() != StatusCode::OK {
-        return Err(format!("watch answered {}", response.status()));
+    if status != StatusCode::OK {
+        return Err(format!("watch answered {status}"));
     }
     connected.fetch_add(1, Ordering::SeqCst);
-    let mut body = response.into_body();
     let mut buffer = Vec::new();
     let mut received = Vec::with_capacity(writes);
     let deadline = tokio::time::Instant::now() + GRACE + Duration::from_secs(writes as u64);
