@@ -13,7 +13,6 @@
 //! scenarios cover deletes, `linearizable` with them).
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::time::Duration;
 
 use rand::Rng;
@@ -29,12 +28,11 @@ use crate::check::replicas_agree;
 use crate::client::SimClient;
 use crate::client::now;
 use crate::cluster::ClusterOptions;
-use crate::cluster::replica_host;
 use crate::fault::Faults;
-use crate::fault::HostFault;
 use crate::scenario::Report;
 use crate::scenario::ScenarioError;
 use crate::scenario::ScenarioFailure;
+use crate::scenario::fault_script::faults_script;
 use crate::scenario::phases::agreed_leader;
 use crate::scenario::phases::final_view;
 use crate::scenario::runner::run_with_client;
@@ -53,17 +51,6 @@ const ELECTION_BOUND: Duration = Duration::from_secs(10);
 const CONVERGE_BOUND: Duration = Duration::from_secs(15);
 /// A client call's deadline.
 const CALL_DEADLINE: Duration = Duration::from_secs(2);
-/// Writes before the first fault, and after each heal.
-const CALM: Duration = Duration::from_millis(500);
-/// How many fault events a run has, at least and at most.
-const MIN_EVENTS: u32 = 3;
-const MAX_EVENTS: u32 = 6;
-/// How long one fault lasts, in milliseconds, at least and at most.
-const MIN_FAULT_MS: u64 = 500;
-const MAX_FAULT_MS: u64 = 2_000;
-/// The upper bound of a message's latency on a slowed link, in milliseconds.
-const MIN_SLOW_MS: u64 = 50;
-const MAX_SLOW_MS: u64 = 300;
 const WRITERS: u64 = 2;
 
 /// Runs the three-replica scenario with `seed`.
@@ -95,60 +82,6 @@ fn run(scenario: &'static str, seed: u64, replicas: u64) -> Result<Report, Scena
 /// A generator for one actor of the run, derived from the seed.
 fn rng(seed: u64, actor: u64) -> StdRng {
     StdRng::seed_from_u64(seed.wrapping_mul(1_000).wrapping_add(actor))
-}
-
-/// One fault event, drawn from the seed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum FaultKind {
-    /// The leader cut off from every other replica.
-    LeaderPartition,
-    /// A random replica cut off from every other replica.
-    ReplicaPartition,
-    /// A random replica's messages to (or from) every other replica dropped, the other
-    /// direction intact.
-    OneWayPartition { outgoing: bool },
-    /// Messages between a random replica and every other host delayed.
-    Latency,
-    /// A random replica's host crashed (power loss) and restarted.
-    CrashRestart,
-    /// Messages between a random replica and every other replica held, then delivered at once.
-    Hold,
-}
-
-impl fmt::Display for FaultKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::LeaderPartition => write!(f, "leader partition"),
-            Self::ReplicaPartition => write!(f, "replica partition"),
-            Self::OneWayPartition { outgoing: true } => write!(f, "one-way partition (outgoing)"),
-            Self::OneWayPartition { outgoing: false } => write!(f, "one-way partition (incoming)"),
-            Self::Latency => write!(f, "latency"),
-            Self::CrashRestart => write!(f, "crash and restart"),
-            Self::Hold => write!(f, "hold and release"),
-        }
-    }
-}
-
-impl FaultKind {
-    fn draw(rng: &mut StdRng) -> Self {
-        match rng.random_range(0..7) {
-            0 => Self::LeaderPartition,
-            1 => Self::ReplicaPartition,
-            2 => Self::OneWayPartition { outgoing: true },
-            3 => Self::OneWayPartition { outgoing: false },
-            4 => Self::Latency,
-            5 => Self::CrashRestart,
-            _ => Self::Hold,
-        }
-    }
-}
-
-/// A replica cut off from every other replica, and when: no write it was sent meanwhile may be
-/// acknowledged before the heal.
-struct Isolation {
-    replica: String,
-    from: Duration,
-    until: Duration,
 }
 
 async fn drive(
@@ -259,103 +192,4 @@ async fn read_until(client: &SimClient, hosts: &[String], stop: StopSignal, mut 
         }
         tokio::time::sleep(Duration::from_millis(rng.random_range(50..=250))).await;
     }
-}
-
-/// Applies 3–6 fault events drawn from `rng`, each lasting 0.5–2 s and healed before a calm
-/// stretch, and returns when replicas were cut off from all others.
-async fn faults_script(
-    client: &SimClient,
-    hosts: &[String],
-    faults: &Faults,
-    normal_latency: Duration,
-    mut rng: StdRng,
-    notes: &mut Vec<String>,
-) -> Result<Vec<Isolation>, ScenarioError> {
-    let mut isolations = Vec::new();
-    let events = rng.random_range(MIN_EVENTS..=MAX_EVENTS);
-    tokio::time::sleep(CALM).await;
-    for _ in 0..events {
-        let kind = FaultKind::draw(&mut rng);
-        let lasts = Duration::from_millis(rng.random_range(MIN_FAULT_MS..=MAX_FAULT_MS));
-        let target = match kind {
-            FaultKind::LeaderPartition => {
-                replica_host(agreed_leader(client, hosts, None, ELECTION_BOUND).await?)
-            }
-            _ => hosts[rng.random_range(0..hosts.len())].clone(),
-        };
-        let others: Vec<&str> = hosts
-            .iter()
-            .map(String::as_str)
-            .filter(|h| *h != target)
-            .collect();
-        let from = now();
-        tracing::info!(%kind, %target, ?lasts, "fault");
-        notes.push(format!("{kind} of {target} at {from:?} for {lasts:?}"));
-        match kind {
-            FaultKind::LeaderPartition | FaultKind::ReplicaPartition => {
-                for other in &others {
-                    turmoil::partition(target.as_str(), *other);
-                }
-                tokio::time::sleep(lasts).await;
-                for other in &others {
-                    turmoil::repair(target.as_str(), *other);
-                }
-                isolations.push(Isolation {
-                    replica: target.clone(),
-                    from,
-                    until: now(),
-                });
-            }
-            FaultKind::OneWayPartition { outgoing } => {
-                for other in &others {
-                    let (a, b) = if outgoing {
-                        (target.as_str(), *other)
-                    } else {
-                        (*other, target.as_str())
-                    };
-                    turmoil::partition_oneway(a, b);
-                }
-                tokio::time::sleep(lasts).await;
-                for other in &others {
-                    let (a, b) = if outgoing {
-                        (target.as_str(), *other)
-                    } else {
-                        (*other, target.as_str())
-                    };
-                    turmoil::repair_oneway(a, b);
-                }
-            }
-            FaultKind::Latency => {
-                let max = Duration::from_millis(rng.random_range(MIN_SLOW_MS..=MAX_SLOW_MS));
-                let slow = HostFault::Latency {
-                    host: target.clone(),
-                    max,
-                };
-                faults.inject(slow).await;
-                tokio::time::sleep(lasts).await;
-                let normal = HostFault::Latency {
-                    host: target.clone(),
-                    max: normal_latency,
-                };
-                faults.inject(normal).await;
-            }
-            FaultKind::CrashRestart => {
-                faults.inject(HostFault::Crash(target.clone())).await;
-                tokio::time::sleep(lasts).await;
-                faults.inject(HostFault::Restart(target.clone())).await;
-            }
-            FaultKind::Hold => {
-                for other in &others {
-                    turmoil::hold(target.as_str(), *other);
-                }
-                tokio::time::sleep(lasts).await;
-                for other in &others {
-                    turmoil::release(target.as_str(), *other);
-                }
-            }
-        }
-        tokio::time::sleep(CALM).await;
-    }
-    notes.push(format!("{events} fault events"));
-    Ok(isolations)
 }

@@ -3,6 +3,7 @@
 //! command that replays it.
 
 mod failure;
+mod fault_script;
 mod leader_crashed;
 mod leader_partitioned;
 mod mixed_faults;
