@@ -30,10 +30,13 @@ use apiary_api::auth::ClientCertificate;
 use apiary_node::compactor::run_compactor;
 use tokio_util::sync::CancellationToken;
 
+use crate::clock::VirtualClock;
 use crate::disk::SimDisk;
 use crate::fault::HostFault;
 use crate::net::SimListener;
 use crate::net::SimTransport;
+use crate::planted::PlantedBug;
+use crate::planted::planted;
 use crate::resource_api;
 use crate::resource_api::API_PORT;
 use crate::status_api::STATUS_PORT;
@@ -98,6 +101,9 @@ pub struct ClusterOptions {
     /// How much MVCC history every replica's compactor keeps (`--watch-history`); a watch
     /// resuming from further back gets a 410.
     pub watch_history: Duration,
+    /// A bug built into every replica on purpose (see [`crate::planted`]); from the thread's
+    /// [`crate::planted::with_planted`] scope, `None` outside one.
+    pub planted: Option<PlantedBug>,
 }
 
 impl ClusterOptions {
@@ -111,6 +117,7 @@ impl ClusterOptions {
             snapshot_logs_threshold: 10_000,
             max_latency: Duration::from_millis(10),
             watch_history: WATCH_HISTORY,
+            planted: planted(),
         }
     }
 }
@@ -123,6 +130,8 @@ pub struct SimCluster<'a> {
     clients: Vec<String>,
     /// Each replica host's disk, by host name.
     disks: BTreeMap<String, SimDisk>,
+    /// Each replica host's wall clock, by host name.
+    clocks: BTreeMap<String, VirtualClock>,
 }
 
 impl<'a> SimCluster<'a> {
@@ -142,6 +151,7 @@ impl<'a> SimCluster<'a> {
             ids.iter().map(|id| (*id, peer_url(*id))).collect();
         let mut hosts = Vec::new();
         let mut disks = BTreeMap::new();
+        let mut clocks = BTreeMap::new();
         for id in ids {
             let host = replica_host(id);
             let config = ReplicaConfig {
@@ -156,10 +166,18 @@ impl<'a> SimCluster<'a> {
             // The disk outlives the host's software, so a restarted replica finds its log.
             let disk = SimDisk::new();
             disks.insert(host.clone(), disk.clone());
+            // So is the clock: a skew outlasts a restart, as a machine's clock would.
+            let clock = VirtualClock::default();
+            clocks.insert(host.clone(), clock.clone());
             let identity = identity.clone();
-            let history = options.watch_history;
+            let software = ApiSoftware {
+                identity: identity.clone(),
+                clock,
+                watch_history: options.watch_history,
+                planted: options.planted,
+            };
             sim.host(host.as_str(), move || {
-                run_replica(config.clone(), disk.clone(), identity.clone(), history)
+                run_replica(config.clone(), disk.clone(), software.clone())
             });
             hosts.push(host);
         }
@@ -168,6 +186,7 @@ impl<'a> SimCluster<'a> {
             hosts,
             clients: Vec::new(),
             disks,
+            clocks,
         })
     }
 
@@ -233,18 +252,41 @@ impl<'a> SimCluster<'a> {
                         .set_link_max_message_latency(host.as_str(), other.as_str(), *max);
                 }
             }
+            HostFault::Loss { host, rate } => {
+                for other in self.others(host) {
+                    self.sim
+                        .set_link_fail_rate(host.as_str(), other.as_str(), *rate);
+                }
+            }
+            HostFault::ClockSkew { host, offset } => {
+                if let Some(clock) = self.clocks.get(host) {
+                    clock.skew(*offset);
+                }
+            }
         }
     }
 }
 
+/// What a replica host runs besides the replica: how its resource API and compactor are set up.
+#[derive(Clone)]
+struct ApiSoftware {
+    /// The client identity every API request carries.
+    identity: ClientCertificate,
+    /// The host's wall clock, which the API stamps into objects.
+    clock: VirtualClock,
+    /// How much history the compactor keeps.
+    watch_history: Duration,
+    /// A bug built into the API's storage on purpose.
+    planted: Option<PlantedBug>,
+}
+
 /// One replica host's software: bind, open the log on the host's simulated disk, start the
-/// replica, serve the peer RPCs, the resource API and the status endpoint, and compact to
-/// `watch_history`, until the host is crashed.
+/// replica, serve the peer RPCs, the resource API and the status endpoint, and compact, until
+/// the host is crashed.
 async fn run_replica(
     config: ReplicaConfig,
     disk: SimDisk,
-    identity: ClientCertificate,
-    watch_history: Duration,
+    software: ApiSoftware,
 ) -> turmoil::Result {
     // Bind before starting, so peers that already run find the ports open.
     let peer_listener = SimListener::bind(PEER_PORT).await?;
@@ -261,11 +303,19 @@ async fn run_replica(
     let log = LogStore::open(config.data_dir.join("log"), options)?;
     let replica = Replica::start_with_storage(config, Arc::new(SimTransport), log, mount).await?;
     let peer = axum::serve(peer_listener, peer_router(Arc::clone(&replica)));
-    let api = axum::serve(api_listener, resource_api::serve_router(&replica, identity));
+    let api = axum::serve(
+        api_listener,
+        resource_api::serve_router(
+            &replica,
+            software.identity,
+            software.clock,
+            software.planted,
+        ),
+    );
     // Never cancelled: the compactor ends when the host is crashed, with the host's tasks.
     let compactor = run_compactor(
         Arc::clone(&replica),
-        watch_history,
+        software.watch_history,
         CancellationToken::new(),
     );
     let status = axum::serve(status_listener, status_router(replica));

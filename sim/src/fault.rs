@@ -10,7 +10,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 /// A fault on one host's software.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum HostFault {
     /// Stop the host's software at once, as a power loss: its tasks are dropped mid-flight,
     /// its sockets go away, and its [`crate::disk::SimDisk`] keeps only what was synced.
@@ -24,6 +24,24 @@ pub enum HostFault {
         host: String,
         /// The new upper bound of one message's latency.
         max: Duration,
+    },
+    /// Lose messages between the host and any other host: every message sent on one of its
+    /// links breaks the link with probability `rate`, dropping it and every message in flight
+    /// on that link, and the link's next message repairs it (turmoil's message loss; over TCP
+    /// a lost message breaks the connection, as turmoil does not resend). `0.0` ends the loss.
+    Loss {
+        /// The host whose links lose messages.
+        host: String,
+        /// The probability that one message breaks its link.
+        rate: f64,
+    },
+    /// Set the host's wall clock (what the resource API stamps into objects) `offset` away
+    /// from the simulation's; `TimeDelta::zero()` ends the skew.
+    ClockSkew {
+        /// The host whose clock is skewed.
+        host: String,
+        /// How far its clock is ahead (negative: behind).
+        offset: chrono::TimeDelta,
     },
 }
 

@@ -4,10 +4,13 @@
 //!
 //! # Layout
 //! - [`cluster`]: a seeded simulation with one host per replica.
+//! - [`clock`]: each replica host's wall clock, which clock-skew faults shift.
 //! - [`disk`]: the in-memory disk under each replica's raft log.
-//! - [`fault`]: host crashes and restarts a client asks for mid-run.
+//! - [`fault`]: host crashes and restarts, link latency and loss, clock skew a client asks
+//!   for mid-run.
 //! - [`net`]: the real routers on simulated sockets, and deadline-bounded calls between hosts.
 //! - [`resource_api`]: the real resource API each replica host serves.
+//! - [`planted`]: bugs built into the replicas on purpose, to prove the checkers catch them.
 //! - [`status_api`]: which leader a replica follows, for aiming faults.
 //! - [`client`]: calls both, recording a [`history::History`].
 //! - [`watch`]: watchers that stream events, resume across replicas and record a
@@ -19,12 +22,14 @@
 
 pub mod check;
 pub mod client;
+pub mod clock;
 pub mod cluster;
 pub mod disk;
 pub mod fault;
 pub mod history;
 pub mod logging;
 pub mod net;
+pub mod planted;
 pub mod resource_api;
 pub mod scenario;
 pub mod status_api;

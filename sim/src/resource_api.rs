@@ -8,10 +8,8 @@
 
 use std::sync::Arc;
 use std::time::Duration;
-use std::time::SystemTime;
 
 use apiary_api::ApiConfig;
-use apiary_api::Clock;
 use apiary_api::Flavor;
 use apiary_api::auth::ClientCertificate;
 use apiary_api::auth::SYSTEM_MASTERS;
@@ -22,9 +20,10 @@ use apiary_node::readiness::ReplicaReadiness;
 use apiary_raft::replica::Replica;
 use axum::Extension;
 use axum::Router;
-use chrono::DateTime;
-use chrono::Utc;
 use tokio_util::sync::CancellationToken;
+
+use crate::clock::VirtualClock;
+use crate::planted::PlantedBug;
 
 /// The port every replica host serves the resource API on.
 pub const API_PORT: u16 = 6443;
@@ -36,18 +35,6 @@ pub const CLIENT_USER: &str = "sim-client";
 pub const BOOKMARK_INTERVAL: Duration = Duration::from_secs(1);
 /// The naming flavor of simulated clusters.
 pub const FLAVOR: Flavor = Flavor::Platform;
-
-/// The API's clock: the simulated host's virtual wall clock, so that timestamps in stored
-/// objects follow the simulation's epoch, not the machine's.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct VirtualClock;
-
-impl Clock for VirtualClock {
-    fn now(&self) -> DateTime<Utc> {
-        let since_epoch = turmoil::since_epoch().unwrap_or(Duration::ZERO);
-        DateTime::<Utc>::from(SystemTime::UNIX_EPOCH + since_epoch)
-    }
-}
 
 /// A certificate naming [`CLIENT_USER`] in `system:masters`, as a TLS handshake would hand it
 /// to the API.
@@ -65,15 +52,24 @@ pub fn client_certificate() -> Result<ClientCertificate, rcgen::Error> {
     Ok(ClientCertificate(certificate.der().to_vec()))
 }
 
-/// The resource API of `replica`, every request carrying `identity`. Also starts, on the
+/// The resource API of `replica`, every request carrying `identity`, stamping objects with
+/// `clock`, over storage with the `planted` bug if one is given. Also starts, on the
 /// current host, the node's bootstrap of the system namespaces (retried until a leader takes
 /// it), which lives as long as the host's software.
-pub fn serve_router(replica: &Arc<Replica>, identity: ClientCertificate) -> Router {
-    let storage: Arc<dyn Storage> = Arc::new(ReplicaStorage::new(Arc::clone(replica)));
+pub fn serve_router(
+    replica: &Arc<Replica>,
+    identity: ClientCertificate,
+    clock: VirtualClock,
+    planted: Option<PlantedBug>,
+) -> Router {
+    let mut storage: Arc<dyn Storage> = Arc::new(ReplicaStorage::new(Arc::clone(replica)));
+    if let Some(bug) = planted {
+        storage = bug.plant(storage);
+    }
     let stopping = CancellationToken::new();
     let readiness = Arc::new(ReplicaReadiness::new(Arc::clone(replica), stopping.clone()));
     let mut config = ApiConfig::new(FLAVOR, readiness);
-    config.clock = Arc::new(VirtualClock);
+    config.clock = Arc::new(clock);
     config.watch.bookmark_interval = BOOKMARK_INTERVAL;
     tokio::spawn(ensure_namespaces(Arc::clone(&storage), FLAVOR, stopping));
     apiary_api::router(storage, config).layer(Extension(identity))

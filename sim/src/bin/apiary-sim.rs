@@ -5,10 +5,15 @@
 //! current directory. `RUST_LOG=info` shows what the replicas did, stamped with virtual time;
 //! `--trace` prints each run's [`apiary_sim::trace::TraceDigest`] instead (equal for two runs of
 //! one seed; `APIARY_SIM_TRACE_FILE=path` also writes the hashed events, to `diff` two runs).
+//! `--plant-bug NAME` builds every replica with a deliberate defect ([`PlantedBug`]): the run
+//! must fail, which proves the checkers and this failing path.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use apiary_sim::planted::PlantedBug;
+use apiary_sim::planted::planted;
+use apiary_sim::planted::with_planted;
 use apiary_sim::scenario;
 use apiary_sim::scenario::Report;
 use apiary_sim::scenario::ScenarioFailure;
@@ -36,11 +41,18 @@ struct Args {
     /// Print a digest of every event the replicas logged (replaces the `RUST_LOG` output).
     #[arg(long)]
     trace: bool,
+    /// Build every replica with this bug (`stale-quorum-reads`), to see the checkers catch it.
+    #[arg(long)]
+    plant_bug: Option<PlantedBug>,
 }
 
 fn main() -> ExitCode {
     let args = Args::parse();
     apiary_sim::logging::init_logging();
+    with_planted(args.plant_bug, || run(&args))
+}
+
+fn run(args: &Args) -> ExitCode {
     let scenarios: Vec<(&'static str, ScenarioFn)> = match &args.scenario {
         None => scenario::ALL.to_vec(),
         Some(name) => match scenario::ALL.iter().find(|(n, _)| n == name) {
@@ -66,13 +78,23 @@ fn main() -> ExitCode {
             match result {
                 Ok(report) => print_report(&report, digest),
                 Err(failure) => {
-                    eprintln!("{failure}");
+                    report_failure(&failure);
                     return ExitCode::FAILURE;
                 }
             }
         }
     }
     ExitCode::SUCCESS
+}
+
+/// Prints the failure with its reproduce commands, which need the planted bug too if any.
+fn report_failure(failure: &ScenarioFailure) {
+    eprintln!("{failure}");
+    if let Some(bug) = planted() {
+        eprintln!(
+            "PLANTED BUG: {bug} (add `--plant-bug {bug}` to the runner command to reproduce)"
+        );
+    }
 }
 
 fn print_report(report: &Report, digest: Option<TraceDigest>) {
@@ -110,7 +132,7 @@ fn reproduce(scenarios: &[(&'static str, ScenarioFn)], seed: u64) -> ExitCode {
             }
             Err(failure) => {
                 failed = true;
-                eprintln!("{failure}");
+                report_failure(&failure);
                 match prepend_failure(&path, &failure, digest) {
                     Ok(()) => eprintln!("HISTORY AND TRACE: {}", absolute(&path).display()),
                     Err(error) => eprintln!("could not write {}: {error}", path.display()),

@@ -1,10 +1,13 @@
-//! The fault script of the mixed-fault scenarios: the seed draws 3–6 fault events, applied one
-//! at a time, each lasting 0.5–2 s and healed before a calm stretch, and the script reports when
-//! replicas were cut off from all others (no write sent to them meanwhile may be acknowledged).
+//! The fault script of the mixed-fault scenarios: the seed draws 3–6 fault events (partitions of
+//! the leader or of a replica, one-way partitions, slow, lossy or held links, crashes of a
+//! replica or of the leader, clock skew), applied one at a time, each lasting 0.5–2 s and healed
+//! before a calm stretch; the script reports when replicas were cut off from all others (no
+//! write sent to them meanwhile may be acknowledged).
 
 use std::fmt;
 use std::time::Duration;
 
+use chrono::TimeDelta;
 use rand::Rng;
 use rand::rngs::StdRng;
 
@@ -29,6 +32,11 @@ const MAX_FAULT_MS: u64 = 2_000;
 /// The upper bound of a message's latency on a slowed link, in milliseconds.
 const MIN_SLOW_MS: u64 = 50;
 const MAX_SLOW_MS: u64 = 300;
+/// The probability that one message on a lossy link breaks it, at least and at most.
+const MIN_LOSS: f64 = 0.02;
+const MAX_LOSS: f64 = 0.2;
+/// How far a skewed clock is off, at most, in seconds (either way).
+const MAX_SKEW_SECS: i64 = 600;
 
 /// One fault event, drawn from the seed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,6 +54,12 @@ enum FaultKind {
     CrashRestart,
     /// Messages between a random replica and every other replica held, then delivered at once.
     Hold,
+    /// The leader's host crashed (power loss) and restarted: a leader kill.
+    LeaderCrash,
+    /// Messages between a random replica and every other host lost at random.
+    Loss,
+    /// A random replica's wall clock set minutes or seconds ahead or behind.
+    ClockSkew,
 }
 
 impl fmt::Display for FaultKind {
@@ -58,20 +72,26 @@ impl fmt::Display for FaultKind {
             Self::Latency => write!(f, "latency"),
             Self::CrashRestart => write!(f, "crash and restart"),
             Self::Hold => write!(f, "hold and release"),
+            Self::LeaderCrash => write!(f, "leader crash and restart"),
+            Self::Loss => write!(f, "message loss"),
+            Self::ClockSkew => write!(f, "clock skew"),
         }
     }
 }
 
 impl FaultKind {
     fn draw(rng: &mut StdRng) -> Self {
-        match rng.random_range(0..7) {
+        match rng.random_range(0..10) {
             0 => Self::LeaderPartition,
             1 => Self::ReplicaPartition,
             2 => Self::OneWayPartition { outgoing: true },
             3 => Self::OneWayPartition { outgoing: false },
             4 => Self::Latency,
             5 => Self::CrashRestart,
-            _ => Self::Hold,
+            6 => Self::Hold,
+            7 => Self::LeaderCrash,
+            8 => Self::Loss,
+            _ => Self::ClockSkew,
         }
     }
 }
@@ -104,7 +124,7 @@ pub(crate) async fn faults_script(
         let kind = FaultKind::draw(&mut rng);
         let lasts = Duration::from_millis(rng.random_range(MIN_FAULT_MS..=MAX_FAULT_MS));
         let target = match kind {
-            FaultKind::LeaderPartition => {
+            FaultKind::LeaderPartition | FaultKind::LeaderCrash => {
                 replica_host(agreed_leader(client, hosts, None, ELECTION_BOUND).await?)
             }
             _ => hosts[rng.random_range(0..hosts.len())].clone(),
@@ -165,7 +185,7 @@ pub(crate) async fn faults_script(
                 };
                 faults.inject(normal).await;
             }
-            FaultKind::CrashRestart => {
+            FaultKind::CrashRestart | FaultKind::LeaderCrash => {
                 faults.inject(HostFault::Crash(target.clone())).await;
                 tokio::time::sleep(lasts).await;
                 faults.inject(HostFault::Restart(target.clone())).await;
@@ -178,6 +198,25 @@ pub(crate) async fn faults_script(
                 for other in &others {
                     turmoil::release(target.as_str(), *other);
                 }
+            }
+            FaultKind::Loss => {
+                let rate = rng.random_range(MIN_LOSS..=MAX_LOSS);
+                let host = target.clone();
+                faults.inject(HostFault::Loss { host, rate }).await;
+                tokio::time::sleep(lasts).await;
+                let host = target.clone();
+                faults.inject(HostFault::Loss { host, rate: 0.0 }).await;
+            }
+            FaultKind::ClockSkew => {
+                let seconds = rng.random_range(1..=MAX_SKEW_SECS);
+                let sign = if rng.random_bool(0.5) { 1 } else { -1 };
+                let offset = TimeDelta::seconds(sign * seconds);
+                let host = target.clone();
+                faults.inject(HostFault::ClockSkew { host, offset }).await;
+                tokio::time::sleep(lasts).await;
+                let host = target.clone();
+                let offset = TimeDelta::zero();
+                faults.inject(HostFault::ClockSkew { host, offset }).await;
             }
         }
         tokio::time::sleep(CALM).await;
