@@ -236,8 +236,7 @@ impl Script<'_> {
 
     async fn begin_fault(&mut self) -> Result<(), ScenarioError> {
         let fault = if self.rng.random_bool(0.5) {
-            let responsive = self.responsive();
-            Fault::Partition(agreed_leader(self.client, &responsive, None, ELECTION_BOUND).await?)
+            Fault::Partition(self.leader().await?)
         } else {
             let voters = self.members.voters();
             Fault::Crash(voters[self.rng.random_range(0..voters.len())])
@@ -291,6 +290,28 @@ impl Script<'_> {
         }
     }
 
+    /// The leader the answering voters agree on, once it is a voter: right after a change
+    /// removed the leader, the others still name it until they elect another.
+    async fn leader(&self) -> Result<NodeId, ScenarioError> {
+        let start = now();
+        loop {
+            let responsive = self.responsive();
+            let id = agreed_leader(self.client, &responsive, None, ELECTION_BOUND).await?;
+            if self.members.voters().contains(&id) {
+                return Ok(id);
+            }
+            if now().saturating_sub(start) > ELECTION_BOUND {
+                let last = format!("the voters still follow removed replica {id}");
+                return Err(stuck(
+                    "electing a leader among the voters",
+                    ELECTION_BOUND,
+                    last,
+                ));
+            }
+            tokio::time::sleep(RETRY_PAUSE).await;
+        }
+    }
+
     /// The member to remove: the leader, or a random voter; never `spare` (just added).
     async fn target(
         &mut self,
@@ -298,8 +319,7 @@ impl Script<'_> {
         spare: Option<NodeId>,
     ) -> Result<NodeId, ScenarioError> {
         if leader {
-            let responsive = self.responsive();
-            let id = agreed_leader(self.client, &responsive, None, ELECTION_BOUND).await?;
+            let id = self.leader().await?;
             if Some(id) != spare {
                 return Ok(id);
             }
@@ -340,7 +360,7 @@ impl Script<'_> {
                 break;
             }
             if now().saturating_sub(start) > CHANGE_BOUND {
-                return Err(stuck(&format!("adding replica {id}"), last));
+                return Err(stuck(&format!("adding replica {id}"), CHANGE_BOUND, last));
             }
             tokio::time::sleep(RETRY_PAUSE).await;
         }
@@ -368,7 +388,7 @@ impl Script<'_> {
                 Err(e) => format!("through {asked}: {e}"),
             };
             if now().saturating_sub(start) > CHANGE_BOUND {
-                return Err(stuck(&format!("removing replica {id}"), last));
+                return Err(stuck(&format!("removing replica {id}"), CHANGE_BOUND, last));
             }
             tokio::time::sleep(RETRY_PAUSE).await;
         }
@@ -385,10 +405,10 @@ impl Script<'_> {
     }
 }
 
-fn stuck(phase: &str, last: String) -> ScenarioError {
+fn stuck(phase: &str, bound: Duration, last: String) -> ScenarioError {
     ScenarioError::Stuck {
         phase: phase.to_owned(),
-        bound: CHANGE_BOUND,
+        bound,
         last,
     }
 }
