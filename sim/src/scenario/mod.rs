@@ -8,6 +8,7 @@ mod leader_crashed;
 mod leader_partitioned;
 mod members;
 mod membership;
+mod membership_script;
 mod mixed_faults;
 mod phases;
 mod runner;
