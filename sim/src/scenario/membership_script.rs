@@ -2,7 +2,9 @@
 //! a time (add a replica; remove one, sometimes the leader; replace one, sometimes the leader),
 //! keeping three to five voters, and perhaps one ordinary fault (the leader cut off, or a
 //! member's host crashed) that one change happens under. Changes go through the real join and
-//! removal paths; [`Members`] tells the clients who is there.
+//! removal paths; [`Members`] tells the clients who is there. The partition cuts the leader off
+//! from the replicas running when it begins; a replica that joins meanwhile can reach it, which
+//! cannot help it commit (a learner has no vote; once a voter, it has the majority's newer term).
 
 use std::fmt;
 use std::time::Duration;
