@@ -10,6 +10,7 @@
 //! `http://replica-<id>:6443` and the status endpoint at `http://replica-<id>:8000`.
 
 use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::future::IntoFuture;
 use std::path::Path;
 use std::sync::Arc;
@@ -132,13 +133,20 @@ pub struct SimCluster<'a> {
     disks: BTreeMap<String, SimDisk>,
     /// Each replica host's wall clock, by host name.
     clocks: BTreeMap<String, VirtualClock>,
+    /// Replica hosts crashed and not restarted: cut off from every host, also from those added
+    /// later.
+    crashed: BTreeSet<String>,
+    /// What the cluster was built from, for replicas added mid-run.
+    options: ClusterOptions,
+    /// The clients' identity every resource API accepts.
+    identity: ClientCertificate,
 }
 
 impl<'a> SimCluster<'a> {
     /// Registers one host per replica in a new simulation seeded with `options.seed`.
     pub fn build(options: &ClusterOptions) -> Result<Self, ClusterError> {
         let identity = resource_api::client_certificate().map_err(ClusterError::Certificate)?;
-        let mut sim = turmoil::Builder::new()
+        let sim = turmoil::Builder::new()
             .rng_seed(options.seed)
             .epoch(SystemTime::UNIX_EPOCH + Duration::from_secs(EPOCH_SECS))
             .simulation_duration(options.duration)
@@ -146,51 +154,60 @@ impl<'a> SimCluster<'a> {
             .max_message_latency(options.max_latency)
             .tcp_capacity(1024)
             .build();
-        let ids: Vec<NodeId> = (1..=options.replicas).collect();
-        let initial_cluster: BTreeMap<NodeId, String> =
-            ids.iter().map(|id| (*id, peer_url(*id))).collect();
-        let mut hosts = Vec::new();
-        let mut disks = BTreeMap::new();
-        let mut clocks = BTreeMap::new();
-        for id in ids {
-            let host = replica_host(id);
-            let config = ReplicaConfig {
-                id,
-                data_dir: Path::new(DATA_ROOT).join(&host),
-                peer_url: peer_url(id),
-                initial_cluster: initial_cluster.clone(),
-                join_existing: false,
-                raft: options.timings.clone(),
-                snapshot_logs_threshold: options.snapshot_logs_threshold,
-            };
-            // The disk outlives the host's software, so a restarted replica finds its log.
-            let disk = SimDisk::new();
-            disks.insert(host.clone(), disk.clone());
-            // So is the clock: a skew outlasts a restart, as a machine's clock would.
-            let clock = VirtualClock::default();
-            clocks.insert(host.clone(), clock.clone());
-            let identity = identity.clone();
-            let software = ApiSoftware {
-                identity: identity.clone(),
-                clock,
-                watch_history: options.watch_history,
-                planted: options.planted,
-            };
-            sim.host(host.as_str(), move || {
-                run_replica(config.clone(), disk.clone(), software.clone())
-            });
-            hosts.push(host);
-        }
-        Ok(Self {
+        let mut cluster = Self {
             sim,
-            hosts,
+            hosts: Vec::new(),
             clients: Vec::new(),
-            disks,
-            clocks,
-        })
+            disks: BTreeMap::new(),
+            clocks: BTreeMap::new(),
+            crashed: BTreeSet::new(),
+            options: options.clone(),
+            identity,
+        };
+        let ids: Vec<NodeId> = (1..=options.replicas).collect();
+        for id in &ids {
+            cluster.add_replica(*id, &ids, false);
+        }
+        Ok(cluster)
     }
 
-    /// The replica host names, by id.
+    /// Registers the host of replica `id`, founding the cluster of `members` or, with
+    /// `join_existing`, asking them to admit it (a host added mid-run).
+    fn add_replica(&mut self, id: NodeId, members: &[NodeId], join_existing: bool) {
+        let host = replica_host(id);
+        let config = ReplicaConfig {
+            id,
+            data_dir: Path::new(DATA_ROOT).join(&host),
+            peer_url: peer_url(id),
+            initial_cluster: members.iter().map(|id| (*id, peer_url(*id))).collect(),
+            join_existing,
+            raft: self.options.timings.clone(),
+            snapshot_logs_threshold: self.options.snapshot_logs_threshold,
+        };
+        // The disk outlives the host's software, so a restarted replica finds its log.
+        let disk = SimDisk::new();
+        self.disks.insert(host.clone(), disk.clone());
+        // So is the clock: a skew outlasts a restart, as a machine's clock would.
+        let clock = VirtualClock::default();
+        self.clocks.insert(host.clone(), clock.clone());
+        let software = ApiSoftware {
+            identity: self.identity.clone(),
+            clock,
+            watch_history: self.options.watch_history,
+            planted: self.options.planted,
+        };
+        self.sim.host(host.as_str(), move || {
+            run_replica(config.clone(), disk.clone(), software.clone())
+        });
+        // A powered-off machine answers no new neighbour either (turmoil would otherwise hold
+        // a connection to it until the caller's deadline).
+        for crashed in &self.crashed {
+            self.sim.partition(host.as_str(), crashed.as_str());
+        }
+        self.hosts.push(host);
+    }
+
+    /// The replica host names, by id (also those added mid-run).
     pub fn hosts(&self) -> &[String] {
         &self.hosts
     }
@@ -239,13 +256,16 @@ impl<'a> SimCluster<'a> {
                     self.sim.partition(host.as_str(), other.as_str());
                 }
                 self.sim.crash(host.as_str());
+                self.crashed.insert(host.clone());
             }
             HostFault::Restart(host) => {
+                self.crashed.remove(host);
                 for other in self.others(host) {
                     self.sim.repair(host.as_str(), other.as_str());
                 }
                 self.sim.bounce(host.as_str());
             }
+            HostFault::Join { id, members } => self.add_replica(*id, members, true),
             HostFault::Latency { host, max } => {
                 for other in self.others(host) {
                     self.sim

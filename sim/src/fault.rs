@@ -1,4 +1,4 @@
-//! Host faults a client asks for mid-run. turmoil crashes and restarts a host only from outside
+//! Host faults a client asks for mid-run (also a new replica host joining). turmoil crashes, restarts and adds a host only from outside
 //! the simulation (`Sim::crash`, `Sim::bounce` need the `Sim`, as does a link's latency), while a scenario's client runs
 //! inside it; so the client queues the fault in [`Faults`] and the driver loop applies it between
 //! two steps (see [`crate::scenario`]). Network faults need no queue: `turmoil::partition` and
@@ -9,6 +9,8 @@ use std::collections::VecDeque;
 use std::rc::Rc;
 use std::time::Duration;
 
+use apiary_raft::typ::NodeId;
+
 /// A fault on one host's software.
 #[derive(Debug, Clone, PartialEq)]
 pub enum HostFault {
@@ -17,6 +19,14 @@ pub enum HostFault {
     Crash(String),
     /// Start the host's software again (after a crash), on the same disk.
     Restart(String),
+    /// Add host `replica-<id>` on a fresh disk, its replica asking `members` to admit it
+    /// (`join_existing`): a membership change, as an operator starts a new replica.
+    Join {
+        /// The new replica's id, above every id used before.
+        id: NodeId,
+        /// Members to ask (the joiner follows their redirects to the leader).
+        members: Vec<NodeId>,
+    },
     /// Draw the latency of every message between the host and any other host from 1 ms up to
     /// `max` (turmoil's per-link latency, settable only from outside the simulation).
     Latency {

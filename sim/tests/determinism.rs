@@ -89,3 +89,10 @@ fn mixed_faults_three_replicas_replay_bit_exactly() {
 fn mixed_faults_five_replicas_replay_bit_exactly() {
     assert_replays(scenario::mixed_faults_five_replicas, 28, 29);
 }
+
+// R-HA-013: replicas joining mid-run, removals (of the leader too), replacements and a fault
+// among them replay exactly.
+#[test]
+fn membership_changes_replay_bit_exactly() {
+    assert_replays(scenario::membership_changes, 17, 18);
+}

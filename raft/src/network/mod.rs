@@ -1,4 +1,4 @@
-//! The peer network: raft RPCs, write forwarding, follower read index and join, as protobuf
+//! The peer network: raft RPCs, write forwarding, follower read index, join and member removal, as protobuf
 //! over an injectable [`Transport`] (HTTP in production, turmoil in the simulation).
 //!
 //! Client side: [`PeerNetworkFactory`] / [`PeerConnection`] give openraft its network, and

@@ -1,5 +1,5 @@
-//! Protobuf messages of the replica-level peer RPCs: write forwarding, follower read index and
-//! join. Fields are only ever added, with new tags.
+//! Protobuf messages of the replica-level peer RPCs: write forwarding, follower read index,
+//! join and member removal. Fields are only ever added, with new tags.
 
 use crate::command::Command;
 use crate::command::CommandResponse;
@@ -157,5 +157,42 @@ pub mod join_response {
         /// The join failed.
         #[prost(message, tag = "3")]
         Failed(super::Failure),
+    }
+}
+
+/// A replica asks the leader to remove a member from the cluster.
+#[derive(Clone, PartialEq, Eq, prost::Message)]
+pub struct RemoveMemberRequest {
+    /// The node id of the member to remove.
+    #[prost(uint64, tag = "1")]
+    pub node_id: u64,
+}
+
+/// The leader's answer to a removal request.
+#[derive(Clone, PartialEq, Eq, prost::Message)]
+pub struct RemoveMemberResponse {
+    /// The outcome. Required.
+    #[prost(oneof = "remove_member_response::Outcome", tags = "1, 2, 3, 4")]
+    pub outcome: Option<remove_member_response::Outcome>,
+}
+
+/// Nested types of [`RemoveMemberResponse`].
+pub mod remove_member_response {
+    /// The outcome of a removal request.
+    #[derive(Clone, PartialEq, Eq, prost::Oneof)]
+    pub enum Outcome {
+        /// The node is not a member (any more); carries the log index of the membership
+        /// without it.
+        #[prost(uint64, tag = "1")]
+        Removed(u64),
+        /// The receiver is not the leader.
+        #[prost(message, tag = "2")]
+        NotLeader(super::NotLeader),
+        /// The removal failed.
+        #[prost(message, tag = "3")]
+        Failed(super::Failure),
+        /// Refused: the node (whose id this carries) is the last voter.
+        #[prost(uint64, tag = "4")]
+        LastVoter(u64),
     }
 }

@@ -28,12 +28,15 @@ use super::replica_message::ForwardWriteResponse;
 use super::replica_message::JoinRequest;
 use super::replica_message::JoinResponse;
 use super::replica_message::ReadIndexResponse;
+use super::replica_message::RemoveMemberRequest;
+use super::replica_message::RemoveMemberResponse;
 use super::replica_message::forward_write_response;
 use super::replica_message::join_response;
 use super::replica_message::read_index_response;
 use super::rpc;
 use crate::mvcc::StoreSnapshot;
 use crate::replica::Replica;
+use crate::replica::removal_outcome;
 use crate::typ;
 use crate::typ::TypeConfig;
 
@@ -52,6 +55,7 @@ pub fn peer_router(replica: Arc<Replica>) -> Router {
         .route(&route(rpc::FORWARD_WRITE), post(forward_write))
         .route(&route(rpc::READ_INDEX), post(read_index))
         .route(&route(rpc::JOIN), post(join))
+        .route(&route(rpc::REMOVE_MEMBER), post(remove_member))
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .with_state(replica)
 }
@@ -215,5 +219,20 @@ async fn join(State(replica): State<Arc<Replica>>, body: Bytes) -> Response {
     };
     ok(&JoinResponse {
         outcome: Some(outcome),
+    })
+}
+
+async fn remove_member(State(replica): State<Arc<Replica>>, body: Bytes) -> Response {
+    let request = match decode::<RemoveMemberRequest>(body) {
+        Ok(r) => r,
+        Err(e) => return bad_request(e),
+    };
+    if request.node_id == 0 {
+        return bad_request("removal request needs a node id");
+    }
+    let deadline = Instant::now() + replica.request_timeout();
+    let result = replica.remove_local(request.node_id, deadline).await;
+    ok(&RemoveMemberResponse {
+        outcome: Some(removal_outcome(result)),
     })
 }

@@ -18,3 +18,5 @@ pub const FORWARD_WRITE: &str = "forward-write";
 pub const READ_INDEX: &str = "read-index";
 /// A new replica asks to be added as a learner, then promoted to voter.
 pub const JOIN: &str = "join";
+/// A replica asks the leader to remove a member (forwarded like a write).
+pub const REMOVE_MEMBER: &str = "remove-member";

@@ -10,6 +10,7 @@ use openraft::ChangeMembers;
 use openraft::async_runtime::watch::WatchReceiver;
 use openraft::errors::InitializeError;
 use openraft::errors::RaftError;
+use tokio::time::Instant;
 
 use super::LeaderError;
 use super::Replica;
@@ -88,6 +89,13 @@ impl Replica {
                 leader_url: leader.map(|(_, url)| url),
             });
         }
+        // A leader cut off from its quorum would add the learner and then wait for a commit
+        // that never comes, holding the joiner for its whole deadline (35 s by default) while
+        // the majority has long elected another leader. Confirming the leadership with a
+        // quorum first makes such a leader answer "unavailable" within the request timeout,
+        // and the joiner asks the next member.
+        let deadline = Instant::now() + self.timings.request_timeout;
+        self.local_read_index(deadline).await?;
         let already = {
             let metrics = self.raft.metrics();
             let m = metrics.borrow_watched();

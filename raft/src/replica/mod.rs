@@ -1,6 +1,6 @@
 //! The replica handle the node crate uses: starts raft over the durable log and the state
 //! machine, founds or joins the cluster, and serves writes (forwarded to the leader when
-//! needed), linearizable read indexes and local reads.
+//! needed), linearizable read indexes and local reads, and removes members.
 //!
 //! See DESIGN.md §3: the revision of a write is the log index of its entry; a follower answers
 //! a forwarded write only once it has applied that revision itself (read-your-writes on the
@@ -10,8 +10,10 @@ mod config;
 mod error;
 mod leader_error;
 mod membership;
+mod membership_error;
 mod propose;
 mod read;
+mod removal;
 mod status;
 
 use std::collections::BTreeMap;
@@ -33,6 +35,8 @@ pub use self::error::ReadError;
 pub use self::error::ReplicaError;
 pub use self::error::WriteError;
 pub(crate) use self::leader_error::LeaderError;
+pub use self::membership_error::RemoveMemberError;
+pub(crate) use self::removal::removal_outcome;
 pub use self::status::ReplicaStatus;
 use crate::log::LogFs;
 use crate::log::LogOptions;

@@ -9,3 +9,4 @@ mod t25_partition;
 mod t30_full_restart;
 mod t40_snapshot;
 mod t50_join;
+mod t55_remove;

@@ -6,6 +6,9 @@ mod failure;
 mod fault_script;
 mod leader_crashed;
 mod leader_partitioned;
+mod members;
+mod membership;
+mod membership_script;
 mod mixed_faults;
 mod phases;
 mod runner;
@@ -22,6 +25,8 @@ pub use leader_crashed::leader_crashed_restarts_and_catches_up;
 pub use leader_crashed::two_of_five_crashed_restart_and_catch_up;
 pub use leader_partitioned::LEADER_PARTITIONED;
 pub use leader_partitioned::leader_partitioned_writes_resume_on_majority;
+pub use membership::MEMBERSHIP_CHANGES;
+pub use membership::membership_changes;
 pub use mixed_faults::MIXED_FAULTS_3;
 pub use mixed_faults::MIXED_FAULTS_5;
 pub use mixed_faults::mixed_faults_five_replicas;
@@ -83,6 +88,7 @@ pub const ALL: &[(&str, ScenarioFn)] = &[
     (WATCHERS_RELIST, watchers_relist_after_compaction),
     (MIXED_FAULTS_3, mixed_faults_three_replicas),
     (MIXED_FAULTS_5, mixed_faults_five_replicas),
+    (MEMBERSHIP_CHANGES, membership_changes),
 ];
 
 /// The scenario called `name`.

@@ -28,6 +28,25 @@ impl StopSignal {
     }
 }
 
+/// The replica hosts a client may send to: a fixed list, or one that changes while the run
+/// goes on (replicas added and removed, [`crate::scenario::members::Members`]).
+pub trait HostPool {
+    /// A host drawn with `rng` from those available now.
+    fn pick(&self, rng: &mut StdRng) -> String;
+}
+
+impl HostPool for [String] {
+    fn pick(&self, rng: &mut StdRng) -> String {
+        self[rng.random_range(0..self.len())].clone()
+    }
+}
+
+impl HostPool for Vec<String> {
+    fn pick(&self, rng: &mut StdRng) -> String {
+        self.as_slice().pick(rng)
+    }
+}
+
 /// How a writer paces itself.
 #[derive(Debug, Clone)]
 pub struct WriterOptions {
@@ -46,7 +65,7 @@ pub struct WriterOptions {
 pub async fn write_until(
     client: &SimClient,
     name: &str,
-    hosts: &[String],
+    hosts: &(impl HostPool + ?Sized),
     options: WriterOptions,
     stop: StopSignal,
     mut rng: StdRng,
@@ -57,7 +76,7 @@ pub async fn write_until(
     let mut writes = 0u32;
     while !stop.stopped() {
         writes += 1;
-        let host = &hosts[rng.random_range(0..hosts.len())];
+        let host = &hosts.pick(&mut rng);
         let roll: f64 = rng.random();
         let op = if live.len() < 2 || roll < 0.4 {
             WriteOp::Create

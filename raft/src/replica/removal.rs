@@ -1,0 +1,266 @@
+//! Removing a member from the cluster: the leader drops it from the membership (not kept as a
+//! learner); a follower forwards the request to the leader over the peer RPC, following
+//! redirects, as the write path does.
+//!
+//! What a removed replica that keeps running does (openraft 0.10, checked in its source,
+//! `RaftCore::handle_tick_election` and `Engine::handle_vote_req` / `handle_pre_vote_req`):
+//! - Once it knows the membership without it is committed, it is neither in the effective nor
+//!   in the committed membership and never starts an election (`is_voter_in_effective_or_committed`).
+//!   A removed leader keeps leading only until the entry removing it commits, then steps down.
+//! - The leader stops replicating to it once the change commits, so it may never learn the
+//!   commit. Until it does, the committed membership it knows still lists it and it may time
+//!   out and campaign. With Pre-Vote (enabled in the replica's raft config) it only asks first, and
+//!   every member that hears from a live leader refuses while the leader lease holds; so it
+//!   neither bumps the members' term nor deposes their leader. Only when the members have lost
+//!   their leader anyway can it win votes, and then only with a log as up to date as theirs
+//!   (raft's election restriction), which is safe; it steps down as soon as the membership
+//!   without it commits.
+//! - Its own clients: a write sent to it is forwarded to the leader but never acknowledged by
+//!   it, because it answers only after applying the write, and nothing is replicated to it any
+//!   more; a quorum read needs a leader-confirmed read index it never reaches. It fails rather
+//!   than serve stale data (`membership_changes` in the simulation checks this).
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use openraft::ChangeMembers;
+use openraft::async_runtime::watch::WatchReceiver;
+use tokio::time::Instant;
+
+use super::LeaderError;
+use super::RemoveMemberError;
+use super::Replica;
+use crate::network::replica_message::Failure;
+use crate::network::replica_message::FailureKind;
+use crate::network::replica_message::RemoveMemberRequest;
+use crate::network::replica_message::RemoveMemberResponse;
+use crate::network::replica_message::remove_member_response::Outcome;
+use crate::network::rpc;
+use crate::typ::NodeId;
+
+/// The longest back-off between attempts.
+const MAX_BACKOFF: Duration = Duration::from_secs(1);
+
+/// Where `node_id` stands in the membership this replica knows.
+enum Standing {
+    /// Not a member: nothing to do; the membership's log index.
+    Absent(u64),
+    /// The only voter.
+    LastVoter,
+    /// A voter among others.
+    Voter,
+    /// A learner (a replica still joining).
+    Learner,
+}
+
+impl Replica {
+    /// Removes `node_id` from the cluster and returns the log index of the membership without
+    /// it. On a follower the request is forwarded to the leader. Idempotent: removing a node
+    /// that is not a member answers at once. Refuses to remove the last voter. Removing the
+    /// leader is allowed: it steps down once the change commits and the others elect a leader.
+    pub async fn remove_member(&self, node_id: NodeId) -> Result<u64, RemoveMemberError> {
+        let deadline = Instant::now() + self.timings.request_timeout;
+        let mut backoff = self.timings.heartbeat_interval;
+        let mut hint: Option<(NodeId, String)> = None;
+        loop {
+            let target = hint.take().or_else(|| self.leader());
+            let result = match &target {
+                Some((id, _)) if *id == self.id => self.remove_local(node_id, deadline).await,
+                Some((_, url)) => self.forward_removal(url, node_id, deadline).await,
+                None => Err(RemoveMemberError::Unavailable {
+                    reason: "no leader elected yet".to_string(),
+                }),
+            };
+            let error = match result {
+                Ok(index) => return Ok(index),
+                Err(e) => e,
+            };
+            let retry = matches!(
+                error,
+                RemoveMemberError::Unavailable { .. } | RemoveMemberError::ForwardToLeader { .. }
+            );
+            if !retry || Instant::now() + backoff >= deadline {
+                return Err(error);
+            }
+            if let RemoveMemberError::ForwardToLeader {
+                leader_id: Some(id),
+                leader_url: Some(url),
+            } = &error
+            {
+                hint = Some((*id, url.clone()));
+            }
+            tracing::debug!(node_id, ?error, "removal not taken; retrying");
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(MAX_BACKOFF);
+        }
+    }
+
+    /// Leader side of a removal, bounded by `deadline` (a leader without quorum never commits).
+    pub(crate) async fn remove_local(
+        &self,
+        node_id: NodeId,
+        deadline: Instant,
+    ) -> Result<u64, RemoveMemberError> {
+        if self.leader().map(|(id, _)| id) != Some(self.id) {
+            let leader = self.leader();
+            return Err(RemoveMemberError::ForwardToLeader {
+                leader_id: leader.as_ref().map(|(id, _)| *id),
+                leader_url: leader.map(|(_, url)| url),
+            });
+        }
+        let ids = BTreeSet::from([node_id]);
+        let changes = match self.standing(node_id) {
+            Standing::Absent(index) => return Ok(index),
+            Standing::LastVoter => return Err(RemoveMemberError::LastVoter { node_id }),
+            Standing::Voter => ChangeMembers::RemoveVoters(ids),
+            Standing::Learner => ChangeMembers::RemoveNodes(ids),
+        };
+        // `retain: false`: a removed voter does not stay on as a learner the leader keeps
+        // replicating to.
+        let change = self.raft.change_membership(changes, false);
+        match tokio::time::timeout_at(deadline, change).await {
+            Ok(Ok(changed)) => {
+                tracing::info!(node_id, index = changed.log_id.index, "member removed");
+                Ok(changed.log_id.index)
+            }
+            Ok(Err(e)) => Err(LeaderError::from_write(e).into()),
+            Err(_) => Err(RemoveMemberError::OutcomeUnknown {
+                reason: "membership change not committed before the deadline".to_string(),
+            }),
+        }
+    }
+
+    fn standing(&self, node_id: NodeId) -> Standing {
+        let metrics = self.raft.metrics();
+        let m = metrics.borrow_watched();
+        let stored = &m.membership_config;
+        let membership = stored.membership();
+        let voters: BTreeSet<NodeId> = membership.voter_ids().collect();
+        if voters.contains(&node_id) {
+            if voters.len() == 1 {
+                Standing::LastVoter
+            } else {
+                Standing::Voter
+            }
+        } else if membership.learner_ids().any(|id| id == node_id) {
+            Standing::Learner
+        } else {
+            Standing::Absent(stored.log_id().map_or(0, |l| l.index))
+        }
+    }
+
+    async fn forward_removal(
+        &self,
+        url: &str,
+        node_id: NodeId,
+        deadline: Instant,
+    ) -> Result<u64, RemoveMemberError> {
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        let answer: RemoveMemberResponse = self
+            .peers
+            .call(
+                url,
+                rpc::REMOVE_MEMBER,
+                &RemoveMemberRequest { node_id },
+                remaining,
+            )
+            .await
+            .map_err(|e| {
+                if e.not_delivered() {
+                    RemoveMemberError::Unavailable {
+                        reason: e.to_string(),
+                    }
+                } else {
+                    RemoveMemberError::OutcomeUnknown {
+                        reason: e.to_string(),
+                    }
+                }
+            })?;
+        match answer.outcome {
+            Some(outcome) => outcome_result(outcome),
+            None => Err(RemoveMemberError::OutcomeUnknown {
+                reason: "leader answered a removal with nothing".to_string(),
+            }),
+        }
+    }
+}
+
+/// The peer RPC's answer for a removal's result.
+pub(crate) fn removal_outcome(result: Result<u64, RemoveMemberError>) -> Outcome {
+    match result {
+        Ok(index) => Outcome::Removed(index),
+        Err(RemoveMemberError::ForwardToLeader {
+            leader_id,
+            leader_url,
+        }) => Outcome::NotLeader(crate::network::replica_message::NotLeader {
+            leader_id,
+            leader_url,
+        }),
+        Err(RemoveMemberError::LastVoter { node_id }) => Outcome::LastVoter(node_id),
+        Err(RemoveMemberError::Unavailable { reason }) => {
+            Outcome::Failed(Failure::new(FailureKind::Unavailable, reason))
+        }
+        Err(RemoveMemberError::OutcomeUnknown { reason }) => {
+            Outcome::Failed(Failure::new(FailureKind::OutcomeUnknown, reason))
+        }
+        Err(RemoveMemberError::Fatal { reason }) => {
+            Outcome::Failed(Failure::new(FailureKind::Fatal, reason))
+        }
+    }
+}
+
+/// The removal's result a peer RPC's answer stands for; inverse of [`removal_outcome`].
+fn outcome_result(outcome: Outcome) -> Result<u64, RemoveMemberError> {
+    match outcome {
+        Outcome::Removed(index) => Ok(index),
+        Outcome::NotLeader(n) => Err(LeaderError::from(n).into()),
+        Outcome::LastVoter(node_id) => Err(RemoveMemberError::LastVoter { node_id }),
+        Outcome::Failed(f) => Err(LeaderError::from(f).into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // R-HA-011: every removal result crosses the peer RPC unchanged, so a follower keeps
+    // retryable, forward-to-leader, refused and fatal apart as the leader decided.
+    #[test]
+    fn every_removal_result_survives_the_peer_rpc() {
+        let results = [
+            Ok(7),
+            Err(RemoveMemberError::ForwardToLeader {
+                leader_id: Some(2),
+                leader_url: Some("http://b".to_string()),
+            }),
+            Err(RemoveMemberError::LastVoter { node_id: 3 }),
+            Err(RemoveMemberError::Unavailable {
+                reason: "no quorum".to_string(),
+            }),
+            Err(RemoveMemberError::OutcomeUnknown {
+                reason: "leader changed".to_string(),
+            }),
+            Err(RemoveMemberError::Fatal {
+                reason: "stopped".to_string(),
+            }),
+        ];
+        for result in results {
+            assert_eq!(result, outcome_result(removal_outcome(result.clone())));
+        }
+    }
+
+    // R-HA-011: a caller retries only what may still succeed; refusing the last voter is final.
+    #[test]
+    fn only_transient_failures_are_retryable() {
+        let last = RemoveMemberError::LastVoter { node_id: 1 };
+        let fatal = RemoveMemberError::Fatal {
+            reason: "stopped".to_string(),
+        };
+        let unknown = RemoveMemberError::OutcomeUnknown {
+            reason: "lost".to_string(),
+        };
+        assert!(!last.is_retryable());
+        assert!(!fatal.is_retryable());
+        assert!(unknown.is_retryable(), "removal is idempotent");
+    }
+}
