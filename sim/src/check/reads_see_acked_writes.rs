@@ -12,7 +12,7 @@ const GUARANTEE: &str = "reads_see_acked_writes";
 /// The violations of `reads_see_acked_writes` in `history`.
 pub fn reads_see_acked_writes(history: &History) -> Vec<Violation> {
     let mut violations = Vec::new();
-    for read in &history.reads {
+    for read in history.quorum_reads() {
         let ReadOutcome::Served(served) = &read.outcome else {
             continue;
         };
@@ -48,6 +48,7 @@ mod tests {
     use bytes::Bytes;
 
     use super::*;
+    use crate::history::ReadAt;
     use crate::history::ReadRecord;
     use crate::history::ReadValue;
     use crate::history::WriteOp;
@@ -67,6 +68,7 @@ mod tests {
         });
         h.record_read(ReadRecord {
             key: "k".to_owned(),
+            at: ReadAt::Quorum,
             replica: "replica-1".to_owned(),
             sent_at: Duration::from_secs(read_sent_at),
             done_at: Duration::from_secs(read_sent_at + 1),

@@ -2,6 +2,7 @@
 //! replicas until told to stop, every write recorded in the client's history.
 
 use std::cell::Cell;
+use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -41,8 +42,11 @@ pub struct WriterOptions {
 
 /// Writes through `hosts` under keys `{name}-{n}` until `stop`: a create when it holds fewer
 /// than two live keys or by chance, otherwise an update or (if `options.deletes`) a delete of
-/// one of its keys (the seeded `rng` decides). A key whose create had an unknown outcome counts as live: an update
-/// or delete of it may be refused, which the history records too.
+/// one of its keys (the seeded `rng` decides). Half the updates of a key whose revision the
+/// writer knows (from its last acknowledged write of it) are conditional on that revision; a
+/// 409 refuses one whose revision moved on. A key whose create had an unknown outcome counts as
+/// live: an update or delete of it may be refused, which the history records too. Keys are
+/// never recreated.
 pub async fn write_until(
     client: &SimClient,
     name: &str,
@@ -52,6 +56,8 @@ pub async fn write_until(
     mut rng: StdRng,
 ) {
     let mut live: Vec<String> = Vec::new();
+    // The revision of the writer's last acknowledged write of each key.
+    let mut seen: BTreeMap<String, u64> = BTreeMap::new();
     let mut created = 0u32;
     // Numbers every value, so that each write's value is its own.
     let mut writes = 0u32;
@@ -73,9 +79,15 @@ pub async fn write_until(
                 live.push(key.clone());
                 client.create(host, &key, &format!("{key} #{writes}")).await
             }
-            WriteOp::Update => {
+            WriteOp::Update | WriteOp::UpdateIf { .. } => {
                 let key = &live[rng.random_range(0..live.len())];
-                client.update(host, key, &format!("{key} #{writes}")).await
+                let value = format!("{key} #{writes}");
+                match seen.get(key) {
+                    Some(&expected) if rng.random_bool(0.5) => {
+                        client.update_if(host, key, &value, expected).await
+                    }
+                    _ => client.update(host, key, &value).await,
+                }
             }
             WriteOp::Delete => {
                 let key = live.swap_remove(rng.random_range(0..live.len()));
@@ -84,6 +96,17 @@ pub async fn write_until(
         };
         if op == WriteOp::Create && matches!(record.outcome, WriteOutcome::Rejected { .. }) {
             live.retain(|key| *key != record.key);
+        }
+        match record.acked_revision() {
+            Some(revision) => {
+                seen.insert(record.key.clone(), revision);
+            }
+            // The key's revision is no longer known once a write of unknown outcome may have
+            // moved it.
+            None if matches!(record.outcome, WriteOutcome::Unknown { .. }) => {
+                seen.remove(&record.key);
+            }
+            None => {}
         }
         let pause = rng.random_range(options.min_pause..=options.max_pause);
         tokio::time::sleep(pause).await;
