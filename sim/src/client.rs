@@ -120,6 +120,17 @@ impl SimClient {
         self.history.borrow().keys()
     }
 
+    /// The key and revision of the newest write acknowledged with a revision, if any: what a
+    /// read-your-writes read asks for.
+    pub fn last_acked_write(&self) -> Option<(String, u64)> {
+        self.history
+            .borrow()
+            .writes
+            .iter()
+            .rev()
+            .find_map(|w| Some((w.key.clone(), w.acked_revision()?)))
+    }
+
     /// Takes the recorded history, leaving an empty one.
     pub fn take_history(&self) -> History {
         self.history.take()

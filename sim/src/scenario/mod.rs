@@ -8,6 +8,7 @@ mod leader_crashed;
 mod leader_partitioned;
 mod mixed_faults;
 mod phases;
+mod reader;
 mod runner;
 mod watchers_resume;
 mod workload;
