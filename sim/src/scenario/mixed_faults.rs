@@ -33,6 +33,10 @@ use crate::client::now;
 use crate::cluster::ClusterOptions;
 use crate::fault::Faults;
 use crate::history::History;
+use crate::history::ReadAt;
+use crate::history::ReadOutcome;
+use crate::history::WriteOp;
+use crate::history::WriteOutcome;
 use crate::scenario::Report;
 use crate::scenario::ScenarioError;
 use crate::scenario::ScenarioFailure;
@@ -252,14 +256,36 @@ fn read_checks(history: &History) -> Vec<Violation> {
 
 /// One line for the run's notes: what the workload did.
 fn describe(history: &History, replicas: usize) -> String {
+    let count = |at: fn(&ReadAt) -> bool| {
+        let reads = || history.reads.iter().filter(|r| at(&r.at));
+        let served = reads()
+            .filter(|r| matches!(r.outcome, ReadOutcome::Served(_)))
+            .count();
+        format!("{served}/{}", reads().count())
+    };
+    let conditional = || {
+        history
+            .writes
+            .iter()
+            .filter(|w| matches!(w.op, WriteOp::UpdateIf { .. }))
+    };
+    let conflicts = conditional()
+        .filter(|w| matches!(w.outcome, WriteOutcome::Rejected { status: 409, .. }))
+        .count();
+    let deletes = history.acked().filter(|w| w.op == WriteOp::Delete).count();
     let pages: usize = history.lists.iter().map(|l| l.pages.len()).sum();
     let events: usize = history.watches.iter().map(WatchLog::events).sum();
     format!(
-        "{} of {} writes acknowledged, {} reads, {} paged lists ({pages} pages), {events} watch \
-         events; every acknowledged write durable and identical on {replicas} replicas",
+        "{} of {} writes acknowledged ({} conditional, {conflicts} of them 409; {deletes} \
+         deletes acknowledged); reads served/sent: quorum {}, any {}, not-older-than {}; {} paged \
+         lists ({pages} pages); {events} watch events; every acknowledged write durable and \
+         identical on {replicas} replicas",
         history.acked().count(),
         history.writes.len(),
-        history.reads.len(),
+        conditional().count(),
+        count(|at| *at == ReadAt::Quorum),
+        count(|at| *at == ReadAt::Any),
+        count(|at| matches!(at, ReadAt::NotOlderThan(_))),
         history.lists.len(),
     )
 }
