@@ -17,6 +17,7 @@ use serde_json::json;
 use crate::cluster::api_url;
 use crate::cluster::status_url;
 use crate::history::History;
+use crate::history::ReadAt;
 use crate::history::ReadOutcome;
 use crate::history::ReadRecord;
 use crate::history::ReadValue;
@@ -28,6 +29,8 @@ use crate::net::post;
 use crate::net::send;
 use crate::status_api::STATUS_PATH;
 use crate::status_api::StatusReply;
+
+mod paged_list;
 
 /// The namespace the clients' ConfigMaps live in (created by every replica's bootstrap).
 pub const NAMESPACE: &str = "default";
@@ -77,11 +80,19 @@ pub fn configmaps_path() -> String {
 
 /// The value and revision of a ConfigMap as the API served it.
 fn parse_configmap(replica: &str, body: &[u8]) -> Result<ReadValue, ClientError> {
+    let object: Value = serde_json::from_slice(body).map_err(|e| ClientError::Malformed {
+        replica: replica.to_owned(),
+        reason: e.to_string(),
+    })?;
+    configmap_value(replica, &object)
+}
+
+/// The value and revision of a decoded ConfigMap.
+fn configmap_value(replica: &str, object: &Value) -> Result<ReadValue, ClientError> {
     let malformed = |reason: String| ClientError::Malformed {
         replica: replica.to_owned(),
         reason,
     };
-    let object: Value = serde_json::from_slice(body).map_err(|e| malformed(e.to_string()))?;
     let revision = object["metadata"]["resourceVersion"]
         .as_str()
         .and_then(|rv| rv.parse().ok())
@@ -109,6 +120,17 @@ impl SimClient {
         self.history.borrow().keys()
     }
 
+    /// The key and revision of the newest write acknowledged with a revision, if any: what a
+    /// read-your-writes read asks for.
+    pub fn last_acked_write(&self) -> Option<(String, u64)> {
+        self.history
+            .borrow()
+            .writes
+            .iter()
+            .rev()
+            .find_map(|w| Some((w.key.clone(), w.acked_revision()?)))
+    }
+
     /// Takes the recorded history, leaving an empty one.
     pub fn take_history(&self) -> History {
         self.history.take()
@@ -134,6 +156,20 @@ impl SimClient {
         self.write(WriteOp::Update, replica, name, value).await
     }
 
+    /// Replaces ConfigMap `name` with one holding `value` only if its revision is still
+    /// `expected` (`metadata.resourceVersion` in the body) through `replica`, and records it as
+    /// [`SimClient::create`] does: a 409 Conflict (the revision moved on) is a rejection.
+    pub async fn update_if(
+        &self,
+        replica: &str,
+        name: &str,
+        value: &str,
+        expected: u64,
+    ) -> WriteRecord {
+        self.write(WriteOp::UpdateIf { expected }, replica, name, value)
+            .await
+    }
+
     /// Deletes ConfigMap `name` through `replica` and records it as [`SimClient::create`]
     /// does, except that an acknowledged delete has no revision: the API answers a `Status`.
     pub async fn delete(&self, replica: &str, name: &str) -> WriteRecord {
@@ -142,17 +178,21 @@ impl SimClient {
 
     async fn write(&self, op: WriteOp, replica: &str, name: &str, value: &str) -> WriteRecord {
         let object = || {
+            let mut metadata = json!({ "name": name });
+            if let WriteOp::UpdateIf { expected } = op {
+                metadata["resourceVersion"] = Value::String(expected.to_string());
+            }
             json!({
                 "apiVersion": "v1",
                 "kind": "ConfigMap",
-                "metadata": { "name": name },
+                "metadata": metadata,
                 "data": { VALUE_KEY: value },
             })
             .to_string()
         };
         let (method, path, body) = match op {
             WriteOp::Create => (Method::POST, configmaps_path(), Bytes::from(object())),
-            WriteOp::Update => (
+            WriteOp::Update | WriteOp::UpdateIf { .. } => (
                 Method::PUT,
                 format!("{}/{name}", configmaps_path()),
                 Bytes::from(object()),
@@ -175,7 +215,7 @@ impl SimClient {
         .await
         .map_err(Self::call_error(replica))
         .and_then(|answer| match op {
-            WriteOp::Create | WriteOp::Update => {
+            WriteOp::Create | WriteOp::Update | WriteOp::UpdateIf { .. } => {
                 parse_configmap(replica, &answer).map(|written| Some(written.mod_revision))
             }
             WriteOp::Delete => Ok(None),
@@ -235,11 +275,28 @@ impl SimClient {
     /// Recent"), records the read, and returns what was served: `None` when the API answers
     /// 404.
     pub async fn read(&self, replica: &str, name: &str) -> Result<Option<ReadValue>, ClientError> {
+        self.read_at(replica, name, ReadAt::Quorum).await
+    }
+
+    /// Reads ConfigMap `name` on `replica` at `at` (`resourceVersion` unset, `0` or `R`),
+    /// records the read, and returns what was served: `None` when the API answers 404. A 504
+    /// "Too large resource version" is a failed read.
+    pub async fn read_at(
+        &self,
+        replica: &str,
+        name: &str,
+        at: ReadAt,
+    ) -> Result<Option<ReadValue>, ClientError> {
+        let query = match at {
+            ReadAt::Quorum => String::new(),
+            ReadAt::Any => "?resourceVersion=0".to_owned(),
+            ReadAt::NotOlderThan(revision) => format!("?resourceVersion={revision}"),
+        };
         let sent_at = now();
         let answer = send(
             Method::GET,
             &api_url(replica),
-            &format!("{}/{name}", configmaps_path()),
+            &format!("{}/{name}{query}", configmaps_path()),
             "application/json",
             Bytes::new(),
             self.deadline,
@@ -258,6 +315,7 @@ impl SimClient {
         };
         self.history.borrow_mut().record_read(ReadRecord {
             key: name.to_owned(),
+            at,
             replica: replica.to_owned(),
             sent_at,
             done_at: now(),

@@ -1,5 +1,6 @@
-//! What the simulated clients did and saw: every write and every quorum read with its outcome,
-//! every watcher's stream of events, and the final view of every replica. Checkers
+//! What the simulated clients did and saw: every write and every read (quorum, "Any",
+//! "NotOlderThan") with its outcome, every page of every paged list, every watcher's stream of
+//! events, and the final view of every replica. Checkers
 //! (`crate::check`) judge a [`History`] after the run.
 
 use std::collections::BTreeMap;
@@ -17,6 +18,12 @@ pub enum WriteOp {
     Create,
     /// Replace the object unconditionally (`PUT` without `resourceVersion`).
     Update,
+    /// Replace the object only if its revision is still `expected` (`PUT` carrying
+    /// `metadata.resourceVersion`); a 409 Conflict refuses it.
+    UpdateIf {
+        /// The revision the writer last saw for the key.
+        expected: u64,
+    },
     /// Delete the object (`DELETE`). Its acknowledgement is a `Status` that carries no
     /// revision, so an acknowledged delete has [`WriteOutcome::Acked`] with `revision: None`.
     Delete,
@@ -101,7 +108,18 @@ pub struct ReadValue {
     pub mod_revision: u64,
 }
 
-/// How a quorum read ended, as the client saw it.
+/// Which state a read asked for (its `resourceVersion`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadAt {
+    /// No `resourceVersion`: "Most Recent", a quorum read.
+    Quorum,
+    /// `resourceVersion=0`: "Any", served from the replica's local applied state.
+    Any,
+    /// `resourceVersion=R`: "NotOlderThan", local state once the replica applied `R`.
+    NotOlderThan(u64),
+}
+
+/// How a read ended, as the client saw it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ReadOutcome {
     /// The replica served the key: its value, or `None` when the key does not exist.
@@ -113,11 +131,13 @@ pub enum ReadOutcome {
     },
 }
 
-/// One quorum read ("Most Recent": no `resourceVersion`) a client issued.
+/// One read of a single key a client issued.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReadRecord {
     /// The key read.
     pub key: String,
+    /// Which state the read asked for.
+    pub at: ReadAt,
     /// The replica host the request went to.
     pub replica: String,
     /// Virtual time when the request was sent.
@@ -126,6 +146,82 @@ pub struct ReadRecord {
     pub done_at: Duration,
     /// The outcome.
     pub outcome: ReadOutcome,
+}
+
+/// One item of a list page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListItem {
+    /// The object's name (the key).
+    pub key: String,
+    /// Its value and revision.
+    pub value: ReadValue,
+}
+
+/// A page the API served.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Page {
+    /// The list's `metadata.resourceVersion`: the revision the page was served at.
+    pub revision: u64,
+    /// The items, in the order served.
+    pub items: Vec<ListItem>,
+    /// `metadata.continue`, when more items remain.
+    pub continue_token: Option<String>,
+    /// `metadata.remainingItemCount`, when the API said it.
+    pub remaining: Option<u64>,
+}
+
+/// How one page request ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PageOutcome {
+    /// The page was served.
+    Served(Page),
+    /// 410 Gone: the continue token's revision was compacted.
+    Gone,
+    /// No answer, or another error answer.
+    Failed {
+        /// Why.
+        reason: String,
+    },
+}
+
+/// One request of a paged list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageRecord {
+    /// The replica host the request went to.
+    pub replica: String,
+    /// Virtual time when the request was sent.
+    pub sent_at: Duration,
+    /// Virtual time when the outcome was known.
+    pub done_at: Duration,
+    /// The outcome.
+    pub outcome: PageOutcome,
+}
+
+/// A paged list (`?limit=N`, then each `continue` token), page by page until the last page
+/// or the first page that was not served. Its first page is a quorum list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListRecord {
+    /// The `limit` of every page.
+    pub limit: u64,
+    /// Every page request, in order.
+    pub pages: Vec<PageRecord>,
+}
+
+impl ListRecord {
+    /// The pages served, in order (those before the first that was not).
+    pub fn served(&self) -> impl Iterator<Item = &Page> {
+        self.pages.iter().map_while(|page| match &page.outcome {
+            PageOutcome::Served(served) => Some(served),
+            PageOutcome::Gone | PageOutcome::Failed { .. } => None,
+        })
+    }
+
+    /// Whether the list was read to its last page (one without a `continue` token).
+    pub fn complete(&self) -> bool {
+        self.served()
+            .last()
+            .is_some_and(|page| page.continue_token.is_none())
+    }
 }
 
 /// The final linearizable reads of one replica: every key the history wrote, with what the
@@ -141,8 +237,10 @@ pub struct ReplicaView {
 pub struct History {
     /// Writes in the order they were issued.
     pub writes: Vec<WriteRecord>,
-    /// Quorum reads in the order they finished.
+    /// Reads of single keys in the order they finished.
     pub reads: Vec<ReadRecord>,
+    /// Paged lists in the order they finished.
+    pub lists: Vec<ListRecord>,
     /// Final quorum reads, by replica host name.
     pub final_views: BTreeMap<String, ReplicaView>,
     /// What every watcher saw, one log per watcher.
@@ -161,6 +259,17 @@ impl History {
     pub fn record_read(&mut self, record: ReadRecord) {
         tracing::debug!(read = ?record, "history");
         self.reads.push(record);
+    }
+
+    /// Appends a finished paged list.
+    pub fn record_list(&mut self, record: ListRecord) {
+        tracing::debug!(list = ?record, "history");
+        self.lists.push(record);
+    }
+
+    /// The quorum reads ("Most Recent"), in the order they finished.
+    pub fn quorum_reads(&self) -> impl Iterator<Item = &ReadRecord> {
+        self.reads.iter().filter(|r| r.at == ReadAt::Quorum)
     }
 
     /// The acknowledged writes.

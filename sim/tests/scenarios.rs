@@ -131,7 +131,10 @@ fn mixed_faults(part: u64, run: fn(u64) -> Result<scenario::Report, scenario::Sc
 // replica partitions, one-way partitions, slow links, crash and restart, hold and release),
 // nothing acknowledged is lost and all agree after the heals. R-HA-013: each seed's faults
 // replay. R-HA-014: every checker, `linearizable` included, over seeds 1–100 (with the tests
-// below).
+// below), on the full workload: conditional updates and deletes (R-HA-004), quorum gets
+// (R-HA-004, R-HA-005), gets at 0 (R-HA-006), read-your-writes gets on any replica (R-HA-007,
+// R-RES-172), paged lists across replicas (R-HA-008, R-RES-167) and watchers resuming across
+// replicas (R-HA-010, R-RES-175).
 #[test]
 fn mixed_faults_three_replicas() {
     mixed_faults(0, scenario::mixed_faults_three_replicas);

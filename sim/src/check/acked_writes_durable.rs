@@ -5,9 +5,14 @@
 //! A key written more than once is judged by its newest acknowledged write only when no write to
 //! it has an unknown outcome, since an unknown write may legitimately have overwritten it; the
 //! scenarios give each write its own key, so every acknowledged write is checked.
+//!
+//! A key with an acknowledged delete must be absent everywhere: the writers never recreate a key,
+//! and a create of unknown outcome cannot take effect after a delete of its key was
+//! acknowledged (that delete found the key, so the create had already taken effect).
 
 use crate::check::Violation;
 use crate::history::History;
+use crate::history::WriteOp;
 use crate::history::WriteOutcome;
 
 const GUARANTEE: &str = "acked_writes_durable";
@@ -24,6 +29,23 @@ pub fn acked_writes_durable(history: &History) -> Vec<Violation> {
     }
     for key in history.keys() {
         let writes: Vec<_> = history.writes.iter().filter(|w| w.key == key).collect();
+        if let Some(delete) = writes
+            .iter()
+            .find(|w| w.op == WriteOp::Delete && w.is_acked())
+        {
+            for (replica, view) in &history.final_views {
+                if let Some(Some(read)) = view.reads.get(&key) {
+                    violations.push(Violation {
+                        guarantee: GUARANTEE,
+                        detail: format!(
+                            "{replica} serves {key} at revision {}, but {delete} was acknowledged",
+                            read.mod_revision
+                        ),
+                    });
+                }
+            }
+            continue;
+        }
         let ambiguous = writes
             .iter()
             .any(|w| matches!(w.outcome, WriteOutcome::Unknown { .. }));
@@ -67,9 +89,9 @@ mod tests {
     use bytes::Bytes;
 
     use super::*;
+    use crate::check::violation::assert_one_violation;
     use crate::history::ReadValue;
     use crate::history::ReplicaView;
-    use crate::history::WriteOp;
     use crate::history::WriteRecord;
 
     fn write(key: &str, outcome: WriteOutcome) -> WriteRecord {
@@ -132,6 +154,18 @@ mod tests {
         assert_eq!(violations.len(), 2, "{violations:?}");
         assert!(violations[0].detail.contains("r1 does not serve a"));
         assert!(violations[1].detail.contains("r2 serves a at revision 5"));
+    }
+
+    // R-HA-011, R-HA-014: a key whose delete was acknowledged must be gone on every replica.
+    #[test]
+    fn reports_a_deleted_key_still_served() {
+        let mut h = history(&[("r1", view(&[])), ("r2", view(&[("a", 3)]))]);
+        h.record_write(WriteRecord {
+            op: WriteOp::Delete,
+            value: Bytes::new(),
+            ..write("a", WriteOutcome::Acked { revision: None })
+        });
+        assert_one_violation(&acked_writes_durable(&h), "r2 serves a at revision 3");
     }
 
     #[test]

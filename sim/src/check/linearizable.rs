@@ -1,7 +1,8 @@
 //! Guarantee `linearizable` (R-HA-004, R-HA-014): per key, the writes and quorum reads the
 //! clients saw fit one order in which each takes effect atomically between its sending and its
 //! answer, and in which a register explains every answer: a create succeeds only on an absent
-//! key, an update replaces a present value, a delete removes one, and a read returns the current
+//! key, an update replaces a present value (a conditional one only when the value's revision is
+//! the one it expects), a delete removes one, and a read returns the current
 //! value (with its revision) or nothing. A write of unknown outcome may take effect at any time
 //! after it was sent, or never; a rejected write and a failed read took no effect and promise
 //! nothing, so they are left out.
@@ -128,8 +129,18 @@ impl Op<'_> {
                 let effect = match (write.op, state) {
                     (WriteOp::Create, None) => Some(Some(written)),
                     (WriteOp::Update, Some(_)) => Some(Some(written)),
+                    // A value of unknown revision was written by a write of unknown outcome,
+                    // whose revision the writer cannot have expected unless a read told it:
+                    // allowed, so that no correct history is refused.
+                    (WriteOp::UpdateIf { expected }, Some(current))
+                        if current.revision.is_none_or(|r| r == expected) =>
+                    {
+                        Some(Some(written))
+                    }
                     (WriteOp::Delete, Some(_)) => Some(None),
-                    (WriteOp::Create, Some(_)) | (WriteOp::Update | WriteOp::Delete, None) => None,
+                    (WriteOp::Create, Some(_))
+                    | (WriteOp::UpdateIf { .. }, _)
+                    | (WriteOp::Update | WriteOp::Delete, None) => None,
                 };
                 // An unknown write whose precondition fails was refused: no effect, no answer
                 // to contradict.
@@ -223,8 +234,7 @@ fn operations<'a>(history: &'a History, key: &str) -> Vec<Op<'a>> {
             })
         });
     let reads = history
-        .reads
-        .iter()
+        .quorum_reads()
         .filter(|r| r.key == key)
         .filter_map(|read| match &read.outcome {
             ReadOutcome::Served(served) => Some(Op {
@@ -366,6 +376,7 @@ fn describe(key: &str, ops: &[Op<'_>], stuck: &Stuck) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::history::ReadAt;
 
     fn at(ms: u64) -> Duration {
         Duration::from_millis(ms)
@@ -396,6 +407,7 @@ mod tests {
     fn read(served: Option<(&str, u64)>, span: (u64, u64)) -> ReadRecord {
         ReadRecord {
             key: "k".to_owned(),
+            at: ReadAt::Quorum,
             replica: "replica-2".to_owned(),
             sent_at: at(span.0),
             done_at: at(span.1),
@@ -533,6 +545,36 @@ mod tests {
             vec![],
         );
         assert_eq!(violations(&h).len(), 1);
+    }
+
+    // R-HA-004, R-HA-014: a conditional update succeeds only on the revision it expects; a
+    // rejected one (409) is left out.
+    #[test]
+    fn conditional_updates_need_the_expected_revision() {
+        let create = || write(WriteOp::Create, "a", (0, 10), acked(Some(5)));
+        let update_if =
+            |expected, outcome| write(WriteOp::UpdateIf { expected }, "b", (20, 30), outcome);
+        let fits = history(
+            vec![create(), update_if(5, acked(Some(7)))],
+            vec![read(Some(("b", 7)), (40, 45))],
+        );
+        assert_eq!(violations(&fits), vec![]);
+        let refused = history(
+            vec![
+                create(),
+                update_if(
+                    4,
+                    WriteOutcome::Rejected {
+                        status: 409,
+                        reason: "Conflict".to_owned(),
+                    },
+                ),
+            ],
+            vec![read(Some(("a", 5)), (40, 45))],
+        );
+        assert_eq!(violations(&refused), vec![]);
+        let stale = history(vec![create(), update_if(4, acked(Some(7)))], vec![]);
+        assert_eq!(violations(&stale).len(), 1);
     }
 
     // A search past its budget is counted as undecided, not reported as a violation.

@@ -7,11 +7,15 @@
 //! that break it.
 
 mod acked_writes_durable;
+mod continue_consistent;
 mod isolated_writes_not_acked;
 mod linearizable;
+mod local_reads_real;
+mod read_your_writes;
 mod reads_see_acked_writes;
 mod rejected_writes_absent;
 mod replicas_agree;
+mod revisions_monotonic;
 mod violation;
 mod watch_atomic;
 mod watch_bookmarkable;
@@ -22,12 +26,16 @@ mod watch_resumable;
 mod watch_unique;
 
 pub use acked_writes_durable::acked_writes_durable;
+pub use continue_consistent::continue_consistent;
 pub use isolated_writes_not_acked::isolated_writes_not_acked;
 pub use linearizable::Linearizability;
 pub use linearizable::linearizable;
+pub use local_reads_real::local_reads_real;
+pub use read_your_writes::read_your_writes;
 pub use reads_see_acked_writes::reads_see_acked_writes;
 pub use rejected_writes_absent::rejected_writes_absent;
 pub use replicas_agree::replicas_agree;
+pub use revisions_monotonic::revisions_monotonic;
 pub use violation::Violation;
 pub use watch_atomic::watch_atomic;
 pub use watch_bookmarkable::watch_bookmarkable;

@@ -2,12 +2,20 @@
 //! nothing, so no replica serves it afterwards (the `Storage` contract: "a failed write stores
 //! nothing"; Kubernetes answers 4xx only for requests it did not carry out).
 //!
-//! Only keys that no other write touched are judged, since another write may legitimately have
-//! stored the key; the scenarios give each write its own key.
+//! A key that no other write touched must be absent everywhere at the end; the scenarios give
+//! each create its own key. On a key other writes touched, a rejected write's value (each write's
+//! value is its own, unless another write of the key wrote the same) is served by nothing: no
+//! read of any consistency, no page of a list, no watch event, no final read. That is what judges
+//! a conditional update refused with 409.
+
+use bytes::Bytes;
 
 use crate::check::Violation;
+use crate::check::watch_reference::events;
 use crate::history::History;
+use crate::history::ReadOutcome;
 use crate::history::WriteOutcome;
+use crate::history::WriteRecord;
 
 const GUARANTEE: &str = "rejected_writes_absent";
 
@@ -19,6 +27,12 @@ pub fn rejected_writes_absent(history: &History) -> Vec<Violation> {
             continue;
         };
         if history.writes.iter().filter(|w| w.key == write.key).count() > 1 {
+            if let Some(place) = served_value(history, write) {
+                violations.push(Violation {
+                    guarantee: GUARANTEE,
+                    detail: format!("{place} served the value of {write}"),
+                });
+            }
             continue;
         }
         for (replica, view) in &history.final_views {
@@ -37,13 +51,60 @@ pub fn rejected_writes_absent(history: &History) -> Vec<Violation> {
     violations
 }
 
+/// Where the value `write` wrote was served, if anywhere and no other write of the key wrote
+/// the same value.
+fn served_value(history: &History, write: &WriteRecord) -> Option<String> {
+    if write.value.is_empty()
+        || history.writes.iter().any(|w| {
+            w.key == write.key
+                && w.value == write.value
+                && !matches!(w.outcome, WriteOutcome::Rejected { .. })
+        })
+    {
+        return None;
+    }
+    let holds = |key: &str, value: &Bytes| key == write.key && *value == write.value;
+    let read = history.reads.iter().find(|r| match &r.outcome {
+        ReadOutcome::Served(Some(served)) => holds(&r.key, &served.value),
+        ReadOutcome::Served(None) | ReadOutcome::Failed { .. } => false,
+    });
+    if let Some(read) = read {
+        return Some(format!("a read via {} at {:?}", read.replica, read.sent_at));
+    }
+    let listed = history
+        .lists
+        .iter()
+        .flat_map(|list| list.served())
+        .any(|page| page.items.iter().any(|i| holds(&i.key, &i.value.value)));
+    if listed {
+        return Some("a list page".to_owned());
+    }
+    let watched = history
+        .watches
+        .iter()
+        .find(|log| events(log).any(|c| holds(&c.key, &c.value)));
+    if let Some(log) = watched {
+        return Some(format!("watcher {}", log.watcher));
+    }
+    history
+        .final_views
+        .iter()
+        .find(|(_, view)| {
+            view.reads
+                .get(&write.key)
+                .is_some_and(|read| read.as_ref().is_some_and(|r| r.value == write.value))
+        })
+        .map(|(replica, _)| format!("the final read of {replica}"))
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
 
-    use bytes::Bytes;
-
     use super::*;
+    use crate::check::violation::assert_one_violation;
+    use crate::history::ReadAt;
+    use crate::history::ReadRecord;
     use crate::history::ReadValue;
     use crate::history::ReplicaView;
     use crate::history::WriteOp;
@@ -95,7 +156,39 @@ mod tests {
         assert!(violations[0].detail.contains("rejected with 404"));
     }
 
-    // A key another write touched is not judged: that write may have stored it.
+    // R-HA-014: a conditional update refused with 409 whose value a read then serves.
+    #[test]
+    fn reports_the_value_of_a_refused_conditional_update() {
+        let mut h = History::default();
+        let mut created = rejected("k");
+        created.outcome = WriteOutcome::Acked { revision: Some(5) };
+        h.record_write(created);
+        h.record_write(WriteRecord {
+            op: WriteOp::UpdateIf { expected: 3 },
+            value: Bytes::from_static(b"w"),
+            outcome: WriteOutcome::Rejected {
+                status: 409,
+                reason: "Conflict".to_owned(),
+            },
+            ..rejected("k")
+        });
+        h.final_views.insert("r1".to_owned(), view_with("k"));
+        assert_eq!(rejected_writes_absent(&h), vec![]);
+        h.record_read(ReadRecord {
+            key: "k".to_owned(),
+            at: ReadAt::Any,
+            replica: "replica-2".to_owned(),
+            sent_at: Duration::from_secs(1),
+            done_at: Duration::from_secs(1),
+            outcome: ReadOutcome::Served(Some(ReadValue {
+                value: Bytes::from_static(b"w"),
+                mod_revision: 8,
+            })),
+        });
+        assert_one_violation(&rejected_writes_absent(&h), "a read via replica-2");
+    }
+
+    // A key another write touched is not judged by its presence: that write may have stored it.
     #[test]
     fn skips_keys_with_other_writes() {
         let mut h = History::default();

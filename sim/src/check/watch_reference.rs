@@ -74,7 +74,7 @@ impl Reference {
         for write in &history.writes {
             let kind = match write.op {
                 WriteOp::Create => ChangeKind::Added,
-                WriteOp::Update => ChangeKind::Modified,
+                WriteOp::Update | WriteOp::UpdateIf { .. } => ChangeKind::Modified,
                 WriteOp::Delete => continue,
             };
             if let Some(revision) = write.acked_revision() {

@@ -1,44 +1,58 @@
-//! Scenarios `mixed_faults_three_replicas` and `mixed_faults_five_replicas` (R-HA-011,
-//! R-HA-013, R-HA-014): two writers create and update ConfigMaps and a reader makes quorum reads
-//! of them, through random replicas, while the seed draws 3–6 fault events, one at a time, each
-//! healed before the next: the leader cut off from the other replicas, a random replica cut off,
-//! a random replica cut off in one direction only, slow links around a random replica, a random
-//! replica's host crashed and restarted, the links around a random replica held and released.
-//! Afterwards every replica is read and every checker of the history runs: acknowledged writes
-//! durable, nothing acknowledged by a cut-off replica, rejected writes absent, quorum reads see
-//! acknowledged writes, replicas agree, linearizable.
-//!
-//! The writers do not delete: `acked_writes_durable` and `reads_see_acked_writes` judge a key by
-//! its newest acknowledged revision, which a delete's `Status` answer does not carry (the watch
-//! scenarios cover deletes, `linearizable` with them).
+//! Scenarios `mixed_faults_three_replicas` and `mixed_faults_five_replicas` (R-HA-004..010,
+//! R-HA-011, R-HA-013, R-HA-014, R-RES-167): two writers create, update (unconditionally and
+//! conditionally on the revision they last saw) and delete ConfigMaps, a reader makes quorum
+//! gets, gets at `resourceVersion=0`, read-your-writes gets at the revision of the newest
+//! acknowledged write, and paged lists whose pages go to different replicas, and two watchers
+//! watch and resume across replicas, all through random replicas, while the seed draws 3–6
+//! fault events, one at a time, each healed before the next: the leader cut off from the other
+//! replicas, a random replica cut off, a random replica cut off in one direction only, slow
+//! links around a random replica, a random replica's host crashed and restarted, the links
+//! around a random replica held and released. Afterwards a fence write is acknowledged and the
+//! watchers must reach it, every replica is read, and every checker of the history runs.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use rand::Rng;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
+use crate::check::Violation;
 use crate::check::acked_writes_durable;
+use crate::check::continue_consistent;
 use crate::check::isolated_writes_not_acked;
 use crate::check::linearizable;
+use crate::check::local_reads_real;
+use crate::check::read_your_writes;
 use crate::check::reads_see_acked_writes;
 use crate::check::rejected_writes_absent;
 use crate::check::replicas_agree;
+use crate::check::revisions_monotonic;
+use crate::check::watch_guarantees;
 use crate::client::SimClient;
 use crate::client::now;
 use crate::cluster::ClusterOptions;
 use crate::fault::Faults;
+use crate::history::History;
+use crate::history::ReadAt;
+use crate::history::ReadOutcome;
+use crate::history::WriteOp;
+use crate::history::WriteOutcome;
 use crate::scenario::Report;
 use crate::scenario::ScenarioError;
 use crate::scenario::ScenarioFailure;
 use crate::scenario::fault_script::faults_script;
 use crate::scenario::phases::agreed_leader;
 use crate::scenario::phases::final_view;
+use crate::scenario::phases::write_acked;
+use crate::scenario::reader::read_until;
 use crate::scenario::runner::run_with_client;
 use crate::scenario::workload::StopSignal;
 use crate::scenario::workload::WriterOptions;
 use crate::scenario::workload::write_until;
+use crate::watch::WatchGoal;
+use crate::watch::Watcher;
+use crate::watch::WatcherOptions;
+use crate::watch_history::WatchLog;
 
 /// The three-replica scenario's name, as its test is named.
 pub const MIXED_FAULTS_3: &str = "mixed_faults_three_replicas";
@@ -52,6 +66,20 @@ const CONVERGE_BOUND: Duration = Duration::from_secs(15);
 /// A client call's deadline.
 const CALL_DEADLINE: Duration = Duration::from_secs(2);
 const WRITERS: u64 = 2;
+const WATCHERS: u64 = 2;
+/// The shortest and longest pause of a writer, and of the reader, between two requests.
+const PAUSE: (Duration, Duration) = (Duration::from_millis(50), Duration::from_millis(250));
+
+fn watcher_options() -> WatcherOptions {
+    WatcherOptions {
+        // Three bookmark intervals: a healthy quiet stream is never taken for a dead one.
+        idle: Duration::from_secs(3),
+        min_session: Duration::from_secs(1),
+        max_session: Duration::from_secs(4),
+        open_deadline: CALL_DEADLINE,
+        away: Duration::ZERO,
+    }
+}
 
 /// Runs the three-replica scenario with `seed`.
 pub fn mixed_faults_three_replicas(seed: u64) -> Result<Report, ScenarioFailure> {
@@ -94,21 +122,33 @@ async fn drive(
     let client = &SimClient::new(CALL_DEADLINE);
     let mut notes = Vec::new();
 
-    tracing::info!(seed, "phase: elect, start writers and a reader");
+    tracing::info!(seed, "phase: elect, start writers, a reader and watchers");
     agreed_leader(client, &hosts, None, ELECTION_BOUND).await?;
     let stop = StopSignal::default();
+    let goal = WatchGoal::default();
+    let watchers = (0..WATCHERS).map(|i| {
+        let watcher = Watcher::new(
+            &format!("watcher-{i}"),
+            client,
+            &hosts,
+            watcher_options(),
+            goal.clone(),
+            rng(seed, 400 + i),
+        );
+        watcher.run()
+    });
     let writers = (0..WRITERS).map(|i| {
         let name = format!("writer-{i}");
         let stop = stop.clone();
         let hosts = &hosts;
         let options = WriterOptions {
-            min_pause: Duration::from_millis(50),
-            max_pause: Duration::from_millis(250),
-            deletes: false,
+            min_pause: PAUSE.0,
+            max_pause: PAUSE.1,
+            deletes: true,
         };
         async move { write_until(client, &name, hosts, options, stop, rng(seed, 100 + i)).await }
     });
-    let reader = read_until(client, &hosts, stop.clone(), rng(seed, 200));
+    let reader = read_until(client, &hosts, PAUSE, stop.clone(), rng(seed, 200));
     let script = async {
         let script = faults_script(
             client,
@@ -122,14 +162,28 @@ async fn drive(
         stop.stop();
         script
     };
-    let (isolations, (), ()) = tokio::join!(
-        script,
-        async {
-            futures::future::join_all(writers).await;
-        },
-        reader
-    );
-    let isolations = isolations?;
+    let workload_then_fence = async {
+        let (isolations, (), ()) = tokio::join!(
+            script,
+            async {
+                futures::future::join_all(writers).await;
+            },
+            reader
+        );
+        let fence = match isolations {
+            Ok(isolations) => write_acked(client, &hosts[0], "fence", CONVERGE_BOUND)
+                .await
+                .map(|fence| (isolations, fence.acked_revision().unwrap_or(0))),
+            Err(error) => Err(error),
+        };
+        // Without a fence, the watchers stop at once.
+        let target = fence.as_ref().map(|(_, target)| *target).unwrap_or(0);
+        goal.set(target, CONVERGE_BOUND);
+        fence
+    };
+    let (logs, fence) = tokio::join!(futures::future::join_all(watchers), workload_then_fence);
+    let (isolations, target) = fence?;
+    caught_up(&logs, target)?;
 
     tracing::info!(seed, "phase: read every replica");
     agreed_leader(client, &hosts, None, CONVERGE_BOUND).await?;
@@ -143,6 +197,7 @@ async fn drive(
     }
     let mut history = client.take_history();
     history.final_views = views;
+    history.watches = logs;
 
     let mut violations = acked_writes_durable(&history);
     for isolation in &isolations {
@@ -155,41 +210,82 @@ async fn drive(
     }
     violations.extend(replicas_agree(&history));
     violations.extend(rejected_writes_absent(&history));
-    violations.extend(reads_see_acked_writes(&history));
+    violations.extend(read_checks(&history));
+    violations.extend(watch_guarantees(&history));
     let linearizability = linearizable(&history);
     violations.extend(linearizability.violations.iter().cloned());
     if !violations.is_empty() {
         return Err(ScenarioError::Violations(violations));
     }
     notes.push(linearizability.note());
-    notes.push(format!(
-        "{} of {} writes acknowledged, {} quorum reads; every acknowledged write durable and \
-         identical on {} replicas",
-        history.acked().count(),
-        history.writes.len(),
-        history.reads.len(),
-        hosts.len()
-    ));
+    notes.push(describe(&history, hosts.len()));
     Ok(Report {
         scenario,
         seed,
         notes,
         elapsed: now(),
         history_hash: history.fingerprint(),
-        relists: 0,
+        relists: history.watches.iter().map(WatchLog::relists).sum(),
     })
 }
 
-/// Makes quorum reads of keys already written, through random replicas, until `stop`.
-async fn read_until(client: &SimClient, hosts: &[String], stop: StopSignal, mut rng: StdRng) {
-    while !stop.stopped() {
-        let keys = client.written_keys();
-        if !keys.is_empty() {
-            let key = &keys[rng.random_range(0..keys.len())];
-            let host = &hosts[rng.random_range(0..hosts.len())];
-            // The history records the outcome; a failed read promises nothing.
-            let _ = client.read(host, key).await;
+/// Every watcher reached the fence's revision.
+fn caught_up(logs: &[WatchLog], target: u64) -> Result<(), ScenarioError> {
+    for log in logs {
+        let reached = log.progress().unwrap_or(0);
+        if reached < target {
+            return Err(ScenarioError::Stuck {
+                phase: format!("{} catching up to the fence", log.watcher),
+                bound: CONVERGE_BOUND,
+                last: format!("reached {reached} of {target}: {:?}", log.entries.last()),
+            });
         }
-        tokio::time::sleep(Duration::from_millis(rng.random_range(50..=250))).await;
     }
+    Ok(())
+}
+
+/// The checkers of reads other than quorum gets of single keys.
+fn read_checks(history: &History) -> Vec<Violation> {
+    let mut violations = reads_see_acked_writes(history);
+    violations.extend(revisions_monotonic(history));
+    violations.extend(read_your_writes(history));
+    violations.extend(local_reads_real(history));
+    violations.extend(continue_consistent(history));
+    violations
+}
+
+/// One line for the run's notes: what the workload did.
+fn describe(history: &History, replicas: usize) -> String {
+    let count = |at: fn(&ReadAt) -> bool| {
+        let reads = || history.reads.iter().filter(|r| at(&r.at));
+        let served = reads()
+            .filter(|r| matches!(r.outcome, ReadOutcome::Served(_)))
+            .count();
+        format!("{served}/{}", reads().count())
+    };
+    let conditional = || {
+        history
+            .writes
+            .iter()
+            .filter(|w| matches!(w.op, WriteOp::UpdateIf { .. }))
+    };
+    let conflicts = conditional()
+        .filter(|w| matches!(w.outcome, WriteOutcome::Rejected { status: 409, .. }))
+        .count();
+    let deletes = history.acked().filter(|w| w.op == WriteOp::Delete).count();
+    let pages: usize = history.lists.iter().map(|l| l.pages.len()).sum();
+    let events: usize = history.watches.iter().map(WatchLog::events).sum();
+    format!(
+        "{} of {} writes acknowledged ({} conditional, {conflicts} of them 409; {deletes} \
+         deletes acknowledged); reads served/sent: quorum {}, any {}, not-older-than {}; {} paged \
+         lists ({pages} pages); {events} watch events; every acknowledged write durable and \
+         identical on {replicas} replicas",
+        history.acked().count(),
+        history.writes.len(),
+        conditional().count(),
+        count(|at| *at == ReadAt::Quorum),
+        count(|at| *at == ReadAt::Any),
+        count(|at| matches!(at, ReadAt::NotOlderThan(_))),
+        history.lists.len(),
+    )
 }

@@ -11,6 +11,7 @@ mod membership;
 mod membership_script;
 mod mixed_faults;
 mod phases;
+mod reader;
 mod runner;
 mod watchers_resume;
 mod workload;

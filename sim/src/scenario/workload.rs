@@ -2,6 +2,7 @@
 //! replicas until told to stop, every write recorded in the client's history.
 
 use std::cell::Cell;
+use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -27,6 +28,10 @@ impl StopSignal {
         self.0.get()
     }
 }
+
+/// The chance that a conditional update expects the revision of the writer's second-to-last
+/// write of the key instead of its last.
+const STALE_COPY: f64 = 0.2;
 
 /// The replica hosts a client may send to: a fixed list, or one that changes while the run
 /// goes on (replicas added and removed, [`crate::scenario::members::Members`]).
@@ -60,8 +65,12 @@ pub struct WriterOptions {
 
 /// Writes through `hosts` under keys `{name}-{n}` until `stop`: a create when it holds fewer
 /// than two live keys or by chance, otherwise an update or (if `options.deletes`) a delete of
-/// one of its keys (the seeded `rng` decides). A key whose create had an unknown outcome counts as live: an update
-/// or delete of it may be refused, which the history records too.
+/// one of its keys (the seeded `rng` decides). Half the updates of a key whose revision the
+/// writer knows (from its last acknowledged write of it) are conditional on that revision; a
+/// 409 refuses one whose revision moved on (by a write of unknown outcome that took effect, or
+/// because it was sent from an outdated copy: one in five expects the revision before the last). A key whose create had an unknown outcome counts as
+/// live: an update or delete of it may be refused, which the history records too. Keys are
+/// never recreated.
 pub async fn write_until(
     client: &SimClient,
     name: &str,
@@ -71,6 +80,8 @@ pub async fn write_until(
     mut rng: StdRng,
 ) {
     let mut live: Vec<String> = Vec::new();
+    // The revisions of the writer's last two acknowledged writes of each key (newest first).
+    let mut seen: BTreeMap<String, (u64, Option<u64>)> = BTreeMap::new();
     let mut created = 0u32;
     // Numbers every value, so that each write's value is its own.
     let mut writes = 0u32;
@@ -92,9 +103,21 @@ pub async fn write_until(
                 live.push(key.clone());
                 client.create(host, &key, &format!("{key} #{writes}")).await
             }
-            WriteOp::Update => {
+            WriteOp::Update | WriteOp::UpdateIf { .. } => {
                 let key = &live[rng.random_range(0..live.len())];
-                client.update(host, key, &format!("{key} #{writes}")).await
+                let value = format!("{key} #{writes}");
+                match seen.get(key) {
+                    Some(&(last, previous)) if rng.random_bool(0.5) => {
+                        // Now and then from an outdated copy, as a client that read before
+                        // its own last write would: the API must refuse it (409).
+                        let expected = match previous {
+                            Some(previous) if rng.random_bool(STALE_COPY) => previous,
+                            _ => last,
+                        };
+                        client.update_if(host, key, &value, expected).await
+                    }
+                    _ => client.update(host, key, &value).await,
+                }
             }
             WriteOp::Delete => {
                 let key = live.swap_remove(rng.random_range(0..live.len()));
@@ -103,6 +126,12 @@ pub async fn write_until(
         };
         if op == WriteOp::Create && matches!(record.outcome, WriteOutcome::Rejected { .. }) {
             live.retain(|key| *key != record.key);
+        }
+        // A write of unknown outcome may have moved the key on: the next conditional update
+        // then still expects the revision last seen, and a 409 says it moved.
+        if let Some(revision) = record.acked_revision() {
+            let previous = seen.get(&record.key).map(|&(last, _)| last);
+            seen.insert(record.key.clone(), (revision, previous));
         }
         let pause = rng.random_range(options.min_pause..=options.max_pause);
         tokio::time::sleep(pause).await;
