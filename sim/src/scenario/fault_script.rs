@@ -18,6 +18,7 @@ use crate::fault::Faults;
 use crate::fault::HostFault;
 use crate::scenario::ScenarioError;
 use crate::scenario::phases::agreed_leader;
+use crate::scenario::verdict::Isolation;
 
 /// How long the agreement on a leader before a leader-targeted fault may take.
 const ELECTION_BOUND: Duration = Duration::from_secs(10);
@@ -94,17 +95,6 @@ impl FaultKind {
             _ => Self::ClockSkew,
         }
     }
-}
-
-/// A replica cut off from every other replica, and when: no write it was sent meanwhile may be
-/// acknowledged before the heal.
-pub(crate) struct Isolation {
-    /// The replica host.
-    pub replica: String,
-    /// When it was cut off.
-    pub from: Duration,
-    /// When it was healed.
-    pub until: Duration,
 }
 
 /// Applies 3–6 fault events drawn from `rng`, each lasting 0.5–2 s and healed before a calm

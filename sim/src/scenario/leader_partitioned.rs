@@ -7,15 +7,8 @@
 //! A quorum read on the isolated replica during the partition must not serve stale data, and no
 //! quorum read anywhere may miss a write acknowledged before it began (R-HA-004, R-HA-005).
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
-use crate::check::acked_writes_durable;
-use crate::check::isolated_writes_not_acked;
-use crate::check::linearizable;
-use crate::check::reads_see_acked_writes;
-use crate::check::rejected_writes_absent;
-use crate::check::replicas_agree;
 use crate::client::SimClient;
 use crate::client::now;
 use crate::cluster::ClusterOptions;
@@ -25,9 +18,11 @@ use crate::scenario::Report;
 use crate::scenario::ScenarioError;
 use crate::scenario::ScenarioFailure;
 use crate::scenario::phases::agreed_leader;
-use crate::scenario::phases::final_view;
+use crate::scenario::phases::final_views;
 use crate::scenario::phases::write_acked;
 use crate::scenario::runner::run_with_client;
+use crate::scenario::verdict::Isolation;
+use crate::scenario::verdict::judge;
 use apiary_node::error::error_chain;
 
 /// The scenario's name, as its test is named.
@@ -132,33 +127,18 @@ async fn drive(seed: u64, hosts: Vec<String>) -> Result<Report, ScenarioError> {
     for other in &majority {
         turmoil::repair(isolated.as_str(), other.as_str());
     }
-    agreed_leader(&client, &hosts, None, CONVERGE_BOUND).await?;
-    let keys = client.written_keys();
-    let mut views = BTreeMap::new();
-    for host in &hosts {
-        views.insert(
-            host.clone(),
-            final_view(&client, host, &keys, CONVERGE_BOUND).await?,
-        );
-    }
+    let views = final_views(&client, &hosts, CONVERGE_BOUND).await?;
     let mut history = client.take_history();
     history.final_views = views;
 
-    let mut violations = acked_writes_durable(&history);
-    violations.extend(isolated_writes_not_acked(
+    let linearizability = judge(
         &history,
-        &isolated,
-        partitioned_at,
-        healed_at,
-    ));
-    violations.extend(replicas_agree(&history));
-    violations.extend(rejected_writes_absent(&history));
-    violations.extend(reads_see_acked_writes(&history));
-    let linearizability = linearizable(&history);
-    violations.extend(linearizability.violations.iter().cloned());
-    if !violations.is_empty() {
-        return Err(ScenarioError::Violations(violations));
-    }
+        &[Isolation {
+            replica: isolated.clone(),
+            from: partitioned_at,
+            until: healed_at,
+        }],
+    )?;
     notes.push(linearizability.note());
     let acked = history.acked().count();
     let rejected = history

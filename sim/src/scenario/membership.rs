@@ -12,19 +12,12 @@
 //! by a cut-off replica, rejected writes absent, quorum reads see acknowledged writes (also those
 //! served by removed replicas), the final members agree, linearizable.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use rand::Rng;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
-use crate::check::acked_writes_durable;
-use crate::check::isolated_writes_not_acked;
-use crate::check::linearizable;
-use crate::check::reads_see_acked_writes;
-use crate::check::rejected_writes_absent;
-use crate::check::replicas_agree;
 use crate::client::SimClient;
 use crate::client::now;
 use crate::cluster::ClusterOptions;
@@ -35,8 +28,9 @@ use crate::scenario::ScenarioFailure;
 use crate::scenario::members::Members;
 use crate::scenario::membership_script::Script;
 use crate::scenario::phases::agreed_leader;
-use crate::scenario::phases::final_view;
+use crate::scenario::phases::final_views;
 use crate::scenario::runner::run_with_client;
+use crate::scenario::verdict::judge;
 use crate::scenario::workload::HostPool;
 use crate::scenario::workload::StopSignal;
 use crate::scenario::workload::WriterOptions;
@@ -106,35 +100,11 @@ async fn drive(seed: u64, founders: u64, faults: Faults) -> Result<Report, Scena
 
     tracing::info!(seed, "phase: read every final member");
     let hosts = members.hosts();
-    agreed_leader(client, &hosts, None, CONVERGE_BOUND).await?;
-    let keys = client.written_keys();
-    let mut views = BTreeMap::new();
-    for host in &hosts {
-        views.insert(
-            host.clone(),
-            final_view(client, host, &keys, CONVERGE_BOUND).await?,
-        );
-    }
+    let views = final_views(client, &hosts, CONVERGE_BOUND).await?;
     let mut history = client.take_history();
     history.final_views = views;
 
-    let mut violations = acked_writes_durable(&history);
-    for isolation in &script.isolations {
-        violations.extend(isolated_writes_not_acked(
-            &history,
-            &isolation.replica,
-            isolation.from,
-            isolation.until,
-        ));
-    }
-    violations.extend(replicas_agree(&history));
-    violations.extend(rejected_writes_absent(&history));
-    violations.extend(reads_see_acked_writes(&history));
-    let linearizability = linearizable(&history);
-    violations.extend(linearizability.violations.iter().cloned());
-    if !violations.is_empty() {
-        return Err(ScenarioError::Violations(violations));
-    }
+    let linearizability = judge(&history, &script.isolations)?;
     let mut notes = std::mem::take(&mut script.notes);
     notes.push(linearizability.note());
     notes.push(format!(

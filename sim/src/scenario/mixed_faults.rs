@@ -10,24 +10,11 @@
 //! around a random replica held and released. Afterwards a fence write is acknowledged and the
 //! watchers must reach it, every replica is read, and every checker of the history runs.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
-use crate::check::Violation;
-use crate::check::acked_writes_durable;
-use crate::check::continue_consistent;
-use crate::check::isolated_writes_not_acked;
-use crate::check::linearizable;
-use crate::check::local_reads_real;
-use crate::check::read_your_writes;
-use crate::check::reads_see_acked_writes;
-use crate::check::rejected_writes_absent;
-use crate::check::replicas_agree;
-use crate::check::revisions_monotonic;
-use crate::check::watch_guarantees;
 use crate::client::SimClient;
 use crate::client::now;
 use crate::cluster::ClusterOptions;
@@ -42,10 +29,11 @@ use crate::scenario::ScenarioError;
 use crate::scenario::ScenarioFailure;
 use crate::scenario::fault_script::faults_script;
 use crate::scenario::phases::agreed_leader;
-use crate::scenario::phases::final_view;
+use crate::scenario::phases::final_views;
 use crate::scenario::phases::write_acked;
 use crate::scenario::reader::read_until;
 use crate::scenario::runner::run_with_client;
+use crate::scenario::verdict::judge;
 use crate::scenario::workload::StopSignal;
 use crate::scenario::workload::WriterOptions;
 use crate::scenario::workload::write_until;
@@ -186,37 +174,12 @@ async fn drive(
     caught_up(&logs, target)?;
 
     tracing::info!(seed, "phase: read every replica");
-    agreed_leader(client, &hosts, None, CONVERGE_BOUND).await?;
-    let keys = client.written_keys();
-    let mut views = BTreeMap::new();
-    for host in &hosts {
-        views.insert(
-            host.clone(),
-            final_view(client, host, &keys, CONVERGE_BOUND).await?,
-        );
-    }
+    let views = final_views(client, &hosts, CONVERGE_BOUND).await?;
     let mut history = client.take_history();
     history.final_views = views;
     history.watches = logs;
 
-    let mut violations = acked_writes_durable(&history);
-    for isolation in &isolations {
-        violations.extend(isolated_writes_not_acked(
-            &history,
-            &isolation.replica,
-            isolation.from,
-            isolation.until,
-        ));
-    }
-    violations.extend(replicas_agree(&history));
-    violations.extend(rejected_writes_absent(&history));
-    violations.extend(read_checks(&history));
-    violations.extend(watch_guarantees(&history));
-    let linearizability = linearizable(&history);
-    violations.extend(linearizability.violations.iter().cloned());
-    if !violations.is_empty() {
-        return Err(ScenarioError::Violations(violations));
-    }
+    let linearizability = judge(&history, &isolations)?;
     notes.push(linearizability.note());
     notes.push(describe(&history, hosts.len()));
     Ok(Report {
@@ -242,16 +205,6 @@ fn caught_up(logs: &[WatchLog], target: u64) -> Result<(), ScenarioError> {
         }
     }
     Ok(())
-}
-
-/// The checkers of reads other than quorum gets of single keys.
-fn read_checks(history: &History) -> Vec<Violation> {
-    let mut violations = reads_see_acked_writes(history);
-    violations.extend(revisions_monotonic(history));
-    violations.extend(read_your_writes(history));
-    violations.extend(local_reads_real(history));
-    violations.extend(continue_consistent(history));
-    violations
 }
 
 /// One line for the run's notes: what the workload did.

@@ -13,6 +13,7 @@ mod mixed_faults;
 mod phases;
 mod reader;
 mod runner;
+mod verdict;
 mod watchers_resume;
 mod workload;
 

@@ -2,6 +2,7 @@
 //! acknowledged, read every replica's final view. Each is bounded in virtual time and reports
 //! [`ScenarioError::Stuck`] with the last error when the bound passes.
 
+use std::collections::BTreeMap;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
@@ -90,6 +91,22 @@ pub async fn write_acked(
 }
 
 /// Reads every ConfigMap of `keys` with a quorum read on `host`, retrying each until it succeeds.
+/// Waits for a leader all of `hosts` agree on, then reads every key the client wrote on each
+/// of them: the final views the store checkers compare.
+pub async fn final_views(
+    client: &SimClient,
+    hosts: &[String],
+    bound: Duration,
+) -> Result<BTreeMap<String, ReplicaView>, ScenarioError> {
+    agreed_leader(client, hosts, None, bound).await?;
+    let keys = client.written_keys();
+    let mut views = BTreeMap::new();
+    for host in hosts {
+        views.insert(host.clone(), final_view(client, host, &keys, bound).await?);
+    }
+    Ok(views)
+}
+
 pub async fn final_view(
     client: &SimClient,
     host: &str,

@@ -21,8 +21,6 @@ use std::time::Duration;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
-use crate::check::linearizable;
-use crate::check::watch_guarantees;
 use crate::client::SimClient;
 use crate::client::now;
 use crate::cluster::ClusterOptions;
@@ -33,9 +31,11 @@ use crate::scenario::Report;
 use crate::scenario::ScenarioError;
 use crate::scenario::ScenarioFailure;
 use crate::scenario::phases::agreed_leader;
+use crate::scenario::phases::final_views;
 use crate::scenario::phases::write_acked;
 use crate::scenario::runner::CLIENT_HOST;
 use crate::scenario::runner::run_with_client;
+use crate::scenario::verdict::judge;
 use crate::scenario::workload::StopSignal;
 use crate::scenario::workload::WriterOptions;
 use crate::scenario::workload::write_until;
@@ -214,14 +214,12 @@ async fn drive(
         relists += log.relists();
         notes.push(describe(log));
     }
+    tracing::info!(seed, "phase: read every replica");
+    let views = final_views(client, &hosts, CONVERGE_BOUND).await?;
     let mut history = client.take_history();
+    history.final_views = views;
     history.watches = logs;
-    let mut violations = watch_guarantees(&history);
-    let linearizability = linearizable(&history);
-    violations.extend(linearizability.violations.iter().cloned());
-    if !violations.is_empty() {
-        return Err(ScenarioError::Violations(violations));
-    }
+    let linearizability = judge(&history, &[])?;
     notes.push(linearizability.note());
     notes.push(format!(
         "{} of {} writes acknowledged, up to revision {target}",
