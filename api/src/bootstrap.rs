@@ -7,6 +7,7 @@ use serde_json::json;
 use crate::error::ApiError;
 use crate::flavor::Flavor;
 use crate::registry::Registry;
+use crate::registry::WriteOptions;
 use crate::storage::Storage;
 
 /// Creates the system namespaces that do not exist yet; idempotent (existing ones are left
@@ -28,7 +29,13 @@ pub async fn ensure_system_namespaces(
     for name in names {
         let body = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
         match store
-            .create(storage, "", body.to_string().as_bytes(), Utc::now())
+            .create(
+                storage,
+                "",
+                body.to_string().as_bytes(),
+                Utc::now(),
+                WriteOptions::default(),
+            )
             .await
         {
             Ok(_) | Err(ApiError::AlreadyExists { .. }) => {}

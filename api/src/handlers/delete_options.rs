@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 
+use super::write_options::dry_run_error;
 use crate::error::ApiError;
 use crate::error::GroupKind;
 use crate::flavor::Flavor;
@@ -12,7 +13,6 @@ use crate::request::QueryParams;
 use crate::validation::FieldError;
 
 const PROPAGATION_POLICIES: [&str; 3] = ["Foreground", "Background", "Orphan"];
-const DRY_RUN_VALUES: [&str; 1] = ["All"];
 
 /// The options of one delete request.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -90,16 +90,7 @@ pub(crate) fn delete_options(
             ));
         }
     }
-    if dry_run
-        .iter()
-        .any(|d| !DRY_RUN_VALUES.contains(&d.as_str()))
-    {
-        errs.push(FieldError::not_supported(
-            "dryRun",
-            dry_run.clone(),
-            &DRY_RUN_VALUES,
-        ));
-    }
+    errs.extend(dry_run_error(&dry_run));
     if !errs.is_empty() {
         return Err(ApiError::Invalid {
             kind: GroupKind {

@@ -5,6 +5,7 @@ mod body;
 mod delete_options;
 mod resource;
 mod response;
+mod write_options;
 
 #[cfg(test)]
 pub(crate) use body::MAX_BODY_BYTES;

@@ -12,10 +12,14 @@ use http::StatusCode;
 
 use super::delete_options::delete_options;
 use super::json_response;
+use super::write_options::WriteKind;
+use super::write_options::write_options;
 use crate::config::WatchSettings;
 use crate::error::ApiError;
 use crate::flavor::Flavor;
+use crate::registry::Preconditions;
 use crate::registry::Registry;
+use crate::registry::WriteOptions;
 use crate::request::ListOptions;
 use crate::request::QueryParams;
 use crate::request::RequestInfo;
@@ -96,18 +100,26 @@ pub(crate) async fn serve_resource(
     if !supported {
         return Err(not_allowed());
     }
-    let delete = match info.verb {
+    // The options are checked before the body is read, as Kubernetes does. A dry run is
+    // authorized as the same write (R-RES-196): the verb above never depends on `dryRun`.
+    let (write, preconditions) = match info.verb {
+        Verb::Create => (
+            write_options(req.query, WriteKind::Create, req.flavor)?,
+            Preconditions::default(),
+        ),
+        Verb::Update => (
+            write_options(req.query, WriteKind::Update, req.flavor)?,
+            Preconditions::default(),
+        ),
         Verb::Delete | Verb::DeleteCollection => {
-            Some(delete_options(&req.body, req.query, req.flavor)?)
+            let options = delete_options(&req.body, req.query, req.flavor)?;
+            let write = WriteOptions {
+                dry_run: options.dry_run,
+            };
+            (write, options.preconditions)
         }
-        _ => None,
+        _ => Default::default(),
     };
-    // Dry runs come with admission; until then refuse them rather than persist them.
-    if req.query.has("dryRun") || delete.as_ref().is_some_and(|d| d.dry_run) {
-        return Err(ApiError::BadRequest(
-            "dryRun is not supported by this server yet".into(),
-        ));
-    }
     if !req.body.is_empty() {
         check_content_type(req.content_type)?;
     }
@@ -137,7 +149,7 @@ pub(crate) async fn serve_resource(
         (Verb::DeleteCollection, Some(_)) if sub.is_empty() => {
             let options = ListOptions::from_query(req.query, false, req.flavor)?;
             let body = store
-                .delete_collection(storage, namespace, &options, req.now)
+                .delete_collection(storage, namespace, &options, req.now, write)
                 .await?;
             Ok(json_response(StatusCode::OK, body))
         }
@@ -147,18 +159,19 @@ pub(crate) async fn serve_resource(
             Ok(json_response(StatusCode::OK, body))
         }
         (Verb::Create, Some(ns)) if info.name.is_empty() && sub.is_empty() => {
-            let body = store.create(storage, ns, &req.body, req.now).await?;
+            let body = store.create(storage, ns, &req.body, req.now, write).await?;
             Ok(json_response(StatusCode::CREATED, body))
         }
         (Verb::Update, Some(ns)) => {
             let body = store
-                .update(storage, ns, &info.name, sub, &req.body)
+                .update(storage, ns, &info.name, sub, &req.body, write)
                 .await?;
             Ok(json_response(StatusCode::OK, body))
         }
         (Verb::Delete, Some(ns)) if sub.is_empty() => {
-            let pre = delete.map(|d| d.preconditions).unwrap_or_default();
-            let body = store.delete(storage, ns, &info.name, &pre, req.now).await?;
+            let body = store
+                .delete(storage, ns, &info.name, &preconditions, req.now, write)
+                .await?;
             Ok(json_response(StatusCode::OK, body))
         }
         (Verb::Get | Verb::Update | Verb::Delete, None) => Err(ApiError::UnknownResource),

@@ -14,6 +14,7 @@ pub use resource_type::Scope;
 pub use resource_type::subresource_verbs;
 pub use store::Preconditions;
 pub use store::Store;
+pub use store::WriteOptions;
 pub use stored_json::StoredJson;
 pub use stored_json::StoredJsonError;
 pub use strategy::DeleteAction;

@@ -5,6 +5,11 @@
 //! Reads never parse stored objects: they splice `resourceVersion` into the stored bytes
 //! ([`StoredJson`]). Writes parse the current object, because they must compare against it.
 //! Time is passed in by the caller (`now`); uids and generated names are random here.
+//!
+//! A dry run ([`WriteOptions::dry_run`]) takes every step and hands the final writes to
+//! [`Persistence`], which checks them against storage and drops them.
+
+mod persistence;
 
 use bytes::Bytes;
 use chrono::DateTime;
@@ -15,6 +20,7 @@ use serde_json::Map;
 use serde_json::Value;
 use serde_json::json;
 
+use self::persistence::Persistence;
 use super::ResourceType;
 use super::StoredJson;
 use super::Strategy;
@@ -73,6 +79,15 @@ pub struct Preconditions {
     pub uid: Option<String>,
     /// The resourceVersion the object must be at.
     pub resource_version: Option<String>,
+}
+
+/// What a write request asks of the store beyond its body (the store's part of
+/// `CreateOptions`, `UpdateOptions` and `DeleteOptions`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WriteOptions {
+    /// `dryRun=All` (R-RES-192..194): run every step but persist nothing, and answer what the
+    /// write would have answered: no revision is consumed and watchers see nothing.
+    pub dry_run: bool,
 }
 
 /// The generic store of one resource type.
@@ -344,15 +359,16 @@ impl Store {
     }
 
     /// Deletes every object in `namespace` (`None`: all namespaces) that the options'
-    /// selectors select, each as a single delete would (R-RES-093), and answers the
-    /// `<Kind>List` of the objects as they were listed (Most Recent, unpaged). Objects that
-    /// vanish meanwhile are skipped.
+    /// selectors select, each as a single delete would (R-RES-093; a dry run dry-runs each),
+    /// and answers the `<Kind>List` of the objects as they were listed (Most Recent, unpaged).
+    /// Objects that vanish meanwhile are skipped.
     pub async fn delete_collection(
         &self,
         storage: &dyn Storage,
         namespace: Option<&str>,
         options: &ListOptions,
         now: DateTime<Utc>,
+        write: WriteOptions,
     ) -> Result<Vec<u8>, ApiError> {
         let selectors = self.selectors(options.selectors.clone())?;
         let prefix = self.resource.collection_key(namespace);
@@ -368,7 +384,7 @@ impl Store {
             let ns = meta_str(&obj, "namespace");
             let name = meta_str(&obj, "name");
             match self
-                .delete(storage, ns, name, &Preconditions::default(), now)
+                .delete(storage, ns, name, &Preconditions::default(), now, write)
                 .await
             {
                 Ok(_) | Err(ApiError::NotFound { .. }) => {}
@@ -544,16 +560,25 @@ impl Store {
         Ok(json.with_resource_version(stored.mod_revision))
     }
 
+    /// The object a dry-run create would have stored: no write, so no `resourceVersion`.
+    fn respond_unstored(&self, key: &str, stored: StoredObject) -> Result<Vec<u8>, ApiError> {
+        let json = StoredJson::from_stored(stored.value).map_err(|e| corrupt(key, e))?;
+        Ok(json.json.to_vec())
+    }
+
     /// Creates an object from a POST body (R-RES-087): the created object, with `uid`,
     /// `creationTimestamp`, `resourceVersion` (and `generation`) set. 409 AlreadyExists for a
-    /// taken name; a generated name that is taken is drawn again.
+    /// taken name; a generated name that is taken is drawn again. A dry run answers the same,
+    /// without `resourceVersion` (R-RES-193).
     pub async fn create(
         &self,
         storage: &dyn Storage,
         namespace: &str,
         body: &[u8],
         now: DateTime<Utc>,
+        write: WriteOptions,
     ) -> Result<Vec<u8>, ApiError> {
+        let writes = Persistence::new(storage, write.dry_run);
         let mut obj = self.decode_body(body)?;
         if !meta_str(&obj, "resourceVersion").is_empty() {
             // Kubernetes' storage refuses this (an object copied from a read), worded so.
@@ -600,7 +625,8 @@ impl Store {
             let name = meta_str(&candidate, "name").to_owned();
             let key = self.resource.object_key(namespace, &name);
             let value = encode(&key, &candidate)?;
-            match storage.create(&key, value).await {
+            match writes.create(&key, value).await {
+                Ok(stored) if writes.is_dry_run() => return self.respond_unstored(&key, stored),
                 Ok(stored) => return self.respond(&key, stored),
                 Err(StorageError::AlreadyExists { .. })
                     if generate_prefix.is_some() && attempt < GENERATE_NAME_ATTEMPTS =>
@@ -619,7 +645,8 @@ impl Store {
     ///
     /// With a `subresource` (`status`, `finalize`), only that part of the body is taken
     /// (the strategy's [`Strategy::prepare_for_subresource_update`]); without one, a type with
-    /// a `status` subresource keeps its current status.
+    /// a `status` subresource keeps its current status. A dry run answers the object it would
+    /// store with the current `resourceVersion` (R-RES-193).
     pub async fn update(
         &self,
         storage: &dyn Storage,
@@ -627,7 +654,9 @@ impl Store {
         name: &str,
         subresource: &str,
         body: &[u8],
+        write: WriteOptions,
     ) -> Result<Vec<u8>, ApiError> {
+        let writes = Persistence::new(storage, write.dry_run);
         let decoded = self.decode_body(body)?;
         let body_name = meta_str(&decoded, "name");
         if body_name != name {
@@ -683,9 +712,9 @@ impl Store {
             if unchanged {
                 return Ok(stored.with_resource_version(current.mod_revision));
             }
-            match storage.update(&key, value, current.mod_revision).await {
+            match writes.update(&key, value, current.mod_revision).await {
                 Ok(updated) if self.strategy.ready_for_removal(&obj) => {
-                    return self.remove_after_update(storage, &key, name, updated).await;
+                    return self.remove_after_update(&writes, &key, name, updated).await;
                 }
                 Ok(updated) => return self.respond(&key, updated),
                 Err(StorageError::Conflict { .. })
@@ -699,15 +728,19 @@ impl Store {
     }
 
     /// An update removed the last thing holding a deleted object: remove it now (R-RES-061)
-    /// and answer its final state.
+    /// and answer its final state. A dry run answers the state the update would leave, not
+    /// the unchanged stored one.
     async fn remove_after_update(
         &self,
-        storage: &dyn Storage,
+        writes: &Persistence<'_>,
         key: &str,
         name: &str,
         updated: StoredObject,
     ) -> Result<Vec<u8>, ApiError> {
-        match storage.delete(key, Some(updated.mod_revision)).await {
+        if writes.is_dry_run() {
+            return self.respond(key, updated);
+        }
+        match writes.delete(key, Some(updated.mod_revision)).await {
             Ok(deleted) => self.respond(key, deleted),
             // Someone else changed or removed it first; answer what this update wrote.
             Err(StorageError::Conflict { .. } | StorageError::NotFound { .. }) => {
@@ -764,7 +797,8 @@ impl Store {
     /// Deletes the object `name` (R-RES-062, R-RES-055, R-RES-060, R-RES-092): 404 when
     /// absent; 409 when a precondition differs. Objects held by finalizers are marked with
     /// `deletionTimestamp` and answered as they now are; removed objects are answered with a
-    /// `Status` of `status: Success` naming them.
+    /// `Status` of `status: Success` naming them. A dry run answers the same and leaves the
+    /// object as it is (R-RES-193).
     pub async fn delete(
         &self,
         storage: &dyn Storage,
@@ -772,7 +806,9 @@ impl Store {
         name: &str,
         preconditions: &Preconditions,
         now: DateTime<Utc>,
+        write: WriteOptions,
     ) -> Result<Vec<u8>, ApiError> {
+        let writes = Persistence::new(storage, write.dry_run);
         let key = self.resource.object_key(namespace, name);
         let now = rfc3339(now);
         let mut attempt = 0;
@@ -802,13 +838,13 @@ impl Store {
                     return Ok(stored.with_resource_version(current.mod_revision));
                 }
                 DeleteAction::Refuse(reason) => return Err(self.conflict(name, reason)),
-                DeleteAction::Remove => storage
+                DeleteAction::Remove => writes
                     .delete(&key, Some(current.mod_revision))
                     .await
                     .map(|_| self.deleted_status(name, &uid)),
                 DeleteAction::Mark => {
                     let value = encode(&key, &obj)?;
-                    match storage.update(&key, value, current.mod_revision).await {
+                    match writes.update(&key, value, current.mod_revision).await {
                         Ok(updated) => return self.respond(&key, updated),
                         Err(e) => Err(e),
                     }

@@ -4,6 +4,7 @@
 mod auth;
 mod crud;
 mod discovery;
+mod dry_run;
 mod errors;
 mod health;
 mod list;

@@ -18,6 +18,7 @@ use crate::registry::ResourceType;
 use crate::registry::Scope;
 use crate::registry::Store;
 use crate::registry::Strategy;
+use crate::registry::WriteOptions;
 use crate::request::ListOptions;
 use crate::storage::ListPage;
 use crate::storage::ReadConsistency;
@@ -59,7 +60,16 @@ fn parse(bytes: Vec<u8>) -> Value {
 /// Replaces the widget `w` with `obj` (a PUT without subresource), answering the stored object.
 async fn update_w(store: &Store, storage: &dyn Storage, obj: &Value) -> Result<Value, ApiError> {
     let body = obj.to_string();
-    let updated = store.update(storage, "", "w", "", body.as_bytes()).await?;
+    let updated = store
+        .update(
+            storage,
+            "",
+            "w",
+            "",
+            body.as_bytes(),
+            WriteOptions::default(),
+        )
+        .await?;
     Ok(parse(updated))
 }
 
@@ -75,7 +85,13 @@ async fn generation_counts_changes_outside_metadata_and_status() {
     let body = json!({"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"size":1}});
     let w = parse(
         store
-            .create(&storage, "", body.to_string().as_bytes(), now)
+            .create(
+                &storage,
+                "",
+                body.to_string().as_bytes(),
+                now,
+                WriteOptions::default(),
+            )
             .await
             .expect("create"),
     );
@@ -248,7 +264,7 @@ async fn generated_names_are_redrawn_after_a_collision() {
     let body = json!({"metadata":{"generateName":"w-"},"spec":{}}).to_string();
     let w = parse(
         store
-            .create(&storage, "", body.as_bytes(), now)
+            .create(&storage, "", body.as_bytes(), now, WriteOptions::default())
             .await
             .expect("third draw wins"),
     );
@@ -260,7 +276,9 @@ async fn generated_names_are_redrawn_after_a_collision() {
 
     storage.lost_creates.store(1, Ordering::SeqCst);
     let named = json!({"metadata":{"name":"fixed"}}).to_string();
-    let err = store.create(&storage, "", named.as_bytes(), now).await;
+    let err = store
+        .create(&storage, "", named.as_bytes(), now, WriteOptions::default())
+        .await;
     assert!(
         matches!(err, Err(ApiError::AlreadyExists { .. })),
         "{err:?}"
@@ -280,7 +298,13 @@ async fn unconditional_updates_retry_lost_races() {
     let body = json!({"metadata":{"name":"w"},"spec":{"n":1}}).to_string();
     let w = parse(
         store
-            .create(&storage, "", body.as_bytes(), Utc::now())
+            .create(
+                &storage,
+                "",
+                body.as_bytes(),
+                Utc::now(),
+                WriteOptions::default(),
+            )
             .await
             .expect("create"),
     );

@@ -30,7 +30,7 @@ pub(crate) fn kubectl_available() -> bool {
 
 /// Runs `kubectl --kubeconfig <kubeconfig> <args>` (optionally with `stdin`), returns stdout,
 /// and fails the test with kubectl's stderr when it exits non-zero.
-async fn kubectl(kubeconfig: &Path, args: &[&str]) -> String {
+pub(crate) async fn kubectl(kubeconfig: &Path, args: &[&str]) -> String {
     let run = Command::new("kubectl")
         .arg("--kubeconfig")
         .arg(kubeconfig)

@@ -1,0 +1,120 @@
+//! The query options of a create or an update (`CreateOptions`, `UpdateOptions`) that the
+//! store acts on, validated as Kubernetes does before the body is read (422 with
+//! `details.kind: CreateOptions` or `UpdateOptions`). Today that is `dryRun` (R-RES-051,
+//! R-RES-192); its check is shared with `DeleteOptions`.
+
+use crate::error::ApiError;
+use crate::error::GroupKind;
+use crate::flavor::Flavor;
+use crate::registry::WriteOptions;
+use crate::request::QueryParams;
+use crate::validation::FieldError;
+
+/// The values `dryRun` may hold (`metav1.DryRunAll`).
+const DRY_RUN_VALUES: [&str; 1] = ["All"];
+
+/// The cause refusing `dry_run` when it holds anything but `All` (R-RES-051); an empty value
+/// is refused too, as Kubernetes does.
+pub(crate) fn dry_run_error(dry_run: &[String]) -> Option<FieldError> {
+    dry_run
+        .iter()
+        .any(|d| !DRY_RUN_VALUES.contains(&d.as_str()))
+        .then(|| FieldError::not_supported("dryRun", dry_run.to_vec(), &DRY_RUN_VALUES))
+}
+
+/// Which options a write's query carries: the `kind` its 422 names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WriteKind {
+    /// A POST: `CreateOptions`.
+    Create,
+    /// A PUT: `UpdateOptions`.
+    Update,
+}
+
+impl WriteKind {
+    fn options_kind(self) -> &'static str {
+        match self {
+            Self::Create => "CreateOptions",
+            Self::Update => "UpdateOptions",
+        }
+    }
+}
+
+/// Reads and validates the options of a create or update from its query.
+pub(crate) fn write_options(
+    query: &QueryParams,
+    kind: WriteKind,
+    flavor: Flavor,
+) -> Result<WriteOptions, ApiError> {
+    let dry_run: Vec<String> = query.get_all("dryRun").map(str::to_owned).collect();
+    if let Some(cause) = dry_run_error(&dry_run) {
+        return Err(ApiError::Invalid {
+            kind: GroupKind {
+                group: flavor.meta_group(),
+                kind: kind.options_kind().to_owned(),
+            },
+            name: String::new(),
+            causes: vec![cause],
+        });
+    }
+    Ok(WriteOptions {
+        dry_run: !dry_run.is_empty(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(query: &str, kind: WriteKind, flavor: Flavor) -> Result<WriteOptions, ApiError> {
+        write_options(&QueryParams::parse(Some(query)), kind, flavor)
+    }
+
+    // R-RES-192
+    #[test]
+    fn dry_run_all_asks_for_a_dry_run() {
+        for kind in [WriteKind::Create, WriteKind::Update] {
+            assert_eq!(
+                opts("", kind, Flavor::Kubernetes).expect("none"),
+                WriteOptions::default()
+            );
+            assert!(
+                opts("dryRun=All", kind, Flavor::Kubernetes)
+                    .expect("all")
+                    .dry_run
+            );
+            assert!(
+                opts("dryRun=All&dryRun=All&pretty=true", kind, Flavor::Platform)
+                    .expect("repeated")
+                    .dry_run
+            );
+        }
+    }
+
+    // R-RES-051
+    #[test]
+    fn other_dry_run_values_are_422_on_the_options_kind() {
+        for (kind, name) in [
+            (WriteKind::Create, "CreateOptions"),
+            (WriteKind::Update, "UpdateOptions"),
+        ] {
+            for (flavor, group) in [
+                (Flavor::Kubernetes, "meta.k8s.io"),
+                (Flavor::Platform, "meta.platform.io"),
+            ] {
+                for query in ["dryRun=Bogus", "dryRun=", "dryRun=All&dryRun=all"] {
+                    match opts(query, kind, flavor) {
+                        Err(ApiError::Invalid {
+                            kind: gk, causes, ..
+                        }) => {
+                            assert_eq!((gk.group.as_str(), gk.kind.as_str()), (group, name));
+                            assert_eq!(causes.len(), 1);
+                            assert_eq!(causes[0].field, "dryRun", "{query}");
+                        }
+                        other => panic!("{query}: {other:?}"),
+                    }
+                }
+            }
+        }
+    }
+}
