@@ -8,6 +8,7 @@
 
 mod config;
 mod error;
+mod leader_call;
 mod leader_error;
 mod membership;
 mod membership_error;

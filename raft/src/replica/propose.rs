@@ -1,13 +1,13 @@
 //! The write path: propose on the leader, or forward to it; retry while no leader can take
 //! the write; then wait until this replica applied the write's revision.
 
-use std::time::Duration;
-
 use tokio::time::Instant;
 
 use super::LeaderError;
 use super::Replica;
 use super::WriteError;
+use super::leader_call::LeaderTarget;
+use super::leader_call::Retry;
 use crate::command::Command;
 use crate::command::CommandResponse;
 use crate::command::Txn;
@@ -16,12 +16,9 @@ use crate::network::replica_message::ForwardWriteRequest;
 use crate::network::replica_message::ForwardWriteResponse;
 use crate::network::replica_message::forward_write_response::Outcome;
 use crate::network::rpc;
-use crate::typ::NodeId;
 
 /// The most attempts one write makes (each after a back-off) before giving up early.
 const MAX_ATTEMPTS: u32 = 20;
-/// The longest back-off between attempts.
-const MAX_BACKOFF: Duration = Duration::from_secs(1);
 
 impl Replica {
     /// Commits `txn` and returns its answer (its `revision` is the entry's log index). On a
@@ -40,43 +37,28 @@ impl Replica {
 
     async fn propose(&self, command: Command) -> Result<CommandResponse, WriteError> {
         let deadline = Instant::now() + self.timings.request_timeout;
-        let mut backoff = self.timings.heartbeat_interval;
-        let mut hint: Option<(NodeId, String)> = None;
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            let target = hint.take().or_else(|| self.leader());
-            let result = match &target {
-                Some((id, _)) if *id == self.id => {
-                    self.propose_local(command.clone(), deadline).await
+        let retry = Retry {
+            deadline,
+            max_attempts: MAX_ATTEMPTS,
+            // A write whose outcome is unknown must not be proposed twice.
+            retryable: |e: &LeaderError| {
+                matches!(
+                    e,
+                    LeaderError::NotLeader { .. } | LeaderError::Unavailable(_)
+                )
+            },
+        };
+        let command = &command;
+        let response = self
+            .at_leader(retry, |target| async move {
+                match target {
+                    LeaderTarget::Local => self.propose_local(command.clone(), deadline).await,
+                    LeaderTarget::Remote(url) => self.forward_write(&url, command, deadline).await,
                 }
-                Some((_, url)) => self.forward_write(url, &command, deadline).await,
-                None => Err(LeaderError::Unavailable(
-                    "no leader elected yet".to_string(),
-                )),
-            };
-            let error = match result {
-                Ok(response) => return self.await_applied(response, deadline).await,
-                Err(e) => e,
-            };
-            let retryable = matches!(
-                error,
-                LeaderError::NotLeader { .. } | LeaderError::Unavailable(_)
-            );
-            if !retryable || attempt >= MAX_ATTEMPTS || Instant::now() + backoff >= deadline {
-                return Err(write_error(error));
-            }
-            if let LeaderError::NotLeader {
-                leader_id: Some(id),
-                leader_url: Some(url),
-            } = &error
-            {
-                hint = Some((*id, url.clone()));
-            }
-            tracing::debug!(attempt, ?error, "write not taken; retrying");
-            tokio::time::sleep(backoff).await;
-            backoff = (backoff * 2).min(MAX_BACKOFF);
-        }
+            })
+            .await
+            .map_err(write_error)?;
+        self.await_applied(response, deadline).await
     }
 
     /// Proposes on this replica, which believes it is the leader; bounded by `deadline`

@@ -8,12 +8,13 @@ use tokio::time::Instant;
 use super::LeaderError;
 use super::ReadError;
 use super::Replica;
+use super::leader_call::LeaderTarget;
+use super::leader_call::Retry;
 use crate::mvcc::Revision;
 use crate::network::replica_message::ReadIndexRequest;
 use crate::network::replica_message::ReadIndexResponse;
 use crate::network::replica_message::read_index_response::Outcome;
 use crate::network::rpc;
-use crate::typ::NodeId;
 
 impl Replica {
     /// Returns a revision at which this replica may serve a linearizable read: its applied
@@ -26,41 +27,30 @@ impl Replica {
     /// possibly stale revision (R-HA-005).
     pub async fn read_index(&self) -> Result<Revision, ReadError> {
         let deadline = Instant::now() + self.timings.request_timeout;
-        let mut backoff = self.timings.heartbeat_interval;
-        let mut hint: Option<(NodeId, String)> = None;
-        loop {
-            let target = hint.take().or_else(|| self.leader());
-            let result = match &target {
-                Some((id, _)) if *id == self.id => self.local_read_index(deadline).await,
-                Some((_, url)) => self.remote_read_index(url, deadline).await,
-                None => Err(LeaderError::Unavailable(
-                    "no leader elected yet".to_string(),
-                )),
-            };
-            let error = match result {
-                Ok(index) => {
-                    let remaining = deadline.saturating_duration_since(Instant::now());
-                    self.wait_applied(index, remaining).await?;
-                    return Ok(self.shared.applied());
+        let retry = Retry {
+            deadline,
+            max_attempts: u32::MAX,
+            // Asking for a read index changes nothing: anything but a fatal failure may be
+            // tried again.
+            retryable: |e: &LeaderError| !matches!(e, LeaderError::Fatal(_)),
+        };
+        let index = self
+            .at_leader(retry, |target| async move {
+                match target {
+                    LeaderTarget::Local => self.local_read_index(deadline).await,
+                    LeaderTarget::Remote(url) => self.remote_read_index(&url, deadline).await,
                 }
-                Err(LeaderError::Fatal(reason)) => return Err(ReadError::Fatal { reason }),
-                Err(e) => e,
-            };
-            if Instant::now() + backoff >= deadline {
-                return Err(ReadError::Unavailable {
-                    reason: format!("{error:?}"),
-                });
-            }
-            if let LeaderError::NotLeader {
-                leader_id: Some(id),
-                leader_url: Some(url),
-            } = &error
-            {
-                hint = Some((*id, url.clone()));
-            }
-            tokio::time::sleep(backoff).await;
-            backoff = (backoff * 2).min(std::time::Duration::from_secs(1));
-        }
+            })
+            .await
+            .map_err(|error| match error {
+                LeaderError::Fatal(reason) => ReadError::Fatal { reason },
+                other => ReadError::Unavailable {
+                    reason: format!("{other:?}"),
+                },
+            })?;
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        self.wait_applied(index, remaining).await?;
+        Ok(self.shared.applied())
     }
 
     /// The read index on this replica, which believes it is the leader: confirms leadership

@@ -21,7 +21,6 @@
 //!   than serve stale data (`membership_changes` in the simulation checks this).
 
 use std::collections::BTreeSet;
-use std::time::Duration;
 
 use openraft::ChangeMembers;
 use openraft::async_runtime::watch::WatchReceiver;
@@ -30,6 +29,8 @@ use tokio::time::Instant;
 use super::LeaderError;
 use super::RemoveMemberError;
 use super::Replica;
+use super::leader_call::LeaderTarget;
+use super::leader_call::Retry;
 use crate::network::replica_message::Failure;
 use crate::network::replica_message::FailureKind;
 use crate::network::replica_message::RemoveMemberRequest;
@@ -37,9 +38,6 @@ use crate::network::replica_message::RemoveMemberResponse;
 use crate::network::replica_message::remove_member_response::Outcome;
 use crate::network::rpc;
 use crate::typ::NodeId;
-
-/// The longest back-off between attempts.
-const MAX_BACKOFF: Duration = Duration::from_secs(1);
 
 /// Where `node_id` stands in the membership this replica knows.
 enum Standing {
@@ -60,39 +58,24 @@ impl Replica {
     /// leader is allowed: it steps down once the change commits and the others elect a leader.
     pub async fn remove_member(&self, node_id: NodeId) -> Result<u64, RemoveMemberError> {
         let deadline = Instant::now() + self.timings.request_timeout;
-        let mut backoff = self.timings.heartbeat_interval;
-        let mut hint: Option<(NodeId, String)> = None;
-        loop {
-            let target = hint.take().or_else(|| self.leader());
-            let result = match &target {
-                Some((id, _)) if *id == self.id => self.remove_local(node_id, deadline).await,
-                Some((_, url)) => self.forward_removal(url, node_id, deadline).await,
-                None => Err(RemoveMemberError::Unavailable {
-                    reason: "no leader elected yet".to_string(),
-                }),
-            };
-            let error = match result {
-                Ok(index) => return Ok(index),
-                Err(e) => e,
-            };
-            let retry = matches!(
-                error,
-                RemoveMemberError::Unavailable { .. } | RemoveMemberError::ForwardToLeader { .. }
-            );
-            if !retry || Instant::now() + backoff >= deadline {
-                return Err(error);
+        let retry = Retry {
+            deadline,
+            max_attempts: u32::MAX,
+            retryable: |e: &RemoveMemberError| {
+                matches!(
+                    e,
+                    RemoveMemberError::Unavailable { .. }
+                        | RemoveMemberError::ForwardToLeader { .. }
+                )
+            },
+        };
+        self.at_leader(retry, |target| async move {
+            match target {
+                LeaderTarget::Local => self.remove_local(node_id, deadline).await,
+                LeaderTarget::Remote(url) => self.forward_removal(&url, node_id, deadline).await,
             }
-            if let RemoveMemberError::ForwardToLeader {
-                leader_id: Some(id),
-                leader_url: Some(url),
-            } = &error
-            {
-                hint = Some((*id, url.clone()));
-            }
-            tracing::debug!(node_id, ?error, "removal not taken; retrying");
-            tokio::time::sleep(backoff).await;
-            backoff = (backoff * 2).min(MAX_BACKOFF);
-        }
+        })
+        .await
     }
 
     /// Leader side of a removal, bounded by `deadline` (a leader without quorum never commits).
