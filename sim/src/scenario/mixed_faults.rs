@@ -30,6 +30,7 @@ use crate::scenario::ScenarioFailure;
 use crate::scenario::fault_script::faults_script;
 use crate::scenario::phases::agreed_leader;
 use crate::scenario::phases::final_views;
+use crate::scenario::phases::watchers_caught_up;
 use crate::scenario::phases::write_acked;
 use crate::scenario::reader::read_until;
 use crate::scenario::runner::run_with_client;
@@ -171,7 +172,7 @@ async fn drive(
     };
     let (logs, fence) = tokio::join!(futures::future::join_all(watchers), workload_then_fence);
     let (isolations, target) = fence?;
-    caught_up(&logs, target)?;
+    watchers_caught_up(&logs, target, CONVERGE_BOUND)?;
 
     tracing::info!(seed, "phase: read every replica");
     let views = final_views(client, &hosts, CONVERGE_BOUND).await?;
@@ -190,21 +191,6 @@ async fn drive(
         history_hash: history.fingerprint(),
         relists: history.watches.iter().map(WatchLog::relists).sum(),
     })
-}
-
-/// Every watcher reached the fence's revision.
-fn caught_up(logs: &[WatchLog], target: u64) -> Result<(), ScenarioError> {
-    for log in logs {
-        let reached = log.progress().unwrap_or(0);
-        if reached < target {
-            return Err(ScenarioError::Stuck {
-                phase: format!("{} catching up to the fence", log.watcher),
-                bound: CONVERGE_BOUND,
-                last: format!("reached {reached} of {target}: {:?}", log.entries.last()),
-            });
-        }
-    }
-    Ok(())
 }
 
 /// One line for the run's notes: what the workload did.

@@ -1,6 +1,7 @@
 //! Client steps that scenarios are built from: wait for an agreed leader, write until
-//! acknowledged, read every replica's final view. Each is bounded in virtual time and reports
-//! [`ScenarioError::Stuck`] with the last error when the bound passes.
+//! acknowledged, read every replica's final view, see every watcher reach the fence. Each is
+//! bounded in virtual time and reports [`ScenarioError::Stuck`] with the last error when the
+//! bound passes.
 
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
@@ -13,6 +14,7 @@ use crate::client::now;
 use crate::history::ReplicaView;
 use crate::history::WriteRecord;
 use crate::scenario::ScenarioError;
+use crate::watch_history::WatchLog;
 use apiary_node::error::error_chain;
 
 /// Pause between two attempts of a step: long enough not to flood a cluster that is electing,
@@ -131,4 +133,22 @@ pub async fn final_view(
         view.reads.insert(key.clone(), read);
     }
     Ok(view)
+}
+
+/// Fails as stuck unless every watcher's progress (its newest event or bookmark) reached
+/// `target`, the fence's revision, within `bound`.
+pub fn watchers_caught_up(
+    logs: &[WatchLog],
+    target: u64,
+    bound: Duration,
+) -> Result<(), ScenarioError> {
+    for log in logs {
+        let reached = log.progress().unwrap_or(0);
+        if reached < target {
+            let last = format!("reached {reached} of {target}: {:?}", log.entries.last());
+            let phase = format!("{} catching up to the fence", log.watcher);
+            return Err(stuck(&phase, bound, last));
+        }
+    }
+    Ok(())
 }

@@ -32,6 +32,7 @@ use crate::scenario::ScenarioError;
 use crate::scenario::ScenarioFailure;
 use crate::scenario::phases::agreed_leader;
 use crate::scenario::phases::final_views;
+use crate::scenario::phases::watchers_caught_up;
 use crate::scenario::phases::write_acked;
 use crate::scenario::runner::CLIENT_HOST;
 use crate::scenario::runner::run_with_client;
@@ -201,16 +202,9 @@ async fn drive(
     let target = target?;
 
     tracing::info!(seed, target, "phase: check the watchers");
+    watchers_caught_up(&logs, target, CONVERGE_BOUND)?;
     let mut relists = 0;
     for log in &logs {
-        let reached = log.progress().unwrap_or(0);
-        if reached < target {
-            return Err(ScenarioError::Stuck {
-                phase: format!("{} catching up to the fence", log.watcher),
-                bound: CONVERGE_BOUND,
-                last: format!("reached {reached} of {target}: {:?}", log.entries.last()),
-            });
-        }
         relists += log.relists();
         notes.push(describe(log));
     }
