@@ -22,7 +22,7 @@ pub use row::GroupName;
 pub use row::Row;
 pub use row::ScopeOf;
 pub use row::Stage;
-pub use row::Storage;
+pub use row::StorageHome;
 pub use row::StrategyFn;
 pub use row::TypedDecode;
 pub use row::Verbs;

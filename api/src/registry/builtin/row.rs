@@ -110,7 +110,7 @@ impl Verbs {
 
 /// Where a row's objects are stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Storage {
+pub enum StorageHome {
     /// Under its own group and plural.
     Own,
     /// In another row's storage (Kubernetes "cohabitation"): served only once the conversion
@@ -159,7 +159,7 @@ pub struct Row {
     /// Whether it is served without `--runtime-config`.
     pub default_on: bool,
     /// Where its objects live.
-    pub storage: Storage,
+    pub storage: StorageHome,
     strategy: Option<StrategyFn>,
     decode: TypedDecode,
 }
@@ -207,7 +207,7 @@ where
 {
     Row {
         verbs: Verbs::CreateOnly,
-        storage: Storage::Virtual,
+        storage: StorageHome::Virtual,
         ..base::<T>()
     }
 }
@@ -229,7 +229,7 @@ where
         verbs: Verbs::Crud,
         subresources: Vec::new(),
         default_on: Stage::of(T::VERSION) == Stage::Ga,
-        storage: Storage::Own,
+        storage: StorageHome::Own,
         strategy: None,
         decode: typed::<T>,
     }
@@ -284,7 +284,7 @@ impl Row {
 
     /// Computed, not stored (componentstatuses).
     pub fn computed(mut self) -> Self {
-        self.storage = Storage::Virtual;
+        self.storage = StorageHome::Virtual;
         self
     }
 
@@ -293,7 +293,7 @@ impl Row {
     where
         H: Resource,
     {
-        self.storage = Storage::Shared {
+        self.storage = StorageHome::Shared {
             group: GroupName::of_k8s(H::GROUP),
             version: H::VERSION,
             plural: H::URL_PATH_SEGMENT,
@@ -315,7 +315,7 @@ impl Row {
     /// Whether the server can serve the row in this build: it owns its storage (shared rows
     /// wait for conversions, virtual ones for their computed answers).
     pub fn is_servable(&self) -> bool {
-        self.storage == Storage::Own
+        self.storage == StorageHome::Own
     }
 
     /// Whether the row has a `status` subresource.

@@ -121,7 +121,7 @@ fn group_version_resources_are_unique_and_stages_match_defaults() {
         if row.stage() != Stage::Ga {
             assert!(!row.default_on, "{} is not GA but on", gvr(&t));
         }
-        if let Storage::Shared {
+        if let StorageHome::Shared {
             group,
             version,
             plural,
@@ -131,7 +131,7 @@ fn group_version_resources_are_unique_and_stages_match_defaults() {
                 .into_iter()
                 .find(|h| h.group == group && h.version == version && h.plural == plural);
             assert!(
-                home.is_some_and(|h| h.storage == Storage::Own),
+                home.is_some_and(|h| h.storage == StorageHome::Own),
                 "{} shares a row that owns its storage",
                 gvr(&t)
             );
