@@ -13,6 +13,7 @@ use crate::auth::SystemMastersAuthorizer;
 use crate::auth::X509Authenticator;
 use crate::flavor::Flavor;
 use crate::health::Readiness;
+use crate::registry::RuntimeConfig;
 
 /// The time source of the API (creation and deletion timestamps), injected so simulations
 /// run on virtual time.
@@ -67,6 +68,8 @@ pub struct ApiConfig {
     pub clock: Arc<dyn Clock>,
     /// Watch durations.
     pub watch: WatchSettings,
+    /// Which API versions and resources are served (`--runtime-config`, R-VER-063).
+    pub runtime_config: RuntimeConfig,
 }
 
 impl ApiConfig {
@@ -80,6 +83,7 @@ impl ApiConfig {
             authorizers: vec![Arc::new(SystemMastersAuthorizer)],
             clock: Arc::new(SystemClock),
             watch: WatchSettings::default(),
+            runtime_config: RuntimeConfig::default(),
         }
     }
 }

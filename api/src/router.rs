@@ -52,7 +52,7 @@ struct AppState {
 pub fn router(storage: Arc<dyn Storage>, config: ApiConfig) -> Router {
     let state = AppState {
         storage,
-        registry: Arc::new(Registry::builtin(config.flavor)),
+        registry: Arc::new(Registry::new(config.flavor, &config.runtime_config)),
         authn: AuthenticatorChain::new(config.authenticators),
         authz: AuthorizerChain::new(config.authorizers),
         clock: config.clock,

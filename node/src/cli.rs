@@ -109,6 +109,12 @@ pub struct ServeArgs {
     /// Product naming of the API.
     #[arg(long, value_enum, default_value_t)]
     pub flavor: FlavorName,
+    /// API versions and resources to enable or disable beyond the defaults: comma-separated
+    /// `<key>[=true|false]` (`api/all`, `api/ga`, `api/beta`, `api/alpha`, `<group>/<version>`,
+    /// `<group>/<version>/<resource>`; core: `api/v1`), repeatable; the most specific key
+    /// wins, and an unknown key stops start-up.
+    #[arg(long, value_delimiter = ',')]
+    pub runtime_config: Vec<String>,
     /// Milliseconds between leader heartbeats; also the deadline of one replication RPC, so it
     /// must cover a round trip on a loaded machine.
     #[arg(long, default_value_t = 200)]
@@ -151,6 +157,9 @@ pub struct DevArgs {
     /// Product naming of the API.
     #[arg(long, value_enum, default_value_t)]
     pub flavor: FlavorName,
+    /// `--runtime-config` entries, passed on to every replica.
+    #[arg(long, value_delimiter = ',')]
+    pub runtime_config: Vec<String>,
     /// First API port; replica N serves its API on `base-port + N - 1` and its peer listener on
     /// `base-port + 1000 + N - 1`, all on 127.0.0.1.
     #[arg(long, default_value_t = 6443, value_parser = clap::value_parser!(u16).range(1..=63535))]
@@ -229,6 +238,9 @@ mod tests {
             "--watch-history=2s",
             "--min-request-timeout=5",
             "--watch-bookmark-interval=500ms",
+            "--runtime-config=api/beta=true,batch/v1",
+            "--runtime-config",
+            "apps/v1/deployments=false",
         ])
         .unwrap();
         let Command::Serve(serve) = cli.command else {
@@ -246,6 +258,11 @@ mod tests {
         assert_eq!(serve.flavor, FlavorName::Kubernetes);
         assert_eq!(serve.listen_peer, "[::1]:2".parse().unwrap());
         assert_eq!(serve.client_ca_file, Some(PathBuf::from("ca.crt")));
+        // R-VER-063: comma-separated and repeatable, in the order given.
+        assert_eq!(
+            serve.runtime_config,
+            vec!["api/beta=true", "batch/v1", "apps/v1/deployments=false"]
+        );
     }
 
     #[test]

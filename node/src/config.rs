@@ -8,6 +8,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use apiary_api::WatchSettings;
+use apiary_api::registry::RuntimeConfig;
+use apiary_api::registry::RuntimeConfigError;
 use apiary_raft::replica::RaftTimings;
 use apiary_raft::typ::NodeId;
 
@@ -15,6 +17,7 @@ use crate::cli::ClusterState;
 use crate::cli::FlavorName;
 use crate::cli::ServeArgs;
 use crate::cli::WatchArgs;
+use crate::server::flavor;
 
 /// Why the flags do not describe a replica.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -58,6 +61,9 @@ pub enum ConfigError {
         /// `--heartbeat-interval`.
         heartbeat_ms: u64,
     },
+    /// `--runtime-config` names an unknown group, version or resource, or a bad value.
+    #[error(transparent)]
+    RuntimeConfig(#[from] RuntimeConfigError),
     /// A duration flag that must be positive is zero.
     #[error("{flag} must be more than zero")]
     ZeroDuration {
@@ -124,6 +130,8 @@ pub struct ServeConfig {
     pub watch_history: Duration,
     /// Watch durations and bookmark interval of the API.
     pub watch: WatchSettings,
+    /// Which API versions and resources are served (`--runtime-config`, read once here).
+    pub runtime_config: RuntimeConfig,
 }
 
 impl ServeConfig {
@@ -157,6 +165,10 @@ impl ServeConfig {
             raft: raft_timings(args.heartbeat_interval, args.election_timeout)?,
             watch_history: positive("--watch-history", args.watch.watch_history)?,
             watch: watch_settings(&args.watch)?,
+            runtime_config: RuntimeConfig::parse(
+                args.runtime_config.iter().map(String::as_str),
+                flavor(args.flavor),
+            )?,
         })
     }
 }
@@ -250,6 +262,8 @@ fn is_peer_url(url: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use clap::Parser;
+
+    use apiary_api::Flavor;
 
     use super::*;
     use crate::cli::Cli;
@@ -385,6 +399,29 @@ mod tests {
             Err(ConfigError::ZeroDuration {
                 flag: "--watch-bookmark-interval"
             })
+        );
+
+        // R-VER-063, R-VER-067: `--runtime-config` is parsed once, into the replica's config at
+        // start; an unknown key stops start-up.
+        assert_eq!(config.runtime_config, RuntimeConfig::default());
+        let configured = ServeArgs {
+            runtime_config: vec!["api/all=false".into(), "batch/v1".into()],
+            ..args.clone()
+        };
+        let expected = RuntimeConfig::parse(["api/all=false,batch/v1"], Flavor::Platform);
+        assert_eq!(
+            ServeConfig::from_args(&configured).map(|c| c.runtime_config),
+            Ok(expected.unwrap())
+        );
+        let unknown = ServeArgs {
+            runtime_config: vec!["batch/v9=true".into()],
+            ..args.clone()
+        };
+        assert_eq!(
+            ServeConfig::from_args(&unknown),
+            Err(ConfigError::RuntimeConfig(
+                RuntimeConfigError::UnknownGroupVersion("batch/v9".into())
+            ))
         );
 
         let stranger = ServeArgs {

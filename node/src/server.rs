@@ -121,6 +121,7 @@ pub async fn run(
     let readiness = ReplicaReadiness::new(replica.clone(), stop_api.clone());
     let mut api_config = ApiConfig::new(flavor, Arc::new(readiness.clone()));
     api_config.watch = config.watch;
+    api_config.runtime_config = config.runtime_config.clone();
     let app = apiary_api::router(storage.clone(), api_config);
     let api_server = tokio::spawn(serve_https(listeners.api, api_tls, app, stop_api.clone()));
     let stop_bootstrap = stop_api.clone();

@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use apiary_api::WatchSettings;
+use apiary_api::registry::RuntimeConfig;
 use apiary_node::Listeners;
 use apiary_node::cli::FlavorName;
 use apiary_node::config::ApiTlsFiles;
@@ -125,6 +126,7 @@ impl Cluster {
             raft: RaftTimings::default(),
             watch_history: Duration::from_secs(300),
             watch: WatchSettings::default(),
+            runtime_config: RuntimeConfig::default(),
         };
         let stop = CancellationToken::new();
         self.api.push(listeners.api.local_addr().unwrap());

@@ -32,6 +32,9 @@ fn resource_entry(r: &ResourceType) -> Value {
     if !r.short_names.is_empty() {
         entry["shortNames"] = json!(r.short_names);
     }
+    if !r.categories.is_empty() {
+        entry["categories"] = json!(r.categories);
+    }
     entry
 }
 
@@ -168,7 +171,32 @@ mod tests {
             .expect("namespaces/finalize listed");
         assert_eq!(finalize["verbs"], json!(["update"]));
         assert!(resource_list(&registry, "", "v2").is_none());
-        assert_eq!(group_list(&registry)["groups"], json!([]));
-        assert!(group(&registry, "apps").is_none());
+        let pods = list["resources"]
+            .as_array()
+            .and_then(|r| r.iter().find(|e| e["name"] == "pods"))
+            .expect("pods listed");
+        assert_eq!(pods["categories"], json!(["all"]));
+        let names: Vec<&str> = list["resources"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e["name"].as_str())
+            .collect();
+        assert!(names.contains(&"pods/status"));
+        assert!(
+            !names.contains(&"pods/exec") && !names.contains(&"serviceaccounts/token"),
+            "subresources not served yet stay out of discovery"
+        );
+        assert_eq!(
+            group(&registry, "rbac.authorization.platform.io")
+                .map(|g| g["preferredVersion"]["groupVersion"].clone()),
+            Some(json!("rbac.authorization.platform.io/v1"))
+        );
+        assert_eq!(
+            group(&registry, "autoscaling").map(|g| g["versions"].clone()),
+            Some(json!([{"groupVersion": "autoscaling/v2", "version": "v2"}])),
+            "autoscaling/v1 waits for the HPA conversion"
+        );
+        assert!(group(&registry, "rbac.authorization.k8s.io").is_none());
     }
 }

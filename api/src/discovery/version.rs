@@ -5,7 +5,7 @@ use serde_json::json;
 
 /// The Kubernetes release whose API Apiary reports (clients use it to pick features).
 const MAJOR: &str = "1";
-const MINOR: &str = "34";
+const MINOR: &str = "37";
 
 /// The `/version` document.
 pub fn version_info() -> Value {

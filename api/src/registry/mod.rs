@@ -4,14 +4,18 @@
 
 pub mod builtin;
 mod resource_type;
+mod runtime_config;
 mod store;
 mod stored_json;
 mod strategy;
+mod subresource;
 
 pub use resource_type::CRUD_VERBS;
 pub use resource_type::ResourceType;
 pub use resource_type::Scope;
 pub use resource_type::subresource_verbs;
+pub use runtime_config::RuntimeConfig;
+pub use runtime_config::RuntimeConfigError;
 pub use store::Preconditions;
 pub use store::Store;
 pub use store::WriteOptions;
@@ -22,36 +26,39 @@ pub use strategy::Strategy;
 pub use strategy::decode_typed;
 pub use strategy::has_finalizers;
 pub use strategy::mark_for_finalizers;
+pub use subresource::Subresource;
 
 use crate::flavor::Flavor;
 
-/// Every served resource type with its store, in discovery order.
+/// The built-in resource types: the stores of the served ones, in discovery order, and the
+/// registered rows that are not served (off, or waiting for conversions or computed answers).
 pub struct Registry {
     stores: Vec<Store>,
+    unserved: Vec<ResourceType>,
 }
 
 impl Registry {
-    /// The built-in kinds of the core group: Namespace, ConfigMap, Secret, ServiceAccount,
-    /// Event.
+    /// The built-in table with the default enablement.
     pub fn builtin(flavor: Flavor) -> Self {
-        Self {
-            stores: vec![
-                Store::new(
-                    builtin::config_map_type(),
-                    Box::new(builtin::ConfigMapStrategy),
-                ),
-                Store::new(builtin::event_type(), Box::new(builtin::EventStrategy)),
-                Store::new(
-                    builtin::namespace_type(),
-                    Box::new(builtin::NamespaceStrategy::new(flavor)),
-                ),
-                Store::new(builtin::secret_type(), Box::new(builtin::SecretStrategy)),
-                Store::new(
-                    builtin::service_account_type(),
-                    Box::new(builtin::ServiceAccountStrategy),
-                ),
-            ],
+        Self::new(flavor, &RuntimeConfig::default())
+    }
+
+    /// The built-in table as `runtime_config` enables it: a row is served when it is enabled
+    /// and owns its storage.
+    pub fn new(flavor: Flavor, runtime_config: &RuntimeConfig) -> Self {
+        let mut stores = Vec::new();
+        let mut unserved = Vec::new();
+        for row in builtin::rows() {
+            if row.is_servable() && runtime_config.enabled(&row, flavor) {
+                stores.push(Store::new(
+                    row.resource_type(flavor),
+                    row.new_strategy(flavor),
+                ));
+            } else {
+                unserved.push(row.resource_type(flavor));
+            }
         }
+        Self { stores, unserved }
     }
 
     /// The store of `plural` in `group`/`version`, if served.
@@ -60,6 +67,11 @@ impl Registry {
             let r = s.resource();
             r.group == group && r.version == version && r.plural == plural
         })
+    }
+
+    /// The registered resource types that are not served.
+    pub fn unserved(&self) -> impl Iterator<Item = &ResourceType> {
+        self.unserved.iter()
     }
 
     /// Every store, in table order.

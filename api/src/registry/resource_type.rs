@@ -1,6 +1,7 @@
 //! A resource type as one table entry: its group, version, kinds, names, scope, verbs and
 //! subresources, and the storage keys of its objects.
 
+use super::Subresource;
 use crate::error::GroupKind;
 use crate::error::GroupResource;
 
@@ -30,11 +31,13 @@ pub struct ResourceType {
     pub singular: String,
     /// Short names for clients (`cm`).
     pub short_names: Vec<String>,
+    /// The categories it belongs to (`all`, `api-extensions`), for `kubectl get <category>`.
+    pub categories: Vec<String>,
     /// The scope.
     pub scope: Scope,
     /// The verbs the type supports, as discovery lists them.
     pub verbs: Vec<String>,
-    /// Subresource names (`status`, `finalize`).
+    /// The names of the served subresources (`status`, `finalize`).
     pub subresources: Vec<String>,
 }
 
@@ -50,14 +53,10 @@ pub const CRUD_VERBS: [&str; 8] = [
     "watch",
 ];
 
-/// The verbs of a subresource, as discovery lists them (`status`: read and write;
-/// `finalize`: write only).
+/// The verbs of a served subresource, as discovery lists them (`status`: read and write;
+/// `finalize`: write only); none for a subresource that is not served.
 pub fn subresource_verbs(subresource: &str) -> &'static [&'static str] {
-    match subresource {
-        "status" => &["get", "patch", "update"],
-        "finalize" => &["update"],
-        _ => &[],
-    }
+    Subresource::served_named(subresource).map_or(&[], Subresource::verbs)
 }
 
 impl ResourceType {
@@ -142,6 +141,7 @@ mod tests {
             plural: plural.into(),
             singular: "k".into(),
             short_names: vec![],
+            categories: vec![],
             scope,
             verbs: CRUD_VERBS.iter().map(|v| (*v).to_owned()).collect(),
             subresources: vec![],

@@ -2,6 +2,7 @@
 //! store. Each test names the CHECKLIST requirements it proves.
 
 mod auth;
+mod conformance;
 mod crud;
 mod discovery;
 mod dry_run;

@@ -45,6 +45,7 @@ fn widgets() -> Store {
             plural: "widgets".into(),
             singular: "widget".into(),
             short_names: vec![],
+            categories: vec![],
             scope: Scope::Cluster,
             verbs: CRUD_VERBS.iter().map(|v| (*v).to_owned()).collect(),
             subresources: vec![],

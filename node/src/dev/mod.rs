@@ -132,6 +132,9 @@ pub fn replica_specs(args: &DevArgs, dir: &Path, pki: &DevPki, program: &Path) -
                 argv.push(flag.into());
                 argv.push(value);
             }
+            if !args.runtime_config.is_empty() {
+                argv.push(format!("--runtime-config={}", args.runtime_config.join(",")).into());
+            }
             ReplicaSpec {
                 name: name.clone(),
                 program: program.to_owned(),
@@ -203,6 +206,8 @@ pub async fn run_dev(args: DevArgs, shutdown: impl Future<Output = ()>) -> Resul
 mod tests {
     use std::time::Duration;
 
+    use apiary_api::Flavor;
+    use apiary_api::registry::RuntimeConfig;
     use clap::Parser;
 
     use super::*;
@@ -240,6 +245,7 @@ mod tests {
             nodes: 3,
             dir: dir.path().to_owned(),
             flavor: FlavorName::Kubernetes,
+            runtime_config: vec!["api/beta=true".into(), "apps/v1=false".into()],
             base_port: 20000,
             init_only: false,
             watch: WatchArgs {
@@ -274,6 +280,10 @@ mod tests {
             assert_eq!(config.watch_history, Duration::from_secs(2));
             assert_eq!(config.watch.min_request_timeout, Duration::from_secs(7));
             assert_eq!(config.watch.bookmark_interval, Duration::from_millis(1500));
+            assert_eq!(
+                Ok(&config.runtime_config),
+                RuntimeConfig::parse(["api/beta=true,apps/v1=false"], Flavor::Kubernetes).as_ref()
+            );
         }
         assert_eq!(configs[1].initial_cluster[&2], "https://127.0.0.1:21001");
         assert_eq!(specs[2].pid_file, dir.path().join("node-3.pid"));
@@ -286,6 +296,7 @@ mod tests {
             nodes: 5,
             dir: dir.path().join("fresh"),
             flavor: FlavorName::Platform,
+            runtime_config: Vec::new(),
             base_port: 6443,
             init_only: true,
             watch: WatchArgs {

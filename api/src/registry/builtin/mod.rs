@@ -1,81 +1,41 @@
-//! The built-in kinds of the core group (`v1`): their table entries and strategies. Types
-//! and schemas come from `k8s-openapi`; the rules are Kubernetes' for each kind.
+//! The built-in kinds: the table of every group/version/resource ([`rows`]), the row builder
+//! over k8s-openapi's constants, the generic strategy, and the strategies of the kinds with
+//! rules of their own. Types and schemas come from `k8s-openapi`; the rules are Kubernetes'.
 
 mod config_map;
 mod data_keys;
 mod event;
+mod generic;
 mod namespace;
+mod row;
 mod secret;
 mod service_account;
+mod table;
+#[cfg(test)]
+mod table_tests;
 
 pub use config_map::ConfigMapStrategy;
 pub use event::EventStrategy;
+pub use generic::GenericStrategy;
 pub use namespace::NamespaceStrategy;
+pub use row::GroupName;
+pub use row::Row;
+pub use row::ScopeOf;
+pub use row::Stage;
+pub use row::StorageHome;
+pub use row::StrategyFn;
+pub use row::TypedDecode;
+pub use row::Verbs;
+pub use row::kind;
+pub use row::virtual_kind;
 pub use secret::SecretStrategy;
 pub use service_account::ServiceAccountStrategy;
+pub use table::rows;
 
 use super::ResourceType;
-use super::Scope;
-use super::resource_type::CRUD_VERBS;
+use crate::flavor::Flavor;
 
-/// A core (`v1`) resource type with Kubernetes' full CRUD verbs.
-fn core_type(
-    kind: &str,
-    plural: &str,
-    short_names: &[&str],
-    scope: Scope,
-    subresources: &[&str],
-) -> ResourceType {
-    ResourceType {
-        group: String::new(),
-        version: "v1".to_owned(),
-        kind: kind.to_owned(),
-        list_kind: format!("{kind}List"),
-        plural: plural.to_owned(),
-        singular: kind.to_ascii_lowercase(),
-        short_names: short_names.iter().map(|s| (*s).to_owned()).collect(),
-        scope,
-        verbs: CRUD_VERBS.iter().map(|v| (*v).to_owned()).collect(),
-        subresources: subresources.iter().map(|s| (*s).to_owned()).collect(),
-    }
-}
-
-/// `v1` Namespace.
+/// `v1` Namespace (core: the same in both flavors).
 pub fn namespace_type() -> ResourceType {
-    let mut t = core_type(
-        "Namespace",
-        "namespaces",
-        &["ns"],
-        Scope::Cluster,
-        &["finalize", "status"],
-    );
-    // Namespaces are removed by their finalizers, never as a collection (as Kubernetes).
-    t.verbs.retain(|v| v != "deletecollection");
-    t
-}
-
-/// `v1` ConfigMap.
-pub fn config_map_type() -> ResourceType {
-    core_type("ConfigMap", "configmaps", &["cm"], Scope::Namespaced, &[])
-}
-
-/// `v1` Secret.
-pub fn secret_type() -> ResourceType {
-    core_type("Secret", "secrets", &[], Scope::Namespaced, &[])
-}
-
-/// `v1` ServiceAccount.
-pub fn service_account_type() -> ResourceType {
-    core_type(
-        "ServiceAccount",
-        "serviceaccounts",
-        &["sa"],
-        Scope::Namespaced,
-        &["token"],
-    )
-}
-
-/// `v1` Event.
-pub fn event_type() -> ResourceType {
-    core_type("Event", "events", &["ev"], Scope::Namespaced, &[])
+    table::namespace_row().resource_type(Flavor::Platform)
 }

@@ -1,0 +1,405 @@
+//! One row of the built-in table: `kind::<T>()` reads group, version, kind, list kind, plural
+//! and scope from k8s-openapi's `Resource` constants, and builder methods add what those
+//! constants lack (short names, categories, verbs, subresources, enablement, storage home,
+//! strategy).
+
+use k8s_openapi::ClusterResourceScope;
+use k8s_openapi::ListableResource;
+use k8s_openapi::NamespaceResourceScope;
+use k8s_openapi::Resource;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::generic::GenericStrategy;
+use crate::flavor::Flavor;
+use crate::registry::ResourceType;
+use crate::registry::Scope;
+use crate::registry::Strategy;
+use crate::registry::Subresource;
+use crate::registry::resource_type::CRUD_VERBS;
+
+/// An API group's name, with the domain left to the flavor (DESIGN.md §5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupName {
+    /// The core group (`""`, served under `/api`).
+    Core,
+    /// A group without a domain (`apps`, `batch`, `policy`, `autoscaling`).
+    Plain(&'static str),
+    /// A group under the flavor's domain: `Domain("rbac.authorization")` is
+    /// `rbac.authorization.k8s.io` or `rbac.authorization.platform.io`.
+    Domain(&'static str),
+}
+
+impl GroupName {
+    /// The group of a k8s-openapi `GROUP` constant: a `.k8s.io` suffix is the flavor's domain.
+    pub fn of_k8s(group: &'static str) -> Self {
+        if group.is_empty() {
+            Self::Core
+        } else if let Some(prefix) = group.strip_suffix(".k8s.io") {
+            Self::Domain(prefix)
+        } else {
+            Self::Plain(group)
+        }
+    }
+
+    /// The group's name in `flavor` (empty for core).
+    pub fn name(self, flavor: Flavor) -> String {
+        match self {
+            Self::Core => String::new(),
+            Self::Plain(name) => name.to_owned(),
+            Self::Domain(prefix) => format!("{prefix}.{}", flavor.group_domain()),
+        }
+    }
+}
+
+/// The stability level of an API version, which decides whether it is on by default
+/// (R-VER-059..061).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    /// `v1`, `v2`: on by default.
+    Ga,
+    /// `v1beta1`: off by default unless introduced before 1.22 (none in the table are).
+    Beta,
+    /// `v1alpha1`: always off by default.
+    Alpha,
+}
+
+impl Stage {
+    /// The stage of a version string.
+    pub fn of(version: &str) -> Self {
+        if version.contains("alpha") {
+            Self::Alpha
+        } else if version.contains("beta") {
+            Self::Beta
+        } else {
+            Self::Ga
+        }
+    }
+}
+
+/// The verbs a row serves, as discovery lists them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verbs {
+    /// create, delete, deletecollection, get, list, patch, update, watch.
+    Crud,
+    /// CRUD without deletecollection (namespaces).
+    NoCollectionDelete,
+    /// create only (bindings and the reviews).
+    CreateOnly,
+    /// get and list only (componentstatuses).
+    GetList,
+}
+
+impl Verbs {
+    /// The verb names, in Kubernetes' discovery order.
+    pub fn names(self) -> Vec<String> {
+        let keep = |v: &str| match self {
+            Self::Crud => true,
+            Self::NoCollectionDelete => v != "deletecollection",
+            Self::CreateOnly => v == "create",
+            Self::GetList => v == "get" || v == "list",
+        };
+        CRUD_VERBS
+            .iter()
+            .filter(|v| keep(v))
+            .map(|v| (*v).to_owned())
+            .collect()
+    }
+}
+
+/// Where a row's objects are stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StorageHome {
+    /// Under its own group and plural.
+    Own,
+    /// In another row's storage (Kubernetes "cohabitation"): served only once the conversion
+    /// between the two versions exists.
+    Shared {
+        /// The home row's group.
+        group: GroupName,
+        /// The home row's version.
+        version: &'static str,
+        /// The home row's plural.
+        plural: &'static str,
+    },
+    /// Nothing is stored: the answer is computed (reviews, componentstatuses, bindings).
+    Virtual,
+}
+
+/// The strategy constructor of a row with its own rules.
+pub type StrategyFn = fn(Flavor) -> Box<dyn Strategy>;
+
+/// Decodes a JSON object through a kind's typed struct and back (apiVersion and kind removed).
+pub type TypedDecode = fn(Value) -> Result<Value, serde_json::Error>;
+
+/// One group/version/resource of the built-in table.
+#[derive(Clone)]
+pub struct Row {
+    /// The API group.
+    pub group: GroupName,
+    /// The version (`v1`, `v1beta2`).
+    pub version: &'static str,
+    /// The kind of one object.
+    pub kind: &'static str,
+    /// The kind of a collection (empty for the virtual kinds, which have none).
+    pub list_kind: &'static str,
+    /// The plural resource name used in paths.
+    pub plural: &'static str,
+    /// Cluster or namespace scope.
+    pub scope: Scope,
+    /// Short names for clients.
+    pub short_names: &'static [&'static str],
+    /// Categories (`all`, `api-extensions`).
+    pub categories: &'static [&'static str],
+    /// The verbs.
+    pub verbs: Verbs,
+    /// Every subresource Kubernetes has for the row (served or not).
+    pub subresources: Vec<Subresource>,
+    /// Whether it is served without `--runtime-config`.
+    pub default_on: bool,
+    /// Where its objects live.
+    pub storage: StorageHome,
+    strategy: Option<StrategyFn>,
+    decode: TypedDecode,
+}
+
+/// The scope of a k8s-openapi scope marker type.
+pub trait ScopeOf {
+    /// The scope.
+    const SCOPE: Scope;
+}
+
+impl ScopeOf for ClusterResourceScope {
+    const SCOPE: Scope = Scope::Cluster;
+}
+
+impl ScopeOf for NamespaceResourceScope {
+    const SCOPE: Scope = Scope::Namespaced;
+}
+
+fn typed<T>(value: Value) -> Result<Value, serde_json::Error>
+where
+    T: DeserializeOwned + Serialize,
+{
+    let typed: T = serde_json::from_value(value)?;
+    serde_json::to_value(&typed)
+}
+
+/// A row for a listable kind, from its k8s-openapi constants: full CRUD, stored under its
+/// own group, on by default when its version is GA.
+pub fn kind<T>() -> Row
+where
+    T: Resource + ListableResource + DeserializeOwned + Serialize,
+    T::Scope: ScopeOf,
+{
+    Row {
+        list_kind: T::LIST_KIND,
+        ..base::<T>()
+    }
+}
+
+/// A row for a computed kind that is created but never stored (reviews, bindings).
+pub fn virtual_kind<T>() -> Row
+where
+    T: Resource + DeserializeOwned + Serialize,
+    T::Scope: ScopeOf,
+{
+    Row {
+        verbs: Verbs::CreateOnly,
+        storage: StorageHome::Virtual,
+        ..base::<T>()
+    }
+}
+
+fn base<T>() -> Row
+where
+    T: Resource + DeserializeOwned + Serialize,
+    T::Scope: ScopeOf,
+{
+    Row {
+        group: GroupName::of_k8s(T::GROUP),
+        version: T::VERSION,
+        kind: T::KIND,
+        list_kind: "",
+        plural: T::URL_PATH_SEGMENT,
+        scope: <T::Scope as ScopeOf>::SCOPE,
+        short_names: &[],
+        categories: &[],
+        verbs: Verbs::Crud,
+        subresources: Vec::new(),
+        default_on: Stage::of(T::VERSION) == Stage::Ga,
+        storage: StorageHome::Own,
+        strategy: None,
+        decode: typed::<T>,
+    }
+}
+
+impl Row {
+    /// Sets the short names.
+    pub fn short(mut self, names: &'static [&'static str]) -> Self {
+        self.short_names = names;
+        self
+    }
+
+    /// Puts the row in the `all` category.
+    pub fn all(mut self) -> Self {
+        self.categories = &["all"];
+        self
+    }
+
+    /// Puts the row in the `api-extensions` category.
+    pub fn api_extensions(mut self) -> Self {
+        self.categories = &["api-extensions"];
+        self
+    }
+
+    /// Sets the verbs.
+    pub fn verbs(mut self, verbs: Verbs) -> Self {
+        self.verbs = verbs;
+        self
+    }
+
+    /// Adds a subresource.
+    pub fn subresource(mut self, subresource: Subresource) -> Self {
+        self.subresources.push(subresource);
+        self
+    }
+
+    /// Adds the `status` subresource.
+    pub fn status(self) -> Self {
+        self.subresource(Subresource::Status)
+    }
+
+    /// Adds the `scale` and `status` subresources.
+    pub fn scale(self) -> Self {
+        self.subresource(Subresource::Scale).status()
+    }
+
+    /// Off by default, whatever its stage (a GA kind behind a feature gate).
+    pub fn off(mut self) -> Self {
+        self.default_on = false;
+        self
+    }
+
+    /// Computed, not stored (componentstatuses).
+    pub fn computed(mut self) -> Self {
+        self.storage = StorageHome::Virtual;
+        self
+    }
+
+    /// Stored in `H`'s storage (another version or group of the same objects).
+    pub fn shares<H>(mut self) -> Self
+    where
+        H: Resource,
+    {
+        self.storage = StorageHome::Shared {
+            group: GroupName::of_k8s(H::GROUP),
+            version: H::VERSION,
+            plural: H::URL_PATH_SEGMENT,
+        };
+        self
+    }
+
+    /// Uses the kind's own strategy instead of [`GenericStrategy`].
+    pub fn strategy(mut self, strategy: StrategyFn) -> Self {
+        self.strategy = Some(strategy);
+        self
+    }
+
+    /// The version's stability level.
+    pub fn stage(&self) -> Stage {
+        Stage::of(self.version)
+    }
+
+    /// Whether the server can serve the row in this build: it owns its storage (shared rows
+    /// wait for conversions, virtual ones for their computed answers).
+    pub fn is_servable(&self) -> bool {
+        self.storage == StorageHome::Own
+    }
+
+    /// Whether the row has a `status` subresource.
+    pub fn has_status(&self) -> bool {
+        self.subresources.contains(&Subresource::Status)
+    }
+
+    /// The resource type the row serves in `flavor`.
+    pub fn resource_type(&self, flavor: Flavor) -> ResourceType {
+        ResourceType {
+            group: self.group.name(flavor),
+            version: self.version.to_owned(),
+            kind: self.kind.to_owned(),
+            list_kind: self.list_kind.to_owned(),
+            plural: self.plural.to_owned(),
+            singular: self.kind.to_ascii_lowercase(),
+            short_names: self.short_names.iter().map(|s| (*s).to_owned()).collect(),
+            categories: self.categories.iter().map(|s| (*s).to_owned()).collect(),
+            scope: self.scope,
+            verbs: self.verbs.names(),
+            subresources: self
+                .subresources
+                .iter()
+                .filter(|s| s.is_served())
+                .map(|s| s.name().to_owned())
+                .collect(),
+        }
+    }
+
+    /// The row's strategy: its own, or the generic one (typed decode, generation tracked
+    /// when the kind has a status subresource, as Kubernetes does for kinds with a spec).
+    pub fn new_strategy(&self, flavor: Flavor) -> Box<dyn Strategy> {
+        match self.strategy {
+            Some(make) => make(flavor),
+            None => Box::new(GenericStrategy::new(
+                self.decode,
+                self.resource_type(flavor).api_version(),
+                self.has_status(),
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::apps::v1::Deployment;
+    use k8s_openapi::api::rbac::v1::ClusterRole;
+
+    use super::*;
+
+    #[test]
+    fn rows_come_from_the_k8s_openapi_constants() {
+        let d = kind::<Deployment>().short(&["deploy"]).all().scale();
+        let t = d.resource_type(Flavor::Platform);
+        assert_eq!(t.api_version(), "apps/v1");
+        assert_eq!(
+            (t.kind.as_str(), t.list_kind.as_str(), t.plural.as_str()),
+            ("Deployment", "DeploymentList", "deployments")
+        );
+        assert_eq!(t.singular, "deployment");
+        assert_eq!(t.scope, Scope::Namespaced);
+        assert_eq!(t.categories, vec!["all"]);
+        assert_eq!(t.subresources, vec!["status"], "scale is not served yet");
+        assert!(d.default_on);
+
+        let cr = kind::<ClusterRole>();
+        assert_eq!(cr.scope, Scope::Cluster);
+        assert_eq!(
+            cr.resource_type(Flavor::Platform).api_version(),
+            "rbac.authorization.platform.io/v1"
+        );
+        assert_eq!(
+            cr.resource_type(Flavor::Kubernetes).api_version(),
+            "rbac.authorization.k8s.io/v1"
+        );
+    }
+
+    // R-VER-059, R-VER-060, R-VER-061
+    #[test]
+    fn stages_decide_the_default() {
+        assert_eq!(Stage::of("v2"), Stage::Ga);
+        assert_eq!(Stage::of("v1beta2"), Stage::Beta);
+        assert_eq!(Stage::of("v1alpha3"), Stage::Alpha);
+        assert_eq!(Verbs::NoCollectionDelete.names().len(), 7);
+        assert_eq!(Verbs::GetList.names(), vec!["get", "list"]);
+    }
+}
