@@ -10,6 +10,7 @@ use crate::registry::WriteOptions;
 use crate::request::QueryParams;
 use crate::schema::FIELD_VALIDATION_VALUES;
 use crate::schema::FieldValidation;
+use crate::schema::UnsupportedLevel;
 use crate::validation::FieldError;
 
 /// The values `dryRun` may hold (`metav1.DryRunAll`).
@@ -52,7 +53,7 @@ pub(crate) fn write_options(
     let mut causes: Vec<FieldError> = dry_run_error(&dry_run).into_iter().collect();
     let field_validation = match FieldValidation::parse(query.get("fieldValidation")) {
         Ok(level) => level,
-        Err(value) => {
+        Err(UnsupportedLevel(value)) => {
             causes.push(FieldError::not_supported(
                 "fieldValidation",
                 value,

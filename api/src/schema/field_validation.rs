@@ -24,6 +24,11 @@ pub const FIELD_VALIDATION_VALUES: [&str; 4] = ["", "Ignore", "Strict", "Warn"];
 #[error("strict decoding error: {}", list(.0))]
 pub struct StrictDecodingError(pub Vec<Finding>);
 
+/// A `fieldValidation` value that names no level; it holds the value as sent.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unsupported fieldValidation {0:?}")]
+pub struct UnsupportedLevel(pub String);
+
 fn list(findings: &[Finding]) -> String {
     findings
         .iter()
@@ -35,12 +40,12 @@ fn list(findings: &[Finding]) -> String {
 impl FieldValidation {
     /// The level a query value names (`None`: absent or empty, the default); `Err` for any
     /// other value (case matters, as in Kubernetes).
-    pub fn parse(value: Option<&str>) -> Result<Self, String> {
+    pub fn parse(value: Option<&str>) -> Result<Self, UnsupportedLevel> {
         match value.unwrap_or_default() {
             "" | "Warn" => Ok(Self::Warn),
             "Ignore" => Ok(Self::Ignore),
             "Strict" => Ok(Self::Strict),
-            other => Err(other.to_owned()),
+            other => Err(UnsupportedLevel(other.to_owned())),
         }
     }
 
@@ -99,6 +104,9 @@ mod tests {
             FieldValidation::parse(Some("Strict")),
             Ok(FieldValidation::Strict)
         );
-        assert_eq!(FieldValidation::parse(Some("strict")), Err("strict".into()));
+        assert_eq!(
+            FieldValidation::parse(Some("strict")),
+            Err(UnsupportedLevel("strict".into()))
+        );
     }
 }

@@ -19,6 +19,7 @@ pub use compile::CompileError;
 pub use field_validation::FIELD_VALIDATION_VALUES;
 pub use field_validation::FieldValidation;
 pub use field_validation::StrictDecodingError;
+pub use field_validation::UnsupportedLevel;
 pub use finding::Finding;
 use schemars::JsonSchema;
 pub use walk::WalkError;
@@ -65,7 +66,8 @@ impl Schema {
 
     /// The node at `path` below the root, following property names, map keys (`*`) and array
     /// items (`[]`); `None` when the path leaves the schema.
-    pub fn lookup(&self, path: &[&str]) -> Option<&Node> {
+    #[cfg(test)]
+    pub(crate) fn lookup(&self, path: &[&str]) -> Option<&Node> {
         let mut id = self.root;
         for step in path {
             id = match (self.node(id), *step) {
