@@ -52,6 +52,10 @@ pub fn walk(schema: &Schema, body: &[u8]) -> Result<Walked, WalkError> {
     })
 }
 
+/// The most findings kept, as Kubernetes' strict decoder keeps (a body cannot make the
+/// answer grow without bound).
+const MAX_FINDINGS: usize = 100;
+
 /// What the walk carries down: the current path and the findings so far.
 #[derive(Default)]
 struct Ctx {
@@ -60,6 +64,15 @@ struct Ctx {
 }
 
 impl Ctx {
+    /// Records a finding at the current path, unless the same one is recorded already or
+    /// [`MAX_FINDINGS`] are (Kubernetes dedupes and caps its strict errors the same way).
+    fn record(&mut self, finding: fn(String) -> Finding) {
+        let found = finding(self.path.clone());
+        if self.findings.len() < MAX_FINDINGS && !self.findings.contains(&found) {
+            self.findings.push(found);
+        }
+    }
+
     /// Appends a field or map key to the path, returning the length to truncate back to.
     fn enter_field(&mut self, name: &str) -> usize {
         let mark = self.path.len();
@@ -183,8 +196,7 @@ impl<'de> Visitor<'de> for Seed<'_, '_> {
         while let Some(key) = map.next_key::<String>()? {
             let mark = self.ctx.enter_field(&key);
             if out.contains_key(&key) || unknown.contains(&key) {
-                let path = self.ctx.path.clone();
-                self.ctx.findings.push(Finding::Duplicate(path));
+                self.ctx.record(Finding::Duplicate);
             }
             let child = match node {
                 Node::Object(props) => props
@@ -205,10 +217,8 @@ impl<'de> Visitor<'de> for Seed<'_, '_> {
                 }
                 Child::Unknown => {
                     map.next_value::<IgnoredAny>()?;
-                    if unknown.insert(key) {
-                        let path = self.ctx.path.clone();
-                        self.ctx.findings.push(Finding::Unknown(path));
-                    }
+                    self.ctx.record(Finding::Unknown);
+                    unknown.insert(key);
                 }
                 Child::Unchecked => {
                     let v = map.next_value::<Value>()?;

@@ -68,6 +68,29 @@ fn free_form_values_and_type_mismatches_are_not_judged() {
     assert_eq!(walked.value["data"], json!(["a", {"b": 1}]));
 }
 
+// R-RES-189: a field given three times is one finding; at most 100 are kept, as upstream.
+#[test]
+fn findings_are_deduplicated_and_capped() {
+    let schema = of::<ConfigMap>().expect("schema");
+    let walked = walk(
+        &schema,
+        br#"{"x":1,"x":2,"x":3,"data":{"a":"","a":"","a":""}}"#,
+    )
+    .expect("json");
+    assert_eq!(
+        walked.findings,
+        [
+            Finding::Unknown("x".into()),
+            Finding::Duplicate("x".into()),
+            Finding::Duplicate("data.a".into()),
+        ]
+    );
+    let many: Vec<String> = (0..150).map(|i| format!(r#""u{i}":0"#)).collect();
+    let walked = walk(&schema, format!("{{{}}}", many.join(",")).as_bytes()).expect("json");
+    assert_eq!(walked.findings.len(), 100);
+    assert_eq!(walked.findings[99], Finding::Unknown("u99".into()));
+}
+
 #[test]
 fn bad_json_is_an_error() {
     let schema = of::<ConfigMap>().expect("schema");
