@@ -24,6 +24,7 @@ pub mod health;
 pub mod registry;
 pub mod request;
 mod router;
+pub mod schema;
 pub mod storage;
 pub mod validation;
 mod watch;

@@ -1,10 +1,12 @@
 //! HTTP handlers behind the authentication and authorization stages: reading the body within
-//! the size limit, and dispatching a resource request to its store by verb.
+//! the size limit, dispatching a resource request to its store by verb, and answering its
+//! warnings.
 
 mod body;
 mod delete_options;
 mod resource;
 mod response;
+mod warnings;
 mod write_options;
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ use http::StatusCode;
 
 use super::delete_options::delete_options;
 use super::json_response;
+use super::warnings::with_warnings;
 use super::write_options::WriteKind;
 use super::write_options::write_options;
 use crate::config::WatchSettings;
@@ -115,6 +116,7 @@ pub(crate) async fn serve_resource(
             let options = delete_options(&req.body, req.query, req.flavor)?;
             let write = WriteOptions {
                 dry_run: options.dry_run,
+                ..WriteOptions::default()
             };
             (write, options.preconditions)
         }
@@ -159,14 +161,16 @@ pub(crate) async fn serve_resource(
             Ok(json_response(StatusCode::OK, body))
         }
         (Verb::Create, Some(ns)) if info.name.is_empty() && sub.is_empty() => {
-            let body = store.create(storage, ns, &req.body, req.now, write).await?;
-            Ok(json_response(StatusCode::CREATED, body))
+            let written = store.create(storage, ns, &req.body, req.now, write).await?;
+            let response = json_response(StatusCode::CREATED, written.body);
+            Ok(with_warnings(response, &written.warnings))
         }
         (Verb::Update, Some(ns)) => {
-            let body = store
+            let written = store
                 .update(storage, ns, &info.name, sub, &req.body, write)
                 .await?;
-            Ok(json_response(StatusCode::OK, body))
+            let response = json_response(StatusCode::OK, written.body);
+            Ok(with_warnings(response, &written.warnings))
         }
         (Verb::Delete, Some(ns)) if sub.is_empty() => {
             let body = store

@@ -1,13 +1,16 @@
 //! The query options of a create or an update (`CreateOptions`, `UpdateOptions`) that the
 //! store acts on, validated as Kubernetes does before the body is read (422 with
-//! `details.kind: CreateOptions` or `UpdateOptions`). Today that is `dryRun` (R-RES-051,
-//! R-RES-192); its check is shared with `DeleteOptions`.
+//! `details.kind: CreateOptions` or `UpdateOptions`): `dryRun` (R-RES-051, R-RES-192; its
+//! check is shared with `DeleteOptions`) and `fieldValidation` (R-RES-185..187).
 
 use crate::error::ApiError;
 use crate::error::GroupKind;
 use crate::flavor::Flavor;
 use crate::registry::WriteOptions;
 use crate::request::QueryParams;
+use crate::schema::FIELD_VALIDATION_VALUES;
+use crate::schema::FieldValidation;
+use crate::schema::UnsupportedLevel;
 use crate::validation::FieldError;
 
 /// The values `dryRun` may hold (`metav1.DryRunAll`).
@@ -47,18 +50,31 @@ pub(crate) fn write_options(
     flavor: Flavor,
 ) -> Result<WriteOptions, ApiError> {
     let dry_run: Vec<String> = query.get_all("dryRun").map(str::to_owned).collect();
-    if let Some(cause) = dry_run_error(&dry_run) {
+    let mut causes: Vec<FieldError> = dry_run_error(&dry_run).into_iter().collect();
+    let field_validation = match FieldValidation::parse(query.get("fieldValidation")) {
+        Ok(level) => level,
+        Err(UnsupportedLevel(value)) => {
+            causes.push(FieldError::not_supported(
+                "fieldValidation",
+                value,
+                &FIELD_VALIDATION_VALUES,
+            ));
+            FieldValidation::default()
+        }
+    };
+    if !causes.is_empty() {
         return Err(ApiError::Invalid {
             kind: GroupKind {
                 group: flavor.meta_group(),
                 kind: kind.options_kind().to_owned(),
             },
             name: String::new(),
-            causes: vec![cause],
+            causes,
         });
     }
     Ok(WriteOptions {
         dry_run: !dry_run.is_empty(),
+        field_validation,
     })
 }
 
@@ -88,6 +104,45 @@ mod tests {
                     .expect("repeated")
                     .dry_run
             );
+        }
+    }
+
+    // R-RES-185, R-RES-186, R-RES-187
+    #[test]
+    fn field_validation_names_the_level() {
+        for kind in [WriteKind::Create, WriteKind::Update] {
+            for (query, level) in [
+                ("", FieldValidation::Warn),
+                ("fieldValidation=", FieldValidation::Warn),
+                ("fieldValidation=Warn", FieldValidation::Warn),
+                ("fieldValidation=Ignore", FieldValidation::Ignore),
+                ("fieldValidation=Strict&dryRun=All", FieldValidation::Strict),
+            ] {
+                let o = opts(query, kind, Flavor::Platform).expect(query);
+                assert_eq!(o.field_validation, level, "{query}");
+            }
+        }
+    }
+
+    // Kubernetes' `ValidateFieldValidation`: any other value is a 422 on the options kind,
+    // listing the values it supports; a bad `dryRun` is reported beside it.
+    #[test]
+    fn other_field_validation_values_are_422() {
+        match opts(
+            "fieldValidation=strict&dryRun=Bogus",
+            WriteKind::Create,
+            Flavor::Kubernetes,
+        ) {
+            Err(ApiError::Invalid { kind, causes, .. }) => {
+                assert_eq!(kind.kind, "CreateOptions");
+                let fields: Vec<&str> = causes.iter().map(|c| c.field.as_str()).collect();
+                assert_eq!(fields, ["dryRun", "fieldValidation"]);
+                assert_eq!(
+                    causes[1].to_string(),
+                    r#"fieldValidation: Unsupported value: "strict": supported values: "", "Ignore", "Strict", "Warn""#
+                );
+            }
+            other => panic!("{other:?}"),
         }
     }
 

@@ -19,6 +19,7 @@ pub use runtime_config::RuntimeConfigError;
 pub use store::Preconditions;
 pub use store::Store;
 pub use store::WriteOptions;
+pub use store::Written;
 pub use stored_json::StoredJson;
 pub use stored_json::StoredJsonError;
 pub use strategy::DeleteAction;
@@ -50,10 +51,10 @@ impl Registry {
         let mut unserved = Vec::new();
         for row in builtin::rows() {
             if row.is_servable() && runtime_config.enabled(&row, flavor) {
-                stores.push(Store::new(
-                    row.resource_type(flavor),
-                    row.new_strategy(flavor),
-                ));
+                stores.push(
+                    Store::new(row.resource_type(flavor), row.new_strategy(flavor))
+                        .with_schema(row.schema()),
+                );
             } else {
                 unserved.push(row.resource_type(flavor));
             }

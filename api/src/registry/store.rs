@@ -33,6 +33,9 @@ use crate::request::ContinueToken;
 use crate::request::ListOptions;
 use crate::request::ListRead;
 use crate::request::Selectors;
+use crate::schema;
+use crate::schema::FieldValidation;
+use crate::schema::SchemaFn;
 use crate::storage::ReadConsistency;
 use crate::storage::Revision;
 use crate::storage::Storage;
@@ -88,12 +91,28 @@ pub struct WriteOptions {
     /// `dryRun=All` (R-RES-192..194): run every step but persist nothing, and answer what the
     /// write would have answered: no revision is consumed and watchers see nothing.
     pub dry_run: bool,
+    /// `fieldValidation` (R-RES-185..187): how unknown and duplicate fields in the body are
+    /// answered. Deletes carry the default; they have no object body.
+    pub field_validation: FieldValidation,
+}
+
+/// What a create or update answers: the object, and the warnings for the response's
+/// `Warning` headers (unknown and duplicate fields under `fieldValidation=Warn`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written {
+    /// The JSON body.
+    pub body: Vec<u8>,
+    /// One text per warning, in body order.
+    pub warnings: Vec<String>,
 }
 
 /// The generic store of one resource type.
 pub struct Store {
     resource: ResourceType,
     strategy: Box<dyn Strategy>,
+    /// The kind's schema, which finds unknown and duplicate fields; without one (test kinds)
+    /// bodies are only type-checked.
+    schema: Option<SchemaFn>,
 }
 
 fn rfc3339(now: DateTime<Utc>) -> String {
@@ -165,7 +184,17 @@ fn encode(key: &str, obj: &Value) -> Result<Bytes, ApiError> {
 impl Store {
     /// A store for `resource` with `strategy`.
     pub fn new(resource: ResourceType, strategy: Box<dyn Strategy>) -> Self {
-        Self { resource, strategy }
+        Self {
+            resource,
+            strategy,
+            schema: None,
+        }
+    }
+
+    /// The store, checking bodies against the schema `schema` produces.
+    pub fn with_schema(mut self, schema: SchemaFn) -> Self {
+        self.schema = Some(schema);
+        self
     }
 
     /// The resource type served.
@@ -394,16 +423,37 @@ impl Store {
         Ok(self.list_body(&page))
     }
 
-    /// Decodes a request body: JSON syntax (400 naming line and column), then the kind's
-    /// typed struct (400 on a field of the wrong type; unknown fields dropped).
-    fn decode_body(&self, body: &[u8]) -> Result<Value, ApiError> {
-        let raw: Value = serde_json::from_slice(body).map_err(|e| {
+    /// Decodes a request body in the order Kubernetes judges it, each step a 400 that ends
+    /// the request (R-RES-190): JSON syntax (naming line and column; unknown and duplicate
+    /// fields are found in the same pass), `apiVersion` and `kind`, the kind's typed struct
+    /// (a field of the wrong type, R-RES-031), and last the unknown and duplicate fields as
+    /// `field_validation` asks (R-RES-185..187): the object and the warnings to answer.
+    fn decode_body(
+        &self,
+        body: &[u8],
+        field_validation: FieldValidation,
+    ) -> Result<(Value, Vec<String>), ApiError> {
+        let parse_error = |e: &dyn std::fmt::Display| {
             ApiError::BadRequest(format!("couldn't get version/kind; json parse error: {e}"))
-        })?;
+        };
+        let (raw, findings) = match self.schema {
+            Some(schema) => {
+                let schema = schema().map_err(|e| {
+                    ApiError::Internal(format!(
+                        "the schema of {} is broken: {e}",
+                        self.resource.kind
+                    ))
+                })?;
+                let walked = schema::walk(&schema, body).map_err(|e| parse_error(&e))?;
+                (walked.value, walked.findings)
+            }
+            None => (
+                serde_json::from_slice(body).map_err(|e| parse_error(&e))?,
+                Vec::new(),
+            ),
+        };
         let Value::Object(raw) = raw else {
-            return Err(ApiError::BadRequest(
-                "couldn't get version/kind; json parse error: the body is not a JSON object".into(),
-            ));
+            return Err(parse_error(&"the body is not a JSON object"));
         };
         let expected_version = self.resource.api_version();
         if let Some(v) = raw.get("apiVersion").and_then(Value::as_str)
@@ -421,19 +471,23 @@ impl Store {
                 self.resource.kind
             )));
         }
-        let mut obj = self.strategy.decode(body).map_err(|e| {
+        let cannot_handle = |e: &dyn std::fmt::Display| {
             let kind = &self.resource.kind;
             ApiError::BadRequest(format!(
                 "{kind} in version \"{}\" cannot be handled as a {kind}: {e}",
                 self.resource.version
             ))
-        })?;
+        };
+        let mut obj = self.strategy.decode(body).map_err(|e| cannot_handle(&e))?;
+        let warnings = field_validation
+            .judge(findings)
+            .map_err(|e| cannot_handle(&e))?;
         if !obj.get("metadata").is_some_and(Value::is_object)
             && let Value::Object(m) = &mut obj
         {
             m.insert("metadata".to_owned(), Value::Object(Map::new()));
         }
-        Ok(obj)
+        Ok((obj, warnings))
     }
 
     /// Puts the path's namespace into the object (namespaced types) or removes it
@@ -569,7 +623,8 @@ impl Store {
     /// Creates an object from a POST body (R-RES-087): the created object, with `uid`,
     /// `creationTimestamp`, `resourceVersion` (and `generation`) set. 409 AlreadyExists for a
     /// taken name; a generated name that is taken is drawn again. A dry run answers the same,
-    /// without `resourceVersion` (R-RES-193).
+    /// without `resourceVersion` (R-RES-193). Unknown and duplicate fields are answered as
+    /// `write.field_validation` asks, dry run or not.
     pub async fn create(
         &self,
         storage: &dyn Storage,
@@ -577,9 +632,24 @@ impl Store {
         body: &[u8],
         now: DateTime<Utc>,
         write: WriteOptions,
-    ) -> Result<Vec<u8>, ApiError> {
+    ) -> Result<Written, ApiError> {
+        let (obj, warnings) = self.decode_body(body, write.field_validation)?;
         let writes = Persistence::new(storage, write.dry_run);
-        let mut obj = self.decode_body(body)?;
+        let body = self
+            .create_decoded(storage, &writes, namespace, obj, now)
+            .await?;
+        Ok(Written { body, warnings })
+    }
+
+    /// The create of a decoded body.
+    async fn create_decoded(
+        &self,
+        storage: &dyn Storage,
+        writes: &Persistence<'_>,
+        namespace: &str,
+        mut obj: Value,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<u8>, ApiError> {
         if !meta_str(&obj, "resourceVersion").is_empty() {
             // Kubernetes' storage refuses this (an object copied from a read), worded so.
             return Err(ApiError::Internal(
@@ -646,7 +716,8 @@ impl Store {
     /// With a `subresource` (`status`, `finalize`), only that part of the body is taken
     /// (the strategy's [`Strategy::prepare_for_subresource_update`]); without one, a type with
     /// a `status` subresource keeps its current status. A dry run answers the object it would
-    /// store with the current `resourceVersion` (R-RES-193).
+    /// store with the current `resourceVersion` (R-RES-193). Unknown and duplicate fields are
+    /// answered as `write.field_validation` asks, dry run or not.
     pub async fn update(
         &self,
         storage: &dyn Storage,
@@ -655,9 +726,24 @@ impl Store {
         subresource: &str,
         body: &[u8],
         write: WriteOptions,
-    ) -> Result<Vec<u8>, ApiError> {
+    ) -> Result<Written, ApiError> {
+        let (decoded, warnings) = self.decode_body(body, write.field_validation)?;
         let writes = Persistence::new(storage, write.dry_run);
-        let decoded = self.decode_body(body)?;
+        let body = self
+            .update_decoded(storage, &writes, (namespace, name, subresource), decoded)
+            .await?;
+        Ok(Written { body, warnings })
+    }
+
+    /// The update of a decoded body; `target` is (namespace, name, subresource).
+    async fn update_decoded(
+        &self,
+        storage: &dyn Storage,
+        writes: &Persistence<'_>,
+        target: (&str, &str, &str),
+        decoded: Value,
+    ) -> Result<Vec<u8>, ApiError> {
+        let (namespace, name, subresource) = target;
         let body_name = meta_str(&decoded, "name");
         if body_name != name {
             return Err(ApiError::BadRequest(format!(
@@ -714,7 +800,7 @@ impl Store {
             }
             match writes.update(&key, value, current.mod_revision).await {
                 Ok(updated) if self.strategy.ready_for_removal(&obj) => {
-                    return self.remove_after_update(&writes, &key, name, updated).await;
+                    return self.remove_after_update(writes, &key, name, updated).await;
                 }
                 Ok(updated) => return self.respond(&key, updated),
                 Err(StorageError::Conflict { .. })

@@ -7,6 +7,7 @@ mod crud;
 mod discovery;
 mod dry_run;
 mod errors;
+mod field_validation;
 mod health;
 mod list;
 mod mem_storage;

@@ -19,6 +19,7 @@ use crate::registry::Scope;
 use crate::registry::Store;
 use crate::registry::Strategy;
 use crate::registry::WriteOptions;
+use crate::registry::Written;
 use crate::request::ListOptions;
 use crate::storage::ListPage;
 use crate::storage::ReadConsistency;
@@ -58,6 +59,10 @@ fn parse(bytes: Vec<u8>) -> Value {
     serde_json::from_slice(&bytes).expect("json")
 }
 
+fn parse_written(written: Written) -> Value {
+    parse(written.body)
+}
+
 /// Replaces the widget `w` with `obj` (a PUT without subresource), answering the stored object.
 async fn update_w(store: &Store, storage: &dyn Storage, obj: &Value) -> Result<Value, ApiError> {
     let body = obj.to_string();
@@ -71,7 +76,7 @@ async fn update_w(store: &Store, storage: &dyn Storage, obj: &Value) -> Result<V
             WriteOptions::default(),
         )
         .await?;
-    Ok(parse(updated))
+    Ok(parse_written(updated))
 }
 
 // R-RES-025: `creationTimestamp` is set on create and clients cannot change it.
@@ -84,7 +89,7 @@ async fn generation_counts_changes_outside_metadata_and_status() {
         .single()
         .expect("time");
     let body = json!({"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"size":1}});
-    let w = parse(
+    let w = parse_written(
         store
             .create(
                 &storage,
@@ -263,7 +268,7 @@ async fn generated_names_are_redrawn_after_a_collision() {
     let store = widgets();
     let now = Utc::now();
     let body = json!({"metadata":{"generateName":"w-"},"spec":{}}).to_string();
-    let w = parse(
+    let w = parse_written(
         store
             .create(&storage, "", body.as_bytes(), now, WriteOptions::default())
             .await
@@ -297,7 +302,7 @@ async fn unconditional_updates_retry_lost_races() {
     };
     let store = widgets();
     let body = json!({"metadata":{"name":"w"},"spec":{"n":1}}).to_string();
-    let w = parse(
+    let w = parse_written(
         store
             .create(
                 &storage,

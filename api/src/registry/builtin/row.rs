@@ -7,6 +7,7 @@ use k8s_openapi::ClusterResourceScope;
 use k8s_openapi::ListableResource;
 use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::Resource;
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -18,6 +19,8 @@ use crate::registry::Scope;
 use crate::registry::Strategy;
 use crate::registry::Subresource;
 use crate::registry::resource_type::CRUD_VERBS;
+use crate::schema;
+use crate::schema::SchemaFn;
 
 /// An API group's name, with the domain left to the flavor (DESIGN.md §5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -162,6 +165,7 @@ pub struct Row {
     pub storage: StorageHome,
     strategy: Option<StrategyFn>,
     decode: TypedDecode,
+    schema: SchemaFn,
 }
 
 /// The scope of a k8s-openapi scope marker type.
@@ -190,7 +194,7 @@ where
 /// own group, on by default when its version is GA.
 pub fn kind<T>() -> Row
 where
-    T: Resource + ListableResource + DeserializeOwned + Serialize,
+    T: Resource + ListableResource + DeserializeOwned + Serialize + JsonSchema,
     T::Scope: ScopeOf,
 {
     Row {
@@ -202,7 +206,7 @@ where
 /// A row for a computed kind that is created but never stored (reviews, bindings).
 pub fn virtual_kind<T>() -> Row
 where
-    T: Resource + DeserializeOwned + Serialize,
+    T: Resource + DeserializeOwned + Serialize + JsonSchema,
     T::Scope: ScopeOf,
 {
     Row {
@@ -214,7 +218,7 @@ where
 
 fn base<T>() -> Row
 where
-    T: Resource + DeserializeOwned + Serialize,
+    T: Resource + DeserializeOwned + Serialize + JsonSchema,
     T::Scope: ScopeOf,
 {
     Row {
@@ -232,6 +236,7 @@ where
         storage: StorageHome::Own,
         strategy: None,
         decode: typed::<T>,
+        schema: schema::of::<T>,
     }
 }
 
@@ -321,6 +326,11 @@ impl Row {
     /// Whether the row has a `status` subresource.
     pub fn has_status(&self) -> bool {
         self.subresources.contains(&Subresource::Status)
+    }
+
+    /// The kind's compiled schema (unknown and duplicate fields are found against it).
+    pub fn schema(&self) -> SchemaFn {
+        self.schema
     }
 
     /// The resource type the row serves in `flavor`.
