@@ -12,8 +12,10 @@ use axum::extract::State;
 use axum::response::IntoResponse;
 use axum::response::Response;
 use axum::routing::get;
+use http::HeaderValue;
 use http::Method;
 use http::StatusCode;
+use http::header;
 use tower_http::catch_panic::CatchPanicLayer;
 
 use crate::auth::Attributes;
@@ -23,6 +25,8 @@ use crate::config::ApiConfig;
 use crate::config::Clock;
 use crate::config::WatchSettings;
 use crate::discovery;
+use crate::discovery::Answer;
+use crate::discovery::Discovery;
 use crate::error::ApiError;
 use crate::flavor::Flavor;
 use crate::handlers::json_response;
@@ -46,13 +50,16 @@ struct AppState {
     flavor: Flavor,
     watch: WatchSettings,
     watch_events: Arc<EncodedEvents>,
+    discovery: Arc<Discovery>,
 }
 
 /// The whole HTTP API over `storage`.
 pub fn router(storage: Arc<dyn Storage>, config: ApiConfig) -> Router {
+    let registry = Registry::new(config.flavor, &config.runtime_config);
     let state = AppState {
         storage,
-        registry: Arc::new(Registry::new(config.flavor, &config.runtime_config)),
+        discovery: Arc::new(Discovery::new(&registry, config.flavor)),
+        registry: Arc::new(registry),
         authn: AuthenticatorChain::new(config.authenticators),
         authz: AuthorizerChain::new(config.authorizers),
         clock: config.clock,
@@ -73,6 +80,30 @@ async fn version() -> Response {
         StatusCode::OK,
         discovery::version_info().to_string().into_bytes(),
     )
+}
+
+/// A discovery document, or 304 when the client has it; `ETag` on both, and `Vary: Accept`
+/// where `Accept` picks between the legacy and the aggregated form.
+fn discovery_response(answer: &Answer<'_>) -> Response {
+    let mut response = if answer.not_modified {
+        StatusCode::NOT_MODIFIED.into_response()
+    } else {
+        (StatusCode::OK, answer.document.body.clone()).into_response()
+    };
+    let headers = response.headers_mut();
+    if !answer.not_modified {
+        headers.insert(header::CONTENT_TYPE, header_value(answer.content_type));
+    }
+    headers.insert(header::ETAG, header_value(&answer.document.etag));
+    if answer.varies_by_accept {
+        headers.insert(header::VARY, HeaderValue::from_static("accept"));
+    }
+    response
+}
+
+/// A header value of text the server made (media types, hex tags), which is always valid.
+fn header_value(text: &str) -> HeaderValue {
+    HeaderValue::from_str(text).unwrap_or_else(|_| HeaderValue::from_static(""))
 }
 
 async fn not_allowed() -> Response {
@@ -116,8 +147,13 @@ async fn pipeline(state: &AppState, request: Request) -> Result<Response, ApiErr
                 name: String::new(),
             });
         }
-        let doc = discovery::document(&state.registry, &info)?;
-        return Ok(json_response(StatusCode::OK, doc.to_string().into_bytes()));
+        let header = |name| parts.headers.get(name).and_then(|v| v.to_str().ok());
+        let answer = state.discovery.answer(
+            &info.path,
+            header(http::header::ACCEPT),
+            header(http::header::IF_NONE_MATCH),
+        )?;
+        return Ok(discovery_response(&answer));
     }
     let body = read_body(&parts.headers, body).await?;
     let content_type = parts

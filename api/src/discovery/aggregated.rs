@@ -1,0 +1,144 @@
+//! Aggregated discovery (`apidiscovery.<domain>/v2` `APIGroupDiscoveryList`): every group,
+//! version and resource of `/api` or `/apis` in one document, in the legacy documents'
+//! priority order, so a client needs one request instead of one per group version.
+
+use serde_json::Value;
+use serde_json::json;
+
+use super::legacy::named_groups;
+use super::legacy::versions;
+use crate::flavor::Flavor;
+use crate::registry::Registry;
+use crate::registry::ResourceType;
+use crate::registry::subresource_verbs;
+
+/// The `apiVersion` of the aggregated documents in `flavor` (`apidiscovery.k8s.io/v2`).
+pub fn api_version(flavor: Flavor) -> String {
+    format!("apidiscovery.{}/v2", flavor.group_domain())
+}
+
+fn response_kind(r: &ResourceType) -> Value {
+    json!({"group": r.group, "version": r.version, "kind": r.kind})
+}
+
+fn resource(r: &ResourceType) -> Value {
+    let mut entry = json!({
+        "resource": r.plural,
+        "responseKind": response_kind(r),
+        "scope": if r.is_namespaced() { "Namespaced" } else { "Cluster" },
+        "singularResource": r.singular,
+        "verbs": r.verbs,
+    });
+    if !r.short_names.is_empty() {
+        entry["shortNames"] = json!(r.short_names);
+    }
+    if !r.categories.is_empty() {
+        entry["categories"] = json!(r.categories);
+    }
+    // The served subresources (`status`, `finalize`) answer the parent kind.
+    let subresources: Vec<Value> = r
+        .subresources
+        .iter()
+        .map(|sub| {
+            json!({
+                "subresource": sub,
+                "responseKind": response_kind(r),
+                "verbs": subresource_verbs(sub),
+            })
+        })
+        .collect();
+    if !subresources.is_empty() {
+        entry["subresources"] = subresources.into();
+    }
+    entry
+}
+
+/// One `APIGroupDiscovery` (the core group has no name).
+fn group(registry: &Registry, name: &str) -> Value {
+    let versions: Vec<Value> = versions(registry, name)
+        .into_iter()
+        .map(|version| {
+            let resources: Vec<Value> = registry
+                .stores()
+                .map(|s| s.resource())
+                .filter(|r| r.group == name && r.version == version)
+                .map(resource)
+                .collect();
+            json!({"version": version, "resources": resources, "freshness": "Current"})
+        })
+        .collect();
+    let mut metadata = json!({"creationTimestamp": null});
+    if !name.is_empty() {
+        metadata["name"] = name.into();
+    }
+    json!({"metadata": metadata, "versions": versions})
+}
+
+fn list(flavor: Flavor, items: Vec<Value>) -> Value {
+    json!({
+        "kind": "APIGroupDiscoveryList",
+        "apiVersion": api_version(flavor),
+        "metadata": {},
+        "items": items,
+    })
+}
+
+/// The aggregated document of `/api`: the core group.
+pub fn core(registry: &Registry, flavor: Flavor) -> Value {
+    list(flavor, vec![group(registry, "")])
+}
+
+/// The aggregated document of `/apis`: every served named group.
+pub fn named(registry: &Registry, flavor: Flavor) -> Value {
+    let items = named_groups(registry)
+        .into_iter()
+        .map(|g| group(registry, g))
+        .collect();
+    list(flavor, items)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn apps_deployments_in_the_kubernetes_shape() {
+        let registry = Registry::builtin(Flavor::Kubernetes);
+        let doc = named(&registry, Flavor::Kubernetes);
+        assert_eq!(doc["apiVersion"], "apidiscovery.k8s.io/v2");
+        let apps = doc["items"]
+            .as_array()
+            .and_then(|i| i.iter().find(|g| g["metadata"]["name"] == "apps"))
+            .expect("apps");
+        assert_eq!(apps["versions"][0]["version"], "v1");
+        assert_eq!(apps["versions"][0]["freshness"], "Current");
+        let deploy = apps["versions"][0]["resources"]
+            .as_array()
+            .and_then(|r| r.iter().find(|r| r["resource"] == "deployments"))
+            .expect("deployments");
+        assert_eq!(
+            deploy,
+            &json!({
+                "resource": "deployments",
+                "responseKind": {"group": "apps", "version": "v1", "kind": "Deployment"},
+                "scope": "Namespaced",
+                "singularResource": "deployment",
+                "verbs": ["create", "delete", "deletecollection", "get", "list", "patch",
+                          "update", "watch"],
+                "shortNames": ["deploy"],
+                "categories": ["all"],
+                "subresources": [{
+                    "subresource": "status",
+                    "responseKind": {"group": "apps", "version": "v1", "kind": "Deployment"},
+                    "verbs": ["get", "patch", "update"],
+                }],
+            })
+        );
+        let core = core(&registry, Flavor::Platform);
+        assert_eq!(core["apiVersion"], "apidiscovery.platform.io/v2");
+        assert_eq!(
+            core["items"][0]["metadata"],
+            json!({"creationTimestamp": null})
+        );
+    }
+}

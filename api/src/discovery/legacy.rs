@@ -1,0 +1,200 @@
+//! The legacy (unaggregated) discovery documents, generated from the served rows:
+//! `/api` (APIVersions), `/api/<v>` and `/apis/<g>/<v>` (APIResourceList), `/apis`
+//! (APIGroupList) and `/apis/<g>` (APIGroup).
+//!
+//! The registry keeps its stores in Kubernetes' priority order (groups as upstream's `/apis`
+//! lists them, versions GA before beta before alpha, newest first), so order of first
+//! appearance is the discovery order and the first version of a group is its preferred one.
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use serde_json::Value;
+use serde_json::json;
+use sha2::Digest;
+use sha2::Sha256;
+
+use crate::registry::Registry;
+use crate::registry::ResourceType;
+use crate::registry::subresource_verbs;
+
+/// The `storageVersionHash` of a resource stored as `group`/`version` `kind`: the first 8
+/// bytes of SHA-256 over `<group>/<version>/<kind>`, in standard base64, as Kubernetes
+/// computes it. Clients only compare it for equality (a change means a storage migration).
+pub fn storage_version_hash(group: &str, version: &str, kind: &str) -> String {
+    let digest = Sha256::digest(format!("{group}/{version}/{kind}").as_bytes());
+    STANDARD.encode(&digest[..8])
+}
+
+/// The served resource types in priority order.
+fn served(registry: &Registry) -> impl Iterator<Item = &ResourceType> {
+    registry.stores().map(|s| s.resource())
+}
+
+fn resource_entry(r: &ResourceType) -> Value {
+    let mut entry = json!({
+        "name": r.plural,
+        "singularName": r.singular,
+        "namespaced": r.is_namespaced(),
+        "kind": r.kind,
+        "verbs": r.verbs,
+    });
+    if !r.short_names.is_empty() {
+        entry["shortNames"] = json!(r.short_names);
+    }
+    if !r.categories.is_empty() {
+        entry["categories"] = json!(r.categories);
+    }
+    // Every served row owns its storage (shared rows are not served yet), so the served
+    // version is the storage version.
+    entry["storageVersionHash"] = storage_version_hash(&r.group, &r.version, &r.kind).into();
+    entry
+}
+
+/// The served subresources' entries. The served ones (`status`, `finalize`) answer the parent
+/// kind, so they carry no `group`/`version` of their own.
+fn subresource_entries(r: &ResourceType) -> impl Iterator<Item = Value> + '_ {
+    r.subresources.iter().map(|sub| {
+        json!({
+            "name": format!("{}/{sub}", r.plural),
+            "singularName": "",
+            "namespaced": r.is_namespaced(),
+            "kind": r.kind,
+            "verbs": subresource_verbs(sub),
+        })
+    })
+}
+
+/// The `APIResourceList` of `group`/`version` (empty group: core), if anything is served
+/// there.
+pub fn resource_list(registry: &Registry, group: &str, version: &str) -> Option<Value> {
+    let mut resources = Vec::new();
+    for r in served(registry).filter(|r| r.group == group && r.version == version) {
+        resources.push(resource_entry(r));
+        resources.extend(subresource_entries(r));
+    }
+    if resources.is_empty() {
+        return None;
+    }
+    let group_version = if group.is_empty() {
+        version.to_owned()
+    } else {
+        format!("{group}/{version}")
+    };
+    Some(json!({
+        "kind": "APIResourceList",
+        "apiVersion": "v1",
+        "groupVersion": group_version,
+        "resources": resources,
+    }))
+}
+
+/// The served versions of `group` (empty: core), in priority order.
+pub fn versions<'a>(registry: &'a Registry, group: &str) -> Vec<&'a str> {
+    let mut versions: Vec<&str> = Vec::new();
+    for r in served(registry).filter(|r| r.group == group) {
+        if !versions.contains(&r.version.as_str()) {
+            versions.push(&r.version);
+        }
+    }
+    versions
+}
+
+/// The served named groups, in priority order.
+pub fn named_groups(registry: &Registry) -> Vec<&str> {
+    let mut groups: Vec<&str> = Vec::new();
+    for r in served(registry).filter(|r| !r.group.is_empty()) {
+        if !groups.contains(&r.group.as_str()) {
+            groups.push(&r.group);
+        }
+    }
+    groups
+}
+
+/// The `APIVersions` of the core group.
+pub fn core_versions(registry: &Registry) -> Value {
+    json!({"kind": "APIVersions", "versions": versions(registry, "")})
+}
+
+fn group_entry(registry: &Registry, name: &str) -> Value {
+    let versions: Vec<Value> = versions(registry, name)
+        .iter()
+        .map(|v| json!({"groupVersion": format!("{name}/{v}"), "version": v}))
+        .collect();
+    let preferred = versions.first().cloned().unwrap_or(Value::Null);
+    json!({"name": name, "versions": versions, "preferredVersion": preferred})
+}
+
+/// The `APIGroupList` of the named groups.
+pub fn group_list(registry: &Registry) -> Value {
+    let groups: Vec<Value> = named_groups(registry)
+        .into_iter()
+        .map(|g| group_entry(registry, g))
+        .collect();
+    json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
+}
+
+/// The `APIGroup` of a served named `group`.
+pub fn group(registry: &Registry, group: &str) -> Value {
+    let mut entry = group_entry(registry, group);
+    entry["kind"] = "APIGroup".into();
+    entry["apiVersion"] = "v1".into();
+    entry
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::flavor::Flavor;
+
+    // The two values upstream's discovery serves for core v1 ConfigMap and Pod.
+    #[test]
+    fn storage_version_hash_matches_kubernetes() {
+        assert_eq!(storage_version_hash("", "v1", "ConfigMap"), "qFsyl6wFWjQ=");
+        assert_eq!(storage_version_hash("", "v1", "Pod"), "xPOwRZ+Yhw8=");
+    }
+
+    #[test]
+    fn core_documents_come_from_the_table() {
+        let registry = Registry::builtin(Flavor::Platform);
+        assert_eq!(core_versions(&registry)["versions"], json!(["v1"]));
+        let list = resource_list(&registry, "", "v1").expect("core v1");
+        let find = |name: &str| {
+            list["resources"]
+                .as_array()
+                .and_then(|r| r.iter().find(|e| e["name"] == name))
+                .cloned()
+                .unwrap_or_else(|| panic!("{name} listed"))
+        };
+        let cm = find("configmaps");
+        assert_eq!(cm["kind"], "ConfigMap");
+        assert_eq!(cm["namespaced"], true);
+        assert_eq!(cm["shortNames"], json!(["cm"]));
+        assert_eq!(cm["storageVersionHash"], "qFsyl6wFWjQ=");
+        let finalize = find("namespaces/finalize");
+        assert_eq!(finalize["verbs"], json!(["update"]));
+        assert!(finalize.get("storageVersionHash").is_none());
+        assert!(resource_list(&registry, "", "v2").is_none());
+        assert_eq!(find("pods")["categories"], json!(["all"]));
+        let names: Vec<&str> = list["resources"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e["name"].as_str())
+            .collect();
+        assert!(names.contains(&"pods/status"));
+        assert!(
+            !names.contains(&"pods/exec") && !names.contains(&"serviceaccounts/token"),
+            "subresources not served yet stay out of discovery"
+        );
+        assert_eq!(
+            group(&registry, "rbac.authorization.platform.io")["preferredVersion"]["groupVersion"],
+            "rbac.authorization.platform.io/v1"
+        );
+        assert_eq!(
+            group(&registry, "autoscaling")["versions"],
+            json!([{"groupVersion": "autoscaling/v2", "version": "v2"}]),
+            "autoscaling/v1 waits for the HPA conversion"
+        );
+        assert!(!named_groups(&registry).contains(&"rbac.authorization.k8s.io"));
+    }
+}
