@@ -1,6 +1,7 @@
 //! kubectl against a real `apiary dev --flavor kubernetes` cluster, through the kubeconfig it
 //! writes. The tests print a notice and pass when `kubectl` is not on `PATH`.
 
+mod run;
 mod t10_configmaps;
 mod t20_watch;
 mod t30_dry_run;

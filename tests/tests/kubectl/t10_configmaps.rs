@@ -1,57 +1,10 @@
 //! ConfigMaps created, read and deleted with kubectl, each step through a different replica.
 
-use std::path::Path;
-use std::process::Stdio;
-use std::time::Duration;
-
-use apiary_tests::DevCluster;
-use apiary_tests::DevOptions;
-use apiary_tests::Flavor;
 use apiary_tests::objects;
 use http::StatusCode;
-use tokio::process::Command;
 
-/// How long one kubectl invocation may take.
-const KUBECTL_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// Whether kubectl is installed; prints why the test is skipped when it is not.
-pub(crate) fn kubectl_available() -> bool {
-    let found = std::process::Command::new("kubectl")
-        .args(["version", "--client"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !found {
-        eprintln!("NOTICE: kubectl is not on PATH; skipping the kubectl tests");
-    }
-    found
-}
-
-/// Runs `kubectl --kubeconfig <kubeconfig> <args>` (optionally with `stdin`), returns stdout,
-/// and fails the test with kubectl's stderr when it exits non-zero.
-pub(crate) async fn kubectl(kubeconfig: &Path, args: &[&str]) -> String {
-    let run = Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .arg("--request-timeout=20s")
-        .args(args)
-        .stdin(Stdio::null())
-        .kill_on_drop(true)
-        .output();
-    let output = tokio::time::timeout(KUBECTL_TIMEOUT, run)
-        .await
-        .unwrap_or_else(|_| panic!("kubectl {args:?} took more than {KUBECTL_TIMEOUT:?}"))
-        .expect("kubectl runs");
-    assert!(
-        output.status.success(),
-        "kubectl {args:?} failed ({}):\n{}{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
+use crate::run::kubectl;
+use crate::run::kubernetes_cluster;
 
 fn manifest(name: &str, value: &str) -> String {
     format!(
@@ -63,12 +16,9 @@ fn manifest(name: &str, value: &str) -> String {
 // R-HA-016, R-HA-003
 #[tokio::test]
 async fn kubectl_applies_gets_and_deletes_configmaps_through_different_replicas() {
-    if !kubectl_available() {
+    let Some(cluster) = kubernetes_cluster().await else {
         return;
-    }
-    let cluster = DevCluster::start(DevOptions::flavor(Flavor::Kubernetes))
-        .await
-        .unwrap();
+    };
     let kubeconfig = cluster.kubeconfig();
     let applied = cluster.dir().join("applied.yaml");
     std::fs::write(&applied, manifest("applied", "hello")).unwrap();

@@ -5,9 +5,6 @@ use std::process::Stdio;
 use std::time::Duration;
 use std::time::Instant;
 
-use apiary_tests::DevCluster;
-use apiary_tests::DevOptions;
-use apiary_tests::Flavor;
 use apiary_tests::objects;
 use http::StatusCode;
 use tokio::io::AsyncBufReadExt;
@@ -16,7 +13,7 @@ use tokio::io::Lines;
 use tokio::process::ChildStdout;
 use tokio::process::Command;
 
-use crate::t10_configmaps::kubectl_available;
+use crate::run::kubernetes_cluster;
 
 /// How long kubectl may take to print an expected line.
 const LINE_TIMEOUT: Duration = Duration::from_secs(30);
@@ -43,12 +40,9 @@ async fn read_until(out: &mut Lines<BufReader<ChildStdout>>, expected: &str) {
 // R-HA-016
 #[tokio::test]
 async fn kubectl_get_watch_prints_a_configmap_created_meanwhile() {
-    if !kubectl_available() {
+    let Some(cluster) = kubernetes_cluster().await else {
         return;
-    }
-    let cluster = DevCluster::start(DevOptions::flavor(Flavor::Kubernetes))
-        .await
-        .unwrap();
+    };
     let path = objects::configmaps_path();
     let writer = cluster.client(2).unwrap();
     let before = writer

@@ -1,15 +1,12 @@
 //! `kubectl --dry-run=server` create, replace and delete answer as the real commands would and
 //! leave the replicated store as it was, seen through another replica.
 
-use apiary_tests::DevCluster;
-use apiary_tests::DevOptions;
-use apiary_tests::Flavor;
 use apiary_tests::objects;
 use http::StatusCode;
 use serde_json::Value;
 
-use crate::t10_configmaps::kubectl;
-use crate::t10_configmaps::kubectl_available;
+use crate::run::kubectl;
+use crate::run::kubernetes_cluster;
 
 fn manifest(name: &str, value: &str) -> String {
     format!(
@@ -25,12 +22,9 @@ fn parse(out: &str) -> Value {
 // R-RES-192, R-RES-193, R-RES-194
 #[tokio::test]
 async fn kubectl_server_dry_runs_change_nothing() {
-    if !kubectl_available() {
+    let Some(cluster) = kubernetes_cluster().await else {
         return;
-    }
-    let cluster = DevCluster::start(DevOptions::flavor(Flavor::Kubernetes))
-        .await
-        .unwrap();
+    };
     let kubeconfig = cluster.kubeconfig();
     let node1 = cluster.client(1).unwrap();
     let file = |name: &str, body: String| {

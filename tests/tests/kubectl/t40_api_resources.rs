@@ -4,12 +4,8 @@
 
 use std::collections::HashMap;
 
-use apiary_tests::DevCluster;
-use apiary_tests::DevOptions;
-use apiary_tests::Flavor;
-
-use crate::t10_configmaps::kubectl;
-use crate::t10_configmaps::kubectl_available;
+use crate::run::kubectl;
+use crate::run::kubernetes_cluster;
 
 /// Rows as Kubernetes' `kubectl api-resources` prints them: name, short names, apiVersion,
 /// namespaced, kind.
@@ -124,12 +120,9 @@ fn parse_table(out: &str) -> HashMap<(String, String), Vec<String>> {
 // R-RES-010, R-RES-019, R-HA-016
 #[tokio::test]
 async fn kubectl_lists_resources_and_versions_as_kubernetes_does() {
-    if !kubectl_available() {
+    let Some(cluster) = kubernetes_cluster().await else {
         return;
-    }
-    let cluster = DevCluster::start(DevOptions::flavor(Flavor::Kubernetes))
-        .await
-        .unwrap();
+    };
     let kubeconfig = cluster.kubeconfig();
     // A fresh discovery cache, so kubectl asks this server and not a cached older one.
     let cache = format!("--cache-dir={}", cluster.dir().join("kube-cache").display());

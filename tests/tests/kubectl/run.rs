@@ -1,0 +1,65 @@
+//! What every kubectl test shares: a `--flavor kubernetes` cluster when kubectl is installed,
+//! and running kubectl against it.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use apiary_tests::DevCluster;
+use apiary_tests::DevOptions;
+use apiary_tests::Flavor;
+use tokio::process::Command;
+
+/// How long one kubectl invocation may take.
+const KUBECTL_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Whether kubectl is installed; prints why the test is skipped when it is not.
+fn kubectl_available() -> bool {
+    let found = std::process::Command::new("kubectl")
+        .args(["version", "--client"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !found {
+        eprintln!("NOTICE: kubectl is not on PATH; skipping the kubectl tests");
+    }
+    found
+}
+
+/// Runs `kubectl --kubeconfig <kubeconfig> <args>` (optionally with `stdin`), returns stdout,
+/// and fails the test with kubectl's stderr when it exits non-zero.
+pub(crate) async fn kubectl(kubeconfig: &Path, args: &[&str]) -> String {
+    let run = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .arg("--request-timeout=20s")
+        .args(args)
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(KUBECTL_TIMEOUT, run)
+        .await
+        .unwrap_or_else(|_| panic!("kubectl {args:?} took more than {KUBECTL_TIMEOUT:?}"))
+        .expect("kubectl runs");
+    assert!(
+        output.status.success(),
+        "kubectl {args:?} failed ({}):\n{}{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// A three-replica `apiary dev --flavor kubernetes` cluster, or `None` (the test passes with a
+/// notice) when kubectl is not installed.
+pub(crate) async fn kubernetes_cluster() -> Option<DevCluster> {
+    if !kubectl_available() {
+        return None;
+    }
+    let cluster = DevCluster::start(DevOptions::flavor(Flavor::Kubernetes))
+        .await
+        .expect("the cluster starts");
+    Some(cluster)
+}
