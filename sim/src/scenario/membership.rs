@@ -15,7 +15,6 @@
 use std::time::Duration;
 
 use rand::Rng;
-use rand::SeedableRng;
 use rand::rngs::StdRng;
 
 use crate::client::SimClient;
@@ -29,6 +28,7 @@ use crate::scenario::members::Members;
 use crate::scenario::membership_script::Script;
 use crate::scenario::phases::agreed_leader;
 use crate::scenario::phases::final_views;
+use crate::scenario::runner::actor_rng as rng;
 use crate::scenario::runner::run_with_client;
 use crate::scenario::verdict::judge;
 use crate::scenario::workload::HostPool;
@@ -58,11 +58,6 @@ pub fn membership_changes(seed: u64) -> Result<Report, ScenarioFailure> {
             error,
         }
     })
-}
-
-/// A generator for one actor of the run, derived from the seed.
-fn rng(seed: u64, actor: u64) -> StdRng {
-    StdRng::seed_from_u64(seed.wrapping_mul(1_000).wrapping_add(actor))
 }
 
 async fn drive(seed: u64, founders: u64, faults: Faults) -> Result<Report, ScenarioError> {

@@ -12,9 +12,6 @@
 
 use std::time::Duration;
 
-use rand::SeedableRng;
-use rand::rngs::StdRng;
-
 use crate::client::SimClient;
 use crate::client::now;
 use crate::cluster::ClusterOptions;
@@ -33,6 +30,7 @@ use crate::scenario::phases::final_views;
 use crate::scenario::phases::watchers_caught_up;
 use crate::scenario::phases::write_acked;
 use crate::scenario::reader::read_until;
+use crate::scenario::runner::actor_rng as rng;
 use crate::scenario::runner::run_with_client;
 use crate::scenario::verdict::judge;
 use crate::scenario::workload::StopSignal;
@@ -94,11 +92,6 @@ fn run(scenario: &'static str, seed: u64, replicas: u64) -> Result<Report, Scena
         seed,
         error,
     })
-}
-
-/// A generator for one actor of the run, derived from the seed.
-fn rng(seed: u64, actor: u64) -> StdRng {
-    StdRng::seed_from_u64(seed.wrapping_mul(1_000).wrapping_add(actor))
 }
 
 async fn drive(

@@ -6,6 +6,9 @@ use std::cell::RefCell;
 use std::future::Future;
 use std::rc::Rc;
 
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+
 use crate::cluster::ClusterOptions;
 use crate::cluster::SimCluster;
 use crate::fault::Faults;
@@ -15,6 +18,12 @@ use crate::trace;
 
 /// The host the scenario's client runs on.
 pub(crate) const CLIENT_HOST: &str = "client";
+
+/// A generator for one actor of a run (a writer, a reader, a watcher, a fault script), derived
+/// from the run's seed so that every actor draws its own stream and the run replays exactly.
+pub(crate) fn actor_rng(seed: u64, actor: u64) -> StdRng {
+    StdRng::seed_from_u64(seed.wrapping_mul(1_000).wrapping_add(actor))
+}
 
 /// Runs `client` (given the replica host names and the fault queue) in a cluster built from
 /// `options` until it finishes, then returns its result.

@@ -18,9 +18,6 @@
 
 use std::time::Duration;
 
-use rand::SeedableRng;
-use rand::rngs::StdRng;
-
 use crate::client::SimClient;
 use crate::client::now;
 use crate::cluster::ClusterOptions;
@@ -35,6 +32,7 @@ use crate::scenario::phases::final_views;
 use crate::scenario::phases::watchers_caught_up;
 use crate::scenario::phases::write_acked;
 use crate::scenario::runner::CLIENT_HOST;
+use crate::scenario::runner::actor_rng as rng;
 use crate::scenario::runner::run_with_client;
 use crate::scenario::verdict::judge;
 use crate::scenario::workload::StopSignal;
@@ -126,11 +124,6 @@ fn run(
         seed,
         error,
     })
-}
-
-/// A generator for one actor of the run, derived from the seed.
-fn rng(seed: u64, actor: u64) -> StdRng {
-    StdRng::seed_from_u64(seed.wrapping_mul(1_000).wrapping_add(actor))
 }
 
 async fn drive(
