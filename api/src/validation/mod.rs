@@ -1,11 +1,19 @@
-//! Validation shared by every resource type: field errors worded as Kubernetes words them, and
-//! the name rules (RFC 1123 subdomains and labels, config keys).
+//! Validation shared by every resource type: field errors worded as Kubernetes words them,
+//! the name rules (RFC 1123 subdomains and labels, config keys), qualified names and label
+//! values, and `metav1.LabelSelector` fields.
 
 mod field_error;
+pub mod label_selector;
+mod labels;
 mod names;
 
 pub use field_error::FieldError;
 pub use field_error::FieldErrorKind;
+pub use label_selector::validate_label_selector;
+pub use labels::validate_label_key;
+pub use labels::validate_label_value;
+pub use labels::validate_labels;
+pub use labels::validate_qualified_name;
 pub use names::NameRule;
 pub use names::validate_config_key;
 pub use names::validate_dns_label;
