@@ -1,11 +1,12 @@
 //! Validation shared by every resource type: field errors worded as Kubernetes words them,
 //! the name rules (RFC 1123 subdomains and labels, config keys), qualified names and label
-//! values, and `metav1.LabelSelector` fields.
+//! values, `metav1.LabelSelector` fields, and every object's `metadata`.
 
 mod field_error;
 pub mod label_selector;
 mod labels;
 mod names;
+mod object_meta;
 
 pub use field_error::FieldError;
 pub use field_error::FieldErrorKind;
@@ -18,3 +19,7 @@ pub use names::NameRule;
 pub use names::validate_config_key;
 pub use names::validate_dns_label;
 pub use names::validate_dns_subdomain;
+pub use object_meta::TOTAL_ANNOTATION_SIZE_LIMIT;
+pub use object_meta::validate_finalizer_name;
+pub use object_meta::validate_object_meta;
+pub use object_meta::validate_object_meta_update;
