@@ -134,9 +134,11 @@ fn backend(b: &Value, path: &str, errs: &mut Vec<FieldError>) {
     }
 }
 
-/// `validateHTTPIngressPath`.
+/// `validateHTTPIngressPath`. The typed decode turns a missing `pathType` into `""`, so an
+/// empty one counts as missing.
 fn http_path(p: &Value, at: &str, errs: &mut Vec<FieldError>) {
-    let Some(path_type) = p.get("pathType").and_then(Value::as_str) else {
+    let path_type = p.get("pathType").and_then(Value::as_str);
+    let Some(path_type) = path_type.filter(|t| !t.is_empty()) else {
         errs.push(FieldError::required(
             format!("{at}.pathType"),
             "pathType must be specified",
@@ -349,7 +351,7 @@ mod tests {
     #[test]
     fn paths() {
         let errs = rendered(with_rules(json!([{"http": {"paths": [
-            {"path": "/", "backend": svc(json!({"number": 80}))},
+            {"path": "/", "pathType": "", "backend": svc(json!({"number": 80}))},
             {"path": "/", "pathType": "Regex", "backend": svc(json!({"number": 80}))},
             {"path": "x//y/.", "pathType": "Exact", "backend": svc(json!({"number": 80}))}
         ]}}])));
