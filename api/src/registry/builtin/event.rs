@@ -170,6 +170,7 @@ mod tests {
         );
     }
 
+    // R-RES-030: a new-style event without reporter, action or reason is refused.
     #[test]
     fn new_events_name_reporter_action_and_reason() {
         let base = json!({"metadata":{"namespace":"a"},"involvedObject":{"namespace":"a"},"eventTime":"2026-01-01T00:00:00.000000Z"});

@@ -348,6 +348,7 @@ mod tests {
         );
     }
 
+    // R-RES-030: a path without pathType is refused.
     #[test]
     fn paths() {
         let errs = rendered(with_rules(json!([{"http": {"paths": [

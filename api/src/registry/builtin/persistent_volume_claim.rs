@@ -204,6 +204,7 @@ mod tests {
         json!({"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":storage}}})
     }
 
+    // R-RES-030: a claim without access modes or a storage request is refused.
     #[test]
     fn access_modes_and_storage() {
         assert!(rendered(claim("1Gi")).is_empty());

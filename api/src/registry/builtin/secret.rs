@@ -215,6 +215,7 @@ mod tests {
         s.validate(&obj).iter().map(ToString::to_string).collect()
     }
 
+    // R-RES-030: a built-in Secret type without its required keys is refused.
     #[test]
     fn built_in_types_require_their_keys() {
         let k = SecretStrategy::new(Flavor::Kubernetes);
