@@ -1,5 +1,6 @@
-//! Name rules: RFC 1123 subdomains (most object names), RFC 1123 labels (namespace names) and
-//! config keys (ConfigMap and Secret data keys), with Kubernetes' messages.
+//! Name rules: RFC 1123 subdomains (most object names) and their `*.` wildcard form, RFC 1123
+//! labels (namespace names), RFC 1035 labels (service names) and config keys (ConfigMap and
+//! Secret data keys), with Kubernetes' messages.
 
 /// The largest DNS subdomain, in characters.
 const DNS1123_SUBDOMAIN_MAX: usize = 253;
@@ -8,6 +9,8 @@ const DNS1123_LABEL_MAX: usize = 63;
 
 const SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
 const LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+const DNS1035_MSG: &str = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
+const WILDCARD_MSG: &str = "a wildcard DNS-1123 subdomain must start with '*.', followed by a valid DNS subdomain, which must consist of lower case alphanumeric characters, '-' or '.' and end with an alphanumeric character (e.g. '*.example.com', regex used for validation is '\\*\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
 const CONFIG_KEY_MSG: &str = "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')";
 
 /// Which rule an object's name follows.
@@ -77,6 +80,37 @@ pub fn validate_dns_label(name: &str) -> Vec<String> {
     errs
 }
 
+/// The problems of `name` as an RFC 1035 label (empty: valid): an RFC 1123 label that starts
+/// with a letter.
+pub fn validate_dns1035_label(name: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if name.len() > DNS1123_LABEL_MAX {
+        errs.push(format!(
+            "must be no more than {DNS1123_LABEL_MAX} characters"
+        ));
+    }
+    if !is_label(name) || !name.starts_with(|c: char| c.is_ascii_lowercase()) {
+        errs.push(DNS1035_MSG.to_owned());
+    }
+    errs
+}
+
+/// The problems of `name` as a wildcard subdomain, `*.` and an RFC 1123 subdomain (empty:
+/// valid).
+pub fn validate_wildcard_dns_subdomain(name: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if name.len() > DNS1123_SUBDOMAIN_MAX {
+        errs.push(format!(
+            "must be no more than {DNS1123_SUBDOMAIN_MAX} characters"
+        ));
+    }
+    let rest = name.strip_prefix("*.").unwrap_or_default();
+    if !rest.split('.').all(is_label) {
+        errs.push(WILDCARD_MSG.to_owned());
+    }
+    errs
+}
+
 /// The problems of `key` as a ConfigMap or Secret data key (empty: valid).
 pub fn validate_config_key(key: &str) -> Vec<String> {
     let mut errs = Vec::new();
@@ -142,6 +176,21 @@ mod tests {
         assert!(NameRule::DnsSubdomain.check("web-", true).is_empty());
         assert!(!NameRule::DnsSubdomain.check("web-", false).is_empty());
         assert!(!NameRule::DnsLabel.check("Web-", true).is_empty());
+    }
+
+    #[test]
+    fn dns1035_labels_and_wildcards() {
+        assert!(validate_dns1035_label("web-1").is_empty());
+        assert_eq!(validate_dns1035_label("1web"), vec![DNS1035_MSG]);
+        assert!(validate_wildcard_dns_subdomain("*.example.com").is_empty());
+        for bad in ["example.com", "*.", "*.*.a", "a.*.b", "*"] {
+            assert_eq!(
+                validate_wildcard_dns_subdomain(bad),
+                vec![WILDCARD_MSG],
+                "{bad}"
+            );
+        }
+        assert!(WILDCARD_MSG.ends_with(r"regex used for validation is '\*\.[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"));
     }
 
     #[test]

@@ -50,7 +50,11 @@ use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1 as apiregistrat
 
 use super::ConfigMapStrategy;
 use super::EventStrategy;
+use super::IngressStrategy;
+use super::LeaseStrategy;
 use super::NamespaceStrategy;
+use super::PersistentVolumeClaimStrategy;
+use super::PodDisruptionBudgetStrategy;
 use super::SecretStrategy;
 use super::ServiceAccountStrategy;
 use super::row::Row;
@@ -98,14 +102,17 @@ fn core() -> Vec<Row> {
         kind::<Endpoints>().short(&["ep"]),
         kind::<Event>()
             .short(&["ev"])
-            .strategy(|_| Box::new(EventStrategy)),
+            .strategy(|flavor| Box::new(EventStrategy::new(flavor))),
         kind::<LimitRange>().short(&["limits"]),
         namespace_row(),
         kind::<Node>()
             .short(&["no"])
             .subresource(Connect("proxy"))
             .status(),
-        kind::<PersistentVolumeClaim>().short(&["pvc"]).status(),
+        kind::<PersistentVolumeClaim>()
+            .short(&["pvc"])
+            .status()
+            .strategy(|flavor| Box::new(PersistentVolumeClaimStrategy::new(flavor))),
         kind::<PersistentVolume>().short(&["pv"]).status(),
         kind::<Pod>()
             .short(&["po"])
@@ -123,7 +130,7 @@ fn core() -> Vec<Row> {
         kind::<PodTemplate>(),
         kind::<ReplicationController>().short(&["rc"]).all().scale(),
         kind::<ResourceQuota>().short(&["quota"]).status(),
-        kind::<Secret>().strategy(|_| Box::new(SecretStrategy)),
+        kind::<Secret>().strategy(|flavor| Box::new(SecretStrategy::new(flavor))),
         kind::<ServiceAccount>()
             .short(&["sa"])
             .subresource(Token)
@@ -182,13 +189,17 @@ fn named_groups_a() -> Vec<Row> {
             .status()
             .shares::<certificates_v1::PodCertificateRequest>(),
         kind::<networking_v1::IngressClass>(),
-        kind::<networking_v1::Ingress>().short(&["ing"]).status(),
+        kind::<networking_v1::Ingress>()
+            .short(&["ing"])
+            .status()
+            .strategy(|flavor| Box::new(IngressStrategy::new(flavor))),
         kind::<networking_v1::IPAddress>().short(&["ip"]),
         kind::<networking_v1::NetworkPolicy>().short(&["netpol"]),
         kind::<networking_v1::ServiceCIDR>().status(),
         kind::<policy_v1::PodDisruptionBudget>()
             .short(&["pdb"])
-            .status(),
+            .status()
+            .strategy(|flavor| Box::new(PodDisruptionBudgetStrategy::new(flavor))),
         kind::<rbac_v1::ClusterRoleBinding>(),
         kind::<rbac_v1::ClusterRole>(),
         kind::<rbac_v1::RoleBinding>(),
@@ -239,7 +250,7 @@ fn named_groups_b() -> Vec<Row> {
             .status()
             .shares::<scheduling_v1beta1::PodGroup>(),
         kind::<scheduling_v1alpha3::Workload>().shares::<scheduling_v1beta1::Workload>(),
-        kind::<coordination_v1::Lease>(),
+        kind::<coordination_v1::Lease>().strategy(|flavor| Box::new(LeaseStrategy::new(flavor))),
         kind::<coordination_v1beta1::LeaseCandidate>(),
         kind::<coordination_v1alpha2::LeaseCandidate>()
             .shares::<coordination_v1beta1::LeaseCandidate>(),
