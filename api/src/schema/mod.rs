@@ -5,6 +5,7 @@
 mod compile;
 mod field_validation;
 mod finding;
+pub mod markers;
 mod walk;
 
 use std::borrow::Cow;
