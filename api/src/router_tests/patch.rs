@@ -2,11 +2,15 @@
 //! R-RES-198, R-RES-199): each patch type served, the media types refused, the patch step's
 //! errors, and the options PATCH shares with the other writes (dryRun, fieldValidation).
 
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use serde_json::json;
 
+use super::store::Racing;
 use super::*;
+use crate::patch::PatchType;
+use crate::registry::WriteOptions;
 use crate::storage::ReadConsistency;
 use crate::storage::Storage;
 
@@ -380,4 +384,41 @@ async fn status_patches_change_only_status() {
     let m = main.json();
     assert_eq!(m["spec"]["replicas"], 5);
     assert_eq!(m["status"]["replicas"], 3);
+}
+
+// R-RES-198: a patch without resourceVersion that loses the compare-and-swap is applied
+// again to the current object (as upstream's guaranteed update retries).
+#[tokio::test]
+async fn a_patch_that_loses_a_race_is_applied_again() {
+    let storage = Racing {
+        inner: MemStorage::default(),
+        lost_creates: 0.into(),
+        lost_updates: 0.into(),
+    };
+    let registry = crate::registry::Registry::builtin(Flavor::Kubernetes);
+    let store = registry.namespaces().expect("namespaces");
+    let body = json!({"metadata": {"name": "n"}}).to_string();
+    let now = chrono::Utc::now();
+    let created = store
+        .create(&storage, "", body.as_bytes(), now, WriteOptions::default())
+        .await
+        .expect("create");
+    let created: Value = serde_json::from_slice(&created.body).expect("json");
+    let merge = |body: Value| body.to_string().into_bytes();
+    storage.lost_updates.store(2, Ordering::SeqCst);
+    let blind = merge(json!({"metadata": {"labels": {"a": "1"}}}));
+    let target = ("", "n", "");
+    let patched = store
+        .patch(
+            &storage,
+            target,
+            PatchType::Merge,
+            &blind,
+            WriteOptions::default(),
+        )
+        .await
+        .expect("applied again");
+    let patched: Value = serde_json::from_slice(&patched.body).expect("json");
+    assert_eq!(patched["metadata"]["labels"]["a"], "1");
+    assert_ne!(rv(&created), rv(&patched));
 }
