@@ -189,6 +189,19 @@ pub enum ApiError {
     /// 500 InternalError: a failure retrying will not fix.
     #[error("Internal error occurred: {0}")]
     Internal(String),
+    /// 422 Invalid: a well-formed patch does not apply to the object (a failed JSON Patch
+    /// `test`, R-RES-115). Kubernetes answers with its generic 422 text and no details.
+    #[error("the server rejected our request due to an error in our request")]
+    PatchNotApplicable,
+}
+
+impl From<crate::patch::PatchError> for ApiError {
+    fn from(e: crate::patch::PatchError) -> Self {
+        match e {
+            crate::patch::PatchError::Malformed(text) => Self::BadRequest(text),
+            crate::patch::PatchError::NotApplicable(_) => Self::PatchNotApplicable,
+        }
+    }
 }
 
 fn aggregate(causes: &[FieldError]) -> String {
@@ -250,7 +263,7 @@ impl ApiError {
         match self {
             Self::NotFound { .. } | Self::UnknownResource => StatusCode::NOT_FOUND,
             Self::AlreadyExists { .. } | Self::Conflict { .. } => StatusCode::CONFLICT,
-            Self::Invalid { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+            Self::Invalid { .. } | Self::PatchNotApplicable => StatusCode::UNPROCESSABLE_ENTITY,
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
             Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             Self::UnsupportedMediaType { .. } => StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -272,7 +285,7 @@ impl ApiError {
             Self::NotFound { .. } | Self::UnknownResource => "NotFound",
             Self::AlreadyExists { .. } => "AlreadyExists",
             Self::Conflict { .. } => "Conflict",
-            Self::Invalid { .. } => "Invalid",
+            Self::Invalid { .. } | Self::PatchNotApplicable => "Invalid",
             Self::BadRequest(_) => "BadRequest",
             Self::MethodNotAllowed { .. } => "MethodNotAllowed",
             Self::UnsupportedMediaType { .. } => "UnsupportedMediaType",
@@ -317,7 +330,7 @@ impl ApiError {
                 }
                 Some(d)
             }
-            Self::UnknownResource => Some(json!({})),
+            Self::UnknownResource | Self::PatchNotApplicable => Some(json!({})),
             Self::TooLargeResourceVersion { .. } => Some(json!({
                 "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
                 "retryAfterSeconds": RETRY_AFTER_SECONDS,

@@ -9,6 +9,7 @@
 //!   stored form of objects (the read hot path).
 //! - [`auth`]: authentication and authorization chains.
 //! - `watch`: watch streams over HTTP.
+//! - [`patch`]: JSON Patch, JSON merge patch and strategic merge patch documents.
 //! - [`discovery`], [`health`], [`bootstrap`].
 //! - [`error`]: typed errors and their single translation to `Status`.
 //! - [`flavor`]: the only place product-named identifiers are spelled.
@@ -21,6 +22,7 @@ pub mod error;
 pub mod flavor;
 mod handlers;
 pub mod health;
+pub mod patch;
 pub mod registry;
 pub mod request;
 mod router;

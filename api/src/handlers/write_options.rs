@@ -1,6 +1,6 @@
-//! The query options of a create or an update (`CreateOptions`, `UpdateOptions`) that the
-//! store acts on, validated as Kubernetes does before the body is read (422 with
-//! `details.kind: CreateOptions` or `UpdateOptions`): `dryRun` (R-RES-051, R-RES-192; its
+//! The query options of a create, update or patch (`CreateOptions`, `UpdateOptions`,
+//! `PatchOptions`) that the store acts on, validated as Kubernetes does before the body is
+//! read (422 with `details.kind` naming the options kind): `dryRun` (R-RES-051, R-RES-192; its
 //! check is shared with `DeleteOptions`) and `fieldValidation` (R-RES-185..187).
 
 use crate::error::ApiError;
@@ -32,6 +32,8 @@ pub(crate) enum WriteKind {
     Create,
     /// A PUT: `UpdateOptions`.
     Update,
+    /// A PATCH: `PatchOptions`.
+    Patch,
 }
 
 impl WriteKind {
@@ -39,6 +41,7 @@ impl WriteKind {
         match self {
             Self::Create => "CreateOptions",
             Self::Update => "UpdateOptions",
+            Self::Patch => "PatchOptions",
         }
     }
 }
@@ -89,7 +92,7 @@ mod tests {
     // R-RES-192
     #[test]
     fn dry_run_all_asks_for_a_dry_run() {
-        for kind in [WriteKind::Create, WriteKind::Update] {
+        for kind in [WriteKind::Create, WriteKind::Update, WriteKind::Patch] {
             assert_eq!(
                 opts("", kind, Flavor::Kubernetes).expect("none"),
                 WriteOptions::default()
@@ -110,7 +113,7 @@ mod tests {
     // R-RES-185, R-RES-186, R-RES-187
     #[test]
     fn field_validation_names_the_level() {
-        for kind in [WriteKind::Create, WriteKind::Update] {
+        for kind in [WriteKind::Create, WriteKind::Update, WriteKind::Patch] {
             for (query, level) in [
                 ("", FieldValidation::Warn),
                 ("fieldValidation=", FieldValidation::Warn),
@@ -152,6 +155,7 @@ mod tests {
         for (kind, name) in [
             (WriteKind::Create, "CreateOptions"),
             (WriteKind::Update, "UpdateOptions"),
+            (WriteKind::Patch, "PatchOptions"),
         ] {
             for (flavor, group) in [
                 (Flavor::Kubernetes, "meta.k8s.io"),

@@ -1,8 +1,7 @@
 //! Dry runs (`dryRun=All`) of every write verb served: each answers what the write would
 //! answer, with the same status code and the same errors, and writes nothing: the store's
 //! revision, its keys and its objects stay as they were, and a watch sees no event
-//! (spec 000 "Dry run", R-RES-051, R-RES-192..196). PATCH is not served yet, so it has no
-//! dry run here.
+//! (spec 000 "Dry run", R-RES-051, R-RES-192..196). PATCH's dry runs are in `patch.rs`.
 
 use std::time::Duration;
 

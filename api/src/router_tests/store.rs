@@ -194,10 +194,10 @@ async fn platform_system(namespaces: &Store, storage: &dyn Storage) -> Value {
 
 /// A store whose first writes lose races: creates find their key taken, updates find the
 /// object moved on (as concurrent writers on other replicas would make them).
-struct Racing {
-    inner: MemStorage,
-    lost_creates: AtomicUsize,
-    lost_updates: AtomicUsize,
+pub(super) struct Racing {
+    pub(super) inner: MemStorage,
+    pub(super) lost_creates: AtomicUsize,
+    pub(super) lost_updates: AtomicUsize,
 }
 
 fn lose(counter: &AtomicUsize) -> bool {

@@ -27,6 +27,7 @@ struct Compiler<'a> {
     defs: Option<&'a Map<String, Value>>,
     nodes: Vec<Node>,
     by_name: HashMap<&'a str, NodeId>,
+    names: BTreeMap<NodeId, String>,
 }
 
 /// Compiles a root schema as `SchemaGenerator::into_root_schema_for` produces it.
@@ -38,11 +39,13 @@ pub(super) fn compile(root: &Value) -> Result<Schema, CompileError> {
         defs,
         nodes: Vec::new(),
         by_name: HashMap::new(),
+        names: BTreeMap::new(),
     };
     let root = c.id_of(root)?;
     Ok(Schema {
         nodes: c.nodes,
         root,
+        names: c.names,
     })
 }
 
@@ -81,6 +84,7 @@ impl<'a> Compiler<'a> {
         let id = self.nodes.len();
         self.nodes.push(Node::Any);
         self.by_name.insert(name, id);
+        self.names.insert(id, name.to_owned());
         self.nodes[id] = self.node(body)?;
         Ok(id)
     }

@@ -5,6 +5,7 @@
 mod compile;
 mod field_validation;
 mod finding;
+pub mod markers;
 mod walk;
 
 use std::borrow::Cow;
@@ -51,6 +52,9 @@ pub enum Node {
 pub struct Schema {
     nodes: Vec<Node>,
     root: NodeId,
+    /// The upstream definition name of the nodes compiled from a definition (the key of
+    /// the [`markers`] table).
+    names: BTreeMap<NodeId, String>,
 }
 
 impl Schema {
@@ -62,6 +66,11 @@ impl Schema {
     /// The node `id` (an id this schema handed out; any other reads as [`Node::Any`]).
     pub fn node(&self, id: NodeId) -> &Node {
         self.nodes.get(id).unwrap_or(&Node::Any)
+    }
+
+    /// The definition node `id` was compiled from (`io.k8s.api.core.v1.PodSpec`), if any.
+    pub fn definition(&self, id: NodeId) -> Option<&str> {
+        self.names.get(&id).map(String::as_str)
     }
 
     /// The node at `path` below the root, following property names, map keys (`*`) and array
@@ -102,7 +111,10 @@ where
     }
     // Compiled outside the lock: two first callers may both compile, with equal results.
     let generated = schemars::SchemaGenerator::default().into_root_schema_for::<T>();
-    let compiled = Arc::new(compile::compile(generated.as_value())?);
+    let mut compiled = compile::compile(generated.as_value())?;
+    // The root is generated inline, not as a definition: name it after the kind.
+    compiled.names.insert(compiled.root, name.to_string());
+    let compiled = Arc::new(compiled);
     cache
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
