@@ -12,6 +12,7 @@ mod health;
 mod list;
 mod mem_storage;
 mod store;
+mod subresources;
 mod watch;
 
 use std::sync::Arc;
