@@ -54,7 +54,8 @@ impl Registry {
             if row.is_servable() && runtime_config.enabled(&row, flavor) {
                 stores.push(
                     Store::new(row.resource_type(flavor), row.new_strategy(flavor))
-                        .with_schema(row.schema()),
+                        .with_schema(row.schema())
+                        .builtin_in(flavor),
                 );
             } else {
                 unserved.push(row.resource_type(flavor));

@@ -30,6 +30,7 @@ use super::strategy::DeleteAction;
 use crate::error::ApiError;
 use crate::error::GroupResource;
 use crate::error::OPTIMISTIC_LOCK_MESSAGE;
+use crate::flavor::Flavor;
 use crate::request::ContinueToken;
 use crate::request::ListOptions;
 use crate::request::ListRead;
@@ -43,7 +44,6 @@ use crate::storage::Storage;
 use crate::storage::StorageError;
 use crate::storage::StoredObject;
 use crate::validation::FieldError;
-use crate::validation::NameRule;
 
 /// Characters of generated name suffixes (Kubernetes' `utilrand.String`: no vowels, no
 /// look-alikes, so generated names never spell words).
@@ -114,6 +114,9 @@ pub struct Store {
     /// The kind's schema, which finds unknown and duplicate fields; without one (test kinds)
     /// bodies are only type-checked.
     schema: Option<SchemaFn>,
+    /// The flavor of a built-in kind, whose finalizers follow core's naming rule; custom
+    /// kinds (none) follow only the generic one.
+    builtin: Option<Flavor>,
 }
 
 fn rfc3339(now: DateTime<Utc>) -> String {
@@ -189,7 +192,14 @@ impl Store {
             resource,
             strategy,
             schema: None,
+            builtin: None,
         }
+    }
+
+    /// The store of a built-in kind served in `flavor` (core's finalizer rule applies).
+    pub fn builtin_in(mut self, flavor: Flavor) -> Self {
+        self.builtin = Some(flavor);
+        self
     }
 
     /// The store, checking bodies against the schema `schema` produces.
@@ -547,38 +557,14 @@ impl Store {
         Ok(())
     }
 
-    /// Kubernetes' `ValidateObjectMeta` (the part the served kinds need) plus the strategy's
-    /// own validation.
+    /// Kubernetes' `ValidateObjectMeta` plus the strategy's own validation.
     fn validate_new(&self, obj: &Value) -> Vec<FieldError> {
-        let rule: NameRule = self.strategy.name_rule();
-        let mut errs = Vec::new();
-        let generate_name = meta_str(obj, "generateName");
-        if !generate_name.is_empty() {
-            for msg in rule.check(generate_name, true) {
-                errs.push(FieldError::invalid(
-                    "metadata.generateName",
-                    generate_name,
-                    msg,
-                ));
-            }
-        }
-        let name = meta_str(obj, "name");
-        if name.is_empty() {
-            errs.push(FieldError::required(
-                "metadata.name",
-                "name or generateName is required",
-            ));
-        } else {
-            for msg in rule.check(name, false) {
-                errs.push(FieldError::invalid("metadata.name", name, msg));
-            }
-        }
-        if self.resource.is_namespaced() {
-            let ns = meta_str(obj, "namespace");
-            for msg in crate::validation::validate_dns_label(ns) {
-                errs.push(FieldError::invalid("metadata.namespace", ns, msg));
-            }
-        }
+        let mut errs = crate::validation::validate_object_meta(
+            obj,
+            self.strategy.name_rule(),
+            self.resource.is_namespaced(),
+            self.builtin,
+        );
         errs.extend(self.strategy.validate(obj));
         errs
     }
@@ -788,6 +774,7 @@ impl Store {
                 meta_mut(&mut obj)?.insert("generation".to_owned(), next.into());
             }
             errs.extend(self.validate_new(&obj));
+            errs.extend(crate::validation::validate_object_meta_update(&obj, &old));
             errs.extend(self.strategy.validate_update(&obj, &old));
             if !errs.is_empty() {
                 return Err(self.invalid(&obj, errs));

@@ -8,25 +8,25 @@
 
 use std::collections::BTreeSet;
 
+use serde_json::Map;
 use serde_json::Value;
 
 use super::FieldLabels;
 use super::FieldSelector;
 use crate::error::ApiError;
-use crate::validation::validate_dns_subdomain;
+use crate::validation::validate_label_value;
+use crate::validation::validate_qualified_name;
 
-/// The longest name part of a key and the longest value, in characters.
-const LABEL_MAX: usize = 63;
-
-const NAME_PART_MSG: &str = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
-const VALUE_MSG: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
-
-/// One label requirement.
+/// One label requirement: a key and what its value must be.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum LabelRequirement {
+pub enum LabelRequirement {
+    /// The key is present.
     Exists(String),
+    /// The key is absent.
     NotExists(String),
+    /// The key is present with one of the values.
     In(String, BTreeSet<String>),
+    /// The key is absent, or present with none of the values.
     NotIn(String, BTreeSet<String>),
 }
 
@@ -105,53 +105,26 @@ fn invalid(what: &str, value: &str, why: &str) -> ApiError {
     ))
 }
 
-/// `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`, at most 63 characters.
-fn is_name_part(s: &str) -> bool {
-    let b = s.as_bytes();
-    let inner = |c: &u8| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.');
-    s.len() <= LABEL_MAX
-        && b.first().is_some_and(u8::is_ascii_alphanumeric)
-        && b.last().is_some_and(u8::is_ascii_alphanumeric)
-        && b.iter().all(inner)
-}
-
 /// A label key must be a qualified name: `name` or `prefix/name`, the prefix a DNS subdomain.
 fn check_key(key: &str) -> Result<(), ApiError> {
     if key.is_empty() {
         return Err(syntax("", "identifier"));
     }
-    let (prefix, name) = match key.split_once('/') {
-        Some((p, n)) => (Some(p), n),
-        None => (None, key),
-    };
-    if let Some(why) = prefix.and_then(|p| validate_dns_subdomain(p).into_iter().next()) {
-        return Err(invalid("key", key, &format!("prefix part {why}")));
+    match validate_qualified_name(key).as_slice() {
+        [] => Ok(()),
+        errs => Err(invalid("key", key, &errs.join("; "))),
     }
-    if name.len() > LABEL_MAX {
-        return Err(invalid(
-            "key",
-            key,
-            &format!("name part must be no more than {LABEL_MAX} characters"),
-        ));
-    }
-    if !is_name_part(name) {
-        return Err(invalid("key", key, NAME_PART_MSG));
-    }
-    Ok(())
 }
 
 fn check_value(key: &str, value: &str) -> Result<(), ApiError> {
-    if value.len() > LABEL_MAX {
-        return Err(invalid(
+    match validate_label_value(value).as_slice() {
+        [] => Ok(()),
+        errs => Err(invalid(
             &format!("values[0][{key}]"),
             value,
-            &format!("must be no more than {LABEL_MAX} characters"),
-        ));
+            &errs.join("; "),
+        )),
     }
-    if !value.is_empty() && !is_name_part(value) {
-        return Err(invalid(&format!("values[0][{key}]"), value, VALUE_MSG));
-    }
-    Ok(())
 }
 
 /// The values of `(a,b)`.
@@ -206,13 +179,24 @@ impl LabelSelector {
         Ok(Self { requirements })
     }
 
+    /// The selector of already-checked `requirements` (all must hold).
+    pub fn from_requirements(requirements: Vec<LabelRequirement>) -> Self {
+        Self { requirements }
+    }
+
     /// Whether `obj`'s `metadata.labels` satisfy every requirement.
     pub fn matches(&self, obj: &Value) -> bool {
-        let label = |k: &str| {
-            obj.pointer("/metadata/labels")
-                .and_then(|l| l.get(k))
-                .and_then(Value::as_str)
-        };
+        let empty = Map::new();
+        let labels = obj
+            .pointer("/metadata/labels")
+            .and_then(Value::as_object)
+            .unwrap_or(&empty);
+        self.matches_labels(labels)
+    }
+
+    /// Whether the label map `labels` satisfies every requirement.
+    pub fn matches_labels(&self, labels: &Map<String, Value>) -> bool {
+        let label = |k: &str| labels.get(k).and_then(Value::as_str);
         self.requirements.iter().all(|r| match r {
             LabelRequirement::Exists(k) => label(k).is_some(),
             LabelRequirement::NotExists(k) => label(k).is_none(),

@@ -485,7 +485,7 @@ async fn namespace_finalize_and_status_subresources() {
     assert_eq!(status.status, StatusCode::OK);
     let mut ns = status.json();
     ns["spec"]["finalizers"] = json!([]);
-    ns["status"]["phase"] = "Weird".into();
+    ns["status"]["conditions"] = json!([{"type":"Checked","status":"True"}]);
     let via_status = admin_call(
         &app,
         "PUT",
@@ -495,7 +495,7 @@ async fn namespace_finalize_and_status_subresources() {
     .await;
     assert_eq!(via_status.status, StatusCode::OK, "{}", via_status.text());
     let s = via_status.json();
-    assert_eq!(s["status"]["phase"], "Weird");
+    assert_eq!(s["status"]["conditions"][0]["type"], "Checked");
     assert_eq!(
         s["spec"]["finalizers"],
         json!(["kubernetes"]),

@@ -1,12 +1,25 @@
-//! Validation shared by every resource type: field errors worded as Kubernetes words them, and
-//! the name rules (RFC 1123 subdomains and labels, config keys).
+//! Validation shared by every resource type: field errors worded as Kubernetes words them,
+//! the name rules (RFC 1123 subdomains and labels, config keys), qualified names and label
+//! values, `metav1.LabelSelector` fields, and every object's `metadata`.
 
 mod field_error;
+pub mod label_selector;
+mod labels;
 mod names;
+mod object_meta;
 
 pub use field_error::FieldError;
 pub use field_error::FieldErrorKind;
+pub use label_selector::validate_label_selector;
+pub use labels::validate_label_key;
+pub use labels::validate_label_value;
+pub use labels::validate_labels;
+pub use labels::validate_qualified_name;
 pub use names::NameRule;
 pub use names::validate_config_key;
 pub use names::validate_dns_label;
 pub use names::validate_dns_subdomain;
+pub use object_meta::TOTAL_ANNOTATION_SIZE_LIMIT;
+pub use object_meta::validate_finalizer_name;
+pub use object_meta::validate_object_meta;
+pub use object_meta::validate_object_meta_update;

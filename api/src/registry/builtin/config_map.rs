@@ -1,4 +1,5 @@
-//! ConfigMap: data keys, the 1 MiB limit, `immutable`.
+//! ConfigMap: data keys (unique across `data` and `binaryData`), the 1 MiB limit (reported
+//! for the whole object, path `[]`, as upstream), `immutable`.
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use serde_json::Value;
@@ -9,6 +10,10 @@ use super::data_keys::check_keys;
 use crate::registry::Strategy;
 use crate::registry::strategy::decode_typed;
 use crate::validation::FieldError;
+
+/// The path upstream gives an error about the whole object (`field.NewPath("")`), as its
+/// messages render it.
+const WHOLE_OBJECT: &str = "[]";
 
 /// The strategy of `v1` ConfigMap.
 #[derive(Debug, Default)]
@@ -29,11 +34,16 @@ impl Strategy for ConfigMapStrategy {
         let binary = check_keys(obj, "binaryData", &mut errs);
         let mut size = 0usize;
         if let Some(data) = data {
-            size += data
-                .values()
-                .filter_map(Value::as_str)
-                .map(str::len)
-                .sum::<usize>();
+            for (key, value) in data {
+                if binary.is_some_and(|b| b.contains_key(key)) {
+                    errs.push(FieldError::invalid(
+                        format!("data[{key}]"),
+                        key.as_str(),
+                        "duplicate of key present in binaryData",
+                    ));
+                }
+                size += value.as_str().map_or(0, str::len);
+            }
         }
         if let Some(binary) = binary {
             for (key, value) in binary {
@@ -49,7 +59,7 @@ impl Strategy for ConfigMapStrategy {
             }
         }
         if size > MAX_DATA_SIZE {
-            errs.push(FieldError::too_long("data", MAX_DATA_SIZE));
+            errs.push(FieldError::too_long(WHOLE_OBJECT, MAX_DATA_SIZE));
         }
         errs
     }
@@ -85,10 +95,21 @@ mod tests {
         let s = ConfigMapStrategy;
         let errs = s.validate(&json!({"data":{"bad key":"v","ok":"v"},"binaryData":{"ok":"AAAA"}}));
         let fields: Vec<&str> = errs.iter().map(|e| e.field.as_str()).collect();
-        assert_eq!(fields, vec!["data[bad key]", "binaryData[ok]"]);
+        assert_eq!(fields, vec!["data[bad key]", "data[ok]", "binaryData[ok]"]);
+        assert_eq!(
+            errs[1].to_string(),
+            r#"data[ok]: Invalid value: "ok": duplicate of key present in binaryData"#
+        );
+        assert_eq!(
+            errs[2].to_string(),
+            r#"binaryData[ok]: Invalid value: "ok": duplicate of key present in data"#
+        );
         let big = "x".repeat(MAX_DATA_SIZE + 1);
         let errs = s.validate(&json!({"data":{"a": big}}));
-        assert_eq!(errs, vec![FieldError::too_long("data", MAX_DATA_SIZE)]);
+        assert_eq!(
+            errs.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            vec!["[]: Too long: may not be more than 1048576 bytes"]
+        );
         let exact = "x".repeat(MAX_DATA_SIZE);
         assert!(s.validate(&json!({"data":{"a": exact}})).is_empty());
     }

@@ -17,7 +17,9 @@ use crate::registry::strategy::mark_for_finalizers;
 use crate::request::FieldLabels;
 use crate::request::METADATA_NAME;
 use crate::request::SelectableField;
+use crate::validation::FieldError;
 use crate::validation::NameRule;
+use crate::validation::validate_finalizer_name;
 
 /// Kubernetes' answer to deleting a namespace that is still being emptied.
 const STILL_TERMINATING: &str = "The system is ensuring all content is removed from this namespace.  Upon completion, this namespace will automatically be purged by the system.";
@@ -94,6 +96,44 @@ impl Strategy for NamespaceStrategy {
                 items.push(finalizer.into());
             }
         }
+    }
+
+    /// As `ValidateNamespace`: every `spec.finalizers` entry is a finalizer name (upstream
+    /// reports them at the unindexed path).
+    fn validate(&self, obj: &Value) -> Vec<FieldError> {
+        let finalizers = obj.pointer("/spec/finalizers").and_then(Value::as_array);
+        finalizers
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .flat_map(|f| validate_finalizer_name(f, "spec.finalizers", self.flavor))
+            .collect()
+    }
+
+    /// As `ValidateNamespaceStatusUpdate`, for a status that changes: the phase is `Active`
+    /// until deletion begins and `Terminating` after (upstream's path spells `Phase`).
+    fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        if new.get("status") == old.get("status") {
+            return Vec::new();
+        }
+        let phase = new.pointer("/status/phase").and_then(Value::as_str);
+        let phase_value = phase.unwrap_or_default();
+        if new.pointer("/metadata/deletionTimestamp").is_none() {
+            if phase != Some("Active") {
+                return vec![FieldError::invalid(
+                    "status.Phase",
+                    phase_value,
+                    "may only be 'Active' if `deletionTimestamp` is empty",
+                )];
+            }
+        } else if phase != Some("Terminating") {
+            return vec![FieldError::invalid(
+                "status.Phase",
+                phase_value,
+                "may only be 'Terminating' if `deletionTimestamp` is not empty",
+            )];
+        }
+        Vec::new()
     }
 
     /// Finalizers change only through `finalize`, status only through `status`.
@@ -198,6 +238,46 @@ mod tests {
         v["spec"]["finalizers"] = json!([]);
         assert!(s.ready_for_removal(&v));
         assert_eq!(s.before_delete(&mut v, "later"), DeleteAction::Remove);
+    }
+
+    // R-RES-027
+    #[test]
+    fn spec_finalizers_are_finalizer_names() {
+        let s = NamespaceStrategy::new(Flavor::Platform);
+        assert!(
+            s.validate(&json!({"spec":{"finalizers":["platform","example.com/x"]}}))
+                .is_empty()
+        );
+        let errs = s.validate(&json!({"spec":{"finalizers":["platform","kubernetes"]}}));
+        assert_eq!(
+            errs.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            vec![
+                r#"spec.finalizers: Invalid value: "kubernetes": name is neither a standard finalizer name nor is it fully qualified"#
+            ]
+        );
+        let k = NamespaceStrategy::new(Flavor::Kubernetes);
+        assert!(
+            k.validate(&json!({"spec":{"finalizers":["kubernetes"]}}))
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn status_phase_follows_deletion() {
+        let s = NamespaceStrategy::new(Flavor::Platform);
+        let old = json!({"status":{"phase":"Active"}});
+        let bad = json!({"status":{"phase":"Terminating"}});
+        assert_eq!(
+            s.validate_update(&bad, &old)[0].to_string(),
+            r#"status.Phase: Invalid value: "Terminating": may only be 'Active' if `deletionTimestamp` is empty"#
+        );
+        let deleting =
+            json!({"metadata":{"deletionTimestamp":"t"},"status":{"phase":"Active","x":1}});
+        assert_eq!(
+            s.validate_update(&deleting, &old)[0].to_string(),
+            r#"status.Phase: Invalid value: "Active": may only be 'Terminating' if `deletionTimestamp` is not empty"#
+        );
+        assert!(s.validate_update(&old, &old).is_empty());
     }
 
     #[test]

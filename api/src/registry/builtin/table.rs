@@ -98,7 +98,7 @@ fn core() -> Vec<Row> {
         kind::<Endpoints>().short(&["ep"]),
         kind::<Event>()
             .short(&["ev"])
-            .strategy(|_| Box::new(EventStrategy)),
+            .strategy(|flavor| Box::new(EventStrategy::new(flavor))),
         kind::<LimitRange>().short(&["limits"]),
         namespace_row(),
         kind::<Node>()
@@ -123,7 +123,7 @@ fn core() -> Vec<Row> {
         kind::<PodTemplate>(),
         kind::<ReplicationController>().short(&["rc"]).all().scale(),
         kind::<ResourceQuota>().short(&["quota"]).status(),
-        kind::<Secret>().strategy(|_| Box::new(SecretStrategy)),
+        kind::<Secret>().strategy(|flavor| Box::new(SecretStrategy::new(flavor))),
         kind::<ServiceAccount>()
             .short(&["sa"])
             .subresource(Token)
