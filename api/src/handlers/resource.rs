@@ -142,6 +142,7 @@ pub(crate) async fn serve_resource(
         let namespace = item_ns.ok_or(ApiError::UnknownResource)?;
         let parent = subresource::Parent {
             storage,
+            registry,
             store,
             namespace,
             name: &info.name,

@@ -499,3 +499,146 @@ async fn discovery_lists_the_subresources_and_their_kinds() {
     assert_eq!(token["group"], "authentication.k8s.io");
     assert_eq!(token["kind"], "TokenRequest");
 }
+
+const BUDGETS: &str = "/apis/policy/v1/namespaces/default/poddisruptionbudgets";
+
+/// Creates the pod `name` labelled `app=<app>` and makes it Running and Ready.
+async fn ready_pod(app: &Router, name: &str, label: &str) {
+    let mut p = created(app, PODS, &pod(name, json!({"app": label}))).await;
+    p["status"] = json!({"phase": "Running",
+        "conditions": [{"type": "Ready", "status": "True"}]});
+    let reply = admin_call(
+        app,
+        "PUT",
+        &format!("{PODS}/{name}/status"),
+        Some(&p.to_string()),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+}
+
+async fn budget(app: &Router, name: &str, label: &str, min_available: Value) {
+    let pdb = json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+        "metadata": {"name": name},
+        "spec": {"minAvailable": min_available, "selector": {"matchLabels": {"app": label}}}});
+    created(app, BUDGETS, &pdb.to_string()).await;
+}
+
+fn eviction(name: &str) -> String {
+    json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": name}}).to_string()
+}
+
+// R-RES-008: an eviction the budget allows records the disruption in the budget's status
+// and deletes the pod; the next one, which would leave too few healthy pods, is 429.
+#[tokio::test]
+async fn eviction_follows_the_disruption_budget() {
+    let (app, _) = app().await;
+    ready_pod(&app, "p1", "web").await;
+    ready_pod(&app, "p2", "web").await;
+    budget(&app, "web", "web", json!(1)).await;
+    let evicted = admin_call(
+        &app,
+        "POST",
+        &format!("{PODS}/p1/eviction"),
+        Some(&eviction("p1")),
+    )
+    .await;
+    assert_success(&evicted);
+    let gone = admin_call(&app, "GET", &format!("{PODS}/p1"), None).await;
+    assert_eq!(gone.status, StatusCode::NOT_FOUND);
+    let pdb = get(&app, &format!("{BUDGETS}/web")).await;
+    assert_eq!(pdb["status"]["disruptionsAllowed"], 0, "{pdb}");
+    assert_eq!(pdb["status"]["currentHealthy"], 2);
+    assert_eq!(pdb["status"]["desiredHealthy"], 1);
+    assert!(pdb["status"]["disruptedPods"]["p1"].is_string(), "{pdb}");
+
+    let refused = admin_call(
+        &app,
+        "POST",
+        &format!("{PODS}/p2/eviction"),
+        Some(&eviction("p2")),
+    )
+    .await;
+    let s = assert_status(&refused, 429, "TooManyRequests");
+    assert_eq!(
+        s["message"],
+        "Cannot evict pod as it would violate the pod's disruption budget."
+    );
+    assert_eq!(
+        s["details"]["causes"],
+        json!([{"reason": "DisruptionBudget",
+            "message": "The disruption budget web needs 1 healthy pods and has 1 currently"}])
+    );
+    get(&app, &format!("{PODS}/p2")).await;
+}
+
+// R-RES-008: no budget, the pod goes; two budgets, 500 as upstream; another name 400; a
+// missing pod 404; a dry run writes neither the budget nor the delete.
+#[tokio::test]
+async fn eviction_without_one_budget_and_refusals() {
+    let (app, storage) = app().await;
+    ready_pod(&app, "free", "none").await;
+    assert_success(
+        &admin_call(
+            &app,
+            "POST",
+            &format!("{PODS}/free/eviction"),
+            Some(&eviction("free")),
+        )
+        .await,
+    );
+    let gone = admin_call(&app, "GET", &format!("{PODS}/free"), None).await;
+    assert_eq!(gone.status, StatusCode::NOT_FOUND);
+
+    ready_pod(&app, "p", "web").await;
+    let renamed = admin_call(
+        &app,
+        "POST",
+        &format!("{PODS}/p/eviction"),
+        Some(&eviction("q")),
+    )
+    .await;
+    let s = assert_status(&renamed, 400, "BadRequest");
+    assert_eq!(
+        s["message"],
+        "name in URL does not match name in Eviction object"
+    );
+    let missing = admin_call(
+        &app,
+        "POST",
+        &format!("{PODS}/nope/eviction"),
+        Some(&eviction("nope")),
+    )
+    .await;
+    assert_status(&missing, 404, "NotFound");
+
+    budget(&app, "a", "web", json!(0)).await;
+    let revision = storage.revision();
+    let dry = admin_call(
+        &app,
+        "POST",
+        &format!("{PODS}/p/eviction?dryRun=All"),
+        Some(&eviction("p")),
+    )
+    .await;
+    assert_success(&dry);
+    assert_eq!(storage.revision(), revision, "a dry run stores nothing");
+    get(&app, &format!("{PODS}/p")).await;
+
+    budget(&app, "b", "web", json!("50%")).await;
+    let several = admin_call(
+        &app,
+        "POST",
+        &format!("{PODS}/p/eviction"),
+        Some(&eviction("p")),
+    )
+    .await;
+    assert_eq!(several.status.as_u16(), 500, "{}", several.text());
+    let s = several.json();
+    assert_eq!(s["status"], "Failure");
+    assert_eq!(
+        s["message"],
+        "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."
+    );
+    get(&app, &format!("{PODS}/p")).await;
+}

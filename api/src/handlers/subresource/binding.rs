@@ -66,6 +66,7 @@ pub(crate) async fn bind_collection(
         .to_owned();
     let parent = Parent {
         storage,
+        registry,
         store: pods,
         namespace,
         name: &name,

@@ -5,6 +5,8 @@
 
 mod binding;
 mod body;
+mod disruption;
+mod eviction;
 mod rsa_signer;
 mod scale;
 mod token;
@@ -32,6 +34,8 @@ use crate::storage::Storage;
 pub(crate) struct Parent<'a> {
     /// Where objects are.
     pub storage: &'a dyn Storage,
+    /// Every served store (eviction reads pods and disruption budgets).
+    pub registry: &'a Registry,
     /// The parent's store.
     pub store: &'a Store,
     /// The parent's namespace (empty for cluster-scoped parents).
@@ -62,6 +66,10 @@ pub(crate) async fn serve_subresource(
         }
         ("binding", Verb::Create) => {
             binding::bind(&parent, &req.body, req.now, write).await?;
+            Ok(success())
+        }
+        ("eviction", Verb::Create) => {
+            eviction::evict(&parent, req, write).await?;
             Ok(success())
         }
         ("token", Verb::Create) => {
