@@ -1,11 +1,12 @@
 //! What the node chooses for the API: naming flavor, readiness, the authentication and
-//! authorization chains, and the clock.
+//! authorization chains, the clock and the service account token signer.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::DateTime;
 use chrono::Utc;
+use serde_json::Value;
 
 use crate::auth::Authenticator;
 use crate::auth::Authorizer;
@@ -31,6 +32,24 @@ impl Clock for SystemClock {
         Utc::now()
     }
 }
+
+/// Signs the service account tokens that `serviceaccounts/<name>/token` issues
+/// (Kubernetes' `--service-account-signing-key-file`, `--service-account-issuer`,
+/// `--api-audiences`). The node loads or makes the key and hands the signer in, so the API
+/// does no IO.
+pub trait TokenSigner: Send + Sync + 'static {
+    /// The `iss` claim of every token.
+    fn issuer(&self) -> &str;
+    /// The audiences of a token whose request names none: the API server's own.
+    fn default_audiences(&self) -> &[String];
+    /// `claims` as a signed JWT in compact form.
+    fn sign(&self, claims: &Value) -> Result<String, TokenSignError>;
+}
+
+/// A token could not be signed (a key the signing library refuses).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the service account token cannot be signed: {0}")]
+pub struct TokenSignError(pub String);
 
 /// How long watches run and how often they report progress.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,11 +89,13 @@ pub struct ApiConfig {
     pub watch: WatchSettings,
     /// Which API versions and resources are served (`--runtime-config`, R-VER-063).
     pub runtime_config: RuntimeConfig,
+    /// The signer of service account tokens; without one, token requests are a 500.
+    pub token_signer: Option<Arc<dyn TokenSigner>>,
 }
 
 impl ApiConfig {
     /// The default configuration: client certificates authenticate, `system:masters` may do
-    /// everything, everyone else is denied; wall-clock time.
+    /// everything, everyone else is denied; wall-clock time; no token signer.
     pub fn new(flavor: Flavor, readiness: Arc<dyn Readiness>) -> Self {
         Self {
             flavor,
@@ -84,6 +105,7 @@ impl ApiConfig {
             clock: Arc::new(SystemClock),
             watch: WatchSettings::default(),
             runtime_config: RuntimeConfig::default(),
+            token_signer: None,
         }
     }
 }

@@ -193,6 +193,25 @@ pub enum ApiError {
     /// `test`, R-RES-115). Kubernetes answers with its generic 422 text and no details.
     #[error("the server rejected our request due to an error in our request")]
     PatchNotApplicable,
+    /// 429 TooManyRequests: the request would break a limit that may lift later (an
+    /// eviction a disruption budget does not allow now); `causes` say which.
+    #[error("{message}")]
+    TooManyRequests {
+        /// What was refused.
+        message: String,
+        /// `(reason, message)` of each cause (`DisruptionBudget`, ...).
+        causes: Vec<(String, String)>,
+    },
+    /// A failure answered with an explicit Kubernetes status code and message (upstream
+    /// handlers that return a `Status` of their own, like the eviction of a pod with more
+    /// than one disruption budget: 500 without a reason).
+    #[error("{message}")]
+    StatusFailure {
+        /// The HTTP status code.
+        code: u16,
+        /// The message.
+        message: String,
+    },
 }
 
 impl From<crate::patch::PatchError> for ApiError {
@@ -276,6 +295,10 @@ impl ApiError {
             Self::TooLargeResourceVersion { .. } => StatusCode::GATEWAY_TIMEOUT,
             Self::ServiceUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
+            Self::StatusFailure { code, .. } => {
+                StatusCode::from_u16(*code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
+            }
         }
     }
 
@@ -296,6 +319,8 @@ impl ApiError {
             Self::TooLargeResourceVersion { .. } => "Timeout",
             Self::ServiceUnavailable(_) => "ServiceUnavailable",
             Self::Internal(_) => "InternalError",
+            Self::TooManyRequests { .. } => "TooManyRequests",
+            Self::StatusFailure { .. } => "",
         }
     }
 
@@ -337,13 +362,21 @@ impl ApiError {
             })),
             Self::ServiceUnavailable(_) => Some(json!({"retryAfterSeconds": RETRY_AFTER_SECONDS})),
             Self::Internal(message) => Some(json!({"causes": [{"message": message}]})),
+            Self::TooManyRequests { causes, .. } => {
+                let causes: Vec<Value> = causes
+                    .iter()
+                    .map(|(reason, message)| json!({"reason": reason, "message": message}))
+                    .collect();
+                Some(json!({"causes": causes}))
+            }
             Self::BadRequest(_)
             | Self::UnsupportedMediaType { .. }
             | Self::RequestEntityTooLarge { .. }
             | Self::Gone { .. }
             | Self::ListExpired
             | Self::ContinueExpired { .. }
-            | Self::Unauthorized => None,
+            | Self::Unauthorized
+            | Self::StatusFailure { .. } => None,
         }
     }
 
@@ -359,7 +392,9 @@ impl ApiError {
         m.insert("metadata".to_owned(), metadata);
         m.insert("status".to_owned(), "Failure".into());
         m.insert("message".to_owned(), self.to_string().into());
-        m.insert("reason".to_owned(), self.reason().into());
+        if !self.reason().is_empty() {
+            m.insert("reason".to_owned(), self.reason().into());
+        }
         if let Some(d) = self.details() {
             m.insert("details".to_owned(), d);
         }
@@ -517,6 +552,38 @@ mod tests {
         assert_eq!(s["details"]["causes"][0]["reason"], "FieldValueInvalid");
         assert_eq!(s["details"]["causes"][0]["field"], "metadata.name");
         assert_eq!(s["details"]["causes"][1]["message"], "Required value");
+    }
+
+    // R-RES-008: an eviction a disruption budget refuses is 429 with the budget as cause; a
+    // handler's own failure Status keeps its code and has no reason.
+    #[test]
+    fn too_many_requests_and_explicit_failures() {
+        let e = ApiError::TooManyRequests {
+            message: "Cannot evict pod as it would violate the pod's disruption budget.".into(),
+            causes: vec![(
+                "DisruptionBudget".into(),
+                "The disruption budget b needs 2 healthy pods and has 2 currently".into(),
+            )],
+        };
+        assert_eq!(
+            e.status(),
+            json!({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",
+                "message":"Cannot evict pod as it would violate the pod's disruption budget.",
+                "reason":"TooManyRequests",
+                "details":{"causes":[{"reason":"DisruptionBudget",
+                    "message":"The disruption budget b needs 2 healthy pods and has 2 currently"}]},
+                "code":429})
+        );
+        assert_eq!(e.retry_after(), None);
+        let failure = ApiError::StatusFailure {
+            code: 500,
+            message: "more than one".into(),
+        };
+        assert_eq!(
+            failure.status(),
+            json!({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",
+                "message":"more than one","code":500})
+        );
     }
 
     // R-ACC-088

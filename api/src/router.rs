@@ -23,6 +23,7 @@ use crate::auth::AuthenticatorChain;
 use crate::auth::AuthorizerChain;
 use crate::config::ApiConfig;
 use crate::config::Clock;
+use crate::config::TokenSigner;
 use crate::config::WatchSettings;
 use crate::discovery;
 use crate::discovery::Answer;
@@ -51,6 +52,7 @@ struct AppState {
     watch: WatchSettings,
     watch_events: Arc<EncodedEvents>,
     discovery: Arc<Discovery>,
+    token_signer: Option<Arc<dyn TokenSigner>>,
 }
 
 /// The whole HTTP API over `storage`.
@@ -66,6 +68,7 @@ pub fn router(storage: Arc<dyn Storage>, config: ApiConfig) -> Router {
         flavor: config.flavor,
         watch: config.watch,
         watch_events: Arc::default(),
+        token_signer: config.token_signer,
     };
     Router::new()
         .route("/version", get(version).fallback(not_allowed))
@@ -169,6 +172,7 @@ async fn pipeline(state: &AppState, request: Request) -> Result<Response, ApiErr
         now: state.clock.now(),
         watch: state.watch,
         watch_events: state.watch_events.clone(),
+        token_signer: state.token_signer.clone(),
     };
     serve_resource(state.storage.as_ref(), &state.registry, req).await
 }

@@ -123,10 +123,20 @@ pub struct ServeArgs {
     /// election (randomized up to twice this); at least five heartbeat intervals.
     #[arg(long, default_value_t = 1000)]
     pub election_timeout: u64,
+    /// RSA private key (PEM) that signs service account tokens; without it, the replica
+    /// makes one at first start and keeps it as `service-account.key` in its data directory.
+    #[arg(long)]
+    pub service_account_signing_key_file: Option<PathBuf>,
+    /// The `iss` claim of service account tokens, also their default audience.
+    #[arg(long, default_value = DEFAULT_SERVICE_ACCOUNT_ISSUER)]
+    pub service_account_issuer: String,
     /// History, watch and continue-token lifetimes.
     #[command(flatten)]
     pub watch: WatchArgs,
 }
+
+/// The issuer of service account tokens when `--service-account-issuer` is not given.
+pub const DEFAULT_SERVICE_ACCOUNT_ISSUER: &str = "https://apiary.local";
 
 /// Flags about history and watches, shared by `apiary serve` and `apiary dev` (which passes
 /// them on to every replica).

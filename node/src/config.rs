@@ -18,6 +18,7 @@ use crate::cli::FlavorName;
 use crate::cli::ServeArgs;
 use crate::cli::WatchArgs;
 use crate::server::flavor;
+use crate::service_account_key::DEFAULT_KEY_FILE;
 
 /// Why the flags do not describe a replica.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -132,6 +133,10 @@ pub struct ServeConfig {
     pub watch: WatchSettings,
     /// Which API versions and resources are served (`--runtime-config`, read once here).
     pub runtime_config: RuntimeConfig,
+    /// The key that signs service account tokens (made there when absent).
+    pub service_account_key: PathBuf,
+    /// The `iss` claim and default audience of service account tokens.
+    pub service_account_issuer: String,
 }
 
 impl ServeConfig {
@@ -169,6 +174,11 @@ impl ServeConfig {
                 args.runtime_config.iter().map(String::as_str),
                 flavor(args.flavor),
             )?,
+            service_account_key: args
+                .service_account_signing_key_file
+                .clone()
+                .unwrap_or_else(|| args.data_dir.join(DEFAULT_KEY_FILE)),
+            service_account_issuer: args.service_account_issuer.clone(),
         })
     }
 }

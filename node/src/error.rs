@@ -4,6 +4,7 @@ use std::net::SocketAddr;
 
 use crate::config::ConfigError;
 use crate::dev::DevError;
+use crate::service_account_key::KeyError;
 use crate::tls::TlsError;
 
 /// Why the binary stopped with a failure. All of these are fatal at start-up; failures while
@@ -34,6 +35,9 @@ pub enum NodeError {
     /// `apiary dev` failed.
     #[error("apiary dev failed")]
     Dev(#[from] DevError),
+    /// The service account signing key is unusable.
+    #[error("service account tokens cannot be signed")]
+    ServiceAccountKey(#[from] KeyError),
 }
 
 /// `error` and its sources, joined with ": " (each `#[error]` message names only its own step).

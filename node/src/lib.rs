@@ -25,6 +25,7 @@ pub mod https;
 pub mod readiness;
 pub mod replicated;
 pub mod server;
+pub mod service_account_key;
 pub mod shutdown;
 pub mod tls;
 

@@ -32,6 +32,7 @@ use crate::config::ServeConfig;
 use crate::error::NodeError;
 use crate::https::serve_https;
 use crate::readiness::ReplicaReadiness;
+use crate::service_account_key;
 use crate::shutdown::terminate_signal;
 use crate::tls;
 
@@ -122,6 +123,10 @@ pub async fn run(
     let mut api_config = ApiConfig::new(flavor, Arc::new(readiness.clone()));
     api_config.watch = config.watch;
     api_config.runtime_config = config.runtime_config.clone();
+    api_config.token_signer = Some(Arc::new(service_account_key::signer(
+        &config.service_account_key,
+        &config.service_account_issuer,
+    )?));
     let app = apiary_api::router(storage.clone(), api_config);
     let api_server = tokio::spawn(serve_https(listeners.api, api_tls, app, stop_api.clone()));
     let stop_bootstrap = stop_api.clone();

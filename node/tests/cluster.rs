@@ -127,6 +127,9 @@ impl Cluster {
             watch_history: Duration::from_secs(300),
             watch: WatchSettings::default(),
             runtime_config: RuntimeConfig::default(),
+            // One key for the cluster, made by the first replica's start.
+            service_account_key: self.dir.join("service-account.key"),
+            service_account_issuer: "https://apiary.test".to_owned(),
         };
         let stop = CancellationToken::new();
         self.api.push(listeners.api.local_addr().unwrap());

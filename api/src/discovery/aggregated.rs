@@ -10,6 +10,7 @@ use super::legacy::versions;
 use crate::flavor::Flavor;
 use crate::registry::Registry;
 use crate::registry::ResourceType;
+use crate::registry::subresource_kind;
 use crate::registry::subresource_verbs;
 
 /// The `apiVersion` of the aggregated documents in `flavor` (`apidiscovery.k8s.io/v2`).
@@ -21,7 +22,7 @@ fn response_kind(r: &ResourceType) -> Value {
     json!({"group": r.group, "version": r.version, "kind": r.kind})
 }
 
-fn resource(r: &ResourceType) -> Value {
+fn resource(r: &ResourceType, flavor: Flavor) -> Value {
     let mut entry = json!({
         "resource": r.plural,
         "responseKind": response_kind(r),
@@ -35,14 +36,20 @@ fn resource(r: &ResourceType) -> Value {
     if !r.categories.is_empty() {
         entry["categories"] = json!(r.categories);
     }
-    // The served subresources (`status`, `finalize`) answer the parent kind.
+    // `status` and `finalize` answer the parent kind; the others their own.
     let subresources: Vec<Value> = r
         .subresources
         .iter()
         .map(|sub| {
+            let kind = match subresource_kind(sub, flavor) {
+                Some((group, version, kind)) => {
+                    json!({"group": group, "version": version, "kind": kind})
+                }
+                None => response_kind(r),
+            };
             json!({
                 "subresource": sub,
-                "responseKind": response_kind(r),
+                "responseKind": kind,
                 "verbs": subresource_verbs(sub),
             })
         })
@@ -54,7 +61,7 @@ fn resource(r: &ResourceType) -> Value {
 }
 
 /// One `APIGroupDiscovery` (the core group has no name).
-fn group(registry: &Registry, name: &str) -> Value {
+fn group(registry: &Registry, flavor: Flavor, name: &str) -> Value {
     let versions: Vec<Value> = versions(registry, name)
         .into_iter()
         .map(|version| {
@@ -62,7 +69,7 @@ fn group(registry: &Registry, name: &str) -> Value {
                 .stores()
                 .map(|s| s.resource())
                 .filter(|r| r.group == name && r.version == version)
-                .map(resource)
+                .map(|r| resource(r, flavor))
                 .collect();
             json!({"version": version, "resources": resources, "freshness": "Current"})
         })
@@ -85,14 +92,14 @@ fn list(flavor: Flavor, items: Vec<Value>) -> Value {
 
 /// The aggregated document of `/api`: the core group.
 pub fn core(registry: &Registry, flavor: Flavor) -> Value {
-    list(flavor, vec![group(registry, "")])
+    list(flavor, vec![group(registry, flavor, "")])
 }
 
 /// The aggregated document of `/apis`: every served named group.
 pub fn named(registry: &Registry, flavor: Flavor) -> Value {
     let items = named_groups(registry)
         .into_iter()
-        .map(|g| group(registry, g))
+        .map(|g| group(registry, flavor, g))
         .collect();
     list(flavor, items)
 }
@@ -128,6 +135,10 @@ mod tests {
                 "shortNames": ["deploy"],
                 "categories": ["all"],
                 "subresources": [{
+                    "subresource": "scale",
+                    "responseKind": {"group": "autoscaling", "version": "v1", "kind": "Scale"},
+                    "verbs": ["get", "patch", "update"],
+                }, {
                     "subresource": "status",
                     "responseKind": {"group": "apps", "version": "v1", "kind": "Deployment"},
                     "verbs": ["get", "patch", "update"],

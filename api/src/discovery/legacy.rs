@@ -13,8 +13,10 @@ use serde_json::json;
 use sha2::Digest;
 use sha2::Sha256;
 
+use crate::flavor::Flavor;
 use crate::registry::Registry;
 use crate::registry::ResourceType;
+use crate::registry::subresource_kind;
 use crate::registry::subresource_verbs;
 
 /// The `storageVersionHash` of a resource stored as `group`/`version` `kind`: the first 8
@@ -50,27 +52,41 @@ fn resource_entry(r: &ResourceType) -> Value {
     entry
 }
 
-/// The served subresources' entries. The served ones (`status`, `finalize`) answer the parent
-/// kind, so they carry no `group`/`version` of their own.
-fn subresource_entries(r: &ResourceType) -> impl Iterator<Item = Value> + '_ {
-    r.subresources.iter().map(|sub| {
-        json!({
+/// The served subresources' entries: `status` and `finalize` answer the parent kind; the
+/// others name their own kind, with its `group` and `version` when they differ from the
+/// parent's (`deployments/scale`: `autoscaling` `v1` Scale), as upstream lists them.
+fn subresource_entries(r: &ResourceType, flavor: Flavor) -> impl Iterator<Item = Value> + '_ {
+    r.subresources.iter().map(move |sub| {
+        let mut entry = json!({
             "name": format!("{}/{sub}", r.plural),
             "singularName": "",
             "namespaced": r.is_namespaced(),
             "kind": r.kind,
             "verbs": subresource_verbs(sub),
-        })
+        });
+        if let Some((group, version, kind)) = subresource_kind(sub, flavor) {
+            if group != r.group || version != r.version {
+                entry["group"] = group.into();
+                entry["version"] = version.into();
+            }
+            entry["kind"] = kind.into();
+        }
+        entry
     })
 }
 
-/// The `APIResourceList` of `group`/`version` (empty group: core), if anything is served
-/// there.
-pub fn resource_list(registry: &Registry, group: &str, version: &str) -> Option<Value> {
+/// The `APIResourceList` of `group`/`version` (empty group: core) in `flavor`, if anything is
+/// served there.
+pub fn resource_list(
+    registry: &Registry,
+    flavor: Flavor,
+    group: &str,
+    version: &str,
+) -> Option<Value> {
     let mut resources = Vec::new();
     for r in served(registry).filter(|r| r.group == group && r.version == version) {
         resources.push(resource_entry(r));
-        resources.extend(subresource_entries(r));
+        resources.extend(subresource_entries(r, flavor));
     }
     if resources.is_empty() {
         return None;
@@ -144,7 +160,6 @@ pub fn group(registry: &Registry, group: &str) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::flavor::Flavor;
 
     // The two values upstream's discovery serves for core v1 ConfigMap and Pod.
     #[test]
@@ -157,7 +172,7 @@ mod tests {
     fn core_documents_come_from_the_table() {
         let registry = Registry::builtin(Flavor::Platform);
         assert_eq!(core_versions(&registry)["versions"], json!(["v1"]));
-        let list = resource_list(&registry, "", "v1").expect("core v1");
+        let list = resource_list(&registry, Flavor::Platform, "", "v1").expect("core v1");
         let find = |name: &str| {
             list["resources"]
                 .as_array()
@@ -173,7 +188,7 @@ mod tests {
         let finalize = find("namespaces/finalize");
         assert_eq!(finalize["verbs"], json!(["update"]));
         assert!(finalize.get("storageVersionHash").is_none());
-        assert!(resource_list(&registry, "", "v2").is_none());
+        assert!(resource_list(&registry, Flavor::Platform, "", "v2").is_none());
         assert_eq!(find("pods")["categories"], json!(["all"]));
         let names: Vec<&str> = list["resources"]
             .as_array()
@@ -183,9 +198,21 @@ mod tests {
             .collect();
         assert!(names.contains(&"pods/status"));
         assert!(
-            !names.contains(&"pods/exec") && !names.contains(&"serviceaccounts/token"),
+            !names.contains(&"pods/exec"),
             "subresources not served yet stay out of discovery"
         );
+        let token = find("serviceaccounts/token");
+        assert_eq!(
+            (&token["group"], &token["version"], &token["kind"]),
+            (
+                &json!("authentication.platform.io"),
+                &json!("v1"),
+                &json!("TokenRequest")
+            )
+        );
+        let binding = find("pods/binding");
+        assert_eq!(binding["kind"], "Binding");
+        assert!(binding.get("group").is_none(), "same group version as pods");
         assert_eq!(
             group(&registry, "rbac.authorization.platform.io")["preferredVersion"]["groupVersion"],
             "rbac.authorization.platform.io/v1"

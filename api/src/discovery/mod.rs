@@ -56,7 +56,7 @@ impl Discovery {
         };
         add("api".into(), &legacy::core_versions(registry));
         for v in legacy::versions(registry, "") {
-            if let Some(list) = legacy::resource_list(registry, "", v) {
+            if let Some(list) = legacy::resource_list(registry, flavor, "", v) {
                 add(format!("api/{v}"), &list);
             }
         }
@@ -64,7 +64,7 @@ impl Discovery {
         for g in legacy::named_groups(registry) {
             add(format!("apis/{g}"), &legacy::group(registry, g));
             for v in legacy::versions(registry, g) {
-                if let Some(list) = legacy::resource_list(registry, g, v) {
+                if let Some(list) = legacy::resource_list(registry, flavor, g, v) {
                     add(format!("apis/{g}/{v}"), &list);
                 }
             }

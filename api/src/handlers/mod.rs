@@ -1,11 +1,12 @@
 //! HTTP handlers behind the authentication and authorization stages: reading the body within
-//! the size limit, dispatching a resource request to its store by verb, and answering its
-//! warnings.
+//! the size limit, dispatching a resource request to its store by verb (or to the handler of
+//! its subresource), and answering its warnings.
 
 mod body;
 mod delete_options;
 mod resource;
 mod response;
+mod subresource;
 mod warnings;
 mod write_options;
 
@@ -15,3 +16,4 @@ pub(crate) use body::read_body;
 pub(crate) use resource::ResourceRequest;
 pub(crate) use resource::serve_resource;
 pub(crate) use response::json_response;
+pub use subresource::RsaTokenSigner;

@@ -12,9 +12,11 @@ use http::StatusCode;
 
 use super::delete_options::delete_options;
 use super::json_response;
+use super::subresource;
 use super::warnings::with_warnings;
 use super::write_options::WriteKind;
 use super::write_options::write_options;
+use crate::config::TokenSigner;
 use crate::config::WatchSettings;
 use crate::error::ApiError;
 use crate::flavor::Flavor;
@@ -49,6 +51,8 @@ pub(crate) struct ResourceRequest<'a> {
     pub watch: WatchSettings,
     /// The watch events this replica encoded for other watches.
     pub watch_events: Arc<EncodedEvents>,
+    /// The signer of service account tokens, if configured.
+    pub token_signer: Option<Arc<dyn TokenSigner>>,
 }
 
 /// The media types request bodies may have (YAML, Protobuf and CBOR come with the codecs).
@@ -86,6 +90,9 @@ pub(crate) async fn serve_resource(
     req: ResourceRequest<'_>,
 ) -> Result<Response, ApiError> {
     let info = req.info;
+    if info.api_group.is_empty() && info.api_version == "v1" && info.resource == "bindings" {
+        return subresource::serve_bindings(storage, registry, &req).await;
+    }
     let store = registry
         .lookup(&info.api_group, &info.api_version, &info.resource)
         .ok_or(ApiError::UnknownResource)?;
@@ -149,6 +156,17 @@ pub(crate) async fn serve_resource(
         (true, None) => None,
         (false, _) => Some(""),
     };
+    if subresource::is_handled(sub) {
+        let namespace = item_ns.ok_or(ApiError::UnknownResource)?;
+        let parent = subresource::Parent {
+            storage,
+            registry,
+            store,
+            namespace,
+            name: &info.name,
+        };
+        return subresource::serve_subresource(parent, &req, write).await;
+    }
     match (&info.verb, item_ns) {
         (Verb::List, _) => {
             let options = ListOptions::from_query(req.query, false, req.flavor)?;

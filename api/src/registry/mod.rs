@@ -28,6 +28,7 @@ pub use strategy::decode_typed;
 pub use strategy::has_finalizers;
 pub use strategy::mark_for_finalizers;
 pub use subresource::Subresource;
+pub use subresource::subresource_kind;
 
 use crate::flavor::Flavor;
 

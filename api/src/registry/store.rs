@@ -9,6 +9,7 @@
 //! A dry run ([`WriteOptions::dry_run`]) takes every step and hands the final writes to
 //! [`Persistence`], which checks them against storage and drops them.
 
+mod guaranteed_update;
 mod patch;
 mod persistence;
 

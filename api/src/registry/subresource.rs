@@ -1,5 +1,7 @@
-//! The subresources a built-in kind can have, each knowing its verbs and whether the server
-//! serves it yet (discovery lists only served ones).
+//! The subresources a built-in kind can have, each knowing its verbs, the kind it answers
+//! and whether the server serves it yet (discovery lists only served ones).
+
+use crate::flavor::Flavor;
 
 /// A subresource of a resource type (`<plural>/<name>` in discovery).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,18 +61,54 @@ impl Subresource {
     }
 
     /// Whether requests to it are served now: the generic store serves `status` (only the
-    /// status part is taken) and `finalize` (the namespace strategy); the others need their
-    /// own handlers and stay out of discovery until they have them.
+    /// status part is taken) and `finalize` (the namespace strategy); `scale`, `eviction`,
+    /// `binding` and `token` have handlers of their own; the others stay out of discovery
+    /// until they have them.
     pub fn is_served(self) -> bool {
-        matches!(self, Self::Status | Self::Finalize)
+        Self::SERVED.contains(&self)
     }
+
+    /// The served subresources.
+    const SERVED: [Self; 6] = [
+        Self::Status,
+        Self::Finalize,
+        Self::Scale,
+        Self::Eviction,
+        Self::Binding,
+        Self::Token,
+    ];
 
     /// The served subresource called `name`, if any.
     pub fn served_named(name: &str) -> Option<Self> {
-        [Self::Status, Self::Finalize]
-            .into_iter()
-            .find(|s| s.name() == name)
+        Self::SERVED.into_iter().find(|s| s.name() == name)
     }
+
+    /// The `(group, version, kind)` it reads and writes in `flavor`, when that is not the
+    /// parent's own kind (as upstream's discovery lists it): `scale` is `autoscaling/v1`
+    /// Scale, `eviction` `policy/v1` Eviction, `binding` core `v1` Binding, `token`
+    /// `authentication.<d>/v1` TokenRequest.
+    pub fn response_kind(self, flavor: Flavor) -> Option<(String, &'static str, &'static str)> {
+        match self {
+            Self::Scale => Some(("autoscaling".to_owned(), "v1", "Scale")),
+            Self::Eviction => Some(("policy".to_owned(), "v1", "Eviction")),
+            Self::Binding => Some((String::new(), "v1", "Binding")),
+            Self::Token => Some((
+                format!("authentication.{}", flavor.group_domain()),
+                "v1",
+                "TokenRequest",
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// The kind the served subresource `name` answers in `flavor`, when not the parent's (see
+/// [`Subresource::response_kind`]).
+pub fn subresource_kind(
+    name: &str,
+    flavor: Flavor,
+) -> Option<(String, &'static str, &'static str)> {
+    Subresource::served_named(name).and_then(|s| s.response_kind(flavor))
 }
 
 #[cfg(test)]
@@ -78,7 +116,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_status_and_finalize_are_served() {
+    fn served_subresources_and_their_kinds() {
         assert_eq!(
             Subresource::served_named("status"),
             Some(Subresource::Status)
@@ -87,7 +125,17 @@ mod tests {
             Subresource::served_named("finalize"),
             Some(Subresource::Finalize)
         );
-        assert_eq!(Subresource::served_named("scale"), None);
+        assert_eq!(Subresource::served_named("scale"), Some(Subresource::Scale));
+        assert_eq!(Subresource::served_named("exec"), None);
+        assert_eq!(
+            subresource_kind("token", Flavor::Kubernetes),
+            Some(("authentication.k8s.io".to_owned(), "v1", "TokenRequest"))
+        );
+        assert_eq!(
+            subresource_kind("scale", Flavor::Platform),
+            Some(("autoscaling".to_owned(), "v1", "Scale"))
+        );
+        assert_eq!(subresource_kind("status", Flavor::Kubernetes), None);
         assert!(!Subresource::Connect("exec").is_served());
         assert_eq!(Subresource::Connect("log").verbs(), &["get"]);
         assert_eq!(Subresource::Token.verbs(), &["create"]);

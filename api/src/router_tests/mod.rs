@@ -14,6 +14,7 @@ mod mem_storage;
 mod patch;
 mod store;
 mod validation;
+mod subresources;
 mod watch;
 
 use std::sync::Arc;

@@ -30,6 +30,9 @@ pub use supervisor::SupervisorError;
 
 use crate::cli::DevArgs;
 use crate::duration::format_duration;
+use crate::service_account_key::DEFAULT_KEY_FILE;
+use crate::service_account_key::KeyError;
+use crate::service_account_key::load_or_generate;
 
 /// Offset of the peer ports from the API ports.
 const PEER_PORT_OFFSET: u16 = 1000;
@@ -55,6 +58,9 @@ pub enum DevError {
     /// Replicas could not be started.
     #[error(transparent)]
     Supervisor(#[from] SupervisorError),
+    /// The service account signing key could not be made.
+    #[error(transparent)]
+    ServiceAccountKey(#[from] KeyError),
 }
 
 /// Where replica `index` (0-based) listens.
@@ -115,6 +121,10 @@ pub fn replica_specs(args: &DevArgs, dir: &Path, pki: &DevPki, program: &Path) -
                 ),
                 ("--flavor", args.flavor.as_str().into()),
                 (
+                    "--service-account-signing-key-file",
+                    dir.join(DEFAULT_KEY_FILE).into(),
+                ),
+                (
                     "--watch-history",
                     format_duration(args.watch.watch_history).into(),
                 ),
@@ -157,6 +167,8 @@ pub async fn run_dev(args: DevArgs, shutdown: impl Future<Output = ()>) -> Resul
     let dir = fs::canonicalize(&args.dir).map_err(dir_error(&args.dir))?;
     let nodes = usize::from(args.nodes);
     let pki = DevPki::load_or_generate(&dir, nodes)?;
+    // One key for every replica, so each verifies the tokens the others sign.
+    load_or_generate(&dir.join(DEFAULT_KEY_FILE))?;
 
     let api_urls: Vec<String> = (0..nodes)
         .map(|i| format!("https://127.0.0.1:{}", ports(args.base_port, i).api))
@@ -276,6 +288,11 @@ mod tests {
             assert_eq!(config.data_dir, dir.path().join(node_name(i)));
             assert_eq!(config.api_tls.client_ca.as_ref(), Some(&pki.ca.cert_path));
             assert_eq!(config.peer_tls.trusted_ca, pki.peer_ca.cert_path);
+            // One signing key for all replicas.
+            assert_eq!(
+                config.service_account_key,
+                dir.path().join(DEFAULT_KEY_FILE)
+            );
             // The history and watch flags reach every replica unchanged.
             assert_eq!(config.watch_history, Duration::from_secs(2));
             assert_eq!(config.watch.min_request_timeout, Duration::from_secs(7));

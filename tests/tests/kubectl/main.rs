@@ -7,3 +7,4 @@ mod t20_watch;
 mod t30_dry_run;
 mod t40_api_resources;
 mod t60_apply;
+mod t70_subresources;

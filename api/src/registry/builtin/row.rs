@@ -388,7 +388,7 @@ mod tests {
         assert_eq!(t.singular, "deployment");
         assert_eq!(t.scope, Scope::Namespaced);
         assert_eq!(t.categories, vec!["all"]);
-        assert_eq!(t.subresources, vec!["status"], "scale is not served yet");
+        assert_eq!(t.subresources, vec!["scale", "status"]);
         assert!(d.default_on);
 
         let cr = kind::<ClusterRole>();

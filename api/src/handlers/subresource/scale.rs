@@ -1,0 +1,307 @@
+//! The `scale` subresource of deployments, replica sets, stateful sets (`apps/v1`) and
+//! replication controllers (core `v1`): an `autoscaling/v1` Scale built from the parent, and
+//! its update, which changes the parent's `spec.replicas` through the parent's normal update
+//! (so the generation bumps and a stale `resourceVersion` is a 409).
+
+use k8s_openapi::api::autoscaling::v1::Scale;
+use serde_json::Map;
+use serde_json::Value;
+use serde_json::json;
+
+use super::Parent;
+use super::body;
+use crate::error::ApiError;
+use crate::error::GroupKind;
+use crate::registry::WriteOptions;
+use crate::storage::ReadConsistency;
+use crate::validation::FieldError;
+
+/// The `apiVersion` of Scale in every flavor (`autoscaling` has no domain).
+const SCALE_API_VERSION: &str = "autoscaling/v1";
+/// Attempts of an unconditional scale that races another writer of the parent.
+const RETRY_ATTEMPTS: usize = 5;
+/// The replicas of a parent without `spec.replicas` (every replicated kind defaults to 1).
+const DEFAULT_REPLICAS: i64 = 1;
+
+/// The Scale of the parent `obj` of kind `kind`: its name, namespace, uid, resourceVersion and creation
+/// time; `spec.replicas`; `status.replicas` and `status.selector` as a selector string
+/// (replication controllers: from their label map).
+fn scale_of(kind: &str, obj: &Value) -> Value {
+    let mut metadata = Map::new();
+    for field in [
+        "name",
+        "namespace",
+        "uid",
+        "resourceVersion",
+        "creationTimestamp",
+    ] {
+        if let Some(v) = obj.pointer(&format!("/metadata/{field}")) {
+            metadata.insert(field.to_owned(), v.clone());
+        }
+    }
+    let replicas = obj
+        .pointer("/spec/replicas")
+        .and_then(Value::as_i64)
+        .unwrap_or(DEFAULT_REPLICAS);
+    let mut status = Map::new();
+    status.insert(
+        "replicas".to_owned(),
+        obj.pointer("/status/replicas")
+            .and_then(Value::as_i64)
+            .unwrap_or(0)
+            .into(),
+    );
+    let selector = match kind {
+        "ReplicationController" => map_selector(obj.pointer("/spec/selector")),
+        _ => label_selector(obj.pointer("/spec/selector")),
+    };
+    if !selector.is_empty() {
+        status.insert("selector".to_owned(), selector.into());
+    }
+    json!({
+        "kind": "Scale",
+        "apiVersion": SCALE_API_VERSION,
+        "metadata": metadata,
+        "spec": {"replicas": replicas},
+        "status": status,
+    })
+}
+
+/// A label map as upstream's `SelectorFromSet(...).String()`: `k=v` joined by commas, in key
+/// order.
+fn map_selector(selector: Option<&Value>) -> String {
+    let Some(Value::Object(labels)) = selector else {
+        return String::new();
+    };
+    let mut parts: Vec<(String, String)> = labels
+        .iter()
+        .map(|(k, v)| (k.clone(), format!("{k}={}", v.as_str().unwrap_or_default())))
+        .collect();
+    parts.sort();
+    parts
+        .into_iter()
+        .map(|(_, p)| p)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// A `LabelSelector` as upstream's `LabelSelectorAsSelector(...).String()`: one requirement
+/// per label and expression (`k=v`, `k in (a,b)`, `k notin (a,b)`, `k`, `!k`), sorted by key,
+/// set values sorted; nothing for an absent or empty selector.
+fn label_selector(selector: Option<&Value>) -> String {
+    let Some(selector) = selector else {
+        return String::new();
+    };
+    let mut requirements: Vec<(String, String)> = Vec::new();
+    if let Some(Value::Object(labels)) = selector.get("matchLabels") {
+        for (k, v) in labels {
+            let v = v.as_str().unwrap_or_default();
+            requirements.push((k.clone(), format!("{k}={v}")));
+        }
+    }
+    for expr in selector
+        .get("matchExpressions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let key = expr.get("key").and_then(Value::as_str).unwrap_or_default();
+        let mut values: Vec<&str> = expr
+            .get("values")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        values.sort_unstable();
+        let set = values.join(",");
+        let text = match expr.get("operator").and_then(Value::as_str) {
+            Some("In") => format!("{key} in ({set})"),
+            Some("NotIn") => format!("{key} notin ({set})"),
+            Some("Exists") => key.to_owned(),
+            Some("DoesNotExist") => format!("!{key}"),
+            _ => continue,
+        };
+        requirements.push((key.to_owned(), text));
+    }
+    // A stable sort by key, as upstream's `ByKey`.
+    requirements.sort_by(|a, b| a.0.cmp(&b.0));
+    requirements
+        .into_iter()
+        .map(|(_, r)| r)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// The Scale of the parent, read as a GET of the parent would be (404 when absent); PATCH
+/// applies its patch to this.
+pub(crate) async fn get_scale(parent: &Parent<'_>) -> Result<Vec<u8>, ApiError> {
+    let body = parent
+        .store
+        .get(
+            parent.storage,
+            parent.namespace,
+            parent.name,
+            ReadConsistency::Linearizable,
+        )
+        .await?;
+    let kind = &parent.store.resource().kind;
+    Ok(scale_of(kind, &parse_stored(&body)?)
+        .to_string()
+        .into_bytes())
+}
+
+fn parse_stored(body: &[u8]) -> Result<Value, ApiError> {
+    serde_json::from_slice(body)
+        .map_err(|e| ApiError::Internal(format!("a stored object cannot be read: {e}")))
+}
+
+fn invalid(name: &str, causes: Vec<FieldError>) -> ApiError {
+    ApiError::Invalid {
+        kind: GroupKind {
+            group: "autoscaling".to_owned(),
+            kind: "Scale".to_owned(),
+        },
+        name: name.to_owned(),
+        causes,
+    }
+}
+
+/// Sets the parent's replicas to those of `scale` (a Scale as JSON) and answers the new
+/// Scale: the entry of PUT, and of PATCH, which applies the patch to the current Scale (a GET
+/// of the subresource) and hands the result here.
+///
+/// Checked as upstream's scale update: the body's name must be the URL's (400), its
+/// `spec.replicas` not negative (422 on `Scale.autoscaling`). With a `resourceVersion`, the
+/// parent must be at it (409); without one, a race with another writer re-reads the parent.
+/// The parent goes through its store's update, so its own rules, generation and dry run
+/// apply.
+pub(crate) async fn update_scale(
+    parent: &Parent<'_>,
+    scale: Value,
+    write: WriteOptions,
+) -> Result<Vec<u8>, ApiError> {
+    let typed: Scale = body::typed(&scale, &[SCALE_API_VERSION], "Scale")?;
+    let body_name = typed.metadata.name.clone().unwrap_or_default();
+    if body_name != parent.name {
+        return Err(ApiError::BadRequest(format!(
+            "the name of the object ({body_name}) does not match the name on the URL ({})",
+            parent.name
+        )));
+    }
+    let replicas = typed.spec.and_then(|s| s.replicas).unwrap_or(0);
+    if replicas < 0 {
+        return Err(invalid(
+            parent.name,
+            vec![FieldError::invalid(
+                "spec.replicas",
+                i64::from(replicas),
+                "must be greater than or equal to 0",
+            )],
+        ));
+    }
+    let requested = typed.metadata.resource_version.filter(|rv| !rv.is_empty());
+    let write = WriteOptions {
+        dry_run: write.dry_run,
+        ..WriteOptions::default()
+    };
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let current = parent
+            .store
+            .get(
+                parent.storage,
+                parent.namespace,
+                parent.name,
+                ReadConsistency::Linearizable,
+            )
+            .await?;
+        let mut obj = parse_stored(&current)?;
+        if let Some(rv) = &requested
+            && let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut)
+        {
+            meta.insert("resourceVersion".to_owned(), rv.clone().into());
+        }
+        match obj.get_mut("spec") {
+            Some(Value::Object(spec)) => {
+                spec.insert("replicas".to_owned(), replicas.into());
+            }
+            _ => {
+                if let Value::Object(m) = &mut obj {
+                    m.insert("spec".to_owned(), json!({"replicas": replicas}));
+                }
+            }
+        }
+        let body = obj.to_string().into_bytes();
+        match parent
+            .store
+            .update(
+                parent.storage,
+                parent.namespace,
+                parent.name,
+                "",
+                &body,
+                write,
+            )
+            .await
+        {
+            Ok(written) => {
+                let kind = &parent.store.resource().kind;
+                return Ok(scale_of(kind, &parse_stored(&written.body)?)
+                    .to_string()
+                    .into_bytes());
+            }
+            Err(ApiError::Conflict { .. }) if requested.is_none() && attempt < RETRY_ATTEMPTS => {
+                continue;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn selectors_are_written_as_upstream_strings() {
+        let selector = json!({
+            "matchLabels": {"tier": "web", "app": "x"},
+            "matchExpressions": [
+                {"key": "env", "operator": "In", "values": ["prod", "dev"]},
+                {"key": "zone", "operator": "DoesNotExist"},
+                {"key": "b", "operator": "Exists"},
+                {"key": "c", "operator": "NotIn", "values": ["z"]},
+            ],
+        });
+        assert_eq!(
+            label_selector(Some(&selector)),
+            "app=x,b,c notin (z),env in (dev,prod),tier=web,!zone"
+        );
+        assert_eq!(label_selector(None), "");
+        assert_eq!(label_selector(Some(&json!({}))), "");
+        assert_eq!(map_selector(Some(&json!({"b": "2", "a": "1"}))), "a=1,b=2");
+    }
+
+    #[test]
+    fn scale_carries_the_parent_identity_and_replicas() {
+        let rc = json!({
+            "metadata": {"name": "r", "namespace": "d", "uid": "u", "resourceVersion": "7",
+                "creationTimestamp": "2026-01-01T00:00:00Z", "labels": {"l": "v"}},
+            "spec": {"replicas": 3, "selector": {"app": "r"}},
+            "status": {"replicas": 2},
+        });
+        assert_eq!(
+            scale_of("ReplicationController", &rc),
+            json!({"kind": "Scale", "apiVersion": "autoscaling/v1",
+                "metadata": {"name": "r", "namespace": "d", "uid": "u", "resourceVersion": "7",
+                    "creationTimestamp": "2026-01-01T00:00:00Z"},
+                "spec": {"replicas": 3},
+                "status": {"replicas": 2, "selector": "app=r"}})
+        );
+        let bare = scale_of("Deployment", &json!({"metadata": {"name": "d"}}));
+        assert_eq!(bare["spec"]["replicas"], 1);
+        assert_eq!(bare["status"], json!({"replicas": 0}));
+    }
+}
