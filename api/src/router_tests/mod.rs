@@ -13,8 +13,8 @@ mod list;
 mod mem_storage;
 mod patch;
 mod store;
-mod validation;
 mod subresources;
+mod validation;
 mod watch;
 
 use std::sync::Arc;

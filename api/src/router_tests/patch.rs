@@ -14,13 +14,13 @@ use crate::registry::WriteOptions;
 use crate::storage::ReadConsistency;
 use crate::storage::Storage;
 
-const JSON_PATCH: &str = "application/json-patch+json";
-const MERGE_PATCH: &str = "application/merge-patch+json";
+pub(super) const JSON_PATCH: &str = "application/json-patch+json";
+pub(super) const MERGE_PATCH: &str = "application/merge-patch+json";
 const STRATEGIC: &str = "application/strategic-merge-patch+json";
 const DEPLOY_PATH: &str = "/apis/apps/v1/namespaces/default/deployments";
 
 /// PATCH `path` with `body` of media type `content_type`, as the admin.
-async fn patch(app: &Router, path: &str, content_type: &str, body: &str) -> Reply {
+pub(super) async fn patch(app: &Router, path: &str, content_type: &str, body: &str) -> Reply {
     let mut req = Request::builder()
         .method("PATCH")
         .uri(path)

@@ -15,6 +15,9 @@ use rsa::pkcs8::LineEnding;
 use serde_json::Value;
 use serde_json::json;
 
+use super::patch::JSON_PATCH;
+use super::patch::MERGE_PATCH;
+use super::patch::patch;
 use super::*;
 use crate::RsaTokenSigner;
 
@@ -111,6 +114,47 @@ async fn scale_reads_and_writes_the_parent_replicas() {
     let put = admin_call(&app, "PUT", &path, Some(&scale("web", 2, None))).await;
     assert_eq!(put.status, StatusCode::OK, "{}", put.text());
     assert_eq!(get(&app, &path).await["spec"]["replicas"], 2);
+}
+
+// R-RES-082, R-RES-090: a PATCH of `scale` patches the Scale and sets the parent's replicas
+// (what `kubectl scale` sends); a patched stale resourceVersion is 409, a negative count 422.
+#[tokio::test]
+async fn scale_patches_set_the_parent_replicas() {
+    let (app, _) = app().await;
+    created(&app, DEPLOYMENTS, &deployment("web", 1)).await;
+    let path = format!("{DEPLOYMENTS}/web/scale");
+    let merged = patch(&app, &path, MERGE_PATCH, r#"{"spec":{"replicas":4}}"#).await;
+    assert_eq!(merged.status, StatusCode::OK, "{}", merged.text());
+    assert_eq!(merged.json()["spec"]["replicas"], 4);
+    assert_eq!(
+        get(&app, &format!("{DEPLOYMENTS}/web")).await["spec"]["replicas"],
+        4
+    );
+
+    let ops = r#"[{"op":"replace","path":"/spec/replicas","value":2}]"#;
+    let replaced = patch(&app, &path, JSON_PATCH, ops).await;
+    assert_eq!(replaced.status, StatusCode::OK, "{}", replaced.text());
+    assert_eq!(
+        get(&app, &format!("{DEPLOYMENTS}/web")).await["spec"]["replicas"],
+        2
+    );
+
+    let stale = r#"{"metadata":{"resourceVersion":"1"},"spec":{"replicas":5}}"#;
+    assert_status(
+        &patch(&app, &path, MERGE_PATCH, stale).await,
+        409,
+        "Conflict",
+    );
+    let negative = r#"{"spec":{"replicas":-1}}"#;
+    assert_status(
+        &patch(&app, &path, MERGE_PATCH, negative).await,
+        422,
+        "Invalid",
+    );
+    assert_eq!(
+        get(&app, &format!("{DEPLOYMENTS}/web")).await["spec"]["replicas"],
+        2
+    );
 }
 
 // R-RES-082: a stale resourceVersion is 409 on the parent, a negative count 422 on

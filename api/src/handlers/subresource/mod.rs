@@ -64,6 +64,10 @@ pub(crate) async fn serve_subresource(
             let body = update_scale(&parent, scale, write).await?;
             Ok(json_response(StatusCode::OK, body))
         }
+        ("scale", Verb::Patch) => {
+            let body = scale::patch_scale(&parent, req, write).await?;
+            Ok(json_response(StatusCode::OK, body))
+        }
         ("binding", Verb::Create) => {
             binding::bind(&parent, &req.body, req.now, write).await?;
             Ok(success())

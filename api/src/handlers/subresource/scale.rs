@@ -9,9 +9,14 @@ use serde_json::Value;
 use serde_json::json;
 
 use super::Parent;
+use super::ResourceRequest;
 use super::body;
 use crate::error::ApiError;
 use crate::error::GroupKind;
+use crate::patch;
+use crate::patch::PATCH_MEDIA_TYPES;
+use crate::patch::PatchType;
+use crate::patch::Shape;
 use crate::registry::WriteOptions;
 use crate::storage::ReadConsistency;
 use crate::validation::FieldError;
@@ -165,6 +170,31 @@ fn invalid(name: &str, causes: Vec<FieldError>) -> ApiError {
         name: name.to_owned(),
         causes,
     }
+}
+
+/// Applies the PATCH in `req` to the parent's current Scale and sets the replicas it asks
+/// for (upstream patches the Scale, not the parent). A patch that leaves the `resourceVersion`
+/// it read alone applies unconditionally, as upstream's patcher retries such a patch; one that
+/// sets another `resourceVersion` must match the parent (409 otherwise).
+pub(crate) async fn patch_scale(
+    parent: &Parent<'_>,
+    req: &ResourceRequest<'_>,
+    write: WriteOptions,
+) -> Result<Vec<u8>, ApiError> {
+    let kind = PatchType::from_content_type(req.content_type).ok_or_else(|| {
+        ApiError::UnsupportedMediaType {
+            accepted: PATCH_MEDIA_TYPES.join(", "),
+        }
+    })?;
+    let current = parse_stored(&get_scale(parent).await?)?;
+    let read_at = current.pointer("/metadata/resourceVersion").cloned();
+    let mut patched = patch::apply(kind, current, &req.body, Shape::untyped())?;
+    if patched.pointer("/metadata/resourceVersion") == read_at.as_ref()
+        && let Some(meta) = patched.get_mut("metadata").and_then(Value::as_object_mut)
+    {
+        meta.remove("resourceVersion");
+    }
+    update_scale(parent, patched, write).await
 }
 
 /// Sets the parent's replicas to those of `scale` (a Scale as JSON) and answers the new
