@@ -19,6 +19,7 @@ pub use event::EventStrategy;
 pub use generic::GenericStrategy;
 pub use namespace::NamespaceStrategy;
 pub use row::GroupName;
+pub use row::JsonSchemaFn;
 pub use row::Row;
 pub use row::ScopeOf;
 pub use row::Stage;
