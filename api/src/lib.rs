@@ -9,7 +9,7 @@
 //!   stored form of objects (the read hot path).
 //! - [`auth`]: authentication and authorization chains.
 //! - `watch`: watch streams over HTTP.
-//! - [`discovery`], [`health`], [`bootstrap`].
+//! - [`discovery`], `openapi`, [`health`], [`bootstrap`].
 //! - [`error`]: typed errors and their single translation to `Status`.
 //! - [`flavor`]: the only place product-named identifiers are spelled.
 
@@ -21,6 +21,7 @@ pub mod error;
 pub mod flavor;
 mod handlers;
 pub mod health;
+mod openapi;
 pub mod registry;
 pub mod request;
 mod router;
