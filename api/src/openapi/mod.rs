@@ -1,6 +1,6 @@
-//! OpenAPI (spec 002 "OpenAPI"): the server's schemas and operations as Swagger 2.0
-//! (`/openapi/v2`) and OpenAPI 3.0 (`/openapi/v3`, an index of per-group-version documents),
-//! generated from the served rows and k8s-openapi's schemas. kubectl reads v3 for `explain`,
+//! OpenAPI (not in the spec; Kubernetes clients need it): the server's schemas and operations
+//! as Swagger 2.0 (`/openapi/v2`) and OpenAPI 3.0 (`/openapi/v3`, an index of
+//! per-group-version documents), generated from the served rows and k8s-openapi's schemas. kubectl reads v3 for `explain`,
 //! for client-side validation, and to learn that the server takes `fieldValidation` and
 //! `dryRun`.
 //!

@@ -142,8 +142,8 @@ pub fn document(info: &Value, items: &[PathItem], schemas: &Map<String, Value>) 
     })
 }
 
-/// The `/openapi/v3` index: each document key with its URL and hash (`etags` are the
-/// documents' hashes, unquoted).
+/// The `/openapi/v3` index: each document key (`apis/apps/v1`) with its URL, which carries
+/// the document's hash (upper-case hex SHA-512, unquoted).
 pub fn index<'a>(hashes: impl Iterator<Item = (&'a str, &'a str)>) -> Value {
     let paths: Map<String, Value> = hashes
         .map(|(key, hash)| {
