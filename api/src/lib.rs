@@ -10,7 +10,7 @@
 //! - [`auth`]: authentication and authorization chains.
 //! - `watch`: watch streams over HTTP.
 //! - [`patch`]: JSON Patch, JSON merge patch and strategic merge patch documents.
-//! - [`discovery`], [`health`], [`bootstrap`].
+//! - [`discovery`], `openapi`, [`health`], [`bootstrap`].
 //! - [`error`]: typed errors and their single translation to `Status`.
 //! - [`flavor`]: the only place product-named identifiers are spelled.
 
@@ -22,6 +22,7 @@ pub mod error;
 pub mod flavor;
 mod handlers;
 pub mod health;
+mod openapi;
 pub mod patch;
 pub mod registry;
 pub mod request;

@@ -34,6 +34,7 @@ use crate::handlers::json_response;
 use crate::handlers::read_body;
 use crate::handlers::serve_resource;
 use crate::health;
+use crate::openapi::OpenApi;
 use crate::registry::Registry;
 use crate::request::QueryParams;
 use crate::request::RequestInfo;
@@ -53,15 +54,19 @@ struct AppState {
     watch_events: Arc<EncodedEvents>,
     discovery: Arc<Discovery>,
     token_signer: Option<Arc<dyn TokenSigner>>,
+    openapi: Arc<OpenApi>,
 }
 
 /// The whole HTTP API over `storage`.
 pub fn router(storage: Arc<dyn Storage>, config: ApiConfig) -> Router {
     let registry = Registry::new(config.flavor, &config.runtime_config);
+    let discovery = Arc::new(Discovery::new(&registry, config.flavor));
+    let registry = Arc::new(registry);
     let state = AppState {
         storage,
-        discovery: Arc::new(Discovery::new(&registry, config.flavor)),
-        registry: Arc::new(registry),
+        discovery,
+        openapi: Arc::new(OpenApi::new(registry.clone(), config.flavor)),
+        registry,
         authn: AuthenticatorChain::new(config.authenticators),
         authz: AuthorizerChain::new(config.authorizers),
         clock: config.clock,
@@ -151,6 +156,15 @@ async fn pipeline(state: &AppState, request: Request) -> Result<Response, ApiErr
             });
         }
         let header = |name| parts.headers.get(name).and_then(|v| v.to_str().ok());
+        if OpenApi::owns(&info.path) {
+            let answer = state.openapi.answer(
+                &info.path,
+                query.get("hash"),
+                header(http::header::ACCEPT),
+                header(http::header::IF_NONE_MATCH),
+            )?;
+            return Ok(answer.into_response());
+        }
         let answer = state.discovery.answer(
             &info.path,
             header(http::header::ACCEPT),

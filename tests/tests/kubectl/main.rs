@@ -6,5 +6,6 @@ mod t10_configmaps;
 mod t20_watch;
 mod t30_dry_run;
 mod t40_api_resources;
+mod t50_openapi;
 mod t60_apply;
 mod t70_subresources;

@@ -26,11 +26,7 @@ async fn kubectl_applies_gets_and_deletes_configmaps_through_different_replicas(
     std::fs::write(&created, manifest("created", "bonjour")).unwrap();
 
     // `apply` through the current context (node-1), `create` through node-3.
-    let out = kubectl(
-        &kubeconfig,
-        &["apply", "--validate=false", "-f", applied.to_str().unwrap()],
-    )
-    .await;
+    let out = kubectl(&kubeconfig, &["apply", "-f", applied.to_str().unwrap()]).await;
     assert!(out.contains("configmap/applied"), "{out}");
     let out = kubectl(
         &kubeconfig,
@@ -38,7 +34,6 @@ async fn kubectl_applies_gets_and_deletes_configmaps_through_different_replicas(
             "--context",
             "node-3",
             "create",
-            "--validate=false",
             "-f",
             created.to_str().unwrap(),
         ],

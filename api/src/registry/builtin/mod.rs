@@ -27,6 +27,7 @@ pub use namespace::NamespaceStrategy;
 pub use persistent_volume_claim::PersistentVolumeClaimStrategy;
 pub use pod_disruption_budget::PodDisruptionBudgetStrategy;
 pub use row::GroupName;
+pub use row::JsonSchemaFn;
 pub use row::Row;
 pub use row::ScopeOf;
 pub use row::Stage;

@@ -133,6 +133,10 @@ pub enum StorageHome {
 /// The strategy constructor of a row with its own rules.
 pub type StrategyFn = fn(Flavor) -> Box<dyn Strategy>;
 
+/// Adds a kind's JSON schema (and every schema it references) to a generator's definitions
+/// and answers the reference to it (the OpenAPI documents are built from these).
+pub type JsonSchemaFn = fn(&mut schemars::SchemaGenerator) -> schemars::Schema;
+
 /// Decodes a JSON object through a kind's typed struct and back (apiVersion and kind removed).
 pub type TypedDecode = fn(Value) -> Result<Value, serde_json::Error>;
 
@@ -166,6 +170,7 @@ pub struct Row {
     strategy: Option<StrategyFn>,
     decode: TypedDecode,
     schema: SchemaFn,
+    json_schema: JsonSchemaFn,
 }
 
 /// The scope of a k8s-openapi scope marker type.
@@ -237,6 +242,7 @@ where
         strategy: None,
         decode: typed::<T>,
         schema: schema::of::<T>,
+        json_schema: |generator| generator.subschema_for::<T>(),
     }
 }
 
@@ -331,6 +337,11 @@ impl Row {
     /// The kind's compiled schema (unknown and duplicate fields are found against it).
     pub fn schema(&self) -> SchemaFn {
         self.schema
+    }
+
+    /// The kind's JSON schema generator (for the OpenAPI documents).
+    pub fn json_schema(&self) -> JsonSchemaFn {
+        self.json_schema
     }
 
     /// The resource type the row serves in `flavor`.

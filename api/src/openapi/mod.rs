@@ -1,0 +1,179 @@
+//! OpenAPI (not in the spec; Kubernetes clients need it): the server's schemas and operations
+//! as Swagger 2.0 (`/openapi/v2`) and OpenAPI 3.0 (`/openapi/v3`, an index of
+//! per-group-version documents), generated from the served rows and k8s-openapi's schemas. kubectl reads v3 for `explain`,
+//! for client-side validation, and to learn that the server takes `fieldValidation` and
+//! `dryRun`.
+//!
+//! The registry is static, so the documents are built once per router, on the first request
+//! that needs them (building walks every schema; tests that never ask do not pay for it), and
+//! then served from their encoded bytes.
+
+mod cache;
+mod components;
+mod markers;
+mod params;
+mod paths;
+mod render;
+mod served;
+mod v2;
+mod v3;
+
+use std::sync::Arc;
+use std::sync::OnceLock;
+
+use axum::response::IntoResponse;
+use axum::response::Response;
+use http::HeaderValue;
+use http::StatusCode;
+use http::header;
+
+use crate::discovery::Document;
+use crate::error::ApiError;
+use crate::flavor::Flavor;
+use crate::registry::Registry;
+use cache::Documents;
+
+/// How long a client may keep a v3 document fetched by its hash (a year, as upstream's
+/// `Expires`): the hash names the content, so it never changes.
+const IMMUTABLE: &str = "public, immutable, max-age=31536000";
+
+/// The caching of a v3 document fetched without a hash (it may change with the server).
+const REVALIDATE: &str = "no-cache, private";
+
+/// The OpenAPI documents of one server.
+pub struct OpenApi {
+    registry: Arc<Registry>,
+    flavor: Flavor,
+    documents: OnceLock<Documents>,
+}
+
+/// The answer to one OpenAPI GET.
+#[derive(Debug)]
+pub enum Answer<'a> {
+    /// A document (a 304 without body when `not_modified`).
+    Document {
+        /// The document.
+        document: &'a Document,
+        /// The `Cache-Control` value, if any.
+        cache_control: Option<&'static str>,
+        /// Whether `If-None-Match` named it.
+        not_modified: bool,
+    },
+    /// 301 to the current URL of a v3 document asked for by a stale hash.
+    Moved(String),
+    /// 406: the client accepts no form served (upstream answers the same, with no body;
+    /// client-go then falls back or gives up).
+    NotAcceptable,
+}
+
+impl OpenApi {
+    /// The documents of what `registry` serves in `flavor` (built when first asked for).
+    pub fn new(registry: Arc<Registry>, flavor: Flavor) -> Self {
+        Self {
+            registry,
+            flavor,
+            documents: OnceLock::new(),
+        }
+    }
+
+    fn documents(&self) -> &Documents {
+        self.documents
+            .get_or_init(|| Documents::build(&self.registry, self.flavor))
+    }
+
+    /// Whether `path` is an OpenAPI path (`/openapi/v2`, `/openapi/v3`, `/openapi/v3/...`).
+    pub fn owns(path: &str) -> bool {
+        path == "/openapi/v2" || path == "/openapi/v3" || path.starts_with("/openapi/v3/")
+    }
+
+    /// The answer to a GET of `path` with the request's `?hash=`, `Accept` and
+    /// `If-None-Match`; 404 for an unknown document.
+    pub fn answer(
+        &self,
+        path: &str,
+        hash: Option<&str>,
+        accept: Option<&str>,
+        if_none_match: Option<&str>,
+    ) -> Result<Answer<'_>, ApiError> {
+        let docs = self.documents();
+        let key = path.trim_end_matches('/');
+        let (document, cache_control) = if key == "/openapi/v2" {
+            (&docs.v2, None)
+        } else if key == "/openapi/v3" {
+            (&docs.v3_index, None)
+        } else {
+            let key = key.trim_start_matches("/openapi/v3/");
+            let document = docs.v3.get(key).ok_or(ApiError::UnknownResource)?;
+            match (hash, docs.v3_hash(key)) {
+                (Some(asked), Some(current)) if !asked.is_empty() && asked != current => {
+                    return Ok(Answer::Moved(format!("/openapi/v3/{key}?hash={current}")));
+                }
+                (Some(asked), _) if !asked.is_empty() => (document, Some(IMMUTABLE)),
+                _ => (document, Some(REVALIDATE)),
+            }
+        };
+        if !accepts_json(accept) {
+            return Ok(Answer::NotAcceptable);
+        }
+        Ok(Answer::Document {
+            document,
+            cache_control,
+            not_modified: if_none_match.is_some_and(|tags| document.matches(tags)),
+        })
+    }
+}
+
+/// Whether `Accept` (absent: anything) allows JSON. Asking only for the protobuf forms
+/// (`application/com.github.proto-openapi.spec.v2@v1.0+protobuf`) does not.
+fn accepts_json(accept: Option<&str>) -> bool {
+    let Some(accept) = accept else {
+        return true;
+    };
+    accept.split(',').any(|clause| {
+        let media = clause.split(';').next().unwrap_or_default().trim();
+        media.is_empty()
+            || ["application/json", "application/*", "*/*"]
+                .iter()
+                .any(|m| media.eq_ignore_ascii_case(m))
+    })
+}
+
+impl IntoResponse for Answer<'_> {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Document {
+                document,
+                cache_control,
+                not_modified,
+            } => {
+                let mut response = if not_modified {
+                    StatusCode::NOT_MODIFIED.into_response()
+                } else {
+                    let mut r = (StatusCode::OK, document.body.clone()).into_response();
+                    r.headers_mut().insert(
+                        header::CONTENT_TYPE,
+                        HeaderValue::from_static("application/json"),
+                    );
+                    r
+                };
+                let headers = response.headers_mut();
+                if let Ok(etag) = HeaderValue::from_str(&document.etag) {
+                    headers.insert(header::ETAG, etag);
+                }
+                if let Some(value) = cache_control {
+                    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static(value));
+                    headers.insert(header::VARY, HeaderValue::from_static("accept"));
+                }
+                response
+            }
+            Self::Moved(location) => {
+                let mut response = StatusCode::MOVED_PERMANENTLY.into_response();
+                if let Ok(location) = HeaderValue::from_str(&location) {
+                    response.headers_mut().insert(header::LOCATION, location);
+                }
+                response
+            }
+            Self::NotAcceptable => StatusCode::NOT_ACCEPTABLE.into_response(),
+        }
+    }
+}

@@ -1,0 +1,37 @@
+//! What both document versions render alike: the `paths` object around the operations (each
+//! version renders parameters and operations its own way) and the status code texts.
+
+use serde_json::Map;
+use serde_json::Value;
+
+use super::params::Param;
+use super::paths::Operation;
+use super::paths::PathItem;
+
+/// The `description` Kubernetes gives each status code.
+pub fn status_text(code: u16) -> &'static str {
+    match code {
+        200 => "OK",
+        201 => "Created",
+        202 => "Accepted",
+        _ => "Unauthorized",
+    }
+}
+
+/// The `paths` object of `items`, with `param` and `operation` rendering the parts.
+pub fn paths_object(
+    items: &[PathItem],
+    param: fn(&Param) -> Value,
+    operation: fn(&Operation) -> Value,
+) -> Value {
+    let mut paths = Map::new();
+    for item in items {
+        let mut entry = Map::new();
+        for op in &item.ops {
+            entry.insert(op.method.to_owned(), operation(op));
+        }
+        entry.insert("parameters".into(), item.params.iter().map(param).collect());
+        paths.insert(item.path.clone(), entry.into());
+    }
+    paths.into()
+}

@@ -1,0 +1,116 @@
+//! kubectl reading the server's OpenAPI v3: `explain` finds field descriptions, and
+//! `create` with kubectl's default validation learns from the PATCH operations that the server
+//! validates fields itself (it sends `fieldValidation=Strict` and the server answers 400 naming
+//! the unknown field) instead of validating on the client.
+
+use std::path::Path;
+use std::process::Stdio;
+
+use crate::run::kubectl;
+use crate::run::kubernetes_cluster;
+
+const DEPLOYMENT: &str = "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: default
+spec:
+  replicas: 2
+  selector:
+    matchLabels:
+      app: web
+  template:
+    metadata:
+      labels:
+        app: web
+    spec:
+      containers:
+      - name: web
+        image: nginx
+";
+
+const CONFIG_MAP: &str = "apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+  namespace: default
+data:
+  mode: fast
+";
+
+/// kubectl's stdout and stderr together, and whether it succeeded (for the runs that must
+/// fail).
+async fn kubectl_status(kubeconfig: &Path, args: &[&str]) -> (bool, String) {
+    let output = tokio::process::Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .arg("--request-timeout=20s")
+        .args(args)
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .output()
+        .await
+        .expect("kubectl runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.success(), text)
+}
+
+#[tokio::test]
+async fn kubectl_explain_reads_field_descriptions() {
+    let Some(cluster) = kubernetes_cluster().await else {
+        return;
+    };
+    let out = kubectl(
+        &cluster.kubeconfig(),
+        &["explain", "deployment.spec.template.spec.containers"],
+    )
+    .await;
+    assert!(out.contains("GROUP:      apps"), "{out}");
+    assert!(out.contains("KIND:       Deployment"), "{out}");
+    assert!(out.contains("VERSION:    v1"), "{out}");
+    assert!(out.contains("FIELD: containers <[]Container>"), "{out}");
+    assert!(
+        out.contains("List of containers belonging to the pod."),
+        "{out}"
+    );
+    assert!(out.contains("Container image name."), "{out}");
+}
+
+// R-RES-191 (the default is strict, done by the server), R-RES-187
+#[tokio::test]
+async fn kubectl_validation_is_done_by_the_server() {
+    let Some(cluster) = kubernetes_cluster().await else {
+        return;
+    };
+    let kubeconfig = cluster.kubeconfig();
+    let dir = cluster.dir();
+    let deployment = dir.join("deployment.yaml");
+    std::fs::write(&deployment, DEPLOYMENT).unwrap();
+    let config_map = dir.join("configmap.yaml");
+    std::fs::write(&config_map, CONFIG_MAP).unwrap();
+    let typo = dir.join("typo.yaml");
+    std::fs::write(&typo, DEPLOYMENT.replace("replicas: 2", "replica: 2")).unwrap();
+
+    let out = kubectl(&kubeconfig, &["create", "-f", deployment.to_str().unwrap()]).await;
+    assert!(out.contains("deployment.apps/web created"), "{out}");
+    let out = kubectl(&kubeconfig, &["create", "-f", config_map.to_str().unwrap()]).await;
+    assert!(out.contains("configmap/settings created"), "{out}");
+
+    let (ok, out) = kubectl_status(
+        &kubeconfig,
+        &["create", "--validate=strict", "-f", typo.to_str().unwrap()],
+    )
+    .await;
+    assert!(!ok, "a typo'd field is refused:\n{out}");
+    assert!(
+        out.contains("Error from server (BadRequest)"),
+        "the server, not kubectl, refuses it:\n{out}"
+    );
+    assert!(out.contains(r#"unknown field "spec.replica""#), "{out}");
+    let (ok, out) = kubectl_status(&kubeconfig, &["get", "deployments", "-o", "name"]).await;
+    assert!(ok && out.trim() == "deployment.apps/web", "{out}");
+}
