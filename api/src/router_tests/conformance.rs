@@ -54,7 +54,7 @@ fn stub(gvr: &str) -> Option<Value> {
             "group": "walk.example.com", "version": "v1",
             "groupPriorityMinimum": 100, "versionPriority": 10
         }}),
-        "apps/v1/controllerrevisions" => json!({"revision": 1}),
+        "apps/v1/controllerrevisions" => json!({"revision": 1, "data": {"any": "thing"}}),
         "apps/v1/daemonsets" | "apps/v1/deployments" | "apps/v1/replicasets" => {
             json!({"spec": {"selector": selector, "template": template}})
         }

@@ -1,10 +1,8 @@
 //! Event (`v1`): an `involvedObject` in the event's own namespace.
 
-use k8s_openapi::api::core::v1::Event;
 use serde_json::Value;
 
 use crate::registry::Strategy;
-use crate::registry::strategy::decode_typed;
 use crate::request::FieldLabels;
 use crate::request::METADATA_NAME;
 use crate::request::METADATA_NAMESPACE;
@@ -41,10 +39,6 @@ const SELECTABLE: &[SelectableField] = &[
 pub struct EventStrategy;
 
 impl Strategy for EventStrategy {
-    fn decode(&self, body: &[u8]) -> Result<Value, serde_json::Error> {
-        decode_typed::<Event>(body)
-    }
-
     fn tracks_generation(&self) -> bool {
         false
     }

@@ -8,9 +8,6 @@ use k8s_openapi::ListableResource;
 use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::Resource;
 use schemars::JsonSchema;
-use serde::Serialize;
-use serde::de::DeserializeOwned;
-use serde_json::Value;
 
 use super::generic::GenericStrategy;
 use crate::flavor::Flavor;
@@ -133,9 +130,6 @@ pub enum StorageHome {
 /// The strategy constructor of a row with its own rules.
 pub type StrategyFn = fn(Flavor) -> Box<dyn Strategy>;
 
-/// Decodes a JSON object through a kind's typed struct and back (apiVersion and kind removed).
-pub type TypedDecode = fn(Value) -> Result<Value, serde_json::Error>;
-
 /// One group/version/resource of the built-in table.
 #[derive(Clone)]
 pub struct Row {
@@ -164,7 +158,6 @@ pub struct Row {
     /// Where its objects live.
     pub storage: StorageHome,
     strategy: Option<StrategyFn>,
-    decode: TypedDecode,
     schema: SchemaFn,
 }
 
@@ -182,19 +175,11 @@ impl ScopeOf for NamespaceResourceScope {
     const SCOPE: Scope = Scope::Namespaced;
 }
 
-fn typed<T>(value: Value) -> Result<Value, serde_json::Error>
-where
-    T: DeserializeOwned + Serialize,
-{
-    let typed: T = serde_json::from_value(value)?;
-    serde_json::to_value(&typed)
-}
-
 /// A row for a listable kind, from its k8s-openapi constants: full CRUD, stored under its
 /// own group, on by default when its version is GA.
 pub fn kind<T>() -> Row
 where
-    T: Resource + ListableResource + DeserializeOwned + Serialize + JsonSchema,
+    T: Resource + ListableResource + JsonSchema,
     T::Scope: ScopeOf,
 {
     Row {
@@ -206,7 +191,7 @@ where
 /// A row for a computed kind that is created but never stored (reviews, bindings).
 pub fn virtual_kind<T>() -> Row
 where
-    T: Resource + DeserializeOwned + Serialize + JsonSchema,
+    T: Resource + JsonSchema,
     T::Scope: ScopeOf,
 {
     Row {
@@ -218,7 +203,7 @@ where
 
 fn base<T>() -> Row
 where
-    T: Resource + DeserializeOwned + Serialize + JsonSchema,
+    T: Resource + JsonSchema,
     T::Scope: ScopeOf,
 {
     Row {
@@ -235,7 +220,6 @@ where
         default_on: Stage::of(T::VERSION) == Stage::Ga,
         storage: StorageHome::Own,
         strategy: None,
-        decode: typed::<T>,
         schema: schema::of::<T>,
     }
 }
@@ -328,7 +312,7 @@ impl Row {
         self.subresources.contains(&Subresource::Status)
     }
 
-    /// The kind's compiled schema (unknown and duplicate fields are found against it).
+    /// The kind's compiled schema (bodies are decoded and checked against it).
     pub fn schema(&self) -> SchemaFn {
         self.schema
     }
@@ -355,16 +339,12 @@ impl Row {
         }
     }
 
-    /// The row's strategy: its own, or the generic one (typed decode, generation tracked
-    /// when the kind has a status subresource, as Kubernetes does for kinds with a spec).
+    /// The row's strategy: its own, or the generic one (generation tracked when the kind has
+    /// a status subresource, as Kubernetes does for kinds with a spec).
     pub fn new_strategy(&self, flavor: Flavor) -> Box<dyn Strategy> {
         match self.strategy {
             Some(make) => make(flavor),
-            None => Box::new(GenericStrategy::new(
-                self.decode,
-                self.resource_type(flavor).api_version(),
-                self.has_status(),
-            )),
+            None => Box::new(GenericStrategy::new(self.has_status())),
         }
     }
 }

@@ -3,14 +3,12 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use k8s_openapi::api::core::v1::Secret;
 use serde_json::Value;
 
 use super::data_keys::MAX_DATA_SIZE;
 use super::data_keys::check_immutable;
 use super::data_keys::check_keys;
 use crate::registry::Strategy;
-use crate::registry::strategy::decode_typed;
 use crate::request::FieldLabels;
 use crate::request::METADATA_NAME;
 use crate::request::METADATA_NAMESPACE;
@@ -22,10 +20,6 @@ use crate::validation::FieldError;
 pub struct SecretStrategy;
 
 impl Strategy for SecretStrategy {
-    fn decode(&self, body: &[u8]) -> Result<Value, serde_json::Error> {
-        decode_typed::<Secret>(body)
-    }
-
     fn tracks_generation(&self) -> bool {
         false
     }
@@ -100,9 +94,7 @@ mod tests {
     #[test]
     fn string_data_merges_into_data_and_type_defaults() {
         let s = SecretStrategy;
-        let mut v = s
-            .decode(br#"{"metadata":{"name":"a"},"data":{"x":"eA==","y":"eQ=="},"stringData":{"y":"new"}}"#)
-            .expect("decodes");
+        let mut v = json!({"metadata":{"name":"a"},"data":{"x":"eA==","y":"eQ=="},"stringData":{"y":"new"}});
         s.default_fields(&mut v);
         assert_eq!(v["data"], json!({"x":"eA==","y":"bmV3"}));
         assert!(v.get("stringData").is_none());
@@ -110,15 +102,6 @@ mod tests {
         let mut only = json!({"stringData":{"k":"v"},"type":"custom/t"});
         s.default_fields(&mut only);
         assert_eq!(only, json!({"type":"custom/t","data":{"k":"dg=="}}));
-    }
-
-    #[test]
-    fn data_must_be_base64() {
-        assert!(
-            SecretStrategy
-                .decode(br#"{"data":{"x":"not base64!"}}"#)
-                .is_err()
-        );
     }
 
     #[test]
