@@ -14,7 +14,7 @@ use crate::registry::ResourceType;
 
 /// The part of a minimal valid object beyond apiVersion, kind and metadata, per served
 /// resource (`<group in the kubernetes flavor>/<version>/<plural>`; core: `v1/<plural>`).
-fn stub(gvr: &str) -> Option<Value> {
+pub(super) fn stub(gvr: &str) -> Option<Value> {
     let template = json!({
         "metadata": {"labels": {"app": "walk"}},
         "spec": {"containers": [{"name": "c", "image": "busybox"}]}
@@ -172,7 +172,7 @@ fn status_stub(gvr: &str) -> Value {
 }
 
 /// The resource's key in the stub map: its group spelled as in the kubernetes flavor.
-fn stub_key(t: &ResourceType) -> String {
+pub(super) fn stub_key(t: &ResourceType) -> String {
     format!("{}/{}", t.api_version(), t.plural).replace(".platform.io/", ".k8s.io/")
 }
 
