@@ -30,6 +30,7 @@ use crate::request::QueryParams;
 use crate::request::RequestInfo;
 use crate::request::Verb;
 use crate::request::get_consistency;
+use crate::schema::Format;
 use crate::storage::Storage;
 use crate::watch::EncodedEvents;
 
@@ -55,19 +56,21 @@ pub(crate) struct ResourceRequest<'a> {
     pub token_signer: Option<Arc<dyn TokenSigner>>,
 }
 
-/// The media types request bodies may have (YAML, Protobuf and CBOR come with the codecs).
-const ACCEPTED_MEDIA_TYPES: &str = "application/json";
+/// The media types request bodies may have (Protobuf and CBOR come with the codecs).
+const ACCEPTED_MEDIA_TYPES: &str = "application/json, application/yaml";
 
-/// A body must be JSON: `application/json` (any parameters), or no `Content-Type` at all,
-/// which clients sending JSON sometimes omit. Anything else is 415, so a client can retry in
-/// JSON instead of reading a misleading 400.
-fn check_content_type(content_type: Option<&str>) -> Result<(), ApiError> {
+/// A body must be JSON or YAML: `application/json` or `application/yaml` (any parameters), or
+/// no `Content-Type` at all, which clients sending JSON sometimes omit. Anything else is 415,
+/// so a client can retry in JSON instead of reading a misleading 400.
+fn check_content_type(content_type: Option<&str>) -> Result<Format, ApiError> {
     let Some(ct) = content_type else {
-        return Ok(());
+        return Ok(Format::Json);
     };
     let essence = ct.split(';').next().unwrap_or_default().trim();
     if essence.is_empty() || essence.eq_ignore_ascii_case("application/json") {
-        Ok(())
+        Ok(Format::Json)
+    } else if essence.eq_ignore_ascii_case("application/yaml") {
+        Ok(Format::Yaml)
     } else {
         Err(ApiError::UnsupportedMediaType {
             accepted: ACCEPTED_MEDIA_TYPES.to_owned(),
@@ -124,7 +127,7 @@ pub(crate) async fn serve_resource(
     };
     // The options are checked before the body is read, as Kubernetes does. A dry run is
     // authorized as the same write (R-RES-196): the verb above never depends on `dryRun`.
-    let (write, preconditions) = match info.verb {
+    let (mut write, preconditions) = match info.verb {
         Verb::Create => (
             write_options(req.query, WriteKind::Create, req.flavor)?,
             Preconditions::default(),
@@ -148,7 +151,7 @@ pub(crate) async fn serve_resource(
         _ => Default::default(),
     };
     if !req.body.is_empty() && patch_type.is_none() {
-        check_content_type(req.content_type)?;
+        write.format = check_content_type(req.content_type)?;
     }
     // Namespaced items live only under their namespace; the all-namespaces path serves lists.
     let item_ns = match (rt.is_namespaced(), namespace) {
@@ -232,17 +235,24 @@ pub(crate) async fn serve_resource(
 mod tests {
     use super::*;
 
-    // R-RES-122: `application/json` bodies are accepted, with or without parameters.
+    // R-RES-122: `application/json` and `application/yaml` bodies are accepted, with or
+    // without parameters.
     #[test]
-    fn only_json_bodies_are_decoded() {
-        assert!(check_content_type(None).is_ok());
-        assert!(check_content_type(Some("application/json")).is_ok());
-        assert!(check_content_type(Some("Application/JSON; charset=utf-8")).is_ok());
-        for other in [
-            "application/vnd.kubernetes.protobuf",
-            "application/yaml",
-            "text/plain",
-        ] {
+    fn only_json_and_yaml_bodies_are_decoded() {
+        assert_eq!(check_content_type(None).ok(), Some(Format::Json));
+        assert_eq!(
+            check_content_type(Some("application/json")).ok(),
+            Some(Format::Json)
+        );
+        assert_eq!(
+            check_content_type(Some("Application/JSON; charset=utf-8")).ok(),
+            Some(Format::Json)
+        );
+        assert_eq!(
+            check_content_type(Some("application/yaml")).ok(),
+            Some(Format::Yaml)
+        );
+        for other in ["application/vnd.kubernetes.protobuf", "text/plain"] {
             assert!(matches!(
                 check_content_type(Some(other)),
                 Err(ApiError::UnsupportedMediaType { .. })

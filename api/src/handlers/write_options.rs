@@ -78,6 +78,7 @@ pub(crate) fn write_options(
     Ok(WriteOptions {
         dry_run: !dry_run.is_empty(),
         field_validation,
+        ..WriteOptions::default()
     })
 }
 

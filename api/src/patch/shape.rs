@@ -39,15 +39,15 @@ impl<'a> Shape<'a> {
             return (self, None);
         };
         match schema.node(id) {
-            Node::Object(props) => match props.get(name) {
-                Some(child) => {
+            Node::Object(object) => match object.property(name) {
+                Some((_, child)) => {
                     let marked = schema.definition(id).and_then(|d| markers(d, name));
-                    (self.to(*child), marked)
+                    (self.to(child), marked)
                 }
                 None => (Self::untyped(), None),
             },
             Node::Map(values) => (self.to(*values), None),
-            Node::Array(_) | Node::Scalar | Node::Any => (Self::untyped(), None),
+            Node::Array(_) | Node::Scalar(_) | Node::Any => (Self::untyped(), None),
         }
     }
 

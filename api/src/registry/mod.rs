@@ -24,7 +24,6 @@ pub use stored_json::StoredJson;
 pub use stored_json::StoredJsonError;
 pub use strategy::DeleteAction;
 pub use strategy::Strategy;
-pub use strategy::decode_typed;
 pub use strategy::has_finalizers;
 pub use strategy::mark_for_finalizers;
 pub use subresource::Subresource;

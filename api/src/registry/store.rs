@@ -13,6 +13,8 @@ mod guaranteed_update;
 mod patch;
 mod persistence;
 
+use std::sync::Arc;
+
 use bytes::Bytes;
 use chrono::DateTime;
 use chrono::SecondsFormat;
@@ -38,6 +40,7 @@ use crate::request::ListRead;
 use crate::request::Selectors;
 use crate::schema;
 use crate::schema::FieldValidation;
+use crate::schema::Format;
 use crate::schema::SchemaFn;
 use crate::storage::ReadConsistency;
 use crate::storage::Revision;
@@ -96,6 +99,8 @@ pub struct WriteOptions {
     /// `fieldValidation` (R-RES-185..187): how unknown and duplicate fields in the body are
     /// answered. Deletes carry the default; they have no object body.
     pub field_validation: FieldValidation,
+    /// The body's media type (JSON or YAML).
+    pub format: Format,
 }
 
 /// What a create or update answers: the object, and the warnings for the response's
@@ -112,8 +117,8 @@ pub struct Written {
 pub struct Store {
     resource: ResourceType,
     strategy: Box<dyn Strategy>,
-    /// The kind's schema, which finds unknown and duplicate fields; without one (test kinds)
-    /// bodies are only type-checked.
+    /// The kind's schema, which type-checks bodies and finds unknown, duplicate and unset
+    /// required fields; without one (test kinds) bodies are only parsed.
     schema: Option<SchemaFn>,
     /// The flavor of a built-in kind, whose finalizers follow core's naming rule; custom
     /// kinds (none) follow only the generic one.
@@ -436,35 +441,23 @@ impl Store {
     }
 
     /// Decodes a request body in the order Kubernetes judges it, each step a 400 that ends
-    /// the request (R-RES-190): JSON syntax (naming line and column; unknown and duplicate
-    /// fields are found in the same pass), `apiVersion` and `kind`, the kind's typed struct
-    /// (a field of the wrong type, R-RES-031), and last the unknown and duplicate fields as
+    /// the request (R-RES-190): syntax (naming line and column; types, unknown and duplicate
+    /// fields are judged in the same pass), `apiVersion` and `kind`, the first field of the
+    /// wrong type (R-RES-031), and last the unknown and duplicate fields as
     /// `field_validation` asks (R-RES-185..187): the object and the warnings to answer.
     fn decode_body(
         &self,
         body: &[u8],
-        field_validation: FieldValidation,
+        write: WriteOptions,
     ) -> Result<(Value, Vec<String>), ApiError> {
         let parse_error = |e: &dyn std::fmt::Display| {
             ApiError::BadRequest(format!("couldn't get version/kind; json parse error: {e}"))
         };
-        let (raw, findings) = match self.schema {
-            Some(schema) => {
-                let schema = schema().map_err(|e| {
-                    ApiError::Internal(format!(
-                        "the schema of {} is broken: {e}",
-                        self.resource.kind
-                    ))
-                })?;
-                let walked = schema::walk(&schema, body).map_err(|e| parse_error(&e))?;
-                (walked.value, walked.findings)
-            }
-            None => (
-                serde_json::from_slice(body).map_err(|e| parse_error(&e))?,
-                Vec::new(),
-            ),
-        };
-        let Value::Object(raw) = raw else {
+        let any = schema::Schema::any();
+        let compiled = self.compiled_schema()?;
+        let schema = compiled.as_deref().unwrap_or(&any);
+        let decoded = schema::decode(schema, body, write.format).map_err(|e| parse_error(&e))?;
+        let Value::Object(mut raw) = decoded.value else {
             return Err(parse_error(&"the body is not a JSON object"));
         };
         let expected_version = self.resource.api_version();
@@ -490,16 +483,48 @@ impl Store {
                 self.resource.version
             ))
         };
-        let mut obj = self.strategy.decode(body).map_err(|e| cannot_handle(&e))?;
-        let warnings = field_validation
-            .judge(findings)
-            .map_err(|e| cannot_handle(&e))?;
-        if !obj.get("metadata").is_some_and(Value::is_object)
-            && let Value::Object(m) = &mut obj
-        {
-            m.insert("metadata".to_owned(), Value::Object(Map::new()));
+        if let Some(e) = decoded.type_error {
+            return Err(cannot_handle(&e));
         }
-        Ok((obj, warnings))
+        let warnings = write
+            .field_validation
+            .judge(decoded.findings)
+            .map_err(|e| cannot_handle(&e))?;
+        // The served apiVersion and kind lead the object, as the typed round trip wrote them.
+        raw.shift_remove("apiVersion");
+        raw.shift_remove("kind");
+        let mut obj = Map::new();
+        obj.insert("apiVersion".to_owned(), expected_version.into());
+        obj.insert("kind".to_owned(), self.resource.kind.clone().into());
+        obj.extend(raw);
+        if !obj.get("metadata").is_some_and(Value::is_object) {
+            obj.insert("metadata".to_owned(), Value::Object(Map::new()));
+        }
+        Ok((Value::Object(obj), warnings))
+    }
+
+    /// The kind's compiled schema, if it has one (test kinds do not).
+    fn compiled_schema(&self) -> Result<Option<Arc<schema::Schema>>, ApiError> {
+        self.schema
+            .map(|schema| {
+                schema().map_err(|e| {
+                    ApiError::Internal(format!(
+                        "the schema of {} is broken: {e}",
+                        self.resource.kind
+                    ))
+                })
+            })
+            .transpose()
+    }
+
+    /// The required fields of `obj` its schema finds unset, added to `errs` unless a kind
+    /// rule already reported them (R-RES-030); checked after defaulting, next to
+    /// `validate_new`.
+    fn check_required(&self, obj: &Value, errs: &mut Vec<FieldError>) -> Result<(), ApiError> {
+        if let Some(schema) = self.compiled_schema()? {
+            schema::missing_required(&schema, obj, errs);
+        }
+        Ok(())
     }
 
     /// Puts the path's namespace into the object (namespaced types) or removes it
@@ -621,7 +646,7 @@ impl Store {
         now: DateTime<Utc>,
         write: WriteOptions,
     ) -> Result<Written, ApiError> {
-        let (obj, warnings) = self.decode_body(body, write.field_validation)?;
+        let (obj, warnings) = self.decode_body(body, write)?;
         let writes = Persistence::new(storage, write.dry_run);
         let body = self
             .create_decoded(storage, &writes, namespace, obj, now)
@@ -675,7 +700,8 @@ impl Store {
                 }
             }
             self.strategy.prepare_for_create(&mut candidate);
-            let errs = self.validate_new(&candidate);
+            let mut errs = self.validate_new(&candidate);
+            self.check_required(&candidate, &mut errs)?;
             if !errs.is_empty() {
                 return Err(self.invalid(&candidate, errs));
             }
@@ -715,7 +741,7 @@ impl Store {
         body: &[u8],
         write: WriteOptions,
     ) -> Result<Written, ApiError> {
-        let (decoded, warnings) = self.decode_body(body, write.field_validation)?;
+        let (decoded, warnings) = self.decode_body(body, write)?;
         let writes = Persistence::new(storage, write.dry_run);
         let body = self
             .update_decoded(storage, &writes, (namespace, name, subresource), decoded)
@@ -776,6 +802,7 @@ impl Store {
             }
             errs.extend(self.validate_new(&obj));
             errs.extend(crate::validation::validate_object_meta_update(&obj, &old));
+            self.check_required(&obj, &mut errs)?;
             errs.extend(self.strategy.validate_update(&obj, &old));
             if !errs.is_empty() {
                 return Err(self.invalid(&obj, errs));

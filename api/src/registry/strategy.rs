@@ -2,8 +2,6 @@
 //! default methods (as Kubernetes' `RESTCreateStrategy`/`RESTUpdateStrategy`, without the hook
 //! fields). The store owns the order of the steps; a strategy only fills them in.
 
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::request::FieldLabels;
@@ -29,14 +27,11 @@ pub enum DeleteAction {
 /// ### Correctness requirements
 /// - Every method is pure: no IO, no clock, no randomness (the store passes the time in), so
 ///   the same request gives the same object on every replica and in tests.
-/// - `decode` type-checks every field against the kind's schema and prunes unknown fields;
-///   the other methods may assume the shape it produced.
+/// - The store decodes bodies against the kind's schema first (types checked, unknown fields
+///   pruned); every method may assume that shape.
 /// - `prepare_*` and `canonicalize` only mutate; `validate*` only inspect and return every
 ///   problem found (not just the first), each with its field path.
 pub trait Strategy: Send + Sync + 'static {
-    /// Decodes a JSON request body through the kind's typed struct and returns it as JSON.
-    fn decode(&self, body: &[u8]) -> Result<Value, serde_json::Error>;
-
     /// The rule `metadata.name` follows.
     fn name_rule(&self) -> NameRule {
         NameRule::DnsSubdomain
@@ -129,14 +124,4 @@ pub fn has_finalizers(obj: &Value) -> bool {
     obj.pointer("/metadata/finalizers")
         .and_then(Value::as_array)
         .is_some_and(|f| !f.is_empty())
-}
-
-/// Decodes `body` as `T` (type-checking every field, dropping unknown ones) and returns it
-/// as JSON: the helper every built-in kind's [`Strategy::decode`] uses.
-pub fn decode_typed<T>(body: &[u8]) -> Result<Value, serde_json::Error>
-where
-    T: DeserializeOwned + Serialize,
-{
-    let typed: T = serde_json::from_slice(body)?;
-    serde_json::to_value(&typed)
 }

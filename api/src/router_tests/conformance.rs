@@ -14,7 +14,7 @@ use crate::registry::ResourceType;
 
 /// The part of a minimal valid object beyond apiVersion, kind and metadata, per served
 /// resource (`<group in the kubernetes flavor>/<version>/<plural>`; core: `v1/<plural>`).
-fn stub(gvr: &str) -> Option<Value> {
+pub(super) fn stub(gvr: &str) -> Option<Value> {
     let template = json!({
         "metadata": {"labels": {"app": "walk"}},
         "spec": {"containers": [{"name": "c", "image": "busybox"}]}
@@ -54,7 +54,7 @@ fn stub(gvr: &str) -> Option<Value> {
             "group": "walk.example.com", "version": "v1",
             "groupPriorityMinimum": 100, "versionPriority": 10
         }}),
-        "apps/v1/controllerrevisions" => json!({"revision": 1}),
+        "apps/v1/controllerrevisions" => json!({"revision": 1, "data": {"any": "thing"}}),
         "apps/v1/daemonsets" | "apps/v1/deployments" | "apps/v1/replicasets" => {
             json!({"spec": {"selector": selector, "template": template}})
         }
@@ -172,7 +172,7 @@ fn status_stub(gvr: &str) -> Value {
 }
 
 /// The resource's key in the stub map: its group spelled as in the kubernetes flavor.
-fn stub_key(t: &ResourceType) -> String {
+pub(super) fn stub_key(t: &ResourceType) -> String {
     format!("{}/{}", t.api_version(), t.plural).replace(".platform.io/", ".k8s.io/")
 }
 

@@ -4,6 +4,7 @@
 mod auth;
 mod conformance;
 mod crud;
+mod decode;
 mod discovery;
 mod dry_run;
 mod errors;

@@ -30,11 +30,7 @@ use crate::storage::StoredObject;
 /// A kind with a spec and a status, as a custom resource would be.
 struct Widget;
 
-impl Strategy for Widget {
-    fn decode(&self, body: &[u8]) -> Result<Value, serde_json::Error> {
-        serde_json::from_slice(body)
-    }
-}
+impl Strategy for Widget {}
 
 fn widgets() -> Store {
     Store::new(

@@ -1,7 +1,6 @@
 //! Turns a schemars JSON schema (with its `$defs`) into a [`Schema`] node arena: each
 //! definition is compiled once, so recursive types (JSONSchemaProps) close into cycles.
 
-use std::collections::BTreeMap;
 use std::collections::HashMap;
 
 use serde_json::Map;
@@ -9,6 +8,8 @@ use serde_json::Value;
 
 use super::Node;
 use super::NodeId;
+use super::Object;
+use super::Scalar;
 use super::Schema;
 
 /// Why a generated schema could not be compiled (a bug in the generator or here, never in a
@@ -27,11 +28,15 @@ struct Compiler<'a> {
     defs: Option<&'a Map<String, Value>>,
     nodes: Vec<Node>,
     by_name: HashMap<&'a str, NodeId>,
-    names: BTreeMap<NodeId, String>,
 }
 
-/// Compiles a root schema as `SchemaGenerator::into_root_schema_for` produces it.
-pub(super) fn compile(root: &Value) -> Result<Schema, CompileError> {
+/// The definitions whose Go types decode in their own way, by name.
+const QUANTITY: &str = "io.k8s.apimachinery.pkg.api.resource.Quantity";
+const MICRO_TIME: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime";
+
+/// Compiles a root schema as `SchemaGenerator::into_root_schema_for` produces it; `name` is
+/// the root definition's name (the kind's Go type, for error messages).
+pub(super) fn compile(root: &Value, name: &str) -> Result<Schema, CompileError> {
     let defs = ["$defs", "definitions"]
         .iter()
         .find_map(|k| root.get(*k).and_then(Value::as_object));
@@ -39,13 +44,13 @@ pub(super) fn compile(root: &Value) -> Result<Schema, CompileError> {
         defs,
         nodes: Vec::new(),
         by_name: HashMap::new(),
-        names: BTreeMap::new(),
     };
-    let root = c.id_of(root)?;
+    let node = c.node(root, name)?;
+    c.nodes.push(node);
+    let root = c.nodes.len() - 1;
     Ok(Schema {
         nodes: c.nodes,
         root,
-        names: c.names,
     })
 }
 
@@ -63,7 +68,7 @@ impl<'a> Compiler<'a> {
         {
             return self.id_of(only);
         }
-        let node = self.node(schema)?;
+        let node = self.node(schema, "")?;
         self.nodes.push(node);
         Ok(self.nodes.len() - 1)
     }
@@ -84,26 +89,42 @@ impl<'a> Compiler<'a> {
         let id = self.nodes.len();
         self.nodes.push(Node::Any);
         self.by_name.insert(name, id);
-        self.names.insert(id, name.to_owned());
-        self.nodes[id] = self.node(body)?;
+        self.nodes[id] = self.node(body, name)?;
         Ok(id)
     }
 
-    fn node(&mut self, schema: &'a Value) -> Result<Node, CompileError> {
-        if schema.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true)) {
-            return Ok(Node::Scalar);
+    /// The node of `schema`, the definition `name` (empty: inline).
+    fn node(&mut self, schema: &'a Value, name: &str) -> Result<Node, CompileError> {
+        if name == QUANTITY {
+            return Ok(Node::Scalar(Scalar::Quantity));
         }
+        if schema.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true)) {
+            return Ok(Node::Scalar(Scalar::IntOrString));
+        }
+        let format = schema.get("format").and_then(Value::as_str);
         let node = match schema.get("type").and_then(Value::as_str) {
             Some("object") => {
                 let properties = schema.get("properties").and_then(Value::as_object);
                 let additional = schema.get("additionalProperties").filter(|a| a.is_object());
                 match (properties, additional) {
                     (Some(props), _) => {
-                        let mut compiled = BTreeMap::new();
-                        for (name, prop) in props {
-                            compiled.insert(name.clone(), self.id_of(prop)?);
+                        let mut properties = Vec::with_capacity(props.len());
+                        for (prop_name, prop) in props {
+                            properties.push((prop_name.clone(), self.id_of(prop)?));
                         }
-                        Node::Object(compiled)
+                        let required = schema
+                            .get("required")
+                            .and_then(Value::as_array)
+                            .into_iter()
+                            .flatten()
+                            .filter_map(Value::as_str)
+                            .map(str::to_owned)
+                            .collect();
+                        Node::Object(Object {
+                            name: name.to_owned(),
+                            properties,
+                            required,
+                        })
                     }
                     (None, Some(values)) => Node::Map(self.id_of(values)?),
                     // No properties and no value schema: free-form (RawExtension, FieldsV1).
@@ -114,8 +135,18 @@ impl<'a> Compiler<'a> {
                 Some(items) => Node::Array(self.id_of(items)?),
                 None => Node::Any,
             },
-            Some(_) => Node::Scalar,
-            None => Node::Any,
+            Some("string") => Node::Scalar(match format {
+                Some("byte") => Scalar::Bytes,
+                Some("date-time") => Scalar::Time {
+                    micro: name == MICRO_TIME,
+                },
+                _ => Scalar::String,
+            }),
+            Some("integer") if format == Some("int32") => Node::Scalar(Scalar::Int32),
+            Some("integer") => Node::Scalar(Scalar::Int64),
+            Some("number") => Node::Scalar(Scalar::Number),
+            Some("boolean") => Node::Scalar(Scalar::Bool),
+            Some(_) | None => Node::Any,
         };
         Ok(node)
     }
@@ -134,10 +165,12 @@ mod tests {
     #[test]
     fn config_map_has_its_fields_and_string_maps() {
         let s = of::<ConfigMap>().expect("compiles");
-        let Node::Object(props) = s.node(s.root()) else {
+        let Node::Object(root) = s.node(s.root()) else {
             panic!("root is an object");
         };
-        let names: Vec<&str> = props.keys().map(String::as_str).collect();
+        assert_eq!(root.go_type(), "v1.ConfigMap");
+        assert_eq!(root.required, ["metadata"]);
+        let names: Vec<&str> = root.properties.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(
             names,
             [
@@ -149,8 +182,17 @@ mod tests {
                 "metadata"
             ]
         );
-        assert_eq!(s.lookup(&["data", "*"]), Some(&Node::Scalar));
-        assert_eq!(s.lookup(&["metadata", "labels", "*"]), Some(&Node::Scalar));
+        let string = Node::Scalar(Scalar::String);
+        assert_eq!(s.lookup(&["data", "*"]), Some(&string));
+        assert_eq!(
+            s.lookup(&["binaryData", "*"]),
+            Some(&Node::Scalar(Scalar::Bytes))
+        );
+        assert_eq!(s.lookup(&["metadata", "labels", "*"]), Some(&string));
+        assert_eq!(
+            s.lookup(&["metadata", "creationTimestamp"]),
+            Some(&Node::Scalar(Scalar::Time { micro: false }))
+        );
         assert_eq!(
             s.lookup(&["metadata", "managedFields", "[]", "fieldsV1"]),
             Some(&Node::Any)
@@ -163,19 +205,27 @@ mod tests {
     fn deployment_reaches_its_containers() {
         let s = of::<Deployment>().expect("compiles");
         let container = ["spec", "template", "spec", "containers", "[]"];
-        let Some(Node::Object(props)) = s.lookup(&container) else {
+        let Some(Node::Object(c)) = s.lookup(&container) else {
             panic!("containers hold objects");
         };
-        assert!(props.contains_key("imagePullPolicy"));
-        assert!(!props.contains_key("imagePullPolice"));
+        assert!(c.property("imagePullPolicy").is_some());
+        assert!(c.property("imagePullPolice").is_none());
+        assert_eq!(
+            (c.struct_name(), c.go_type().as_str()),
+            ("Container", "v1.Container")
+        );
+        assert_eq!(c.required, ["name"]);
         let port = [&container[..], &["ports", "[]", "containerPort"]].concat();
-        assert_eq!(s.lookup(&port), Some(&Node::Scalar));
+        assert_eq!(s.lookup(&port), Some(&Node::Scalar(Scalar::Int32)));
         let limits = [&container[..], &["resources", "limits", "*"]].concat();
-        assert_eq!(s.lookup(&limits), Some(&Node::Scalar), "Quantity");
+        assert_eq!(s.lookup(&limits), Some(&Node::Scalar(Scalar::Quantity)));
         assert_eq!(
             s.lookup(&["spec", "strategy", "rollingUpdate", "maxSurge"]),
-            Some(&Node::Scalar),
-            "IntOrString"
+            Some(&Node::Scalar(Scalar::IntOrString))
+        );
+        assert_eq!(
+            s.lookup(&["spec", "template", "spec", "activeDeadlineSeconds"]),
+            Some(&Node::Scalar(Scalar::Int64))
         );
     }
 
@@ -200,7 +250,7 @@ mod tests {
     fn a_dangling_reference_is_an_error() {
         let root = json!({"type": "object", "properties": {"a": {"$ref": "#/$defs/missing"}}});
         assert_eq!(
-            compile(&root),
+            compile(&root, "x"),
             Err(CompileError::UnknownRef("#/$defs/missing".into()))
         );
     }

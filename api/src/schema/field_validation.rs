@@ -29,12 +29,19 @@ pub struct StrictDecodingError(pub Vec<Finding>);
 #[error("unsupported fieldValidation {0:?}")]
 pub struct UnsupportedLevel(pub String);
 
+/// The findings as Kubernetes lists them in a strict error: the YAML duplicates as one
+/// `yaml: unmarshal errors:` entry with a line each, then the others, comma-separated.
 fn list(findings: &[Finding]) -> String {
-    findings
+    let (yaml, json): (Vec<&Finding>, Vec<&Finding>) = findings
         .iter()
-        .map(Finding::to_string)
-        .collect::<Vec<_>>()
-        .join(", ")
+        .partition(|f| matches!(f, Finding::YamlDuplicate { .. }));
+    let mut parts = Vec::with_capacity(json.len() + 1);
+    if !yaml.is_empty() {
+        let lines: Vec<String> = yaml.iter().map(|f| format!("\n  {f}")).collect();
+        parts.push(format!("yaml: unmarshal errors:{}", lines.concat()));
+    }
+    parts.extend(json.iter().map(|f| f.to_string()));
+    parts.join(", ")
 }
 
 impl FieldValidation {
@@ -90,6 +97,30 @@ mod tests {
             "strict decoding error: unknown field \"spec.foo\", duplicate field \"metadata.name\""
         );
         assert_eq!(FieldValidation::Strict.judge(vec![]), Ok(vec![]));
+    }
+
+    // R-RES-187, R-RES-189: YAML duplicates come first, as one entry with a line each.
+    #[test]
+    fn strict_yaml_duplicates_are_one_entry() {
+        let dup = |line, key: &str| Finding::YamlDuplicate {
+            line,
+            key: key.into(),
+        };
+        let strict = FieldValidation::Strict
+            .judge(vec![
+                dup(5, "name"),
+                dup(14, "paused"),
+                Finding::Unknown("spec.unknown1".into()),
+            ])
+            .expect_err("fails");
+        assert_eq!(
+            strict.to_string(),
+            "strict decoding error: yaml: unmarshal errors:\n  line 5: key \"name\" already set in map\n  line 14: key \"paused\" already set in map, unknown field \"spec.unknown1\""
+        );
+        assert_eq!(
+            FieldValidation::Warn.judge(vec![dup(5, "name")]),
+            Ok(vec!["line 5: key \"name\" already set in map".to_owned()])
+        );
     }
 
     #[test]

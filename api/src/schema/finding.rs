@@ -1,4 +1,4 @@
-//! One problem the walker found in a body that decoding itself tolerates: a field the schema
+//! One problem the decoder found in a body that decoding itself tolerates: a field the schema
 //! does not have, or a field given twice in one object.
 
 use std::fmt;
@@ -11,6 +11,14 @@ pub enum Finding {
     Unknown(String),
     /// The field appears more than once in the same object (R-RES-189); the last one counts.
     Duplicate(String),
+    /// A key given twice in one YAML mapping, on `line` (1-based); Kubernetes finds these
+    /// while turning YAML into JSON, so they carry a line, not a path.
+    YamlDuplicate {
+        /// The line of the repeated key.
+        line: u64,
+        /// The key.
+        key: String,
+    },
 }
 
 impl fmt::Display for Finding {
@@ -19,6 +27,9 @@ impl fmt::Display for Finding {
         match self {
             Self::Unknown(path) => write!(f, "unknown field \"{path}\""),
             Self::Duplicate(path) => write!(f, "duplicate field \"{path}\""),
+            Self::YamlDuplicate { line, key } => {
+                write!(f, "line {line}: key {key:?} already set in map")
+            }
         }
     }
 }

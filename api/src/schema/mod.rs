@@ -1,15 +1,17 @@
 //! Compiled schemas of the built-in kinds: k8s-openapi's schemars schemas turned once into a
-//! small node tree ([`Schema`]) that the one-pass body walker ([`walk`]) follows to find
-//! unknown and duplicate fields (spec 000 "Field validation", R-RES-185..190).
+//! small node tree ([`Schema`]) that the one-pass body decoder ([`decode`]) follows to type-check
+//! a JSON or YAML body and find unknown and duplicate fields (spec 000 "Field validation",
+//! R-RES-185..190), and that [`missing_required`] follows to find required fields left unset.
 
 mod compile;
+mod decode;
 mod field_validation;
 mod finding;
 pub mod markers;
-mod walk;
+mod required;
+mod scalar;
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::Mutex;
@@ -17,34 +19,73 @@ use std::sync::OnceLock;
 use std::sync::PoisonError;
 
 pub use compile::CompileError;
+pub use decode::Decoded;
+pub use decode::Format;
+pub use decode::SyntaxError;
+pub use decode::TypeError;
+pub use decode::decode;
 pub use field_validation::FIELD_VALIDATION_VALUES;
 pub use field_validation::FieldValidation;
 pub use field_validation::StrictDecodingError;
 pub use field_validation::UnsupportedLevel;
 pub use finding::Finding;
+pub use required::missing_required;
+pub use scalar::Scalar;
 use schemars::JsonSchema;
-pub use walk::WalkError;
-pub use walk::Walked;
-pub use walk::walk;
 
 /// An index into a [`Schema`]'s nodes (schemas are recursive, so nodes refer to each other
 /// by index rather than by ownership).
 pub type NodeId = usize;
 
-/// What the walker needs to know of one place in an object.
+/// What the decoder needs to know of one place in an object.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Node {
     /// An object with named properties; any other name is an unknown field.
-    Object(BTreeMap<String, NodeId>),
+    Object(Object),
     /// An object whose every key holds the same kind of value (`additionalProperties`).
     Map(NodeId),
     /// An array of the same kind of item.
     Array(NodeId),
-    /// A string, number, boolean, or int-or-string: nothing inside to check.
-    Scalar,
+    /// A value without parts: string, number, boolean, int-or-string, quantity, time, bytes.
+    Scalar(Scalar),
     /// Anything goes and nothing is reported (RawExtension, FieldsV1, apiextensions JSON:
     /// Kubernetes decodes those without strict checks).
     Any,
+}
+
+/// An object type: its Go name, its properties in schema order and the required ones.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Object {
+    /// The definition's name (`io.k8s.api.core.v1.Container`); empty for an inline object.
+    pub name: String,
+    /// The properties, in the schema's order (the order the decoder writes them in).
+    pub properties: Vec<(String, NodeId)>,
+    /// The names of the properties the schema requires.
+    pub required: Vec<String>,
+}
+
+impl Object {
+    /// The position and node of property `name`.
+    pub fn property(&self, name: &str) -> Option<(usize, NodeId)> {
+        self.properties
+            .iter()
+            .position(|(n, _)| n == name)
+            .map(|i| (i, self.properties[i].1))
+    }
+
+    /// The Go struct name Kubernetes' decoder prints in its errors (`Container`).
+    pub fn struct_name(&self) -> &str {
+        self.name.rsplit('.').next().unwrap_or_default()
+    }
+
+    /// The Go type name with its package (`v1.Container`), or `struct` for an inline object.
+    pub fn go_type(&self) -> String {
+        let mut parts = self.name.rsplit('.');
+        match (parts.next(), parts.next()) {
+            (Some(name), Some(package)) => format!("{package}.{name}"),
+            _ => "struct".to_owned(),
+        }
+    }
 }
 
 /// One kind's compiled schema: an arena of nodes and the root.
@@ -52,12 +93,17 @@ pub enum Node {
 pub struct Schema {
     nodes: Vec<Node>,
     root: NodeId,
-    /// The upstream definition name of the nodes compiled from a definition (the key of
-    /// the [`markers`] table).
-    names: BTreeMap<NodeId, String>,
 }
 
 impl Schema {
+    /// The schema of a kind without one: the body is taken as sent, only parsed.
+    pub fn any() -> Self {
+        Self {
+            nodes: vec![Node::Any],
+            root: 0,
+        }
+    }
+
     /// The root node (the kind itself).
     pub fn root(&self) -> NodeId {
         self.root
@@ -70,7 +116,22 @@ impl Schema {
 
     /// The definition node `id` was compiled from (`io.k8s.api.core.v1.PodSpec`), if any.
     pub fn definition(&self, id: NodeId) -> Option<&str> {
-        self.names.get(&id).map(String::as_str)
+        match self.node(id) {
+            Node::Object(o) if !o.name.is_empty() => Some(&o.name),
+            _ => None,
+        }
+    }
+
+    /// The Go type name of node `id` as Kubernetes' decoder prints it in a type error
+    /// (`int32`, `[]string`, `map[string]string`, `v1.Container`).
+    pub fn go_type(&self, id: NodeId) -> String {
+        match self.node(id) {
+            Node::Object(o) => o.go_type(),
+            Node::Map(values) => format!("map[string]{}", self.go_type(*values)),
+            Node::Array(items) => format!("[]{}", self.go_type(*items)),
+            Node::Scalar(s) => s.go_type().to_owned(),
+            Node::Any => "interface {}".to_owned(),
+        }
     }
 
     /// The node at `path` below the root, following property names, map keys (`*`) and array
@@ -80,7 +141,7 @@ impl Schema {
         let mut id = self.root;
         for step in path {
             id = match (self.node(id), *step) {
-                (Node::Object(props), name) => *props.get(name)?,
+                (Node::Object(o), name) => o.property(name)?.1,
                 (Node::Map(values), "*") => *values,
                 (Node::Array(items), "[]") => *items,
                 _ => return None,
@@ -111,10 +172,7 @@ where
     }
     // Compiled outside the lock: two first callers may both compile, with equal results.
     let generated = schemars::SchemaGenerator::default().into_root_schema_for::<T>();
-    let mut compiled = compile::compile(generated.as_value())?;
-    // The root is generated inline, not as a definition: name it after the kind.
-    compiled.names.insert(compiled.root, name.to_string());
-    let compiled = Arc::new(compiled);
+    let compiled = Arc::new(compile::compile(generated.as_value(), &name)?);
     cache
         .lock()
         .unwrap_or_else(PoisonError::into_inner)

@@ -1,14 +1,12 @@
 //! ConfigMap: data keys (unique across `data` and `binaryData`), the 1 MiB limit (reported
 //! for the whole object, path `[]`, as upstream), `immutable`.
 
-use k8s_openapi::api::core::v1::ConfigMap;
 use serde_json::Value;
 
 use super::data_keys::MAX_DATA_SIZE;
 use super::data_keys::check_immutable;
 use super::data_keys::check_keys;
 use crate::registry::Strategy;
-use crate::registry::strategy::decode_typed;
 use crate::validation::FieldError;
 
 /// The path upstream gives an error about the whole object (`field.NewPath("")`), as its
@@ -20,10 +18,6 @@ const WHOLE_OBJECT: &str = "[]";
 pub struct ConfigMapStrategy;
 
 impl Strategy for ConfigMapStrategy {
-    fn decode(&self, body: &[u8]) -> Result<Value, serde_json::Error> {
-        decode_typed::<ConfigMap>(body)
-    }
-
     fn tracks_generation(&self) -> bool {
         false
     }
@@ -76,19 +70,6 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-
-    // R-RES-031: a field of the wrong type is refused.
-    #[test]
-    fn decode_prunes_unknown_fields_and_type_checks() {
-        let s = ConfigMapStrategy;
-        let v = s
-            .decode(br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"},"bogus":1,"data":{"k":"v"}}"#)
-            .expect("decodes");
-        assert!(v.get("bogus").is_none());
-        assert_eq!(v["data"]["k"], "v");
-        assert!(s.decode(br#"{"data":{"k":1}}"#).is_err());
-        assert!(s.decode(br#"{"kind":"Secret"}"#).is_err());
-    }
 
     #[test]
     fn keys_size_and_duplicates() {

@@ -2,12 +2,10 @@
 //! namespace; an event with `eventTime` (a "new" event) also names its reporter, action and
 //! reason, within upstream's length limits.
 
-use k8s_openapi::api::core::v1::Event;
 use serde_json::Value;
 
 use crate::flavor::Flavor;
 use crate::registry::Strategy;
-use crate::registry::strategy::decode_typed;
 use crate::request::FieldLabels;
 use crate::request::METADATA_NAME;
 use crate::request::METADATA_NAMESPACE;
@@ -80,10 +78,6 @@ fn required_within(obj: &Value, field: &str, limit: usize, errs: &mut Vec<FieldE
 }
 
 impl Strategy for EventStrategy {
-    fn decode(&self, body: &[u8]) -> Result<Value, serde_json::Error> {
-        decode_typed::<Event>(body)
-    }
-
     fn tracks_generation(&self) -> bool {
         false
     }

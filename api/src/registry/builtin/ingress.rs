@@ -218,10 +218,6 @@ fn rules(rules: &[Value], errs: &mut Vec<FieldError>) {
 }
 
 impl Strategy for IngressStrategy {
-    fn decode(&self, body: &[u8]) -> Result<Value, serde_json::Error> {
-        self.base.decode(body)
-    }
-
     fn tracks_generation(&self) -> bool {
         self.base.tracks_generation()
     }

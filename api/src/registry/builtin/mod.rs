@@ -33,7 +33,6 @@ pub use row::ScopeOf;
 pub use row::Stage;
 pub use row::StorageHome;
 pub use row::StrategyFn;
-pub use row::TypedDecode;
 pub use row::Verbs;
 pub use row::kind;
 pub use row::virtual_kind;

@@ -2,7 +2,6 @@
 //! `status.phase: Active`, the `<label domain>/metadata.name` label, and Kubernetes'
 //! two-step deletion (Terminating first; removal once `spec.finalizers` is empty).
 
-use k8s_openapi::api::core::v1::Namespace;
 use serde_json::Map;
 use serde_json::Value;
 use serde_json::json;
@@ -11,7 +10,6 @@ use crate::flavor::Flavor;
 use crate::registry::DeleteAction;
 use crate::registry::Strategy;
 use crate::registry::store::keep_fields;
-use crate::registry::strategy::decode_typed;
 use crate::registry::strategy::has_finalizers;
 use crate::registry::strategy::mark_for_finalizers;
 use crate::request::FieldLabels;
@@ -55,10 +53,6 @@ fn spec_finalizers_pending(obj: &Value) -> bool {
 }
 
 impl Strategy for NamespaceStrategy {
-    fn decode(&self, body: &[u8]) -> Result<Value, serde_json::Error> {
-        decode_typed::<Namespace>(body)
-    }
-
     fn name_rule(&self) -> NameRule {
         NameRule::DnsLabel
     }
@@ -203,9 +197,7 @@ mod tests {
     #[test]
     fn create_sets_phase_finalizer_and_label() {
         let s = NamespaceStrategy::new(Flavor::Kubernetes);
-        let mut v = s
-            .decode(br#"{"metadata":{"name":"a"},"status":{"phase":"Terminating"}}"#)
-            .expect("decodes");
+        let mut v = json!({"metadata":{"name":"a"},"status":{"phase":"Terminating"}});
         s.prepare_for_create(&mut v);
         s.canonicalize(&mut v);
         assert_eq!(v["status"]["phase"], "Active");

@@ -78,10 +78,6 @@ fn access_modes(spec: &Value, errs: &mut Vec<FieldError>) {
 }
 
 impl Strategy for PersistentVolumeClaimStrategy {
-    fn decode(&self, body: &[u8]) -> Result<Value, serde_json::Error> {
-        self.base.decode(body)
-    }
-
     fn tracks_generation(&self) -> bool {
         self.base.tracks_generation()
     }

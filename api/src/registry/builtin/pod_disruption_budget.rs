@@ -28,10 +28,6 @@ impl PodDisruptionBudgetStrategy {
 }
 
 impl Strategy for PodDisruptionBudgetStrategy {
-    fn decode(&self, body: &[u8]) -> Result<Value, serde_json::Error> {
-        self.base.decode(body)
-    }
-
     fn tracks_generation(&self) -> bool {
         self.base.tracks_generation()
     }

@@ -8,9 +8,6 @@ use k8s_openapi::ListableResource;
 use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::Resource;
 use schemars::JsonSchema;
-use serde::Serialize;
-use serde::de::DeserializeOwned;
-use serde_json::Value;
 
 use super::generic::GenericStrategy;
 use crate::flavor::Flavor;
@@ -137,9 +134,6 @@ pub type StrategyFn = fn(Flavor) -> Box<dyn Strategy>;
 /// and answers the reference to it (the OpenAPI documents are built from these).
 pub type JsonSchemaFn = fn(&mut schemars::SchemaGenerator) -> schemars::Schema;
 
-/// Decodes a JSON object through a kind's typed struct and back (apiVersion and kind removed).
-pub type TypedDecode = fn(Value) -> Result<Value, serde_json::Error>;
-
 /// One group/version/resource of the built-in table.
 #[derive(Clone)]
 pub struct Row {
@@ -168,7 +162,6 @@ pub struct Row {
     /// Where its objects live.
     pub storage: StorageHome,
     strategy: Option<StrategyFn>,
-    decode: TypedDecode,
     schema: SchemaFn,
     json_schema: JsonSchemaFn,
 }
@@ -187,19 +180,11 @@ impl ScopeOf for NamespaceResourceScope {
     const SCOPE: Scope = Scope::Namespaced;
 }
 
-fn typed<T>(value: Value) -> Result<Value, serde_json::Error>
-where
-    T: DeserializeOwned + Serialize,
-{
-    let typed: T = serde_json::from_value(value)?;
-    serde_json::to_value(&typed)
-}
-
 /// A row for a listable kind, from its k8s-openapi constants: full CRUD, stored under its
 /// own group, on by default when its version is GA.
 pub fn kind<T>() -> Row
 where
-    T: Resource + ListableResource + DeserializeOwned + Serialize + JsonSchema,
+    T: Resource + ListableResource + JsonSchema,
     T::Scope: ScopeOf,
 {
     Row {
@@ -211,7 +196,7 @@ where
 /// A row for a computed kind that is created but never stored (reviews, bindings).
 pub fn virtual_kind<T>() -> Row
 where
-    T: Resource + DeserializeOwned + Serialize + JsonSchema,
+    T: Resource + JsonSchema,
     T::Scope: ScopeOf,
 {
     Row {
@@ -223,7 +208,7 @@ where
 
 fn base<T>() -> Row
 where
-    T: Resource + DeserializeOwned + Serialize + JsonSchema,
+    T: Resource + JsonSchema,
     T::Scope: ScopeOf,
 {
     Row {
@@ -240,7 +225,6 @@ where
         default_on: Stage::of(T::VERSION) == Stage::Ga,
         storage: StorageHome::Own,
         strategy: None,
-        decode: typed::<T>,
         schema: schema::of::<T>,
         json_schema: |generator| generator.subschema_for::<T>(),
     }
@@ -334,7 +318,7 @@ impl Row {
         self.subresources.contains(&Subresource::Status)
     }
 
-    /// The kind's compiled schema (unknown and duplicate fields are found against it).
+    /// The kind's compiled schema (bodies are decoded and checked against it).
     pub fn schema(&self) -> SchemaFn {
         self.schema
     }
@@ -366,16 +350,12 @@ impl Row {
         }
     }
 
-    /// The row's strategy: its own, or the generic one (typed decode, generation tracked
-    /// when the kind has a status subresource, as Kubernetes does for kinds with a spec).
+    /// The row's strategy: its own, or the generic one (generation tracked when the kind has
+    /// a status subresource, as Kubernetes does for kinds with a spec).
     pub fn new_strategy(&self, flavor: Flavor) -> Box<dyn Strategy> {
         match self.strategy {
             Some(make) => make(flavor),
-            None => Box::new(GenericStrategy::new(
-                self.decode,
-                self.resource_type(flavor).api_version(),
-                self.has_status(),
-            )),
+            None => Box::new(GenericStrategy::new(self.has_status())),
         }
     }
 }

@@ -4,7 +4,6 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use k8s_openapi::api::core::v1::Secret;
 use serde_json::Map;
 use serde_json::Value;
 
@@ -13,7 +12,6 @@ use super::data_keys::check_immutable;
 use super::data_keys::check_keys;
 use crate::flavor::Flavor;
 use crate::registry::Strategy;
-use crate::registry::strategy::decode_typed;
 use crate::request::FieldLabels;
 use crate::request::METADATA_NAME;
 use crate::request::METADATA_NAMESPACE;
@@ -96,10 +94,6 @@ impl SecretStrategy {
 }
 
 impl Strategy for SecretStrategy {
-    fn decode(&self, body: &[u8]) -> Result<Value, serde_json::Error> {
-        decode_typed::<Secret>(body)
-    }
-
     fn tracks_generation(&self) -> bool {
         false
     }
@@ -174,9 +168,7 @@ mod tests {
     #[test]
     fn string_data_merges_into_data_and_type_defaults() {
         let s = SecretStrategy::new(Flavor::Platform);
-        let mut v = s
-            .decode(br#"{"metadata":{"name":"a"},"data":{"x":"eA==","y":"eQ=="},"stringData":{"y":"new"}}"#)
-            .expect("decodes");
+        let mut v = json!({"metadata":{"name":"a"},"data":{"x":"eA==","y":"eQ=="},"stringData":{"y":"new"}});
         s.default_fields(&mut v);
         assert_eq!(v["data"], json!({"x":"eA==","y":"bmV3"}));
         assert!(v.get("stringData").is_none());
@@ -184,15 +176,6 @@ mod tests {
         let mut only = json!({"stringData":{"k":"v"},"type":"custom/t"});
         s.default_fields(&mut only);
         assert_eq!(only, json!({"type":"custom/t","data":{"k":"dg=="}}));
-    }
-
-    #[test]
-    fn data_must_be_base64() {
-        assert!(
-            SecretStrategy::new(Flavor::Platform)
-                .decode(br#"{"data":{"x":"not base64!"}}"#)
-                .is_err()
-        );
     }
 
     #[test]

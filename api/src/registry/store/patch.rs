@@ -85,7 +85,11 @@ impl Store {
             name: String::new(),
             causes: vec![FieldError::invalid("patch", json.clone(), detail)],
         };
-        let (obj, found) = match self.decode_body(json.as_bytes(), FieldValidation::Warn) {
+        let warn = WriteOptions {
+            field_validation: FieldValidation::Warn,
+            ..WriteOptions::default()
+        };
+        let (obj, found) = match self.decode_body(json.as_bytes(), warn) {
             Ok(decoded) => decoded,
             Err(ApiError::BadRequest(detail)) => return Err(invalid(detail)),
             Err(e) => return Err(e),
