@@ -788,6 +788,9 @@ impl Store {
             }
             errs.extend(self.validate_new(&obj));
             errs.extend(self.strategy.validate_update(&obj, &old));
+            if subresource == "status" {
+                errs.extend(self.strategy.validate_status_update(&obj, &old));
+            }
             if !errs.is_empty() {
                 return Err(self.invalid(&obj, errs));
             }

@@ -11,6 +11,7 @@ mod field_validation;
 mod health;
 mod list;
 mod mem_storage;
+mod status_rules;
 mod store;
 mod watch;
 

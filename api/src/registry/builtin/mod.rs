@@ -3,21 +3,42 @@
 //! rules of their own. Types and schemas come from `k8s-openapi`; the rules are Kubernetes'.
 
 mod config_map;
+mod cron_job;
+mod cron_schedule;
+mod daemon_set;
 mod data_keys;
+mod defaults;
+mod deployment;
 mod event;
+mod fields;
 mod generic;
+mod job;
 mod namespace;
+mod pod;
+mod pod_spec;
+mod quantity;
+mod replica_set;
+mod replication_controller;
 mod row;
 mod secret;
 mod service_account;
+mod stateful_set;
 mod table;
 #[cfg(test)]
 mod table_tests;
+mod workload;
 
 pub use config_map::ConfigMapStrategy;
+pub use cron_job::CronJobStrategy;
+pub use daemon_set::DaemonSetStrategy;
+pub use deployment::DeploymentStrategy;
 pub use event::EventStrategy;
 pub use generic::GenericStrategy;
+pub use job::JobStrategy;
 pub use namespace::NamespaceStrategy;
+pub use pod::PodStrategy;
+pub use replica_set::ReplicaSetStrategy;
+pub use replication_controller::ReplicationControllerStrategy;
 pub use row::GroupName;
 pub use row::Row;
 pub use row::ScopeOf;
@@ -30,6 +51,7 @@ pub use row::kind;
 pub use row::virtual_kind;
 pub use secret::SecretStrategy;
 pub use service_account::ServiceAccountStrategy;
+pub use stateful_set::StatefulSetStrategy;
 pub use table::rows;
 
 use super::ResourceType;
