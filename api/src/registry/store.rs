@@ -804,6 +804,9 @@ impl Store {
             errs.extend(crate::validation::validate_object_meta_update(&obj, &old));
             self.check_required(&obj, &mut errs)?;
             errs.extend(self.strategy.validate_update(&obj, &old));
+            if subresource == "status" {
+                errs.extend(self.strategy.validate_status_update(&obj, &old));
+            }
             if !errs.is_empty() {
                 return Err(self.invalid(&obj, errs));
             }

@@ -87,6 +87,12 @@ pub trait Strategy: Send + Sync + 'static {
         Vec::new()
     }
 
+    /// The problems of a `status` subresource update from `old` to `new` (counters out of
+    /// range, ...), beyond [`Strategy::validate`] and [`Strategy::validate_update`].
+    fn validate_status_update(&self, _new: &Value, _old: &Value) -> Vec<FieldError> {
+        Vec::new()
+    }
+
     /// Normalizes a valid object just before it is stored.
     fn canonicalize(&self, _obj: &mut Value) {}
 

@@ -20,6 +20,9 @@ pub(super) fn stub(gvr: &str) -> Option<Value> {
         "spec": {"containers": [{"name": "c", "image": "busybox"}]}
     });
     let selector = json!({"matchLabels": {"app": "walk"}});
+    // Jobs may not restart their pods `Always` (the pod default).
+    let mut job_template = template.clone();
+    job_template["spec"]["restartPolicy"] = "Never".into();
     let role_ref =
         json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "r"});
     Some(match gvr {
@@ -67,9 +70,9 @@ pub(super) fn stub(gvr: &str) -> Option<Value> {
         }}),
         "batch/v1/cronjobs" => json!({"spec": {
             "schedule": "*/5 * * * *",
-            "jobTemplate": {"spec": {"template": template}}
+            "jobTemplate": {"spec": {"template": job_template}}
         }}),
-        "batch/v1/jobs" => json!({"spec": {"template": template}}),
+        "batch/v1/jobs" => json!({"spec": {"template": job_template}}),
         "certificates.k8s.io/v1/certificatesigningrequests" => json!({"spec": {
             "request": "aGVsbG8=", "signerName": "example.com/walk", "usages": ["digital signature"]
         }}),
@@ -159,7 +162,7 @@ pub(super) fn stub(gvr: &str) -> Option<Value> {
 }
 
 /// A status to send in an update of the main resource (the update must ignore it).
-fn status_stub(gvr: &str) -> Value {
+pub(super) fn status_stub(gvr: &str) -> Value {
     match gvr {
         "policy/v1/poddisruptionbudgets" => json!({
             "currentHealthy": 1, "desiredHealthy": 1, "disruptionsAllowed": 1, "expectedPods": 1
@@ -176,7 +179,7 @@ pub(super) fn stub_key(t: &ResourceType) -> String {
     format!("{}/{}", t.api_version(), t.plural).replace(".platform.io/", ".k8s.io/")
 }
 
-fn collection_path(t: &ResourceType) -> String {
+pub(super) fn collection_path(t: &ResourceType) -> String {
     let root = if t.group.is_empty() {
         "/api/v1".to_owned()
     } else {
@@ -189,7 +192,7 @@ fn collection_path(t: &ResourceType) -> String {
     }
 }
 
-async fn app_in(flavor: Flavor) -> Router {
+pub(super) async fn app_in(flavor: Flavor) -> Router {
     let storage = Arc::new(MemStorage::default());
     ensure_system_namespaces(storage.as_ref(), flavor)
         .await

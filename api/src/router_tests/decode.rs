@@ -274,11 +274,14 @@ async fn yaml_create_at_each_field_validation_level() {
 #[tokio::test]
 async fn yaml_update_at_each_field_validation_level() {
     let (app, _) = app().await;
-    let created = admin_call(
+    // Created with the selector the updates keep (a Deployment's selector is immutable).
+    let ignore = format!("{DEPLOY_PATH}?fieldValidation=Ignore");
+    let created = send_as(
         &app,
         "POST",
-        DEPLOY_PATH,
-        Some(&deployment("u", "", r#"{"name":"b"}"#)),
+        &ignore,
+        "application/yaml",
+        &invalid_yaml("u"),
     )
     .await;
     assert_eq!(created.status, StatusCode::CREATED, "{}", created.text());

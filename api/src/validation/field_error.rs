@@ -21,6 +21,8 @@ pub enum FieldErrorKind {
     },
     /// The value appears twice where it must be unique; carries the value.
     Duplicate(Value),
+    /// The value names something that does not exist; carries the value.
+    NotFound(Value),
     /// The value is not one of `supported`.
     NotSupported {
         /// The offending value.
@@ -92,6 +94,15 @@ impl FieldError {
         }
     }
 
+    /// `field` names `value`, which does not exist.
+    pub fn not_found(field: impl Into<String>, value: impl Into<Value>) -> Self {
+        Self {
+            field: field.into(),
+            kind: FieldErrorKind::NotFound(value.into()),
+            detail: String::new(),
+        }
+    }
+
     /// `field` holds `value`, which is none of `supported`.
     pub fn not_supported(
         field: impl Into<String>,
@@ -116,6 +127,7 @@ impl FieldError {
             FieldErrorKind::Forbidden => "FieldValueForbidden",
             FieldErrorKind::TooLong { .. } => "FieldValueTooLong",
             FieldErrorKind::Duplicate(_) => "FieldValueDuplicate",
+            FieldErrorKind::NotFound(_) => "FieldValueNotFound",
             FieldErrorKind::NotSupported { .. } => "FieldValueNotSupported",
         }
     }
@@ -131,6 +143,7 @@ impl FieldError {
                 format!("Too long: may not be more than {max} bytes")
             }
             FieldErrorKind::Duplicate(v) => format!("Duplicate value: {}", render(v)),
+            FieldErrorKind::NotFound(v) => format!("Not found: {}", render(v)),
             FieldErrorKind::NotSupported { value, supported } => {
                 let quoted: Vec<String> = supported.iter().map(|s| format!("{s:?}")).collect();
                 format!(

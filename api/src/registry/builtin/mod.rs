@@ -3,29 +3,50 @@
 //! rules of their own. Types and schemas come from `k8s-openapi`; the rules are Kubernetes'.
 
 mod config_map;
+mod cron_job;
+mod cron_schedule;
+mod daemon_set;
 mod data_keys;
+mod defaults;
+mod deployment;
 mod event;
+mod fields;
 mod generic;
 mod ingress;
+mod job;
 mod lease;
 mod namespace;
 mod persistent_volume_claim;
+mod pod;
 mod pod_disruption_budget;
+mod pod_spec;
+mod quantity;
+mod replica_set;
+mod replication_controller;
 mod row;
 mod secret;
 mod service_account;
+mod stateful_set;
 mod table;
 #[cfg(test)]
 mod table_tests;
+mod workload;
 
 pub use config_map::ConfigMapStrategy;
+pub use cron_job::CronJobStrategy;
+pub use daemon_set::DaemonSetStrategy;
+pub use deployment::DeploymentStrategy;
 pub use event::EventStrategy;
 pub use generic::GenericStrategy;
 pub use ingress::IngressStrategy;
+pub use job::JobStrategy;
 pub use lease::LeaseStrategy;
 pub use namespace::NamespaceStrategy;
 pub use persistent_volume_claim::PersistentVolumeClaimStrategy;
+pub use pod::PodStrategy;
 pub use pod_disruption_budget::PodDisruptionBudgetStrategy;
+pub use replica_set::ReplicaSetStrategy;
+pub use replication_controller::ReplicationControllerStrategy;
 pub use row::GroupName;
 pub use row::JsonSchemaFn;
 pub use row::Row;
@@ -38,6 +59,7 @@ pub use row::kind;
 pub use row::virtual_kind;
 pub use secret::SecretStrategy;
 pub use service_account::ServiceAccountStrategy;
+pub use stateful_set::StatefulSetStrategy;
 pub use table::rows;
 
 use super::ResourceType;

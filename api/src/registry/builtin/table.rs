@@ -49,14 +49,22 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiext
 use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1 as apiregistration_v1;
 
 use super::ConfigMapStrategy;
+use super::CronJobStrategy;
+use super::DaemonSetStrategy;
+use super::DeploymentStrategy;
 use super::EventStrategy;
 use super::IngressStrategy;
+use super::JobStrategy;
 use super::LeaseStrategy;
 use super::NamespaceStrategy;
 use super::PersistentVolumeClaimStrategy;
 use super::PodDisruptionBudgetStrategy;
+use super::PodStrategy;
+use super::ReplicaSetStrategy;
+use super::ReplicationControllerStrategy;
 use super::SecretStrategy;
 use super::ServiceAccountStrategy;
+use super::StatefulSetStrategy;
 use super::row::Row;
 use super::row::Verbs;
 use super::row::kind;
@@ -126,9 +134,14 @@ fn core() -> Vec<Row> {
             .subresource(Connect("portforward"))
             .subresource(Connect("proxy"))
             .subresource(Resize)
-            .status(),
+            .status()
+            .strategy(|_| Box::new(PodStrategy)),
         kind::<PodTemplate>(),
-        kind::<ReplicationController>().short(&["rc"]).all().scale(),
+        kind::<ReplicationController>()
+            .short(&["rc"])
+            .all()
+            .scale()
+            .strategy(|_| Box::new(ReplicationControllerStrategy)),
         kind::<ResourceQuota>().short(&["quota"]).status(),
         kind::<Secret>().strategy(|flavor| Box::new(SecretStrategy::new(flavor))),
         kind::<ServiceAccount>()
@@ -150,13 +163,26 @@ fn named_groups_a() -> Vec<Row> {
             .api_extensions()
             .status(),
         kind::<apps_v1::ControllerRevision>(),
-        kind::<apps_v1::DaemonSet>().short(&["ds"]).all().status(),
+        kind::<apps_v1::DaemonSet>()
+            .short(&["ds"])
+            .all()
+            .status()
+            .strategy(|_| Box::new(DaemonSetStrategy)),
         kind::<apps_v1::Deployment>()
             .short(&["deploy"])
             .all()
-            .scale(),
-        kind::<apps_v1::ReplicaSet>().short(&["rs"]).all().scale(),
-        kind::<apps_v1::StatefulSet>().short(&["sts"]).all().scale(),
+            .scale()
+            .strategy(|_| Box::new(DeploymentStrategy)),
+        kind::<apps_v1::ReplicaSet>()
+            .short(&["rs"])
+            .all()
+            .scale()
+            .strategy(|_| Box::new(ReplicaSetStrategy)),
+        kind::<apps_v1::StatefulSet>()
+            .short(&["sts"])
+            .all()
+            .scale()
+            .strategy(|_| Box::new(StatefulSetStrategy)),
         kind::<events_v1::Event>()
             .short(&["ev"])
             .shares::<core_v1::Event>(),
@@ -175,8 +201,15 @@ fn named_groups_a() -> Vec<Row> {
             .all()
             .status()
             .shares::<autoscaling_v2::HorizontalPodAutoscaler>(),
-        kind::<batch_v1::CronJob>().short(&["cj"]).all().status(),
-        kind::<batch_v1::Job>().all().status(),
+        kind::<batch_v1::CronJob>()
+            .short(&["cj"])
+            .all()
+            .status()
+            .strategy(|_| Box::new(CronJobStrategy)),
+        kind::<batch_v1::Job>()
+            .all()
+            .status()
+            .strategy(|flavor| Box::new(JobStrategy::new(flavor))),
         kind::<certificates_v1::CertificateSigningRequest>()
             .short(&["csr"])
             .subresource(Approval)
