@@ -11,6 +11,7 @@ mod field_validation;
 mod health;
 mod list;
 mod mem_storage;
+mod shared_storage;
 mod store;
 mod watch;
 

@@ -21,6 +21,7 @@ pub use namespace::NamespaceStrategy;
 pub use row::GroupName;
 pub use row::Row;
 pub use row::ScopeOf;
+pub use row::SharedHome;
 pub use row::Stage;
 pub use row::StorageHome;
 pub use row::StrategyFn;
