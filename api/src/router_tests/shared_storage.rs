@@ -347,3 +347,45 @@ async fn shared_rows_have_their_storage_versions_hash() {
         v2_hash.as_str()
     );
 }
+
+// R-VER-064, R-VER-070: an off version whose schema equals its storage version's is served
+// through Identity once enabled, in the flavor's spelling: one object set, each version
+// answering with its own apiVersion.
+#[tokio::test]
+async fn identity_versions_share_objects_once_enabled() {
+    let flavor = Flavor::Platform;
+    let storage = Arc::new(MemStorage::default());
+    ensure_system_namespaces(storage.as_ref(), flavor)
+        .await
+        .expect("bootstrap");
+    let mut config = ApiConfig::new(flavor, Arc::new(AlwaysReady));
+    config.runtime_config = crate::registry::RuntimeConfig::parse(
+        ["coordination.platform.io/v1alpha2,coordination.platform.io/v1beta1"],
+        flavor,
+    )
+    .expect("valid");
+    let app = crate::router(storage.clone(), config);
+    let alpha = "/apis/coordination.platform.io/v1alpha2/namespaces/default/leasecandidates";
+    let beta = "/apis/coordination.platform.io/v1beta1/namespaces/default/leasecandidates";
+    let body = json!({
+        "apiVersion": "coordination.platform.io/v1alpha2", "kind": "LeaseCandidate",
+        "metadata": {"name": "c"},
+        "spec": {"leaseName": "l", "binaryVersion": "1.37.0", "strategy": "OldestEmulationVersion"},
+    });
+    let created = ok(&app, "POST", alpha, Some(&body.to_string()), 201).await;
+    assert_eq!(created["apiVersion"], "coordination.platform.io/v1alpha2");
+    let got = ok(&app, "GET", &format!("{beta}/c"), None, 200).await;
+    assert_eq!(got["apiVersion"], "coordination.platform.io/v1beta1");
+    assert_eq!(got["spec"], created["spec"]);
+    assert_eq!(rv(&got), rv(&created));
+    // Stored once, under the flavor-independent key of the storage version.
+    let key = "/registry/coordination.k8s.io/leasecandidates/default/c";
+    let stored = storage
+        .get(key, ReadConsistency::Linearizable)
+        .await
+        .expect("reads");
+    assert!(stored.is_some(), "stored at {key}");
+    ok(&app, "DELETE", &format!("{alpha}/c"), None, 200).await;
+    let r = admin_call(&app, "GET", &format!("{beta}/c"), None).await;
+    assert_status(&r, 404, "NotFound");
+}
