@@ -46,9 +46,11 @@ fn resource_entry(r: &ResourceType) -> Value {
     if !r.categories.is_empty() {
         entry["categories"] = json!(r.categories);
     }
-    // Every served row owns its storage (shared rows are not served yet), so the served
-    // version is the storage version.
-    entry["storageVersionHash"] = storage_version_hash(&r.group, &r.version, &r.kind).into();
+    // The hash names the storage version: a row that shares another's storage (events.k8s.io
+    // events, autoscaling/v1 HPAs) has its home's hash, as upstream.
+    let home = &r.storage;
+    entry["storageVersionHash"] =
+        storage_version_hash(&home.group, &home.version, &home.kind).into();
     entry
 }
 
@@ -219,8 +221,11 @@ mod tests {
         );
         assert_eq!(
             group(&registry, "autoscaling")["versions"],
-            json!([{"groupVersion": "autoscaling/v2", "version": "v2"}]),
-            "autoscaling/v1 waits for the HPA conversion"
+            json!([
+                {"groupVersion": "autoscaling/v2", "version": "v2"},
+                {"groupVersion": "autoscaling/v1", "version": "v1"}
+            ]),
+            "autoscaling/v1 is served through the HPA conversion, v2 preferred"
         );
         assert!(!named_groups(&registry).contains(&"rbac.authorization.k8s.io"));
     }

@@ -3,6 +3,7 @@
 //! through the same fixed steps (decode -> defaults -> prepare -> validate -> persist).
 
 pub mod builtin;
+pub mod conversion;
 mod resource_type;
 mod runtime_config;
 mod store;
@@ -13,10 +14,12 @@ mod subresource;
 pub use resource_type::CRUD_VERBS;
 pub use resource_type::ResourceType;
 pub use resource_type::Scope;
+pub use resource_type::StorageLocation;
 pub use resource_type::subresource_verbs;
 pub use runtime_config::RuntimeConfig;
 pub use runtime_config::RuntimeConfigError;
 pub use store::Preconditions;
+pub(crate) use store::ReadConversion;
 pub use store::Store;
 pub use store::WriteOptions;
 pub use store::Written;
@@ -45,20 +48,38 @@ impl Registry {
     }
 
     /// The built-in table as `runtime_config` enables it: a row is served when it is enabled
-    /// and owns its storage.
+    /// and owns its storage or shares one through a conversion. A shared row's store keys
+    /// its objects by its storage home and writes them through the home row's store.
     pub fn new(flavor: Flavor, runtime_config: &RuntimeConfig) -> Self {
+        let table = builtin::rows();
+        let store_of = |row: &builtin::Row, home: &builtin::Row| {
+            Store::new(row.resource_type_in(home, flavor), row.new_strategy(flavor))
+                .with_schema(row.schema())
+                .builtin_in(flavor)
+        };
         let mut stores = Vec::new();
         let mut unserved = Vec::new();
-        for row in builtin::rows() {
-            if row.is_servable() && runtime_config.enabled(&row, flavor) {
-                stores.push(
-                    Store::new(row.resource_type(flavor), row.new_strategy(flavor))
-                        .with_schema(row.schema())
-                        .builtin_in(flavor),
-                );
-            } else {
+        for row in &table {
+            if !(row.is_servable() && runtime_config.enabled(row, flavor)) {
                 unserved.push(row.resource_type(flavor));
+                continue;
             }
+            let store = match row.storage {
+                builtin::StorageHome::Shared(home) => {
+                    let found = table.iter().find(|h| home.is(h));
+                    match (home.conversion, found) {
+                        (Some(conversion), Some(home)) => {
+                            store_of(row, home).stored_in(store_of(home, home), conversion, flavor)
+                        }
+                        _ => {
+                            unserved.push(row.resource_type(flavor));
+                            continue;
+                        }
+                    }
+                }
+                _ => store_of(row, row),
+            };
+            stores.push(store);
         }
         Self { stores, unserved }
     }

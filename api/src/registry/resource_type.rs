@@ -1,5 +1,6 @@
 //! A resource type as one table entry: its group, version, kinds, names, scope, verbs and
-//! subresources, and the storage keys of its objects.
+//! subresources, and where its objects are stored (its storage home: keys and storage
+//! version).
 
 use super::Subresource;
 use crate::error::GroupKind;
@@ -12,6 +13,24 @@ pub enum Scope {
     Cluster,
     /// Names are unique within a namespace (R-RES-012).
     Namespaced,
+}
+
+/// Where a type's objects are stored: the storage home's key segments and its version. A
+/// type that shares another's storage (`events.k8s.io/v1` events in core `v1` events) has
+/// that type's location.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StorageLocation {
+    /// The group's segment of keys, the same in every flavor (`core`, `apps`,
+    /// `rbac.authorization.k8s.io`).
+    pub key_group: String,
+    /// The plural's segment of keys.
+    pub plural: String,
+    /// The storage version's group, in the flavor's spelling (empty: core).
+    pub group: String,
+    /// The storage version.
+    pub version: String,
+    /// The storage version's kind.
+    pub kind: String,
 }
 
 /// One served resource of one group version (a row of discovery's `APIResourceList`).
@@ -39,6 +58,8 @@ pub struct ResourceType {
     pub verbs: Vec<String>,
     /// The names of the served subresources (`status`, `finalize`).
     pub subresources: Vec<String>,
+    /// Where its objects are stored.
+    pub storage: StorageLocation,
 }
 
 /// The verbs of a type with full CRUD, in Kubernetes' discovery order.
@@ -98,15 +119,13 @@ impl ResourceType {
         self.verbs.iter().any(|v| v == verb)
     }
 
-    /// The key prefix of all objects of the type:
-    /// `/registry/<group or "core">/<plural>/`.
+    /// The key prefix of all objects of the type, from its storage home:
+    /// `/registry/<key group>/<plural>/` (the key group is `core` for the core group).
     pub fn key_prefix(&self) -> String {
-        let group = if self.group.is_empty() {
-            "core"
-        } else {
-            &self.group
-        };
-        format!("/registry/{group}/{}/", self.plural)
+        format!(
+            "/registry/{}/{}/",
+            self.storage.key_group, self.storage.plural
+        )
     }
 
     /// The key prefix of the objects in `namespace` (`None`: all objects).
@@ -118,7 +137,7 @@ impl ResourceType {
     }
 
     /// The key of the object `name` (in `namespace` for namespaced types):
-    /// `/registry/<group or "core">/<plural>/[<ns>/]<name>`.
+    /// `/registry/<key group>/<plural>/[<ns>/]<name>`.
     pub fn object_key(&self, namespace: &str, name: &str) -> String {
         if self.is_namespaced() {
             format!("{}{namespace}/{name}", self.key_prefix())
@@ -145,6 +164,13 @@ mod tests {
             scope,
             verbs: CRUD_VERBS.iter().map(|v| (*v).to_owned()).collect(),
             subresources: vec![],
+            storage: StorageLocation {
+                key_group: if group.is_empty() { "core" } else { group }.into(),
+                plural: plural.into(),
+                group: group.into(),
+                version: "v1".into(),
+                kind: "K".into(),
+            },
         }
     }
 

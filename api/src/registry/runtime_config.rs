@@ -10,6 +10,7 @@
 
 use super::builtin::Row;
 use super::builtin::Stage;
+use super::builtin::StorageHome;
 use super::builtin::rows;
 use crate::flavor::Flavor;
 
@@ -22,6 +23,12 @@ pub enum RuntimeConfigError {
     /// The key names no resource of a known group/version.
     #[error("--runtime-config: unknown api resource {0:?}")]
     UnknownResource(String),
+    /// The key enables a version that shares another's storage and has no conversion to
+    /// it yet, so it cannot be served.
+    #[error(
+        "--runtime-config: {0} cannot be enabled: it shares storage with another version and no conversion to it exists"
+    )]
+    NoConversion(String),
     /// The value is neither `true` nor `false`.
     #[error(
         "--runtime-config: invalid value {value:?} for {key:?} (expected \"true\" or \"false\")"
@@ -119,12 +126,25 @@ impl RuntimeConfig {
             };
             entries.push((selector(key, &known)?, on));
         }
-        Ok(Self { entries })
+        let this = Self { entries };
+        // Naming such a row is an error; the broad levels (`api/all`, `api/beta`) enable
+        // what can be served.
+        if let Some(row) = table.iter().find(|r| {
+            matches!(r.storage, StorageHome::Shared(h) if h.conversion.is_none())
+                && this.named(r, flavor) == Some(true)
+        }) {
+            return Err(RuntimeConfigError::NoConversion(format!(
+                "{}/{}/{}",
+                row.group.name(flavor),
+                row.version,
+                row.plural
+            )));
+        }
+        Ok(this)
     }
 
-    /// Whether `row` is enabled in `flavor`: the most specific entry naming it, or its
-    /// default.
-    pub fn enabled(&self, row: &Row, flavor: Flavor) -> bool {
+    /// What the most specific entry naming `row`'s resource or group/version says, if any.
+    fn named(&self, row: &Row, flavor: Flavor) -> Option<bool> {
         let group = row.group.name(flavor);
         let last = |pick: &dyn Fn(&Selector) -> bool| {
             self.entries
@@ -143,8 +163,21 @@ impl RuntimeConfig {
                     if *g == group && v == row.version)
             })
         })
-        .or_else(|| last(&|s| *s == Selector::Stage(row.stage())))
-        .or_else(|| last(&|s| *s == Selector::All))
-        .unwrap_or(row.default_on)
+    }
+
+    /// Whether `row` is enabled in `flavor`: the most specific entry naming it, or its
+    /// default.
+    pub fn enabled(&self, row: &Row, flavor: Flavor) -> bool {
+        let last = |pick: &dyn Fn(&Selector) -> bool| {
+            self.entries
+                .iter()
+                .rev()
+                .find(|(s, _)| pick(s))
+                .map(|(_, on)| *on)
+        };
+        self.named(row, flavor)
+            .or_else(|| last(&|s| *s == Selector::Stage(row.stage())))
+            .or_else(|| last(&|s| *s == Selector::All))
+            .unwrap_or(row.default_on)
     }
 }

@@ -9,6 +9,8 @@
 //! A dry run ([`WriteOptions::dry_run`]) takes every step and hands the final writes to
 //! [`Persistence`], which checks them against storage and drops them.
 
+mod convert;
+mod converted;
 mod guaranteed_update;
 mod patch;
 mod persistence;
@@ -24,6 +26,8 @@ use serde_json::Map;
 use serde_json::Value;
 use serde_json::json;
 
+pub(crate) use self::convert::ReadConversion;
+use self::convert::Shared;
 use self::persistence::Persistence;
 use super::ResourceType;
 use super::StoredJson;
@@ -123,6 +127,9 @@ pub struct Store {
     /// The flavor of a built-in kind, whose finalizers follow core's naming rule; custom
     /// kinds (none) follow only the generic one.
     builtin: Option<Flavor>,
+    /// For a served version that is not its storage version: the storage version's store
+    /// and the conversion ([`Store::stored_in`]).
+    shared: Option<Shared>,
 }
 
 fn rfc3339(now: DateTime<Utc>) -> String {
@@ -199,6 +206,7 @@ impl Store {
             strategy,
             schema: None,
             builtin: None,
+            shared: None,
         }
     }
 
@@ -258,7 +266,7 @@ impl Store {
             .map_err(|e| self.storage_error(e, name))?
             .ok_or_else(|| self.not_found(name))?;
         let stored = StoredJson::from_stored(found.value).map_err(|e| corrupt(&key, e))?;
-        Ok(stored.with_resource_version(found.mod_revision))
+        self.answer(&key, &stored, found.mod_revision)
     }
 
     /// `selectors` for this kind: 400 for a field its field selectors cannot name.
@@ -351,7 +359,7 @@ impl Store {
     /// A `<Kind>List` of `page`, assembled from the stored bytes: `metadata.resourceVersion`
     /// is the revision served (R-RES-033); `continue` and `remainingItemCount` are present
     /// only when more items remain (R-RES-034..036).
-    fn list_body(&self, page: &Page) -> Vec<u8> {
+    fn list_body(&self, page: &Page) -> Result<Vec<u8>, ApiError> {
         let size: usize = page.items.iter().map(|(_, s, _)| s.json.len() + 32).sum();
         let mut out = Vec::with_capacity(size + 128);
         let mut metadata = Map::new();
@@ -374,14 +382,14 @@ impl Store {
         // `head` is `{...}`: reopen it to append the items.
         out.extend_from_slice(&head.as_bytes()[..head.len() - 1]);
         out.extend_from_slice(b",\"items\":[");
-        for (i, (_, stored, item_revision)) in page.items.iter().enumerate() {
+        for (i, (key, stored, item_revision)) in page.items.iter().enumerate() {
             if i > 0 {
                 out.push(b',');
             }
-            stored.write_with_resource_version(*item_revision, &mut out);
+            self.write_item(key, stored, *item_revision, &mut out)?;
         }
         out.extend_from_slice(b"]}");
-        out
+        Ok(out)
     }
 
     /// The `<Kind>List` of the objects in `namespace` (`None`: all namespaces) that the
@@ -401,7 +409,7 @@ impl Store {
         let page = self
             .select(storage, &prefix, &selectors, read, options.limit)
             .await?;
-        Ok(self.list_body(&page))
+        self.list_body(&page)
     }
 
     /// Deletes every object in `namespace` (`None`: all namespaces) that the options'
@@ -437,7 +445,7 @@ impl Store {
                 Err(e) => return Err(e),
             }
         }
-        Ok(self.list_body(&page))
+        self.list_body(&page)
     }
 
     /// Decodes a request body in the order Kubernetes judges it, each step a 400 that ends
@@ -648,9 +656,16 @@ impl Store {
     ) -> Result<Written, ApiError> {
         let (obj, warnings) = self.decode_body(body, write)?;
         let writes = Persistence::new(storage, write.dry_run);
-        let body = self
-            .create_decoded(storage, &writes, namespace, obj, now)
-            .await?;
+        let body = match &self.shared {
+            Some(shared) => {
+                self.create_shared(shared, storage, &writes, namespace, obj, now)
+                    .await?
+            }
+            None => {
+                self.create_decoded(storage, &writes, namespace, obj, now)
+                    .await?
+            }
+        };
         Ok(Written { body, warnings })
     }
 
@@ -743,9 +758,17 @@ impl Store {
     ) -> Result<Written, ApiError> {
         let (decoded, warnings) = self.decode_body(body, write)?;
         let writes = Persistence::new(storage, write.dry_run);
-        let body = self
-            .update_decoded(storage, &writes, (namespace, name, subresource), decoded)
-            .await?;
+        let target = (namespace, name, subresource);
+        let body = match &self.shared {
+            Some(shared) => {
+                self.update_shared(shared, storage, &writes, target, decoded)
+                    .await?
+            }
+            None => {
+                self.update_decoded(storage, &writes, target, decoded)
+                    .await?
+            }
+        };
         Ok(Written { body, warnings })
     }
 
@@ -913,6 +936,12 @@ impl Store {
         now: DateTime<Utc>,
         write: WriteOptions,
     ) -> Result<Vec<u8>, ApiError> {
+        if let Some(shared) = &self.shared {
+            let target = (namespace, name);
+            return self
+                .delete_shared(shared, storage, target, preconditions, now, write)
+                .await;
+        }
         let writes = Persistence::new(storage, write.dry_run);
         let key = self.resource.object_key(namespace, name);
         let now = rfc3339(now);

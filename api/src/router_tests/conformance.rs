@@ -64,6 +64,16 @@ pub(super) fn stub(gvr: &str) -> Option<Value> {
         "apps/v1/statefulsets" => json!({"spec": {
             "selector": selector, "template": template, "serviceName": "walk"
         }}),
+        "events.k8s.io/v1/events" => json!({
+            "eventTime": "2026-01-01T00:00:00.000000Z",
+            "regarding": {"kind": "Pod", "name": "p", "namespace": "default"},
+            "reason": "Walk", "action": "Walk", "type": "Normal",
+            "reportingController": "example.com/walk", "reportingInstance": "walk-1"
+        }),
+        "autoscaling/v1/horizontalpodautoscalers" => json!({"spec": {
+            "maxReplicas": 3, "targetCPUUtilizationPercentage": 50,
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"}
+        }}),
         "autoscaling/v2/horizontalpodautoscalers" => json!({"spec": {
             "maxReplicas": 3,
             "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"}

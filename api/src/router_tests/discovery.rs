@@ -52,11 +52,12 @@ fn names<'a>(list: &'a Value, field: &str, name: &str) -> Vec<&'a str> {
         .collect()
 }
 
-/// The named groups served by default, in upstream `/apis` order (events.k8s.io,
-/// authentication and authorization are registered but not served yet).
-const KUBERNETES_GROUPS: [&str; 18] = [
+/// The named groups served by default, in upstream `/apis` order (authentication and
+/// authorization are registered but not served yet).
+const KUBERNETES_GROUPS: [&str; 19] = [
     "apiregistration.k8s.io",
     "apps",
+    "events.k8s.io",
     "autoscaling",
     "batch",
     "certificates.k8s.io",
@@ -168,7 +169,10 @@ async fn groups_in_priority_order_with_preferred_versions() {
             "kind": "APIGroup",
             "apiVersion": "v1",
             "name": "autoscaling",
-            "versions": [{"groupVersion": "autoscaling/v2", "version": "v2"}],
+            "versions": [
+                {"groupVersion": "autoscaling/v2", "version": "v2"},
+                {"groupVersion": "autoscaling/v1", "version": "v1"}
+            ],
             "preferredVersion": {"groupVersion": "autoscaling/v2", "version": "v2"},
         })
     );
@@ -233,7 +237,7 @@ async fn aggregated_discovery_in_the_kubernetes_flavor() {
         .filter_map(|g| g["metadata"]["name"].as_str())
         .collect();
     assert_eq!(groups, KUBERNETES_GROUPS);
-    let autoscaling = &apis["items"][2];
+    let autoscaling = &apis["items"][3];
     assert_eq!(autoscaling["versions"][0]["version"], "v2");
     let hpa = &autoscaling["versions"][0]["resources"][0];
     assert_eq!(hpa["resource"], "horizontalpodautoscalers");

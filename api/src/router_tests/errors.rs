@@ -174,10 +174,10 @@ async fn unknown_resources_and_wrong_scopes_are_404() {
         "/api/v1/namespaces/default/widgets",
         "/api/v2/namespaces/default/configmaps",
         "/apis/apps/v2/deployments",
-        // Registered but not served: off by default (R-VER-060), and sharing storage with
-        // core events until conversions exist.
+        // Registered but not served: off by default (R-VER-060), and sharing storage
+        // without a conversion.
         "/apis/coordination.k8s.io/v1beta1/leasecandidates",
-        "/apis/events.k8s.io/v1/events",
+        "/apis/resource.k8s.io/v1beta1/resourceclaims",
         "/api/v1/namespaces/default/namespaces/x",
         "/api/v1/configmaps/x",
         "/api/v1/namespaces/default/configmaps/x/bogus",

@@ -35,7 +35,9 @@ fn spec_change(gvr: &str) -> Option<(&'static str, Value)> {
         "apiregistration.k8s.io/v1/apiservices" => ("/spec/versionPriority", json!(20)),
         "apps/v1/daemonsets" | "apps/v1/statefulsets" => return template_annotation(),
         "apps/v1/deployments" | "apps/v1/replicasets" => ("/spec/replicas", json!(2)),
-        "autoscaling/v2/horizontalpodautoscalers" => ("/spec/maxReplicas", json!(4)),
+        "autoscaling/v2/horizontalpodautoscalers" | "autoscaling/v1/horizontalpodautoscalers" => {
+            ("/spec/maxReplicas", json!(4))
+        }
         "batch/v1/cronjobs" => ("/spec/schedule", json!("*/10 * * * *")),
         "batch/v1/jobs" => ("/spec/activeDeadlineSeconds", json!(100)),
         "certificates.k8s.io/v1/certificatesigningrequests" => {
@@ -79,6 +81,10 @@ fn status_change(gvr: &str) -> Value {
         "v1/persistentvolumes" => json!({"phase": "Pending"}),
         "v1/namespaces" => json!({"phase": "Active", "conditions": status_stub(gvr)["conditions"]}),
         "v1/replicationcontrollers" => json!({"replicas": 0, "observedGeneration": 1}),
+        // autoscaling/v1 has no conditions (they ride in an annotation of the v2 object).
+        "autoscaling/v1/horizontalpodautoscalers" => {
+            json!({"currentReplicas": 2, "desiredReplicas": 2})
+        }
         "v1/resourcequotas" => json!({"hard": {"pods": "10"}, "used": {"pods": "1"}}),
         "apps/v1/replicasets" => json!({"replicas": 0, "observedGeneration": 1}),
         "batch/v1/cronjobs" => json!({"lastScheduleTime": "2026-01-01T00:00:00Z"}),
@@ -132,9 +138,11 @@ async fn check(app: &Router, t: &ResourceType) -> Result<(), String> {
     let mut obj = stub(&key).ok_or("no stub")?;
     obj["apiVersion"] = t.api_version().into();
     obj["kind"] = t.kind.as_str().into();
-    obj["metadata"] = json!({"name": "rules"});
+    // Named per version: two versions of one resource share their objects.
+    let name = format!("rules-{}", t.version);
+    obj["metadata"] = json!({"name": name});
     let path = collection_path(t);
-    let item = format!("{path}/rules");
+    let item = format!("{path}/{name}");
     let created = admin_call(app, "POST", &path, Some(&obj.to_string())).await;
     if created.status != StatusCode::CREATED {
         return Err(format!("create {}: {}", created.status, created.text()));

@@ -16,6 +16,7 @@ use crate::error::ApiError;
 use crate::registry::CRUD_VERBS;
 use crate::registry::ResourceType;
 use crate::registry::Scope;
+use crate::registry::StorageLocation;
 use crate::registry::Store;
 use crate::registry::Strategy;
 use crate::registry::WriteOptions;
@@ -46,6 +47,13 @@ fn widgets() -> Store {
             scope: Scope::Cluster,
             verbs: CRUD_VERBS.iter().map(|v| (*v).to_owned()).collect(),
             subresources: vec![],
+            storage: StorageLocation {
+                key_group: "example.com".into(),
+                plural: "widgets".into(),
+                group: "example.com".into(),
+                version: "v1".into(),
+                kind: "Widget".into(),
+            },
         },
         Box::new(Widget),
     )

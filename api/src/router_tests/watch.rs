@@ -48,14 +48,14 @@ async fn app() -> (Router, Arc<MemStorage>) {
 }
 
 /// An open watch, read event by event.
-struct Watch {
+pub(super) struct Watch {
     body: Body,
     buffer: Vec<u8>,
 }
 
 impl Watch {
     /// Opens `path` as the admin; the response must be a 200 JSON stream without a length.
-    async fn open(app: &Router, path: &str) -> Self {
+    pub(super) async fn open(app: &Router, path: &str) -> Self {
         let mut req = Request::get(path).body(Body::empty()).expect("request");
         req.extensions_mut().insert(admin());
         let res = app.clone().oneshot(req).await.expect("infallible");
@@ -104,7 +104,7 @@ impl Watch {
     }
 
     /// The next event, which must come.
-    async fn next(&mut self) -> Value {
+    pub(super) async fn next(&mut self) -> Value {
         match self.next_within(PATIENCE).await {
             Some(Some(event)) => event,
             Some(None) => panic!("the watch ended"),
@@ -118,7 +118,7 @@ impl Watch {
     }
 
     /// Asserts that no event comes for a while.
-    async fn quiet(&mut self) {
+    pub(super) async fn quiet(&mut self) {
         let got = self.next_within(Duration::from_millis(300)).await;
         assert!(got.is_none(), "unexpected: {got:?}");
     }

@@ -1,5 +1,6 @@
 //! Watch events encoded once per replica: every watch that sends the same object version as
-//! the same event type shares one encoding, so a change fanned out to a thousand watchers is
+//! the same event type in the same group-version shares one encoding (a version that is not
+//! the storage version sends converted objects, so it has encodings of its own), so a change fanned out to a thousand watchers is
 //! spliced and copied once, not a thousand times (an object version is encoded at most once
 //! per format).
 
@@ -16,8 +17,11 @@ use crate::storage::Revision;
 /// revisions of each other share encodings; one further behind encodes its own.
 const REVISIONS_KEPT: usize = 1024;
 
-/// One revision's encoded events: (event type, object key, encoding).
-type RevisionEvents = Vec<(EventType, String, Bytes)>;
+/// One event of a revision: its type, the served `apiVersion`, the object's key.
+type EventId = (EventType, String, String);
+
+/// One revision's encoded events.
+type RevisionEvents = Vec<(EventId, Bytes)>;
 
 /// The encoded events of the newest revisions, by revision.
 #[derive(Debug, Default)]
@@ -31,21 +35,25 @@ impl EncodedEvents {
         self.recent.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The event `kind` of the version of `key` at `revision`, encoded by `encode` unless
-    /// another watch already did. Encoding happens outside the lock; two watches racing on the
-    /// same event both encode it, and the same bytes are kept once.
+    /// The event `kind` of the version of `key` at `revision`, as `api_version` serves it,
+    /// encoded by `encode` unless another watch already did. Encoding happens outside the
+    /// lock; two watches racing on the same event both encode it, and the same bytes are kept
+    /// once.
     pub(crate) fn get_or_encode<E>(
         &self,
         kind: EventType,
+        api_version: &str,
         key: &str,
         revision: Revision,
         encode: impl FnOnce() -> Result<Bytes, E>,
     ) -> Result<Bytes, E> {
+        let same =
+            |(k, gv, event_key): &EventId| *k == kind && gv == api_version && event_key == key;
         let found = self.lock().get(&revision).and_then(|events| {
             events
                 .iter()
-                .find(|(k, event_key, _)| *k == kind && event_key == key)
-                .map(|(_, _, bytes)| bytes.clone())
+                .find(|(id, _)| same(id))
+                .map(|(_, bytes)| bytes.clone())
         });
         if let Some(bytes) = found {
             return Ok(bytes);
@@ -61,11 +69,9 @@ impl EncodedEvents {
             return Ok(bytes);
         }
         let events = recent.entry(revision).or_default();
-        if !events
-            .iter()
-            .any(|(k, event_key, _)| *k == kind && event_key == key)
-        {
-            events.push((kind, key.to_owned(), bytes.clone()));
+        if !events.iter().any(|(id, _)| same(id)) {
+            let id = (kind, api_version.to_owned(), key.to_owned());
+            events.push((id, bytes.clone()));
         }
         while recent.len() > REVISIONS_KEPT {
             recent.pop_first();
@@ -92,24 +98,37 @@ mod tests {
         let calls = Cell::new(0);
         for _ in 0..1000 {
             let bytes = events
-                .get_or_encode(EventType::Added, "/k", 5, || encode_counting(&calls, "a"))
+                .get_or_encode(EventType::Added, "v1", "/k", 5, || {
+                    encode_counting(&calls, "a")
+                })
                 .unwrap();
             assert_eq!(bytes, "a");
         }
         assert_eq!(calls.get(), 1);
         // Another type, key or revision is another event.
         events
-            .get_or_encode(EventType::Modified, "/k", 5, || {
+            .get_or_encode(EventType::Modified, "v1", "/k", 5, || {
                 encode_counting(&calls, "m")
             })
             .unwrap();
         events
-            .get_or_encode(EventType::Added, "/j", 5, || encode_counting(&calls, "j"))
+            .get_or_encode(EventType::Added, "v1", "/j", 5, || {
+                encode_counting(&calls, "j")
+            })
             .unwrap();
         events
-            .get_or_encode(EventType::Added, "/k", 6, || encode_counting(&calls, "6"))
+            .get_or_encode(EventType::Added, "v1", "/k", 6, || {
+                encode_counting(&calls, "6")
+            })
             .unwrap();
         assert_eq!(calls.get(), 4);
+        // Another served version of the same object is another event.
+        events
+            .get_or_encode(EventType::Added, "events.k8s.io/v1", "/k", 5, || {
+                encode_counting(&calls, "e")
+            })
+            .unwrap();
+        assert_eq!(calls.get(), 5);
     }
 
     #[test]
@@ -119,7 +138,7 @@ mod tests {
         let total = REVISIONS_KEPT as u64 + 10;
         for revision in 1..=total {
             events
-                .get_or_encode(EventType::Added, "/k", revision, || {
+                .get_or_encode(EventType::Added, "v1", "/k", revision, || {
                     encode_counting(&calls, "x")
                 })
                 .unwrap();
@@ -128,7 +147,9 @@ mod tests {
         assert_eq!(events.lock().first_key_value().map(|(r, _)| *r), Some(11));
         // An old revision is encoded for its watch but not kept.
         events
-            .get_or_encode(EventType::Added, "/k", 1, || encode_counting(&calls, "old"))
+            .get_or_encode(EventType::Added, "v1", "/k", 1, || {
+                encode_counting(&calls, "old")
+            })
             .unwrap();
         assert!(!events.lock().contains_key(&1));
     }

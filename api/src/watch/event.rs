@@ -48,8 +48,8 @@ fn head(kind: EventType, out: &mut Vec<u8>) {
     out.extend_from_slice(b"\",\"object\":");
 }
 
-/// The event `kind` of a JSON `object`.
-fn event(kind: EventType, object: &[u8]) -> Bytes {
+/// The event `kind` of a JSON `object` (a converted object, or one built here).
+pub(crate) fn event(kind: EventType, object: &[u8]) -> Bytes {
     let mut out = Vec::with_capacity(object.len() + 32);
     head(kind, &mut out);
     out.extend_from_slice(object);

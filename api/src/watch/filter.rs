@@ -6,6 +6,9 @@
 //! watch cache does: an object that starts to match is ADDED, one that stops matching is
 //! DELETED (its previous state at the change's resourceVersion), one that matches before and
 //! after is MODIFIED, and one that matches neither is not sent.
+//!
+//! A watch of a version that is not the storage version sends converted objects; selectors
+//! are evaluated on the stored objects.
 
 use std::sync::Arc;
 
@@ -13,8 +16,10 @@ use bytes::Bytes;
 
 use super::encoded::EncodedEvents;
 use super::event::EventType;
+use super::event::event;
 use super::event::object_event;
 use crate::error::ApiError;
+use crate::registry::ReadConversion;
 use crate::registry::StoredJson;
 use crate::request::Selectors;
 use crate::storage::Change;
@@ -29,6 +34,10 @@ pub(crate) struct Filter {
     selectors: Selectors,
     /// Events other watches of this replica already encoded.
     encoded: Arc<EncodedEvents>,
+    /// The served `apiVersion` (events are shared per group-version).
+    api_version: String,
+    /// How objects are converted for a version that is not the storage version.
+    conversion: Option<ReadConversion>,
 }
 
 fn decode(object: &StoredObject) -> Result<StoredJson, ApiError> {
@@ -39,13 +48,43 @@ fn decode(object: &StoredObject) -> Result<StoredJson, ApiError> {
 
 impl Filter {
     /// Selects the object `name` (if not empty) among those `selectors` select; change
-    /// events are shared through `encoded`.
-    pub(crate) fn new(name: &str, selectors: Selectors, encoded: Arc<EncodedEvents>) -> Self {
+    /// events are shared through `encoded` with the other watches of `api_version`, whose
+    /// objects `conversion` converts (`None`: the storage version, spliced as stored).
+    pub(crate) fn new(
+        name: &str,
+        selectors: Selectors,
+        encoded: Arc<EncodedEvents>,
+        api_version: String,
+        conversion: Option<ReadConversion>,
+    ) -> Self {
         Self {
             name: (!name.is_empty()).then(|| name.to_owned()),
             selectors,
             encoded,
+            api_version,
+            conversion,
         }
+    }
+
+    /// The event `kind` of `object`'s version, with `revision` as its resourceVersion.
+    fn encode(
+        &self,
+        kind: EventType,
+        object: &StoredObject,
+        revision: u64,
+    ) -> Result<Bytes, ApiError> {
+        let stored = decode(object)?;
+        let Some(conversion) = &self.conversion else {
+            return Ok(object_event(kind, &stored, revision));
+        };
+        // The previous version sent at a later revision (a DELETED for an object that stops
+        // matching) is not what the cache holds for that revision: convert it apart.
+        let converted = if object.mod_revision == revision {
+            conversion.object(&object.key, &stored, revision)?
+        } else {
+            conversion.convert(&object.key, &stored, revision)?
+        };
+        Ok(event(kind, &converted))
     }
 
     /// The event `kind` of `object`'s stored version at `revision`, encoded once for every
@@ -56,9 +95,10 @@ impl Filter {
         object: &StoredObject,
         revision: u64,
     ) -> Result<Bytes, ApiError> {
-        self.encoded.get_or_encode(kind, &object.key, revision, || {
-            Ok(object_event(kind, &decode(object)?, revision))
-        })
+        self.encoded
+            .get_or_encode(kind, &self.api_version, &object.key, revision, || {
+                self.encode(kind, object, revision)
+            })
     }
 
     /// Whether `key` can be of a selected object. Names cannot contain `/`, so the key's last
@@ -86,9 +126,11 @@ impl Filter {
             return Ok(None);
         }
         let stored = decode(object)?;
-        Ok(self
-            .selects(&stored, &object.key)?
-            .then(|| object_event(EventType::Added, &stored, object.mod_revision)))
+        if !self.selects(&stored, &object.key)? {
+            return Ok(None);
+        }
+        self.encode(EventType::Added, object, object.mod_revision)
+            .map(Some)
     }
 
     /// The event `change` is to this watch, if any.
@@ -171,7 +213,7 @@ mod tests {
     fn filter(name: &str, labels: &str) -> Filter {
         let query = format!("labelSelector={labels}");
         let selectors = Selectors::from_query(&QueryParams::parse(Some(&query))).expect("parses");
-        Filter::new(name, selectors, Arc::default())
+        Filter::new(name, selectors, Arc::default(), "v1".into(), None)
     }
 
     fn seen(f: &Filter, change: &Change) -> Option<(String, Value, Value)> {

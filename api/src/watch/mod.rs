@@ -108,6 +108,8 @@ pub(crate) async fn serve_watch(
         target.name,
         store.selectors(options.selectors.clone())?,
         target.encoded,
+        rt.api_version(),
+        store.read_conversion(),
     );
     let (initial, after, end_bookmark) = match Start::from_options(&options)? {
         Start::Initial {

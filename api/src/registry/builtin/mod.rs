@@ -51,6 +51,7 @@ pub use row::GroupName;
 pub use row::JsonSchemaFn;
 pub use row::Row;
 pub use row::ScopeOf;
+pub use row::SharedHome;
 pub use row::Stage;
 pub use row::StorageHome;
 pub use row::StrategyFn;

@@ -15,7 +15,10 @@ use crate::registry::ResourceType;
 use crate::registry::Scope;
 use crate::registry::Strategy;
 use crate::registry::Subresource;
+use crate::registry::conversion::Conversion;
+use crate::registry::conversion::IDENTITY;
 use crate::registry::resource_type::CRUD_VERBS;
+use crate::registry::resource_type::StorageLocation;
 use crate::schema;
 use crate::schema::SchemaFn;
 
@@ -40,6 +43,16 @@ impl GroupName {
             Self::Domain(prefix)
         } else {
             Self::Plain(group)
+        }
+    }
+
+    /// The group's segment in storage keys, the same in every flavor: `core`, the plain name,
+    /// or the `k8s.io` spelling k8s-openapi uses (stored keys never change with `--flavor`).
+    pub fn storage_name(self) -> String {
+        match self {
+            Self::Core => "core".to_owned(),
+            Self::Plain(name) => name.to_owned(),
+            Self::Domain(prefix) => format!("{prefix}.k8s.io"),
         }
     }
 
@@ -109,22 +122,54 @@ impl Verbs {
 }
 
 /// Where a row's objects are stored.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy)]
 pub enum StorageHome {
     /// Under its own group and plural.
     Own,
-    /// In another row's storage (Kubernetes "cohabitation"): served only once the conversion
-    /// between the two versions exists.
-    Shared {
-        /// The home row's group.
-        group: GroupName,
-        /// The home row's version.
-        version: &'static str,
-        /// The home row's plural.
-        plural: &'static str,
-    },
+    /// In another row's storage (Kubernetes "cohabitation").
+    Shared(SharedHome),
     /// Nothing is stored: the answer is computed (reviews, componentstatuses, bindings).
     Virtual,
+}
+
+/// The home of a row stored with another version's objects.
+#[derive(Clone, Copy)]
+pub struct SharedHome {
+    /// The home row's group.
+    pub group: GroupName,
+    /// The home row's version.
+    pub version: &'static str,
+    /// The home row's plural.
+    pub plural: &'static str,
+    /// The home kind's compiled schema (compared with the row's for [`IDENTITY`]).
+    pub schema: SchemaFn,
+    /// How objects convert between the row's version and the home's; without one the row
+    /// cannot be served.
+    pub conversion: Option<&'static dyn Conversion>,
+}
+
+impl SharedHome {
+    /// Whether `row` is this home.
+    pub fn is(&self, row: &Row) -> bool {
+        row.group == self.group && row.version == self.version && row.plural == self.plural
+    }
+}
+
+impl std::fmt::Debug for StorageHome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Own => f.write_str("Own"),
+            Self::Virtual => f.write_str("Virtual"),
+            Self::Shared(h) => write!(
+                f,
+                "Shared({:?}/{}/{}, converted: {})",
+                h.group,
+                h.version,
+                h.plural,
+                h.conversion.is_some()
+            ),
+        }
+    }
 }
 
 /// The strategy constructor of a row with its own rules.
@@ -283,17 +328,40 @@ impl Row {
         self
     }
 
-    /// Stored in `H`'s storage (another version or group of the same objects).
+    /// Stored in `H`'s storage (another version or group of the same objects), not servable
+    /// until a conversion exists.
     pub fn shares<H>(mut self) -> Self
     where
-        H: Resource,
+        H: Resource + JsonSchema,
     {
-        self.storage = StorageHome::Shared {
+        self.storage = StorageHome::Shared(SharedHome {
             group: GroupName::of_k8s(H::GROUP),
             version: H::VERSION,
             plural: H::URL_PATH_SEGMENT,
-        };
+            schema: schema::of::<H>,
+            conversion: None,
+        });
         self
+    }
+
+    /// Stored in `H`'s storage, served through `conversion`.
+    pub fn stored_as<H>(self, conversion: &'static dyn Conversion) -> Self
+    where
+        H: Resource + JsonSchema,
+    {
+        let mut row = self.shares::<H>();
+        if let StorageHome::Shared(home) = &mut row.storage {
+            home.conversion = Some(conversion);
+        }
+        row
+    }
+
+    /// Stored in `H`'s storage, whose schema is structurally the same ([`IDENTITY`]).
+    pub fn same_as<H>(self) -> Self
+    where
+        H: Resource + JsonSchema,
+    {
+        self.stored_as::<H>(&IDENTITY)
     }
 
     /// Uses the kind's own strategy instead of [`GenericStrategy`].
@@ -307,10 +375,14 @@ impl Row {
         Stage::of(self.version)
     }
 
-    /// Whether the server can serve the row in this build: it owns its storage (shared rows
-    /// wait for conversions, virtual ones for their computed answers).
+    /// Whether the server can serve the row in this build: it owns its storage, or shares
+    /// one through a conversion (virtual rows wait for their computed answers).
     pub fn is_servable(&self) -> bool {
-        self.storage == StorageHome::Own
+        match self.storage {
+            StorageHome::Own => true,
+            StorageHome::Shared(home) => home.conversion.is_some(),
+            StorageHome::Virtual => false,
+        }
     }
 
     /// Whether the row has a `status` subresource.
@@ -328,9 +400,29 @@ impl Row {
         self.json_schema
     }
 
-    /// The resource type the row serves in `flavor`.
+    /// Where the row's objects are stored, given its storage home `home` (the row itself
+    /// when it owns its storage): keys spell the home's group as k8s-openapi does, so they do
+    /// not depend on the flavor, and `storageVersionHash` names the home's version.
+    pub fn storage_location(&self, home: &Row, flavor: Flavor) -> StorageLocation {
+        StorageLocation {
+            key_group: home.group.storage_name(),
+            plural: home.plural.to_owned(),
+            group: home.group.name(flavor),
+            version: home.version.to_owned(),
+            kind: home.kind.to_owned(),
+        }
+    }
+
+    /// The resource type the row serves in `flavor`, stored as its own version (see
+    /// [`Self::resource_type_in`] for a shared storage home).
     pub fn resource_type(&self, flavor: Flavor) -> ResourceType {
+        self.resource_type_in(self, flavor)
+    }
+
+    /// The resource type the row serves in `flavor`, with its objects stored as `home`'s.
+    pub fn resource_type_in(&self, home: &Row, flavor: Flavor) -> ResourceType {
         ResourceType {
+            storage: self.storage_location(home, flavor),
             group: self.group.name(flavor),
             version: self.version.to_owned(),
             kind: self.kind.to_owned(),
@@ -392,6 +484,36 @@ mod tests {
             cr.resource_type(Flavor::Kubernetes).api_version(),
             "rbac.authorization.k8s.io/v1"
         );
+    }
+
+    // Keys come from the storage home and are the same in both flavors, so a platform- and a
+    // kubernetes-flavored server store the same objects under the same keys.
+    #[test]
+    fn keys_come_from_the_storage_home_in_every_flavor() {
+        use k8s_openapi::api::core::v1::Event;
+        use k8s_openapi::api::events::v1::Event as EventsEvent;
+        let cr = kind::<ClusterRole>();
+        for flavor in [Flavor::Platform, Flavor::Kubernetes] {
+            assert_eq!(
+                cr.resource_type(flavor).object_key("", "r"),
+                "/registry/rbac.authorization.k8s.io/clusterroles/r"
+            );
+        }
+        let core = kind::<Event>();
+        let events = kind::<EventsEvent>().stored_as::<Event>(&IDENTITY);
+        let served = events.resource_type_in(&core, Flavor::Platform);
+        assert_eq!(served.api_version(), "events.platform.io/v1");
+        assert_eq!(
+            served.object_key("default", "e"),
+            core.resource_type(Flavor::Kubernetes)
+                .object_key("default", "e")
+        );
+        assert_eq!(
+            (served.storage.group.as_str(), served.storage.kind.as_str()),
+            ("", "Event")
+        );
+        assert!(events.is_servable());
+        assert!(!kind::<EventsEvent>().shares::<Event>().is_servable());
     }
 
     // R-VER-059, R-VER-060, R-VER-061

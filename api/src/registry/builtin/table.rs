@@ -3,9 +3,11 @@
 //! the order of upstream's `/apis`), versions in priority order within a group.
 //!
 //! Rows that are not served in this build stay in the table, marked:
-//! - `.shares::<H>()`: stored with another version's objects; served once conversions exist
-//!   (events.k8s.io/v1 events, autoscaling/v1 HPAs, and the off betas and alphas of shared
-//!   resources);
+//! - `.stored_as::<H>(conversion)` / `.same_as::<H>()`: stored with another version's objects
+//!   and served through a conversion (events.k8s.io/v1 events, autoscaling/v1 HPAs, and the
+//!   off betas and alphas whose schema equals their storage version's);
+//! - `.shares::<H>()`: stored with another version's objects, whose schema differs; not
+//!   servable until a conversion is written (`--runtime-config` enabling one is refused);
 //! - `virtual_kind` / `.computed()`: answers computed, nothing stored (the reviews,
 //!   componentstatuses, bindings);
 //! - off by default (alpha, and beta introduced after 1.22): served only when
@@ -77,6 +79,8 @@ use crate::registry::Subresource::Eviction;
 use crate::registry::Subresource::Finalize;
 use crate::registry::Subresource::Resize;
 use crate::registry::Subresource::Token;
+use crate::registry::conversion::EVENTS_V1;
+use crate::registry::conversion::HPA_V1;
 
 /// Every built-in row, in discovery order.
 pub fn rows() -> Vec<Row> {
@@ -185,7 +189,7 @@ fn named_groups_a() -> Vec<Row> {
             .strategy(|_| Box::new(StatefulSetStrategy)),
         kind::<events_v1::Event>()
             .short(&["ev"])
-            .shares::<core_v1::Event>(),
+            .stored_as::<core_v1::Event>(&EVENTS_V1),
         virtual_kind::<authentication_v1::SelfSubjectReview>(),
         virtual_kind::<authentication_v1::TokenReview>(),
         virtual_kind::<authorization_v1::LocalSubjectAccessReview>(),
@@ -200,7 +204,7 @@ fn named_groups_a() -> Vec<Row> {
             .short(&["hpa"])
             .all()
             .status()
-            .shares::<autoscaling_v2::HorizontalPodAutoscaler>(),
+            .stored_as::<autoscaling_v2::HorizontalPodAutoscaler>(&HPA_V1),
         kind::<batch_v1::CronJob>()
             .short(&["cj"])
             .all()
@@ -217,7 +221,7 @@ fn named_groups_a() -> Vec<Row> {
         kind::<certificates_v1::ClusterTrustBundle>(),
         kind::<certificates_v1::PodCertificateRequest>().status(),
         kind::<certificates_v1beta1::ClusterTrustBundle>()
-            .shares::<certificates_v1::ClusterTrustBundle>(),
+            .same_as::<certificates_v1::ClusterTrustBundle>(),
         kind::<certificates_v1beta1::PodCertificateRequest>()
             .status()
             .shares::<certificates_v1::PodCertificateRequest>(),
@@ -261,16 +265,16 @@ fn named_groups_b() -> Vec<Row> {
         kind::<ar::ValidatingWebhookConfiguration>().api_extensions(),
         kind::<admissionregistration_v1beta1::MutatingAdmissionPolicy>()
             .api_extensions()
-            .shares::<ar::MutatingAdmissionPolicy>(),
+            .same_as::<ar::MutatingAdmissionPolicy>(),
         kind::<admissionregistration_v1beta1::MutatingAdmissionPolicyBinding>()
             .api_extensions()
-            .shares::<ar::MutatingAdmissionPolicyBinding>(),
+            .same_as::<ar::MutatingAdmissionPolicyBinding>(),
         kind::<admissionregistration_v1alpha1::MutatingAdmissionPolicy>()
             .api_extensions()
-            .shares::<ar::MutatingAdmissionPolicy>(),
+            .same_as::<ar::MutatingAdmissionPolicy>(),
         kind::<admissionregistration_v1alpha1::MutatingAdmissionPolicyBinding>()
             .api_extensions()
-            .shares::<ar::MutatingAdmissionPolicyBinding>(),
+            .same_as::<ar::MutatingAdmissionPolicyBinding>(),
         kind::<apiextensions_v1::CustomResourceDefinition>()
             .short(&["crd", "crds"])
             .api_extensions()
@@ -281,12 +285,12 @@ fn named_groups_b() -> Vec<Row> {
         kind::<scheduling_v1alpha3::CompositePodGroup>().status(),
         kind::<scheduling_v1alpha3::PodGroup>()
             .status()
-            .shares::<scheduling_v1beta1::PodGroup>(),
-        kind::<scheduling_v1alpha3::Workload>().shares::<scheduling_v1beta1::Workload>(),
+            .same_as::<scheduling_v1beta1::PodGroup>(),
+        kind::<scheduling_v1alpha3::Workload>().same_as::<scheduling_v1beta1::Workload>(),
         kind::<coordination_v1::Lease>().strategy(|flavor| Box::new(LeaseStrategy::new(flavor))),
         kind::<coordination_v1beta1::LeaseCandidate>(),
         kind::<coordination_v1alpha2::LeaseCandidate>()
-            .shares::<coordination_v1beta1::LeaseCandidate>(),
+            .same_as::<coordination_v1beta1::LeaseCandidate>(),
         kind::<node_v1::RuntimeClass>(),
         kind::<discovery_v1::EndpointSlice>(),
         kind::<flowcontrol_v1::FlowSchema>().status(),
@@ -297,27 +301,27 @@ fn named_groups_b() -> Vec<Row> {
         kind::<resource_v1::ResourceClaim>().status(),
         kind::<resource_v1::ResourceClaimTemplate>(),
         kind::<resource_v1::ResourceSlice>(),
-        kind::<resource_v1beta2::DeviceClass>().shares::<resource_v1::DeviceClass>(),
-        kind::<resource_v1beta2::DeviceTaintRule>().shares::<resource_v1::DeviceTaintRule>(),
+        kind::<resource_v1beta2::DeviceClass>().same_as::<resource_v1::DeviceClass>(),
+        kind::<resource_v1beta2::DeviceTaintRule>().same_as::<resource_v1::DeviceTaintRule>(),
         kind::<resource_v1beta2::ResourceClaim>()
             .status()
-            .shares::<resource_v1::ResourceClaim>(),
+            .same_as::<resource_v1::ResourceClaim>(),
         kind::<resource_v1beta2::ResourceClaimTemplate>()
-            .shares::<resource_v1::ResourceClaimTemplate>(),
-        kind::<resource_v1beta2::ResourceSlice>().shares::<resource_v1::ResourceSlice>(),
-        kind::<resource_v1beta1::DeviceClass>().shares::<resource_v1::DeviceClass>(),
+            .same_as::<resource_v1::ResourceClaimTemplate>(),
+        kind::<resource_v1beta2::ResourceSlice>().same_as::<resource_v1::ResourceSlice>(),
+        kind::<resource_v1beta1::DeviceClass>().same_as::<resource_v1::DeviceClass>(),
         kind::<resource_v1beta1::ResourceClaim>()
             .status()
             .shares::<resource_v1::ResourceClaim>(),
         kind::<resource_v1beta1::ResourceClaimTemplate>()
             .shares::<resource_v1::ResourceClaimTemplate>(),
         kind::<resource_v1beta1::ResourceSlice>().shares::<resource_v1::ResourceSlice>(),
-        kind::<resource_v1alpha3::DeviceTaintRule>().shares::<resource_v1::DeviceTaintRule>(),
+        kind::<resource_v1alpha3::DeviceTaintRule>().same_as::<resource_v1::DeviceTaintRule>(),
         kind::<resource_v1alpha3::ResourcePoolStatusRequest>().status(),
         kind::<storagemigration_v1::StorageVersionMigration>().status(),
         kind::<storagemigration_v1beta1::StorageVersionMigration>()
             .status()
-            .shares::<storagemigration_v1::StorageVersionMigration>(),
+            .same_as::<storagemigration_v1::StorageVersionMigration>(),
         kind::<lifecycle_v1alpha1::EvictionRequest>(),
         kind::<lifecycle_v1alpha1::Eviction>(),
     ]

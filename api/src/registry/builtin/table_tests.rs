@@ -7,9 +7,8 @@ use crate::registry::Registry;
 use crate::registry::RuntimeConfig;
 
 /// Upstream's default-on resources that Apiary serves now, as `<group>/<version>/<plural>`
-/// (core: `v1/<plural>`), transcribed from Kubernetes 1.37 discovery, minus the shared
-/// (events.k8s.io/v1 events, autoscaling/v1 HPAs) and computed ones (the reviews,
-/// componentstatuses, bindings).
+/// (core: `v1/<plural>`), transcribed from Kubernetes 1.37 discovery, minus the computed ones
+/// (the reviews, componentstatuses, bindings).
 const SERVED_BY_DEFAULT: &[&str] = &[
     "v1/configmaps",
     "v1/endpoints",
@@ -32,7 +31,9 @@ const SERVED_BY_DEFAULT: &[&str] = &[
     "apps/v1/deployments",
     "apps/v1/replicasets",
     "apps/v1/statefulsets",
+    "events.k8s.io/v1/events",
     "autoscaling/v2/horizontalpodautoscalers",
+    "autoscaling/v1/horizontalpodautoscalers",
     "batch/v1/cronjobs",
     "batch/v1/jobs",
     "certificates.k8s.io/v1/certificatesigningrequests",
@@ -103,8 +104,6 @@ fn the_default_on_set_is_upstreams() {
     for expected in [
         "coordination.k8s.io/v1beta1/leasecandidates",
         "internal.apiserver.k8s.io/v1alpha1/storageversions",
-        "events.k8s.io/v1/events",
-        "autoscaling/v1/horizontalpodautoscalers",
         "authorization.k8s.io/v1/subjectaccessreviews",
         "v1/componentstatuses",
     ] {
@@ -121,17 +120,10 @@ fn group_version_resources_are_unique_and_stages_match_defaults() {
         if row.stage() != Stage::Ga {
             assert!(!row.default_on, "{} is not GA but on", gvr(&t));
         }
-        if let StorageHome::Shared {
-            group,
-            version,
-            plural,
-        } = row.storage
-        {
-            let home = rows()
-                .into_iter()
-                .find(|h| h.group == group && h.version == version && h.plural == plural);
+        if let StorageHome::Shared(shared) = row.storage {
+            let home = rows().into_iter().find(|h| shared.is(h));
             assert!(
-                home.is_some_and(|h| h.storage == StorageHome::Own),
+                home.is_some_and(|h| matches!(h.storage, StorageHome::Own)),
                 "{} shares a row that owns its storage",
                 gvr(&t)
             );
@@ -144,10 +136,14 @@ fn short_names_are_unique_among_served_rows() {
     for flavor in [Flavor::Platform, Flavor::Kubernetes] {
         let all = config(&["api/all=true"]);
         for registry in [Registry::builtin(flavor), Registry::new(flavor, &all)] {
-            let mut seen = HashSet::new();
+            // Versions of one stored resource share their short names, as upstream's (`ev`
+            // for core and events.k8s.io events, `hpa` for both autoscaling versions).
+            let mut seen = std::collections::HashMap::new();
             for s in registry.stores() {
+                let home = s.resource().key_prefix();
                 for short in &s.resource().short_names {
-                    assert!(seen.insert(short.clone()), "short name {short} twice");
+                    let first = seen.entry(short.clone()).or_insert_with(|| home.clone());
+                    assert_eq!(*first, home, "short name {short} on two resources");
                 }
             }
         }
@@ -199,11 +195,10 @@ fn runtime_config_most_specific_key_wins() {
     assert!(!on(&config(&["api/v1=false"]), "v1/pods"));
     assert!(!on(&config(&["v1=true", "v1=false"]), "v1/pods"));
     assert!(on(&config(&["api/v1=false", "api/v1/pods"]), "v1/pods"));
-    // Rows that share another's storage wait for conversions, even when enabled.
-    assert!(!on(
-        &config(&["events.k8s.io/v1"]),
-        "events.k8s.io/v1/events"
-    ));
+    // Rows that share another's storage through a conversion are switched like any other.
+    let ev = "events.k8s.io/v1/events";
+    assert!(on(&RuntimeConfig::default(), ev));
+    assert!(!on(&config(&["events.k8s.io/v1=false"]), ev));
 }
 
 // R-VER-063: an unknown key or value stops start-up, naming it (as upstream).
