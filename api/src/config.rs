@@ -14,6 +14,7 @@ use crate::auth::X509Authenticator;
 use crate::flavor::Flavor;
 use crate::health::Readiness;
 use crate::registry::RuntimeConfig;
+use crate::registry::allocator::ServiceRanges;
 
 /// The time source of the API (creation and deletion timestamps), injected so simulations
 /// run on virtual time.
@@ -70,6 +71,9 @@ pub struct ApiConfig {
     pub watch: WatchSettings,
     /// Which API versions and resources are served (`--runtime-config`, R-VER-063).
     pub runtime_config: RuntimeConfig,
+    /// Where Services get cluster IPs and node ports (`--service-cluster-ip-range`, default
+    /// `10.96.0.0/12`; `--service-node-port-range`, default `30000-32767`).
+    pub service_ranges: ServiceRanges,
 }
 
 impl ApiConfig {
@@ -84,6 +88,7 @@ impl ApiConfig {
             clock: Arc::new(SystemClock),
             watch: WatchSettings::default(),
             runtime_config: RuntimeConfig::default(),
+            service_ranges: ServiceRanges::default(),
         }
     }
 }

@@ -11,6 +11,7 @@ mod field_validation;
 mod health;
 mod list;
 mod mem_storage;
+mod service;
 mod store;
 mod watch;
 

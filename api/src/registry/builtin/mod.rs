@@ -9,6 +9,7 @@ mod generic;
 mod namespace;
 mod row;
 mod secret;
+mod service;
 mod service_account;
 mod table;
 #[cfg(test)]
@@ -29,6 +30,7 @@ pub use row::Verbs;
 pub use row::kind;
 pub use row::virtual_kind;
 pub use secret::SecretStrategy;
+pub use service::ServiceStrategy;
 pub use service_account::ServiceAccountStrategy;
 pub use table::rows;
 

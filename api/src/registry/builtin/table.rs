@@ -53,6 +53,7 @@ use super::EventStrategy;
 use super::NamespaceStrategy;
 use super::SecretStrategy;
 use super::ServiceAccountStrategy;
+use super::ServiceStrategy;
 use super::row::Row;
 use super::row::Verbs;
 use super::row::kind;
@@ -132,7 +133,8 @@ fn core() -> Vec<Row> {
             .short(&["svc"])
             .all()
             .subresource(Connect("proxy"))
-            .status(),
+            .status()
+            .strategy(|_| Box::new(ServiceStrategy)),
     ]
 }
 
