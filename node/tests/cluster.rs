@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use apiary_api::WatchSettings;
 use apiary_api::registry::RuntimeConfig;
+use apiary_api::registry::allocator::ServiceRanges;
 use apiary_node::Listeners;
 use apiary_node::cli::FlavorName;
 use apiary_node::config::ApiTlsFiles;
@@ -127,6 +128,7 @@ impl Cluster {
             watch_history: Duration::from_secs(300),
             watch: WatchSettings::default(),
             runtime_config: RuntimeConfig::default(),
+            service_ranges: ServiceRanges::default(),
         };
         let stop = CancellationToken::new();
         self.api.push(listeners.api.local_addr().unwrap());
