@@ -15,6 +15,7 @@ use crate::auth::X509Authenticator;
 use crate::flavor::Flavor;
 use crate::health::Readiness;
 use crate::registry::RuntimeConfig;
+use crate::registry::allocator::ServiceRanges;
 
 /// The time source of the API (creation and deletion timestamps), injected so simulations
 /// run on virtual time.
@@ -91,6 +92,9 @@ pub struct ApiConfig {
     pub runtime_config: RuntimeConfig,
     /// The signer of service account tokens; without one, token requests are a 500.
     pub token_signer: Option<Arc<dyn TokenSigner>>,
+    /// Where Services get cluster IPs and node ports (`--service-cluster-ip-range`, default
+    /// `10.96.0.0/12`; `--service-node-port-range`, default `30000-32767`).
+    pub service_ranges: ServiceRanges,
 }
 
 impl ApiConfig {
@@ -106,6 +110,7 @@ impl ApiConfig {
             watch: WatchSettings::default(),
             runtime_config: RuntimeConfig::default(),
             token_signer: None,
+            service_ranges: ServiceRanges::default(),
         }
     }
 }

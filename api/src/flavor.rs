@@ -98,6 +98,12 @@ impl Flavor {
         }
     }
 
+    /// The name of the Service in `default` that points at the API servers (and the
+    /// `provider` label on it).
+    pub fn api_service_name(self) -> &'static str {
+        self.namespace_finalizer()
+    }
+
     /// The environment variable a credential plugin reads its input from.
     pub fn exec_info_variable(self) -> &'static str {
         match self {

@@ -1,12 +1,15 @@
-//! Start-up work that needs a working cluster: creating the system namespaces. Every replica
-//! runs it (it is idempotent), retrying until a leader accepts the writes or the replica stops.
+//! Start-up work that needs a working cluster: creating the system namespaces and the API
+//! servers' own Service. Every replica runs it (it is idempotent), retrying until a leader
+//! accepts the writes or the replica stops.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use apiary_api::Flavor;
+use apiary_api::bootstrap::ensure_api_service;
 use apiary_api::bootstrap::ensure_system_namespaces;
 use apiary_api::error::ApiError;
+use apiary_api::registry::allocator::ServiceRanges;
 use apiary_api::storage::Storage;
 use tokio_util::sync::CancellationToken;
 
@@ -22,9 +25,29 @@ pub async fn ensure_namespaces(
     flavor: Flavor,
     stop: CancellationToken,
 ) -> bool {
+    ensure_cluster_objects(storage, flavor, None, stop).await
+}
+
+/// As [`ensure_namespaces`], and then the API servers' Service when `service` gives the
+/// ranges it allocates from and the API port it points at.
+pub async fn ensure_cluster_objects(
+    storage: Arc<dyn Storage>,
+    flavor: Flavor,
+    service: Option<(ServiceRanges, u16)>,
+    stop: CancellationToken,
+) -> bool {
     let mut backoff = FIRST_BACKOFF;
     loop {
-        match ensure_system_namespaces(storage.as_ref(), flavor).await {
+        let created = match ensure_system_namespaces(storage.as_ref(), flavor).await {
+            Ok(()) => match service {
+                Some((ranges, port)) => {
+                    ensure_api_service(storage.as_ref(), flavor, ranges, port).await
+                }
+                None => Ok(()),
+            },
+            Err(e) => Err(e),
+        };
+        match created {
             Ok(()) => {
                 tracing::info!("system namespaces present");
                 return true;

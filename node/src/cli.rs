@@ -6,6 +6,8 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use apiary_api::registry::allocator::DEFAULT_CLUSTER_IP_RANGE;
+use apiary_api::registry::allocator::DEFAULT_NODE_PORT_RANGE;
 use clap::Args;
 use clap::Parser;
 use clap::Subcommand;
@@ -115,6 +117,13 @@ pub struct ServeArgs {
     /// wins, and an unknown key stops start-up.
     #[arg(long, value_delimiter = ',')]
     pub runtime_config: Vec<String>,
+    /// The IPv4 CIDR Services' cluster IPs come from; its first IP goes to the API servers'
+    /// own Service in `default`.
+    #[arg(long, default_value = DEFAULT_CLUSTER_IP_RANGE)]
+    pub service_cluster_ip_range: String,
+    /// The ports NodePort and LoadBalancer Services get node ports from (`FIRST-LAST`).
+    #[arg(long, default_value = DEFAULT_NODE_PORT_RANGE)]
+    pub service_node_port_range: String,
     /// Milliseconds between leader heartbeats; also the deadline of one replication RPC, so it
     /// must cover a round trip on a loaded machine.
     #[arg(long, default_value_t = 200)]
@@ -170,6 +179,12 @@ pub struct DevArgs {
     /// `--runtime-config` entries, passed on to every replica.
     #[arg(long, value_delimiter = ',')]
     pub runtime_config: Vec<String>,
+    /// `--service-cluster-ip-range`, passed on to every replica.
+    #[arg(long, default_value = DEFAULT_CLUSTER_IP_RANGE)]
+    pub service_cluster_ip_range: String,
+    /// `--service-node-port-range`, passed on to every replica.
+    #[arg(long, default_value = DEFAULT_NODE_PORT_RANGE)]
+    pub service_node_port_range: String,
     /// First API port; replica N serves its API on `base-port + N - 1` and its peer listener on
     /// `base-port + 1000 + N - 1`, all on 127.0.0.1.
     #[arg(long, default_value_t = 6443, value_parser = clap::value_parser!(u16).range(1..=63535))]
@@ -218,6 +233,8 @@ mod tests {
         };
         assert_eq!(serve.name, "node-2");
         assert_eq!(serve.listen_api, "127.0.0.1:6443".parse().unwrap());
+        assert_eq!(serve.service_cluster_ip_range, "10.96.0.0/12");
+        assert_eq!(serve.service_node_port_range, "30000-32767");
         assert_eq!(serve.listen_peer, "127.0.0.1:7443".parse().unwrap());
         assert_eq!(serve.initial_cluster_state, ClusterState::New);
         assert_eq!(serve.flavor, FlavorName::Platform);

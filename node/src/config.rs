@@ -10,6 +10,8 @@ use std::time::Duration;
 use apiary_api::WatchSettings;
 use apiary_api::registry::RuntimeConfig;
 use apiary_api::registry::RuntimeConfigError;
+use apiary_api::registry::allocator::RangeError;
+use apiary_api::registry::allocator::ServiceRanges;
 use apiary_raft::replica::RaftTimings;
 use apiary_raft::typ::NodeId;
 
@@ -65,6 +67,9 @@ pub enum ConfigError {
     /// `--runtime-config` names an unknown group, version or resource, or a bad value.
     #[error(transparent)]
     RuntimeConfig(#[from] RuntimeConfigError),
+    /// `--service-cluster-ip-range` or `--service-node-port-range` is malformed.
+    #[error(transparent)]
+    ServiceRange(#[from] RangeError),
     /// A duration flag that must be positive is zero.
     #[error("{flag} must be more than zero")]
     ZeroDuration {
@@ -137,6 +142,9 @@ pub struct ServeConfig {
     pub service_account_key: PathBuf,
     /// The `iss` claim and default audience of service account tokens.
     pub service_account_issuer: String,
+    /// Where Services get cluster IPs and node ports (`--service-cluster-ip-range`,
+    /// `--service-node-port-range`).
+    pub service_ranges: ServiceRanges,
 }
 
 impl ServeConfig {
@@ -179,6 +187,10 @@ impl ServeConfig {
                 .clone()
                 .unwrap_or_else(|| args.data_dir.join(DEFAULT_KEY_FILE)),
             service_account_issuer: args.service_account_issuer.clone(),
+            service_ranges: ServiceRanges::parse(
+                &args.service_cluster_ip_range,
+                &args.service_node_port_range,
+            )?,
         })
     }
 }
@@ -433,6 +445,25 @@ mod tests {
                 RuntimeConfigError::UnknownGroupVersion("batch/v9".into())
             ))
         );
+
+        assert_eq!(config.service_ranges, ServiceRanges::default());
+        let ranges = ServeArgs {
+            service_cluster_ip_range: "10.0.0.0/24".into(),
+            service_node_port_range: "31000-31999".into(),
+            ..args.clone()
+        };
+        assert_eq!(
+            ServeConfig::from_args(&ranges).map(|c| c.service_ranges),
+            ServiceRanges::parse("10.0.0.0/24", "31000-31999").map_err(ConfigError::from)
+        );
+        let bad_range = ServeArgs {
+            service_cluster_ip_range: "fd00::/108".into(),
+            ..args.clone()
+        };
+        assert!(matches!(
+            ServeConfig::from_args(&bad_range),
+            Err(ConfigError::ServiceRange(RangeError::Cidr(_)))
+        ));
 
         let stranger = ServeArgs {
             name: "node-9".into(),

@@ -23,7 +23,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::backend::ReplicaStorage;
-use crate::bootstrap::ensure_namespaces;
+use crate::bootstrap::ensure_cluster_objects;
 use crate::cli::DevArgs;
 use crate::cli::FlavorName;
 use crate::cli::ServeArgs;
@@ -127,11 +127,15 @@ pub async fn run(
         &config.service_account_key,
         &config.service_account_issuer,
     )?));
+    api_config.service_ranges = config.service_ranges;
+    let api_port = listeners.api.local_addr().map(|a| a.port()).unwrap_or(443);
+    let service_ranges = config.service_ranges;
     let app = apiary_api::router(storage.clone(), api_config);
     let api_server = tokio::spawn(serve_https(listeners.api, api_tls, app, stop_api.clone()));
     let stop_bootstrap = stop_api.clone();
     let bootstrap = tokio::spawn(async move {
-        if ensure_namespaces(storage, flavor, stop_bootstrap).await {
+        let service = Some((service_ranges, api_port));
+        if ensure_cluster_objects(storage, flavor, service, stop_bootstrap).await {
             readiness.mark_bootstrapped();
         }
     });

@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use apiary_api::WatchSettings;
 use apiary_api::registry::RuntimeConfig;
+use apiary_api::registry::allocator::ServiceRanges;
 use apiary_node::Listeners;
 use apiary_node::cli::FlavorName;
 use apiary_node::config::ApiTlsFiles;
@@ -130,6 +131,7 @@ impl Cluster {
             // One key for the cluster, made by the first replica's start.
             service_account_key: self.dir.join("service-account.key"),
             service_account_issuer: "https://apiary.test".to_owned(),
+            service_ranges: ServiceRanges::default(),
         };
         let stop = CancellationToken::new();
         self.api.push(listeners.api.local_addr().unwrap());

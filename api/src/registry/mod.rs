@@ -2,6 +2,7 @@
 //! how each kind behaves ([`Strategy`]), and the one generic [`Store`] that runs every write
 //! through the same fixed steps (decode -> defaults -> prepare -> validate -> persist).
 
+pub mod allocator;
 pub mod builtin;
 pub mod conversion;
 mod resource_type;
@@ -32,6 +33,8 @@ pub use strategy::mark_for_finalizers;
 pub use subresource::Subresource;
 pub use subresource::subresource_kind;
 
+use self::allocator::ServiceAllocator;
+use self::allocator::ServiceRanges;
 use crate::flavor::Flavor;
 
 /// The built-in resource types: the stores of the served ones, in discovery order, and the
@@ -81,7 +84,36 @@ impl Registry {
             };
             stores.push(store);
         }
-        Self { stores, unserved }
+        Self { stores, unserved }.with_service_ranges(flavor, ServiceRanges::default())
+    }
+
+    /// The registry with Services allocating from `ranges` (`--service-cluster-ip-range`,
+    /// `--service-node-port-range`); cluster IPs are recorded as IPAddress objects whether
+    /// or not that kind is served.
+    pub fn with_service_ranges(mut self, flavor: Flavor, ranges: ServiceRanges) -> Self {
+        let ip_addresses = self
+            .stores
+            .iter()
+            .map(Store::resource)
+            .chain(&self.unserved)
+            .find(|r| r.kind == "IPAddress" && r.version == "v1")
+            .cloned();
+        let Some(ip_addresses) = ip_addresses else {
+            return self;
+        };
+        let allocator = ServiceAllocator::new(ranges, ip_addresses, flavor);
+        self.stores = std::mem::take(&mut self.stores)
+            .into_iter()
+            .map(|s| {
+                let r = s.resource();
+                if r.group.is_empty() && r.plural == "services" {
+                    s.with_allocator(allocator.clone())
+                } else {
+                    s
+                }
+            })
+            .collect();
+        self
     }
 
     /// The store of `plural` in `group`/`version`, if served.

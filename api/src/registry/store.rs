@@ -9,6 +9,7 @@
 //! A dry run ([`WriteOptions::dry_run`]) takes every step and hands the final writes to
 //! [`Persistence`], which checks them against storage and drops them.
 
+mod allocate;
 mod convert;
 mod converted;
 mod guaranteed_update;
@@ -32,6 +33,7 @@ use self::persistence::Persistence;
 use super::ResourceType;
 use super::StoredJson;
 use super::Strategy;
+use super::allocator::ServiceAllocator;
 use super::builtin::namespace_type;
 use super::strategy::DeleteAction;
 use crate::error::ApiError;
@@ -130,6 +132,8 @@ pub struct Store {
     /// For a served version that is not its storage version: the storage version's store
     /// and the conversion ([`Store::stored_in`]).
     shared: Option<Shared>,
+    /// Services' cluster IP and node port allocation (store/allocate.rs); `None` elsewhere.
+    allocator: Option<ServiceAllocator>,
 }
 
 fn rfc3339(now: DateTime<Utc>) -> String {
@@ -207,6 +211,7 @@ impl Store {
             schema: None,
             builtin: None,
             shared: None,
+            allocator: None,
         }
     }
 
@@ -720,11 +725,29 @@ impl Store {
             if !errs.is_empty() {
                 return Err(self.invalid(&candidate, errs));
             }
+            let (reserved, _) = self
+                .allocate(
+                    storage,
+                    &mut candidate,
+                    None,
+                    Some(now),
+                    writes.is_dry_run(),
+                )
+                .await?;
             self.strategy.canonicalize(&mut candidate);
             let name = meta_str(&candidate, "name").to_owned();
             let key = self.resource.object_key(namespace, &name);
-            let value = encode(&key, &candidate)?;
-            match writes.create(&key, value).await {
+            let written = match encode(&key, &candidate) {
+                Ok(value) => writes.create(&key, value).await,
+                Err(e) => {
+                    self.release(storage, &reserved).await;
+                    return Err(e);
+                }
+            };
+            if written.is_err() {
+                self.release(storage, &reserved).await;
+            }
+            match written {
                 Ok(stored) if writes.is_dry_run() => return self.respond_unstored(&key, stored),
                 Ok(stored) => return self.respond(&key, stored),
                 Err(StorageError::AlreadyExists { .. })
@@ -833,6 +856,9 @@ impl Store {
             if !errs.is_empty() {
                 return Err(self.invalid(&obj, errs));
             }
+            let (reserved, frees) = self
+                .allocate(storage, &mut obj, Some(&old), None, writes.is_dry_run())
+                .await?;
             self.strategy.canonicalize(&mut obj);
             let value = encode(&key, &obj)?;
             let unchanged =
@@ -840,7 +866,13 @@ impl Store {
             if unchanged {
                 return Ok(stored.with_resource_version(current.mod_revision));
             }
-            match writes.update(&key, value, current.mod_revision).await {
+            let written = writes.update(&key, value, current.mod_revision).await;
+            match &written {
+                Ok(_) if !writes.is_dry_run() => self.release(storage, &frees).await,
+                Ok(_) => {}
+                Err(_) => self.release(storage, &reserved).await,
+            }
+            match written {
                 Ok(updated) if self.strategy.ready_for_removal(&obj) => {
                     return self.remove_after_update(writes, &key, name, updated).await;
                 }
@@ -869,7 +901,10 @@ impl Store {
             return self.respond(key, updated);
         }
         match writes.delete(key, Some(updated.mod_revision)).await {
-            Ok(deleted) => self.respond(key, deleted),
+            Ok(deleted) => {
+                self.release_object(writes, &deleted).await;
+                self.respond(key, deleted)
+            }
             // Someone else changed or removed it first; answer what this update wrote.
             Err(StorageError::Conflict { .. } | StorageError::NotFound { .. }) => {
                 self.respond(key, updated)
@@ -972,10 +1007,14 @@ impl Store {
                     return Ok(stored.with_resource_version(current.mod_revision));
                 }
                 DeleteAction::Refuse(reason) => return Err(self.conflict(name, reason)),
-                DeleteAction::Remove => writes
-                    .delete(&key, Some(current.mod_revision))
-                    .await
-                    .map(|_| self.deleted_status(name, &uid)),
+                DeleteAction::Remove => match writes.delete(&key, Some(current.mod_revision)).await
+                {
+                    Ok(deleted) => {
+                        self.release_object(&writes, &deleted).await;
+                        Ok(self.deleted_status(name, &uid))
+                    }
+                    Err(e) => Err(e),
+                },
                 DeleteAction::Mark => {
                     let value = encode(&key, &obj)?;
                     match writes.update(&key, value, current.mod_revision).await {

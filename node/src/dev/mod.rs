@@ -142,6 +142,14 @@ pub fn replica_specs(args: &DevArgs, dir: &Path, pki: &DevPki, program: &Path) -
                 argv.push(flag.into());
                 argv.push(value);
             }
+            argv.push(
+                format!(
+                    "--service-cluster-ip-range={}",
+                    args.service_cluster_ip_range
+                )
+                .into(),
+            );
+            argv.push(format!("--service-node-port-range={}", args.service_node_port_range).into());
             if !args.runtime_config.is_empty() {
                 argv.push(format!("--runtime-config={}", args.runtime_config.join(",")).into());
             }
@@ -258,6 +266,8 @@ mod tests {
             dir: dir.path().to_owned(),
             flavor: FlavorName::Kubernetes,
             runtime_config: vec!["api/beta=true".into(), "apps/v1=false".into()],
+            service_cluster_ip_range: "10.0.0.0/24".into(),
+            service_node_port_range: "31000-31999".into(),
             base_port: 20000,
             init_only: false,
             watch: WatchArgs {
@@ -301,6 +311,10 @@ mod tests {
                 Ok(&config.runtime_config),
                 RuntimeConfig::parse(["api/beta=true,apps/v1=false"], Flavor::Kubernetes).as_ref()
             );
+            assert_eq!(
+                Ok(config.service_ranges),
+                apiary_api::registry::allocator::ServiceRanges::parse("10.0.0.0/24", "31000-31999")
+            );
         }
         assert_eq!(configs[1].initial_cluster[&2], "https://127.0.0.1:21001");
         assert_eq!(specs[2].pid_file, dir.path().join("node-3.pid"));
@@ -314,6 +328,8 @@ mod tests {
             dir: dir.path().join("fresh"),
             flavor: FlavorName::Platform,
             runtime_config: Vec::new(),
+            service_cluster_ip_range: "10.96.0.0/12".into(),
+            service_node_port_range: "30000-32767".into(),
             base_port: 6443,
             init_only: true,
             watch: WatchArgs {

@@ -66,6 +66,7 @@ use super::ReplicaSetStrategy;
 use super::ReplicationControllerStrategy;
 use super::SecretStrategy;
 use super::ServiceAccountStrategy;
+use super::ServiceStrategy;
 use super::StatefulSetStrategy;
 use super::row::Row;
 use super::row::Verbs;
@@ -156,7 +157,8 @@ fn core() -> Vec<Row> {
             .short(&["svc"])
             .all()
             .subresource(Connect("proxy"))
-            .status(),
+            .status()
+            .strategy(|_| Box::new(ServiceStrategy)),
     ]
 }
 

@@ -28,6 +28,11 @@ impl<'a> Persistence<'a> {
         self.dry_run
     }
 
+    /// The storage written to.
+    pub(super) fn storage(&self) -> &'a dyn Storage {
+        self.storage
+    }
+
     /// The current version at `key`, read linearizably as the write it stands in for would
     /// compare against it; `NotFound` when absent.
     async fn current(&self, key: &str) -> Result<StoredObject, StorageError> {
