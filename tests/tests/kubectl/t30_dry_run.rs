@@ -37,15 +37,7 @@ async fn kubectl_server_dry_runs_change_nothing() {
     let dry = file("dry.yaml", manifest("dry", "hello"));
     let out = kubectl(
         &kubeconfig,
-        &[
-            "create",
-            "--dry-run=server",
-            "--validate=false",
-            "-f",
-            &dry,
-            "-o",
-            "json",
-        ],
+        &["create", "--dry-run=server", "-f", &dry, "-o", "json"],
     )
     .await;
     let answered = parse(&out);
@@ -57,7 +49,7 @@ async fn kubectl_server_dry_runs_change_nothing() {
 
     // A real object, then a dry-run replace and delete of it through node-3.
     let kept = file("kept.yaml", manifest("kept", "hello"));
-    kubectl(&kubeconfig, &["create", "--validate=false", "-f", &kept]).await;
+    kubectl(&kubeconfig, &["create", "-f", &kept]).await;
     let before = node1
         .get(&objects::configmap_path("kept"))
         .await
@@ -74,7 +66,6 @@ async fn kubectl_server_dry_runs_change_nothing() {
             "node-3",
             "replace",
             "--dry-run=server",
-            "--validate=false",
             "-f",
             &changed,
             "-o",

@@ -9,8 +9,10 @@ use crate::run::kubernetes_cluster;
 
 /// Rows as Kubernetes' `kubectl api-resources` prints them: name, short names, apiVersion,
 /// namespaced, kind.
-const EXPECTED: [[&str; 5]; 13] = [
+const EXPECTED: [[&str; 5]; 15] = [
     ["configmaps", "cm", "v1", "true", "ConfigMap"],
+    ["events", "ev", "v1", "true", "Event"],
+    ["events", "ev", "events.k8s.io/v1", "true", "Event"],
     ["namespaces", "ns", "v1", "false", "Namespace"],
     ["pods", "po", "v1", "true", "Pod"],
     ["services", "svc", "v1", "true", "Service"],
@@ -68,16 +70,18 @@ const EXPECTED: [[&str; 5]; 13] = [
 ];
 
 /// The group versions served by default, as `kubectl api-versions` sorts them.
-const API_VERSIONS: [&str; 19] = [
+const API_VERSIONS: [&str; 21] = [
     "admissionregistration.k8s.io/v1",
     "apiextensions.k8s.io/v1",
     "apiregistration.k8s.io/v1",
     "apps/v1",
+    "autoscaling/v1",
     "autoscaling/v2",
     "batch/v1",
     "certificates.k8s.io/v1",
     "coordination.k8s.io/v1",
     "discovery.k8s.io/v1",
+    "events.k8s.io/v1",
     "flowcontrol.apiserver.k8s.io/v1",
     "networking.k8s.io/v1",
     "node.k8s.io/v1",

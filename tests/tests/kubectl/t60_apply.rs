@@ -1,8 +1,7 @@
 //! `kubectl apply` creates and then updates a Deployment through a strategic merge patch
 //! (containers merged by name, so a container added outside the manifest is kept), and
 //! `kubectl patch --type merge|json`, `kubectl label` and `kubectl annotate` change it
-//! through PATCH. Runs with `--validate=false`: kubectl's default validation reads the
-//! OpenAPI documents, which are not served yet.
+//! through PATCH, all with kubectl's default validation (done by the server).
 
 use serde_json::Value;
 
@@ -54,7 +53,7 @@ async fn kubectl_apply_patch_label_and_annotate_update_a_deployment() {
 
     // First apply: GET 404, then a create carrying the last-applied annotation.
     let v1 = file("v1.yaml", manifest("nginx:1", &env(&[("A", "1")])));
-    let out = kubectl(&kubeconfig, &["apply", "--validate=false", "-f", &v1]).await;
+    let out = kubectl(&kubeconfig, &["apply", "-f", &v1]).await;
     assert!(out.contains("deployment.apps/web created"), "{out}");
 
     // A container added outside the manifest: apply must keep it (strategic merge by name).
@@ -67,7 +66,7 @@ async fn kubectl_apply_patch_label_and_annotate_update_a_deployment() {
         "v2.yaml",
         manifest("nginx:2", &env(&[("A", "1"), ("B", "2")])),
     );
-    let out = kubectl(&kubeconfig, &["apply", "--validate=false", "-f", &v2]).await;
+    let out = kubectl(&kubeconfig, &["apply", "-f", &v2]).await;
     assert!(out.contains("deployment.apps/web configured"), "{out}");
     let applied = get().await;
     let web = container(&applied, "web");

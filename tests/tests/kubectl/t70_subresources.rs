@@ -1,5 +1,6 @@
-//! kubectl through the subresources: `kubectl scale` reads and updates a deployment's
-//! `scale`, and a TokenRequest sent by kubectl gets a signed token for a service account.
+//! kubectl through the subresources: `kubectl scale` reads, updates and patches a
+//! deployment's `scale`, and a TokenRequest sent by kubectl gets a signed token for a
+//! service account.
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -23,11 +24,7 @@ async fn kubectl_scale_and_a_token_request() {
     let manifest = cluster.dir().join("web.yaml");
     std::fs::write(&manifest, DEPLOYMENT).unwrap();
     let manifest = manifest.to_str().unwrap().to_owned();
-    kubectl(
-        &kubeconfig,
-        &["create", "--validate=false", "-f", &manifest],
-    )
-    .await;
+    kubectl(&kubeconfig, &["create", "-f", &manifest]).await;
 
     // With a precondition kubectl reads the Scale, checks it and writes it back (PUT).
     let out = kubectl(
@@ -55,6 +52,22 @@ async fn kubectl_scale_and_a_token_request() {
     .await;
     assert_eq!(replicas.trim(), "3");
 
+    // Without one it patches the Scale (PATCH of the subresource).
+    let out = kubectl(&kubeconfig, &["scale", "deployment", "web", "--replicas=2"]).await;
+    assert!(out.contains("scaled"), "{out}");
+    let replicas = kubectl(
+        &kubeconfig,
+        &[
+            "get",
+            "deployment",
+            "web",
+            "-o",
+            "jsonpath={.spec.replicas}",
+        ],
+    )
+    .await;
+    assert_eq!(replicas.trim(), "2");
+
     // `kubectl create serviceaccount` sends Protobuf, which is not decoded yet.
     let account = cluster.dir().join("sa.yaml");
     std::fs::write(
@@ -63,7 +76,7 @@ async fn kubectl_scale_and_a_token_request() {
     )
     .unwrap();
     let account = account.to_str().unwrap().to_owned();
-    kubectl(&kubeconfig, &["create", "--validate=false", "-f", &account]).await;
+    kubectl(&kubeconfig, &["create", "-f", &account]).await;
     // `kubectl create token` sends its TokenRequest as Protobuf, which is not decoded yet
     // (415); the same request in JSON through `kubectl create --raw`.
     let request = cluster.dir().join("token.json");
