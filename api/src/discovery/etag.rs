@@ -7,11 +7,11 @@ use serde_json::Value;
 use sha2::Digest;
 use sha2::Sha512;
 
-/// A document's JSON bytes and its strong `ETag` (the quoted upper-case hex SHA-512 of the
-/// bytes, as Kubernetes computes it).
+/// A document's bytes (JSON, or the OpenAPI v2 protobuf) and its strong `ETag` (the quoted
+/// upper-case hex SHA-512 of the bytes, as Kubernetes computes it).
 #[derive(Debug, Clone)]
 pub struct Document {
-    /// The encoded JSON.
+    /// The encoded document.
     pub body: Bytes,
     /// The `ETag` header value, quotes included.
     pub etag: String,
@@ -20,7 +20,11 @@ pub struct Document {
 impl Document {
     /// Encodes `value` and tags it.
     pub fn new(value: &Value) -> Self {
-        let body = Bytes::from(value.to_string());
+        Self::from_bytes(Bytes::from(value.to_string()))
+    }
+
+    /// Tags already encoded bytes (the OpenAPI v2 protobuf).
+    pub fn from_bytes(body: Bytes) -> Self {
         let hex: String = Sha512::digest(&body)
             .iter()
             .map(|b| format!("{b:02X}"))

@@ -1,10 +1,11 @@
-//! Every OpenAPI document of one server, encoded once: the v2 document, the v3 documents by
-//! key (`api/v1`, `apis/apps`, `apis/apps/v1`, ...), and the v3 index that names each with its
-//! hash. Each is a [`Document`]: bytes and the quoted upper-case hex SHA-512 `ETag`, the
-//! same value upstream puts in `?hash=`.
+//! Every OpenAPI document of one server, encoded once: the v2 document (JSON, and protobuf
+//! made from that JSON), the v3 documents by key (`api/v1`, `apis/apps`, `apis/apps/v1`, ...),
+//! and the v3 index that names each with its hash. Each is a [`Document`]: bytes and the
+//! quoted upper-case hex SHA-512 `ETag`, the same value upstream puts in `?hash=`.
 
 use std::collections::BTreeMap;
 
+use prost::Message;
 use serde_json::json;
 
 use super::components::KindNames;
@@ -15,6 +16,7 @@ use super::paths::PathItem;
 use super::served::Served;
 use super::served::served;
 use super::v2;
+use super::v2_proto;
 use super::v3;
 use crate::discovery::Document;
 use crate::discovery::version_info;
@@ -24,8 +26,10 @@ use crate::registry::Registry;
 /// The encoded documents.
 #[derive(Debug)]
 pub struct Documents {
-    /// `/openapi/v2`.
+    /// `/openapi/v2` as JSON.
     pub v2: Document,
+    /// `/openapi/v2` as protobuf (gnostic's `openapi.v2.Document`).
+    pub v2_proto: Document,
     /// `/openapi/v3`.
     pub v3_index: Document,
     /// `/openapi/v3/<key>` by key.
@@ -57,8 +61,15 @@ impl Documents {
 
         let defs = definitions(&served, Spec::V2);
         let all: Vec<PathItem> = by_key.into_values().flatten().collect();
-        let v2 = Document::new(&v2::document(&info, &all, defs.schemas));
-        Self { v2, v3_index, v3 }
+        let v2_json = v2::document(&info, &all, defs.schemas);
+        let v2_proto = Document::from_bytes(v2_proto::document(&v2_json).encode_to_vec().into());
+        let v2 = Document::new(&v2_json);
+        Self {
+            v2,
+            v2_proto,
+            v3_index,
+            v3,
+        }
     }
 
     /// The hash of the v3 document `key`, if there is one.

@@ -1,8 +1,9 @@
 //! OpenAPI (not in the spec; Kubernetes clients need it): the server's schemas and operations
-//! as Swagger 2.0 (`/openapi/v2`) and OpenAPI 3.0 (`/openapi/v3`, an index of
-//! per-group-version documents), generated from the served rows and k8s-openapi's schemas. kubectl reads v3 for `explain`,
-//! for client-side validation, and to learn that the server takes `fieldValidation` and
-//! `dryRun`.
+//! as Swagger 2.0 (`/openapi/v2`, JSON or the protobuf client-go asks for) and OpenAPI 3.0
+//! (`/openapi/v3`, an index of per-group-version documents), generated from the served rows
+//! and k8s-openapi's schemas. kubectl reads v3 for `explain`, for client-side validation, and
+//! to learn that the server takes `fieldValidation` and `dryRun`; it reads the v2 protobuf for
+//! `explain --output=plaintext-openapiv2`.
 //!
 //! The registry is static, so the documents are built once per router, on the first request
 //! that needs them (building walks every schema; tests that never ask do not pay for it), and
@@ -11,11 +12,13 @@
 mod cache;
 mod components;
 mod markers;
+mod negotiate;
 mod params;
 mod paths;
 mod render;
 mod served;
 mod v2;
+pub(crate) mod v2_proto;
 mod v3;
 
 use std::sync::Arc;
@@ -32,6 +35,8 @@ use crate::error::ApiError;
 use crate::flavor::Flavor;
 use crate::registry::Registry;
 use cache::Documents;
+use negotiate::Encoding;
+use negotiate::negotiate;
 
 /// How long a client may keep a v3 document fetched by its hash (a year, as upstream's
 /// `Expires`): the hash names the content, so it never changes.
@@ -54,6 +59,8 @@ pub enum Answer<'a> {
     Document {
         /// The document.
         document: &'a Document,
+        /// Its encoding.
+        encoding: Encoding,
         /// The `Cache-Control` value, if any.
         cache_control: Option<&'static str>,
         /// Whether `If-None-Match` named it.
@@ -61,8 +68,8 @@ pub enum Answer<'a> {
     },
     /// 301 to the current URL of a v3 document asked for by a stale hash.
     Moved(String),
-    /// 406: the client accepts no form served (upstream answers the same, with no body;
-    /// client-go then falls back or gives up).
+    /// 406: the client accepts no form served (upstream answers the same, with no body),
+    /// e.g. protobuf for a v3 document.
     NotAcceptable,
 }
 
@@ -97,10 +104,10 @@ impl OpenApi {
     ) -> Result<Answer<'_>, ApiError> {
         let docs = self.documents();
         let key = path.trim_end_matches('/');
-        let (document, cache_control) = if key == "/openapi/v2" {
-            (&docs.v2, None)
+        let (document, proto, cache_control) = if key == "/openapi/v2" {
+            (&docs.v2, Some(&docs.v2_proto), None)
         } else if key == "/openapi/v3" {
-            (&docs.v3_index, None)
+            (&docs.v3_index, None, None)
         } else {
             let key = key.trim_start_matches("/openapi/v3/");
             let document = docs.v3.get(key).ok_or(ApiError::UnknownResource)?;
@@ -108,34 +115,29 @@ impl OpenApi {
                 (Some(asked), Some(current)) if !asked.is_empty() && asked != current => {
                     return Ok(Answer::Moved(format!("/openapi/v3/{key}?hash={current}")));
                 }
-                (Some(asked), _) if !asked.is_empty() => (document, Some(IMMUTABLE)),
-                _ => (document, Some(REVALIDATE)),
+                (Some(asked), _) if !asked.is_empty() => (document, None, Some(IMMUTABLE)),
+                _ => (document, None, Some(REVALIDATE)),
             }
         };
-        if !accepts_json(accept) {
+        let offered: &[Encoding] = if proto.is_some() {
+            &[Encoding::Json, Encoding::Protobuf]
+        } else {
+            &[Encoding::Json]
+        };
+        let Some(encoding) = negotiate(accept, offered) else {
             return Ok(Answer::NotAcceptable);
-        }
+        };
+        let document = match (encoding, proto) {
+            (Encoding::Protobuf, Some(proto)) => proto,
+            _ => document,
+        };
         Ok(Answer::Document {
             document,
+            encoding,
             cache_control,
             not_modified: if_none_match.is_some_and(|tags| document.matches(tags)),
         })
     }
-}
-
-/// Whether `Accept` (absent: anything) allows JSON. Asking only for the protobuf forms
-/// (`application/com.github.proto-openapi.spec.v2@v1.0+protobuf`) does not.
-fn accepts_json(accept: Option<&str>) -> bool {
-    let Some(accept) = accept else {
-        return true;
-    };
-    accept.split(',').any(|clause| {
-        let media = clause.split(';').next().unwrap_or_default().trim();
-        media.is_empty()
-            || ["application/json", "application/*", "*/*"]
-                .iter()
-                .any(|m| media.eq_ignore_ascii_case(m))
-    })
 }
 
 impl IntoResponse for Answer<'_> {
@@ -143,6 +145,7 @@ impl IntoResponse for Answer<'_> {
         match self {
             Self::Document {
                 document,
+                encoding,
                 cache_control,
                 not_modified,
             } => {
@@ -152,7 +155,7 @@ impl IntoResponse for Answer<'_> {
                     let mut r = (StatusCode::OK, document.body.clone()).into_response();
                     r.headers_mut().insert(
                         header::CONTENT_TYPE,
-                        HeaderValue::from_static("application/json"),
+                        HeaderValue::from_static(encoding.content_type()),
                     );
                     r
                 };
@@ -160,9 +163,10 @@ impl IntoResponse for Answer<'_> {
                 if let Ok(etag) = HeaderValue::from_str(&document.etag) {
                     headers.insert(header::ETAG, etag);
                 }
+                // Each encoding has its own bytes and tag under one URL.
+                headers.insert(header::VARY, HeaderValue::from_static("accept"));
                 if let Some(value) = cache_control {
                     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static(value));
-                    headers.insert(header::VARY, HeaderValue::from_static("accept"));
                 }
                 response
             }

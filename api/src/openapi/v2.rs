@@ -69,7 +69,14 @@ fn operation(op: &Operation) -> Value {
 }
 
 /// The whole document.
-pub fn document(info: &Value, items: &[PathItem], schemas: Map<String, Value>) -> Value {
+pub fn document(info: &Value, items: &[PathItem], mut schemas: Map<String, Value>) -> Value {
+    // Swagger 2.0 has no `oneOf` (the JSONSchemaProps-or-something types use it): upstream's
+    // v2 describes those types by their description alone, and the protobuf has no field for it.
+    for schema in schemas.values_mut() {
+        if let Value::Object(schema) = schema {
+            schema.remove("oneOf");
+        }
+    }
     json!({
         "swagger": "2.0",
         "info": info,

@@ -1,7 +1,8 @@
 //! OpenAPI over HTTP, as kubectl and client-go read it: the v3 index and per-group-version
 //! documents (schemas with their GVK, PATCH operations that list `fieldValidation` and
 //! `dryRun`, references that resolve), hash URLs with 301/304/`ETag`/`Cache-Control`, the v2
-//! document, and 406 for a protobuf-only `Accept`, in both flavors.
+//! document as JSON and as protobuf (client-go's `Accept`), and 406 for a v3 protobuf
+//! `Accept`, in both flavors.
 
 use serde_json::json;
 
@@ -296,18 +297,72 @@ async fn hash_urls_redirect_and_cache() {
     );
 }
 
-// R-RES-137: a protobuf-only Accept (client-go's OpenAPISchema) gets 406, JSON is served
+// R-RES-120, R-RES-137: client-go's `OpenAPISchema()` Accept gets the v2 protobuf (both
+// spellings), with its own ETag and 304; JSON stays the default; v3 has no protobuf (406)
 #[tokio::test]
-async fn protobuf_only_accept_is_not_acceptable() {
+async fn client_go_gets_the_v2_protobuf() {
+    use prost::Message;
+
+    use crate::openapi::v2_proto;
+
     let (app, _) = flavored(Flavor::Kubernetes, &[]).await;
     let proto = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf";
+    let answered = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
     let reply = get_with(&app, "/openapi/v2", &[("accept", proto)]).await;
-    assert_eq!(reply.status, StatusCode::NOT_ACCEPTABLE);
-    let both = format!("{proto}, application/json");
-    let reply = get_with(&app, "/openapi/v2", &[("accept", &both)]).await;
     assert_eq!(reply.status, StatusCode::OK);
+    assert_eq!(header(&reply, "content-type"), Some(answered));
+    assert_eq!(header(&reply, "vary"), Some("accept"));
+    let doc = v2_proto::Document::decode(reply.body.as_slice()).expect("gnostic v2 document");
+    assert_eq!(doc.swagger, "2.0");
+    let definitions = doc.definitions.expect("definitions").additional_properties;
+    let deployment = definitions
+        .iter()
+        .find(|d| d.name == "io.k8s.api.apps.v1.Deployment")
+        .and_then(|d| d.value.as_ref())
+        .expect("Deployment");
+    let spec = deployment
+        .properties
+        .as_ref()
+        .and_then(|p| p.additional_properties.iter().find(|p| p.name == "spec"))
+        .and_then(|p| p.value.as_ref())
+        .expect("spec");
+    assert_eq!(spec._ref, "#/definitions/io.k8s.api.apps.v1.DeploymentSpec");
+    let proto_etag = header(&reply, "etag").expect("protobuf etag").to_owned();
+
+    let same = get_with(&app, "/openapi/v2", &[("accept", answered)]).await;
+    assert_eq!(same.body, reply.body);
+    let both = format!("{proto}, application/json");
+    let preferred = get_with(&app, "/openapi/v2", &[("accept", &both)]).await;
+    assert_eq!(preferred.body, reply.body);
+
+    let json = get(&app, "/openapi/v2").await;
+    assert_eq!(header(&json, "content-type"), Some("application/json"));
+    assert_ne!(header(&json, "etag"), Some(proto_etag.as_str()));
+    let cached = get_with(
+        &app,
+        "/openapi/v2",
+        &[("accept", proto), ("if-none-match", &proto_etag)],
+    )
+    .await;
+    assert_eq!(cached.status, StatusCode::NOT_MODIFIED);
+    assert!(cached.body.is_empty());
+    let json_etag = header(&json, "etag").expect("json etag").to_owned();
+    let stale = get_with(
+        &app,
+        "/openapi/v2",
+        &[("accept", proto), ("if-none-match", &json_etag)],
+    )
+    .await;
+    assert_eq!(
+        stale.status,
+        StatusCode::OK,
+        "the JSON tag is not the protobuf's"
+    );
+
     let v3_proto = "application/com.github.proto-openapi.spec.v3@v1.0+protobuf";
     let reply = get_with(&app, "/openapi/v3/api/v1", &[("accept", v3_proto)]).await;
+    assert_eq!(reply.status, StatusCode::NOT_ACCEPTABLE);
+    let reply = get_with(&app, "/openapi/v2", &[("accept", "text/html")]).await;
     assert_eq!(reply.status, StatusCode::NOT_ACCEPTABLE);
 }
 
