@@ -5,10 +5,10 @@ use serde_json::Value;
 use serde_json::json;
 
 use super::defaults::default_daemon_set;
-use super::fields::immutable;
 use super::fields::nonnegative;
 use super::fields::set_status;
 use super::fields::str_at;
+use super::workload::immutable_selector;
 use super::workload::int_or_percent;
 use super::workload::validate_selector;
 use super::workload::validate_status_counts;
@@ -70,9 +70,7 @@ impl Strategy for DaemonSetStrategy {
     }
 
     fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
-        immutable(new, old, "/spec/selector", "spec.selector")
-            .into_iter()
-            .collect()
+        immutable_selector(new, old)
     }
 
     fn validate_status_update(&self, new: &Value, _old: &Value) -> Vec<FieldError> {

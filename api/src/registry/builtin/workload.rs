@@ -1,11 +1,13 @@
-//! Rules every controller with a pod template and a `metav1.LabelSelector` shares
-//! (Deployment, ReplicaSet, StatefulSet, DaemonSet, Job): the selector is required, valid,
-//! not empty and matches the template's labels; the template is a valid pod template with
-//! the kind's restart policies; and the int-or-percent fields of rolling updates.
+//! Rules every controller with a pod template shares (Deployment, ReplicaSet, StatefulSet,
+//! DaemonSet, Job, ReplicationController): the selector is required, valid, not empty,
+//! matches the template's labels and, once set, may not change; the template is a valid pod
+//! template with the kind's restart policies; the replica counters of the status; and the
+//! int-or-percent fields of rolling updates.
 
 use serde_json::Map;
 use serde_json::Value;
 
+use super::fields::immutable;
 use super::fields::str_at;
 use super::pod_spec::validate_pod_spec;
 use crate::validation::FieldError;
@@ -63,6 +65,13 @@ fn template_matches_selector(selector: Option<&Value>, template: &Value) -> Vec<
     }
 }
 
+/// `spec.selector` may not change (Deployment, ReplicaSet, DaemonSet).
+pub fn immutable_selector(new: &Value, old: &Value) -> Vec<FieldError> {
+    immutable(new, old, "/spec/selector", "spec.selector")
+        .into_iter()
+        .collect()
+}
+
 /// upstream's "`selector` does not match template `labels`".
 pub fn mismatch(labels: Map<String, Value>) -> FieldError {
     FieldError::invalid(
@@ -105,6 +114,16 @@ pub fn no_active_deadline(obj: &Value) -> Option<FieldError> {
     ))
 }
 
+/// A template of a kind whose pods run on (StatefulSet, ReplicationController) may not set
+/// `activeDeadlineSeconds`; `kind` names the kind in upstream's wording.
+pub fn active_deadline_not_supported(obj: &Value, kind: &str) -> Option<FieldError> {
+    obj.pointer("/spec/template/spec/activeDeadlineSeconds")?;
+    Some(FieldError::forbidden(
+        "spec.template.spec.activeDeadlineSeconds",
+        format!("activeDeadlineSeconds in {kind} is not Supported"),
+    ))
+}
+
 /// The status counters `fields` are non-negative and each of `at_most` (counter, bound) is at
 /// most its bound, worded `cannot be greater than <message>`.
 pub fn validate_status_counts(
@@ -125,6 +144,48 @@ pub fn validate_status_counts(
         }
     }
     errs
+}
+
+/// The replica counters of a replicated workload's status: `fields` are non-negative, each
+/// of `bounded` is at most `status.replicas` (worded `cannot be greater than
+/// <replicas_message>`), and `availableReplicas` at most `readyReplicas` (worded with
+/// `ready_message`), in that order.
+pub fn validate_replica_counts(
+    obj: &Value,
+    fields: &[&str],
+    bounded: &[&str],
+    replicas_message: &str,
+    ready_message: &str,
+) -> Vec<FieldError> {
+    let at_most: Vec<(&str, &str, &str)> = bounded
+        .iter()
+        .map(|field| (*field, "replicas", replicas_message))
+        .collect();
+    let mut errs = validate_status_counts(obj, fields, &at_most);
+    errs.extend(validate_status_counts(
+        obj,
+        &[],
+        &[("availableReplicas", "readyReplicas", ready_message)],
+    ));
+    errs
+}
+
+/// The status counters of a ReplicaSet or ReplicationController (upstream's
+/// `ValidateReplicaSetStatus` and `ValidateReplicationControllerStatus` are the same).
+pub fn validate_replica_status(obj: &Value) -> Vec<FieldError> {
+    validate_replica_counts(
+        obj,
+        &[
+            "replicas",
+            "fullyLabeledReplicas",
+            "readyReplicas",
+            "availableReplicas",
+            "observedGeneration",
+        ],
+        &["fullyLabeledReplicas", "readyReplicas", "availableReplicas"],
+        "the number of replicas",
+        "readyReplicas",
+    )
 }
 
 /// upstream's `ValidatePositiveIntOrPercent` (and, with `at_most_100`, `IsNotMoreThan100Percent`)
