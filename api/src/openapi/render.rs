@@ -1,8 +1,10 @@
 //! What both document versions render alike: the `paths` object around the operations (each
-//! version renders parameters and operations its own way) and the status code texts.
+//! version renders parameters and operations its own way), the status code texts and the
+//! bearer-token security scheme.
 
 use serde_json::Map;
 use serde_json::Value;
+use serde_json::json;
 
 use super::params::Param;
 use super::paths::Operation;
@@ -16,6 +18,17 @@ pub fn status_text(code: u16) -> &'static str {
         202 => "Accepted",
         _ => "Unauthorized",
     }
+}
+
+/// The `BearerToken` security scheme (v2 `securityDefinitions`, v3
+/// `components.securitySchemes`), which every document's `security` names.
+pub fn bearer_token_scheme() -> Value {
+    json!({
+        "type": "apiKey",
+        "description": "Bearer Token authentication",
+        "name": "authorization",
+        "in": "header",
+    })
 }
 
 /// The `paths` object of `items`, with `param` and `operation` rendering the parts.

@@ -10,6 +10,7 @@ use super::params::Location;
 use super::params::Param;
 use super::paths::Operation;
 use super::paths::PathItem;
+use super::render::bearer_token_scheme;
 use super::render::paths_object;
 use super::render::status_text;
 
@@ -82,14 +83,7 @@ pub fn document(info: &Value, items: &[PathItem], mut schemas: Map<String, Value
         "info": info,
         "paths": paths_object(items, param, operation),
         "definitions": schemas,
-        "securityDefinitions": {
-            "BearerToken": {
-                "type": "apiKey",
-                "description": "Bearer Token authentication",
-                "name": "authorization",
-                "in": "header",
-            },
-        },
+        "securityDefinitions": {"BearerToken": bearer_token_scheme()},
         "security": [{"BearerToken": []}],
     })
 }

@@ -13,6 +13,7 @@ use super::params::Location;
 use super::params::Param;
 use super::paths::Operation;
 use super::paths::PathItem;
+use super::render::bearer_token_scheme;
 use super::render::paths_object;
 use super::render::status_text;
 
@@ -129,14 +130,7 @@ pub fn document(info: &Value, items: &[PathItem], schemas: &Map<String, Value>) 
         "paths": paths,
         "components": {
             "schemas": components,
-            "securitySchemes": {
-                "BearerToken": {
-                    "type": "apiKey",
-                    "description": "Bearer Token authentication",
-                    "name": "authorization",
-                    "in": "header",
-                },
-            },
+            "securitySchemes": {"BearerToken": bearer_token_scheme()},
         },
         "security": [{"BearerToken": []}],
     })
