@@ -21,26 +21,6 @@ use crate::schema::decode;
 const DEPLOY_PATH: &str = "/apis/apps/v1/namespaces/default/deployments";
 
 /// `method path` as the admin with `body` of `content_type`.
-async fn send_as(app: &Router, method: &str, path: &str, content_type: &str, body: &str) -> Reply {
-    let mut req = Request::builder()
-        .method(method)
-        .uri(path)
-        .header("content-type", content_type)
-        .body(Body::from(body.to_owned()))
-        .expect("request");
-    req.extensions_mut().insert(admin());
-    send(app, req).await
-}
-
-fn warnings(reply: &Reply) -> Vec<String> {
-    reply
-        .headers
-        .get_all(http::header::WARNING)
-        .iter()
-        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
-        .collect()
-}
-
 /// A Deployment named `name` whose `spec` is `spec` (JSON text) around a valid template.
 fn deployment(name: &str, extra_spec: &str, container: &str) -> String {
     format!(
