@@ -11,6 +11,7 @@ use super::params::Param;
 use super::paths::Operation;
 use super::paths::PathItem;
 use super::render::bearer_token_scheme;
+use super::render::finish_operation;
 use super::render::paths_object;
 use super::render::status_text;
 
@@ -58,14 +59,7 @@ fn operation(op: &Operation) -> Value {
             json!({"description": status_text(*code), "schema": spec.reference(schema)}),
         );
     }
-    responses.insert("401".into(), json!({"description": status_text(401)}));
-    v["responses"] = responses.into();
-    if let Some(action) = op.action {
-        v["x-kubernetes-action"] = action.into();
-    }
-    if let Some(gvk) = &op.gvk {
-        v["x-kubernetes-group-version-kind"] = gvk.clone();
-    }
+    finish_operation(&mut v, op, responses);
     v
 }
 
