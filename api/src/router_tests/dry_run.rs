@@ -292,13 +292,7 @@ async fn a_watch_sees_no_event_from_dry_runs() {
             reply.text()
         );
     }
-    let real = admin_call(&app, "POST", CM_PATH, Some(&cm("z"))).await;
-    assert_eq!(real.status, StatusCode::CREATED);
-    let batch = next_batch(watch.as_mut()).await;
-    assert_eq!(
-        changed_keys(&batch),
-        ["/registry/core/configmaps/default/z"]
-    );
+    let (real, batch) = real_create_is_next_event(&app, watch.as_mut()).await;
     assert_eq!(
         batch.revision.to_string(),
         real.json()["metadata"]["resourceVersion"]

@@ -209,22 +209,27 @@ async fn snapshot(storage: &MemStorage) -> (u64, Vec<(String, Vec<u8>)>) {
     (storage.revision(), objects)
 }
 
-/// The next batch of `watch`, which must come within five seconds.
-async fn next_batch(watch: &mut dyn WatchStream) -> ChangeBatch {
-    tokio::time::timeout(Duration::from_secs(5), watch.next())
+/// Creates the ConfigMap `z` for real and asserts that `watch` sees it as its next change,
+/// alone: what proves the dry runs before it left no event. Answers the create's reply and
+/// the batch.
+async fn real_create_is_next_event(
+    app: &Router,
+    watch: &mut dyn WatchStream,
+) -> (Reply, ChangeBatch) {
+    let real = admin_call(app, "POST", CM_PATH, Some(&cm("z"))).await;
+    assert_eq!(real.status, StatusCode::CREATED);
+    let batch = tokio::time::timeout(Duration::from_secs(5), watch.next())
         .await
         .expect("the real write's event")
         .expect("watch")
-        .expect("open")
-}
-
-/// The keys `batch` changed, in order.
-fn changed_keys(batch: &ChangeBatch) -> Vec<&str> {
-    batch
+        .expect("open");
+    let keys: Vec<&str> = batch
         .changes
         .iter()
         .map(|c| c.object.key.as_str())
-        .collect()
+        .collect();
+    assert_eq!(keys, ["/registry/core/configmaps/default/z"]);
+    (real, batch)
 }
 
 fn assert_status(reply: &Reply, code: u16, reason: &str) -> Value {

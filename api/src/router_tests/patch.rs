@@ -248,13 +248,7 @@ async fn dry_run_patch_changes_nothing() {
         assert_eq!(rv(&reply.json()), rv(&created));
     }
     assert_eq!(snapshot(&storage).await, before);
-    let real = admin_call(&app, "POST", CM_PATH, Some(&cm("z"))).await;
-    assert_eq!(real.status, StatusCode::CREATED);
-    let batch = next_batch(watch.as_mut()).await;
-    assert_eq!(
-        changed_keys(&batch),
-        ["/registry/core/configmaps/default/z"]
-    );
+    real_create_is_next_event(&app, watch.as_mut()).await;
 }
 
 // R-RES-051, R-RES-105: a bad dryRun is 422 on PatchOptions.
