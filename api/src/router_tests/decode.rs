@@ -9,6 +9,7 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 use serde_json::json;
 
+use super::conformance::collection_path;
 use super::conformance::stub;
 use super::conformance::stub_key;
 use super::*;
@@ -466,22 +467,9 @@ fn stub_bodies() -> Vec<(Arc<Schema>, Value, String)> {
             obj["kind"] = t.kind.as_str().into();
             obj["metadata"] = json!({"name": "fuzz", "labels": {"a": "b"}});
             let schema = (row.schema())().expect("schema compiles");
-            Some((schema, obj, collection_path_of(&t)))
+            Some((schema, obj, collection_path(&t)))
         })
         .collect()
-}
-
-fn collection_path_of(t: &crate::registry::ResourceType) -> String {
-    let root = if t.group.is_empty() {
-        "/api/v1".to_owned()
-    } else {
-        format!("/apis/{}/{}", t.group, t.version)
-    };
-    if t.is_namespaced() {
-        format!("{root}/namespaces/default/{}", t.plural)
-    } else {
-        format!("{root}/{}", t.plural)
-    }
 }
 
 // R-RES-031, R-RES-185..190: over every served kind's stub (JSON and YAML), its mutations
