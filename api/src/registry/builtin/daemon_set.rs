@@ -9,7 +9,7 @@ use super::fields::nonnegative;
 use super::fields::set_status;
 use super::fields::str_at;
 use super::workload::immutable_selector;
-use super::workload::int_or_percent;
+use super::workload::unavailable_and_surge;
 use super::workload::validate_selector;
 use super::workload::validate_status_counts;
 use super::workload::validate_template;
@@ -89,19 +89,8 @@ fn validate_update_strategy(obj: &Value) -> Vec<FieldError> {
             vec![FieldError::required(PATH, "")]
         }
         "RollingUpdate" => {
-            let (mut errs, unavailable_zero) = int_or_percent(
-                obj,
-                &format!("{AT}/maxUnavailable"),
-                &format!("{PATH}.maxUnavailable"),
-                true,
-            );
-            let (surge_errs, surge_zero) = int_or_percent(
-                obj,
-                &format!("{AT}/maxSurge"),
-                &format!("{PATH}.maxSurge"),
-                true,
-            );
-            errs.extend(surge_errs);
+            let (mut errs, unavailable_zero, surge_zero) =
+                unavailable_and_surge(obj, AT, PATH, true);
             let set =
                 |field: &str, zero: bool| obj.pointer(&format!("{AT}/{field}")).is_some() && !zero;
             let (unavailable, surge) = (

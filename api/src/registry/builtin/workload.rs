@@ -190,7 +190,7 @@ pub fn validate_replica_status(obj: &Value) -> Vec<FieldError> {
 
 /// upstream's `ValidatePositiveIntOrPercent` (and, with `at_most_100`, `IsNotMoreThan100Percent`)
 /// of the int-or-string at `pointer`; returns the errors and whether the value is zero.
-pub fn int_or_percent(
+fn int_or_percent(
     obj: &Value,
     pointer: &str,
     path: &str,
@@ -242,9 +242,15 @@ pub fn int_or_percent(
     }
 }
 
-/// The rolling update at `pointer` (path `path`): `maxUnavailable` and `maxSurge` as
-/// int-or-percent, and not both zero.
-pub fn validate_rolling_update(obj: &Value, pointer: &str, path: &str) -> Vec<FieldError> {
+/// `maxUnavailable` (at most 100%) and `maxSurge` (at most 100% with `surge_at_most_100`)
+/// of the rolling update at `pointer` (path `path`) as int-or-percent: their errors in that
+/// order, and whether each is zero.
+pub fn unavailable_and_surge(
+    obj: &Value,
+    pointer: &str,
+    path: &str,
+    surge_at_most_100: bool,
+) -> (Vec<FieldError>, bool, bool) {
     let (mut errs, unavailable_zero) = int_or_percent(
         obj,
         &format!("{pointer}/maxUnavailable"),
@@ -255,9 +261,16 @@ pub fn validate_rolling_update(obj: &Value, pointer: &str, path: &str) -> Vec<Fi
         obj,
         &format!("{pointer}/maxSurge"),
         &format!("{path}.maxSurge"),
-        false,
+        surge_at_most_100,
     );
     errs.extend(surge_errs);
+    (errs, unavailable_zero, surge_zero)
+}
+
+/// The rolling update at `pointer` (path `path`): `maxUnavailable` and `maxSurge` as
+/// int-or-percent, and not both zero.
+pub fn validate_rolling_update(obj: &Value, pointer: &str, path: &str) -> Vec<FieldError> {
+    let (mut errs, unavailable_zero, surge_zero) = unavailable_and_surge(obj, pointer, path, false);
     if unavailable_zero && surge_zero {
         let value = obj
             .pointer(&format!("{pointer}/maxUnavailable"))
