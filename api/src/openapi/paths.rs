@@ -13,6 +13,7 @@ use super::components::meta;
 use super::params;
 use super::params::Param;
 use super::served::Served;
+use super::served::capitalized;
 use crate::registry::subresource_verbs;
 
 /// The media types a PATCH body may have (PATCH itself is served by the resource handlers).
@@ -290,16 +291,6 @@ pub fn resource_paths(s: &Served, names: &KindNames) -> Vec<PathItem> {
     });
     paths.retain(|p| !p.ops.is_empty());
     paths
-}
-
-fn capitalized(word: &str) -> String {
-    let mut chars = word.chars();
-    chars
-        .next()
-        .map(|c| c.to_ascii_uppercase())
-        .into_iter()
-        .chain(chars)
-        .collect()
 }
 
 /// A GET of a discovery document (no action, no kind: Kubernetes marks none on these).

@@ -61,7 +61,9 @@ pub fn group_version_key(group: &str, version: &str) -> String {
     }
 }
 
-fn capitalized(word: &str) -> String {
+/// `word` with its first letter in upper case (`apps` → `Apps`), as operation ids and
+/// kind-name prefixes spell group parts.
+pub fn capitalized(word: &str) -> String {
     let mut chars = word.chars();
     chars
         .next()

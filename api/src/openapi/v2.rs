@@ -10,6 +10,8 @@ use super::params::Location;
 use super::params::Param;
 use super::paths::Operation;
 use super::paths::PathItem;
+use super::render::bearer_token_scheme;
+use super::render::finish_operation;
 use super::render::paths_object;
 use super::render::status_text;
 
@@ -57,14 +59,7 @@ fn operation(op: &Operation) -> Value {
             json!({"description": status_text(*code), "schema": spec.reference(schema)}),
         );
     }
-    responses.insert("401".into(), json!({"description": status_text(401)}));
-    v["responses"] = responses.into();
-    if let Some(action) = op.action {
-        v["x-kubernetes-action"] = action.into();
-    }
-    if let Some(gvk) = &op.gvk {
-        v["x-kubernetes-group-version-kind"] = gvk.clone();
-    }
+    finish_operation(&mut v, op, responses);
     v
 }
 
@@ -82,14 +77,7 @@ pub fn document(info: &Value, items: &[PathItem], mut schemas: Map<String, Value
         "info": info,
         "paths": paths_object(items, param, operation),
         "definitions": schemas,
-        "securityDefinitions": {
-            "BearerToken": {
-                "type": "apiKey",
-                "description": "Bearer Token authentication",
-                "name": "authorization",
-                "in": "header",
-            },
-        },
+        "securityDefinitions": {"BearerToken": bearer_token_scheme()},
         "security": [{"BearerToken": []}],
     })
 }

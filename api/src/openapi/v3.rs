@@ -13,6 +13,8 @@ use super::params::Location;
 use super::params::Param;
 use super::paths::Operation;
 use super::paths::PathItem;
+use super::render::bearer_token_scheme;
+use super::render::finish_operation;
 use super::render::paths_object;
 use super::render::status_text;
 
@@ -64,14 +66,7 @@ fn operation(op: &Operation) -> Value {
             json!({"description": status_text(*code), "content": content}),
         );
     }
-    responses.insert("401".into(), json!({"description": status_text(401)}));
-    v["responses"] = responses.into();
-    if let Some(action) = op.action {
-        v["x-kubernetes-action"] = action.into();
-    }
-    if let Some(gvk) = &op.gvk {
-        v["x-kubernetes-group-version-kind"] = gvk.clone();
-    }
+    finish_operation(&mut v, op, responses);
     v
 }
 
@@ -129,14 +124,7 @@ pub fn document(info: &Value, items: &[PathItem], schemas: &Map<String, Value>) 
         "paths": paths,
         "components": {
             "schemas": components,
-            "securitySchemes": {
-                "BearerToken": {
-                    "type": "apiKey",
-                    "description": "Bearer Token authentication",
-                    "name": "authorization",
-                    "in": "header",
-                },
-            },
+            "securitySchemes": {"BearerToken": bearer_token_scheme()},
         },
         "security": [{"BearerToken": []}],
     })

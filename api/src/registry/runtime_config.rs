@@ -143,22 +143,25 @@ impl RuntimeConfig {
         Ok(this)
     }
 
+    /// What the last entry whose selector `pick` accepts says, if any (a later entry
+    /// overrides an earlier one).
+    fn last(&self, pick: impl Fn(&Selector) -> bool) -> Option<bool> {
+        self.entries
+            .iter()
+            .rev()
+            .find(|(s, _)| pick(s))
+            .map(|(_, on)| *on)
+    }
+
     /// What the most specific entry naming `row`'s resource or group/version says, if any.
     fn named(&self, row: &Row, flavor: Flavor) -> Option<bool> {
         let group = row.group.name(flavor);
-        let last = |pick: &dyn Fn(&Selector) -> bool| {
-            self.entries
-                .iter()
-                .rev()
-                .find(|(s, _)| pick(s))
-                .map(|(_, on)| *on)
-        };
-        last(&|s| {
+        self.last(|s| {
             matches!(s, Selector::Resource { group: g, version: v, resource: r }
                 if *g == group && v == row.version && r == row.plural)
         })
         .or_else(|| {
-            last(&|s| {
+            self.last(|s| {
                 matches!(s, Selector::GroupVersion { group: g, version: v }
                     if *g == group && v == row.version)
             })
@@ -168,16 +171,9 @@ impl RuntimeConfig {
     /// Whether `row` is enabled in `flavor`: the most specific entry naming it, or its
     /// default.
     pub fn enabled(&self, row: &Row, flavor: Flavor) -> bool {
-        let last = |pick: &dyn Fn(&Selector) -> bool| {
-            self.entries
-                .iter()
-                .rev()
-                .find(|(s, _)| pick(s))
-                .map(|(_, on)| *on)
-        };
         self.named(row, flavor)
-            .or_else(|| last(&|s| *s == Selector::Stage(row.stage())))
-            .or_else(|| last(&|s| *s == Selector::All))
+            .or_else(|| self.last(|s| *s == Selector::Stage(row.stage())))
+            .or_else(|| self.last(|s| *s == Selector::All))
             .unwrap_or(row.default_on)
     }
 }

@@ -177,6 +177,21 @@ fn spec_part(obj: &Value) -> Value {
     v
 }
 
+/// Sets `obj`'s `metadata.generation` to one more than `old`'s when its spec part changed
+/// (an update of a kind that tracks generations; an unchanged spec keeps the generation).
+fn bump_generation(obj: &mut Value, old: &Value) -> Result<(), ApiError> {
+    if spec_part(obj) == spec_part(old) {
+        return Ok(());
+    }
+    let next = old
+        .pointer("/metadata/generation")
+        .and_then(Value::as_i64)
+        .unwrap_or(0)
+        + 1;
+    meta_mut(obj)?.insert("generation".to_owned(), next.into());
+    Ok(())
+}
+
 /// Sets `fields` of `obj` to their values in `old` (absent in `old`: removed).
 pub(crate) fn keep_fields(obj: &mut Value, old: &Value, fields: &[&str]) {
     let Value::Object(map) = obj else { return };
@@ -838,13 +853,8 @@ impl Store {
                 self.strategy
                     .prepare_for_subresource_update(subresource, &mut obj, &old);
             }
-            if self.strategy.tracks_generation() && spec_part(&obj) != spec_part(&old) {
-                let next = old
-                    .pointer("/metadata/generation")
-                    .and_then(Value::as_i64)
-                    .unwrap_or(0)
-                    + 1;
-                meta_mut(&mut obj)?.insert("generation".to_owned(), next.into());
+            if self.strategy.tracks_generation() {
+                bump_generation(&mut obj, &old)?;
             }
             errs.extend(self.validate_new(&obj));
             errs.extend(crate::validation::validate_object_meta_update(&obj, &old));

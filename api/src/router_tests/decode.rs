@@ -9,6 +9,7 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 use serde_json::json;
 
+use super::conformance::collection_path;
 use super::conformance::stub;
 use super::conformance::stub_key;
 use super::*;
@@ -21,26 +22,6 @@ use crate::schema::decode;
 const DEPLOY_PATH: &str = "/apis/apps/v1/namespaces/default/deployments";
 
 /// `method path` as the admin with `body` of `content_type`.
-async fn send_as(app: &Router, method: &str, path: &str, content_type: &str, body: &str) -> Reply {
-    let mut req = Request::builder()
-        .method(method)
-        .uri(path)
-        .header("content-type", content_type)
-        .body(Body::from(body.to_owned()))
-        .expect("request");
-    req.extensions_mut().insert(admin());
-    send(app, req).await
-}
-
-fn warnings(reply: &Reply) -> Vec<String> {
-    reply
-        .headers
-        .get_all(http::header::WARNING)
-        .iter()
-        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
-        .collect()
-}
-
 /// A Deployment named `name` whose `spec` is `spec` (JSON text) around a valid template.
 fn deployment(name: &str, extra_spec: &str, container: &str) -> String {
     format!(
@@ -486,22 +467,9 @@ fn stub_bodies() -> Vec<(Arc<Schema>, Value, String)> {
             obj["kind"] = t.kind.as_str().into();
             obj["metadata"] = json!({"name": "fuzz", "labels": {"a": "b"}});
             let schema = (row.schema())().expect("schema compiles");
-            Some((schema, obj, collection_path_of(&t)))
+            Some((schema, obj, collection_path(&t)))
         })
         .collect()
-}
-
-fn collection_path_of(t: &crate::registry::ResourceType) -> String {
-    let root = if t.group.is_empty() {
-        "/api/v1".to_owned()
-    } else {
-        format!("/apis/{}/{}", t.group, t.version)
-    };
-    if t.is_namespaced() {
-        format!("{root}/namespaces/default/{}", t.plural)
-    } else {
-        format!("{root}/{}", t.plural)
-    }
 }
 
 // R-RES-031, R-RES-185..190: over every served kind's stub (JSON and YAML), its mutations

@@ -3,27 +3,11 @@
 //! revision, its keys and its objects stay as they were, and a watch sees no event
 //! (spec 000 "Dry run", R-RES-051, R-RES-192..196). PATCH's dry runs are in `patch.rs`.
 
-use std::time::Duration;
-
 use serde_json::Value;
 use serde_json::json;
 
 use super::*;
 use crate::storage::Storage;
-
-/// What a dry run must leave unchanged: the revision and every stored key with its bytes.
-async fn snapshot(storage: &MemStorage) -> (u64, Vec<(String, Vec<u8>)>) {
-    let mut objects = Vec::new();
-    for key in storage.keys() {
-        let found = storage
-            .get(&key, crate::storage::ReadConsistency::Linearizable)
-            .await
-            .expect("get")
-            .expect("listed key exists");
-        objects.push((key, found.value.to_vec()));
-    }
-    (storage.revision(), objects)
-}
 
 fn cm_with(name: &str, data: &str, rv: Option<&str>) -> String {
     let mut meta = json!({"name": name});
@@ -308,19 +292,7 @@ async fn a_watch_sees_no_event_from_dry_runs() {
             reply.text()
         );
     }
-    let real = admin_call(&app, "POST", CM_PATH, Some(&cm("z"))).await;
-    assert_eq!(real.status, StatusCode::CREATED);
-    let batch = tokio::time::timeout(Duration::from_secs(5), watch.next())
-        .await
-        .expect("the real write's event")
-        .expect("watch")
-        .expect("open");
-    let keys: Vec<&str> = batch
-        .changes
-        .iter()
-        .map(|c| c.object.key.as_str())
-        .collect();
-    assert_eq!(keys, ["/registry/core/configmaps/default/z"]);
+    let (real, batch) = real_create_is_next_event(&app, watch.as_mut()).await;
     assert_eq!(
         batch.revision.to_string(),
         real.json()["metadata"]["resourceVersion"]

@@ -7,16 +7,6 @@ use serde_json::json;
 
 use super::*;
 
-/// A router over a fresh store in `flavor`, with the system namespaces created.
-async fn app_in(flavor: Flavor) -> (Router, Arc<MemStorage>) {
-    let storage = Arc::new(MemStorage::default());
-    ensure_system_namespaces(storage.as_ref(), flavor)
-        .await
-        .expect("bootstrap");
-    let config = ApiConfig::new(flavor, Arc::new(AlwaysReady));
-    (crate::router(storage.clone(), config), storage)
-}
-
 const DEPLOY_PATH: &str = "/apis/apps/v1/namespaces/default/deployments";
 
 /// A Deployment with an unknown field at the top of `spec`, one in a container (list
@@ -36,15 +26,6 @@ const FINDINGS: [&str; 3] = [
     r#"unknown field "spec.foo""#,
     r#"unknown field "spec.template.spec.containers[0].imagePullPolice""#,
 ];
-
-fn warnings(reply: &Reply) -> Vec<String> {
-    reply
-        .headers
-        .get_all(http::header::WARNING)
-        .iter()
-        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
-        .collect()
-}
 
 fn expected_warnings() -> Vec<String> {
     FINDINGS

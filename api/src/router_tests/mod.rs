@@ -24,6 +24,7 @@ mod watch;
 
 use std::sync::Arc;
 use std::sync::OnceLock;
+use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
@@ -38,6 +39,10 @@ use crate::auth::ClientCertificate;
 use crate::bootstrap::ensure_system_namespaces;
 use crate::flavor::Flavor;
 use crate::health::Readiness;
+use crate::storage::ChangeBatch;
+use crate::storage::ReadConsistency;
+use crate::storage::Storage;
+use crate::storage::WatchStream;
 use mem_storage::MemStorage;
 
 fn cert(cn: &str, org: Option<&str>) -> Vec<u8> {
@@ -80,11 +85,16 @@ impl Readiness for AlwaysReady {
 
 /// A router over a fresh store with the system namespaces created.
 async fn app() -> (Router, Arc<MemStorage>) {
+    app_in(Flavor::Kubernetes).await
+}
+
+/// A router over a fresh store in `flavor`, with the system namespaces created.
+async fn app_in(flavor: Flavor) -> (Router, Arc<MemStorage>) {
     let storage = Arc::new(MemStorage::default());
-    ensure_system_namespaces(storage.as_ref(), Flavor::Kubernetes)
+    ensure_system_namespaces(storage.as_ref(), flavor)
         .await
         .expect("bootstrap");
-    let config = ApiConfig::new(Flavor::Kubernetes, Arc::new(AlwaysReady));
+    let config = ApiConfig::new(flavor, Arc::new(AlwaysReady));
     (crate::router(storage.clone(), config), storage)
 }
 
@@ -147,6 +157,79 @@ async fn call(
 /// `method path` with `body` as the admin.
 async fn admin_call(app: &Router, method: &str, path: &str, body: Option<&str>) -> Reply {
     call(app, method, path, body, Some(admin())).await
+}
+
+/// `method path` with `body` of media type `content_type`, as the admin.
+async fn send_as(app: &Router, method: &str, path: &str, content_type: &str, body: &str) -> Reply {
+    let mut req = Request::builder()
+        .method(method)
+        .uri(path)
+        .header("content-type", content_type)
+        .body(Body::from(body.to_owned()))
+        .expect("request");
+    req.extensions_mut().insert(admin());
+    send(app, req).await
+}
+
+/// POST `body` to `path` as the admin, which must answer 201; the created object.
+async fn created(app: &Router, path: &str, body: &str) -> Value {
+    let reply = admin_call(app, "POST", path, Some(body)).await;
+    assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.text());
+    reply.json()
+}
+
+/// GET `path` as the admin, which must answer 200; the object read.
+async fn fetched(app: &Router, path: &str) -> Value {
+    let reply = admin_call(app, "GET", path, None).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    reply.json()
+}
+
+/// The `Warning` headers of `reply`, in order.
+fn warnings(reply: &Reply) -> Vec<String> {
+    reply
+        .headers
+        .get_all(http::header::WARNING)
+        .iter()
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+        .collect()
+}
+
+/// Every stored key with its bytes, and the revision: what a dry run must not change.
+async fn snapshot(storage: &MemStorage) -> (u64, Vec<(String, Vec<u8>)>) {
+    let mut objects = Vec::new();
+    for key in storage.keys() {
+        let found = storage
+            .get(&key, ReadConsistency::Linearizable)
+            .await
+            .expect("get")
+            .expect("listed key exists");
+        objects.push((key, found.value.to_vec()));
+    }
+    (storage.revision(), objects)
+}
+
+/// Creates the ConfigMap `z` for real and asserts that `watch` sees it as its next change,
+/// alone: what proves the dry runs before it left no event. Answers the create's reply and
+/// the batch.
+async fn real_create_is_next_event(
+    app: &Router,
+    watch: &mut dyn WatchStream,
+) -> (Reply, ChangeBatch) {
+    let real = admin_call(app, "POST", CM_PATH, Some(&cm("z"))).await;
+    assert_eq!(real.status, StatusCode::CREATED);
+    let batch = tokio::time::timeout(Duration::from_secs(5), watch.next())
+        .await
+        .expect("the real write's event")
+        .expect("watch")
+        .expect("open");
+    let keys: Vec<&str> = batch
+        .changes
+        .iter()
+        .map(|c| c.object.key.as_str())
+        .collect();
+    assert_eq!(keys, ["/registry/core/configmaps/default/z"]);
+    (real, batch)
 }
 
 fn assert_status(reply: &Reply, code: u16, reason: &str) -> Value {

@@ -3,7 +3,6 @@
 //! errors, and the options PATCH shares with the other writes (dryRun, fieldValidation).
 
 use std::sync::atomic::Ordering;
-use std::time::Duration;
 
 use serde_json::json;
 
@@ -11,7 +10,6 @@ use super::store::Racing;
 use super::*;
 use crate::patch::PatchType;
 use crate::registry::WriteOptions;
-use crate::storage::ReadConsistency;
 use crate::storage::Storage;
 
 pub(super) const JSON_PATCH: &str = "application/json-patch+json";
@@ -21,26 +19,7 @@ const DEPLOY_PATH: &str = "/apis/apps/v1/namespaces/default/deployments";
 
 /// PATCH `path` with `body` of media type `content_type`, as the admin.
 pub(super) async fn patch(app: &Router, path: &str, content_type: &str, body: &str) -> Reply {
-    let mut req = Request::builder()
-        .method("PATCH")
-        .uri(path)
-        .header("content-type", content_type)
-        .body(Body::from(body.to_owned()))
-        .expect("request");
-    req.extensions_mut().insert(admin());
-    send(app, req).await
-}
-
-async fn create(app: &Router, path: &str, body: &str) -> Value {
-    let created = admin_call(app, "POST", path, Some(body)).await;
-    assert_eq!(created.status, StatusCode::CREATED, "{}", created.text());
-    created.json()
-}
-
-async fn get(app: &Router, path: &str) -> Value {
-    let got = admin_call(app, "GET", path, None).await;
-    assert_eq!(got.status, StatusCode::OK, "{}", got.text());
-    got.json()
+    send_as(app, "PATCH", path, content_type, body).await
 }
 
 fn rv(obj: &Value) -> &str {
@@ -57,26 +36,12 @@ fn deployment(name: &str) -> String {
     .to_string()
 }
 
-/// Every stored key with its bytes, and the revision: what a dry run must not change.
-async fn snapshot(storage: &MemStorage) -> (u64, Vec<(String, Vec<u8>)>) {
-    let mut objects = Vec::new();
-    for key in storage.keys() {
-        let found = storage
-            .get(&key, ReadConsistency::Linearizable)
-            .await
-            .expect("get")
-            .expect("listed key exists");
-        objects.push((key, found.value.to_vec()));
-    }
-    (storage.revision(), objects)
-}
-
 // R-RES-001, R-RES-090, R-RES-114: a JSON Patch answers the patched object, stored at a new
 // resourceVersion.
 #[tokio::test]
 async fn json_patch_answers_the_patched_object() {
     let (app, _) = app().await;
-    let created = create(&app, CM_PATH, &cm("x")).await;
+    let created = created(&app, CM_PATH, &cm("x")).await;
     let ops = r#"[{"op":"add","path":"/data/b","value":"2"},
                   {"op":"add","path":"/metadata/labels","value":{"l":"v"}}]"#;
     let reply = patch(&app, &format!("{CM_PATH}/x"), JSON_PATCH, ops).await;
@@ -86,7 +51,7 @@ async fn json_patch_answers_the_patched_object() {
     assert_eq!(patched["metadata"]["labels"], json!({"l": "v"}));
     assert_eq!(patched["metadata"]["uid"], created["metadata"]["uid"]);
     assert_ne!(rv(&patched), rv(&created));
-    assert_eq!(get(&app, &format!("{CM_PATH}/x")).await, patched);
+    assert_eq!(fetched(&app, &format!("{CM_PATH}/x")).await, patched);
 }
 
 // R-RES-115: a failing `test` fails the request with Kubernetes' generic 422, and the object
@@ -94,7 +59,7 @@ async fn json_patch_answers_the_patched_object() {
 #[tokio::test]
 async fn a_failing_json_patch_test_changes_nothing() {
     let (app, _) = app().await;
-    let created = create(&app, CM_PATH, &cm("x")).await;
+    let created = created(&app, CM_PATH, &cm("x")).await;
     let ops = r#"[{"op":"replace","path":"/data/a","value":"2"},
                   {"op":"test","path":"/data/a","value":"1"}]"#;
     let reply = patch(&app, &format!("{CM_PATH}/x"), JSON_PATCH, ops).await;
@@ -103,14 +68,14 @@ async fn a_failing_json_patch_test_changes_nothing() {
         s["message"],
         "the server rejected our request due to an error in our request"
     );
-    assert_eq!(get(&app, &format!("{CM_PATH}/x")).await, created);
+    assert_eq!(fetched(&app, &format!("{CM_PATH}/x")).await, created);
 }
 
 // R-RES-116: a JSON merge patch merges objects, removes keys set to null, replaces lists.
 #[tokio::test]
 async fn merge_patch_merges_and_removes() {
     let (app, _) = app().await;
-    create(
+    created(
         &app,
         CM_PATH,
         r#"{"metadata":{"name":"x","labels":{"a":"1","b":"2"}},"data":{"k":"v"}}"#,
@@ -130,7 +95,7 @@ async fn merge_patch_merges_and_removes() {
 #[tokio::test]
 async fn strategic_merge_merges_containers_by_name() {
     let (app, _) = app().await;
-    create(&app, DEPLOY_PATH, &deployment("d")).await;
+    created(&app, DEPLOY_PATH, &deployment("d")).await;
     let body = json!({"spec": {"template": {"spec": {
     "$setElementOrder/containers": [{"name": "side"}, {"name": "web"}],
     "containers": [
@@ -163,7 +128,7 @@ async fn strategic_merge_merges_containers_by_name() {
 #[tokio::test]
 async fn strategic_merge_replaces_unmarked_lists() {
     let (app, _) = app().await;
-    create(&app, DEPLOY_PATH, &deployment("d")).await;
+    created(&app, DEPLOY_PATH, &deployment("d")).await;
     let set_args = |args: Value| {
         json!({"spec": {"template": {"spec": {"containers": [{"name": "web", "args": args}]}}}})
             .to_string()
@@ -182,7 +147,7 @@ async fn strategic_merge_replaces_unmarked_lists() {
 #[tokio::test]
 async fn a_stale_resource_version_in_a_patch_is_a_conflict() {
     let (app, _) = app().await;
-    let created = create(&app, CM_PATH, &cm("x")).await;
+    let created = created(&app, CM_PATH, &cm("x")).await;
     let path = format!("{CM_PATH}/x");
     let first = patch(&app, &path, MERGE_PATCH, r#"{"data":{"a":"2"}}"#).await;
     assert_eq!(first.status, StatusCode::OK, "{}", first.text());
@@ -216,7 +181,7 @@ async fn patching_a_missing_object_is_404() {
 #[tokio::test]
 async fn other_patch_media_types_are_415() {
     let (app, _) = app().await;
-    create(&app, CM_PATH, &cm("x")).await;
+    created(&app, CM_PATH, &cm("x")).await;
     for ct in [
         "application/apply-patch+yaml",
         "application/apply-patch+cbor",
@@ -238,7 +203,7 @@ async fn other_patch_media_types_are_415() {
 #[tokio::test]
 async fn malformed_patches_are_400() {
     let (app, _) = app().await;
-    create(&app, CM_PATH, &cm("x")).await;
+    created(&app, CM_PATH, &cm("x")).await;
     let path = format!("{CM_PATH}/x");
     for (ct, body, message) in [
         (MERGE_PATCH, "{", Some("Invalid JSON Patch")),
@@ -262,7 +227,7 @@ async fn malformed_patches_are_400() {
 #[tokio::test]
 async fn dry_run_patch_changes_nothing() {
     let (app, storage) = app().await;
-    let created = create(&app, CM_PATH, &cm("x")).await;
+    let created = created(&app, CM_PATH, &cm("x")).await;
     let before = snapshot(&storage).await;
     let mut watch = storage
         .watch("/registry/", storage.revision())
@@ -283,26 +248,14 @@ async fn dry_run_patch_changes_nothing() {
         assert_eq!(rv(&reply.json()), rv(&created));
     }
     assert_eq!(snapshot(&storage).await, before);
-    let real = admin_call(&app, "POST", CM_PATH, Some(&cm("z"))).await;
-    assert_eq!(real.status, StatusCode::CREATED);
-    let batch = tokio::time::timeout(Duration::from_secs(5), watch.next())
-        .await
-        .expect("the real write's event")
-        .expect("watch")
-        .expect("open");
-    let keys: Vec<&str> = batch
-        .changes
-        .iter()
-        .map(|c| c.object.key.as_str())
-        .collect();
-    assert_eq!(keys, ["/registry/core/configmaps/default/z"]);
+    real_create_is_next_event(&app, watch.as_mut()).await;
 }
 
 // R-RES-051, R-RES-105: a bad dryRun is 422 on PatchOptions.
 #[tokio::test]
 async fn bad_patch_options_are_422_on_patch_options() {
     let (app, _) = app().await;
-    create(&app, CM_PATH, &cm("x")).await;
+    created(&app, CM_PATH, &cm("x")).await;
     let reply = patch(
         &app,
         &format!("{CM_PATH}/x?dryRun=Bogus"),
@@ -319,7 +272,7 @@ async fn bad_patch_options_are_422_on_patch_options() {
 #[tokio::test]
 async fn field_validation_judges_the_patched_object() {
     let (app, _) = app().await;
-    let created = create(&app, CM_PATH, &cm("x")).await;
+    let created = created(&app, CM_PATH, &cm("x")).await;
     let body = r#"{"data":{"a":"2"},"bogus":1}"#;
     let warn = patch(&app, &format!("{CM_PATH}/x"), MERGE_PATCH, body).await;
     assert_eq!(warn.status, StatusCode::OK, "{}", warn.text());
@@ -342,7 +295,7 @@ async fn field_validation_judges_the_patched_object() {
     assert_eq!(ignore.status, StatusCode::OK);
     assert!(ignore.headers.get(http::header::WARNING).is_none());
 
-    let before = get(&app, &format!("{CM_PATH}/x")).await;
+    let before = fetched(&app, &format!("{CM_PATH}/x")).await;
     let strict = patch(
         &app,
         &format!("{CM_PATH}/x?fieldValidation=Strict"),
@@ -358,7 +311,7 @@ async fn field_validation_judges_the_patched_object() {
         message.ends_with(r#"strict decoding error: unknown field "bogus""#),
         "{message}"
     );
-    assert_eq!(get(&app, &format!("{CM_PATH}/x")).await, before);
+    assert_eq!(fetched(&app, &format!("{CM_PATH}/x")).await, before);
     assert_ne!(rv(&before), rv(&created));
 }
 
@@ -367,7 +320,7 @@ async fn field_validation_judges_the_patched_object() {
 #[tokio::test]
 async fn status_patches_change_only_status() {
     let (app, _) = app().await;
-    let created = create(&app, DEPLOY_PATH, &deployment("d")).await;
+    let created = created(&app, DEPLOY_PATH, &deployment("d")).await;
     let both = r#"{"spec":{"replicas":5},"status":{"replicas":3}}"#;
     let status = patch(&app, &format!("{DEPLOY_PATH}/d/status"), MERGE_PATCH, both).await;
     assert_eq!(status.status, StatusCode::OK, "{}", status.text());

@@ -49,18 +49,6 @@ fn pod(name: &str, labels: Value) -> String {
     .to_string()
 }
 
-async fn created(app: &Router, path: &str, body: &str) -> Value {
-    let reply = admin_call(app, "POST", path, Some(body)).await;
-    assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.text());
-    reply.json()
-}
-
-async fn get(app: &Router, path: &str) -> Value {
-    let reply = admin_call(app, "GET", path, None).await;
-    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
-    reply.json()
-}
-
 fn scale(name: &str, replicas: i64, rv: Option<&str>) -> String {
     let mut metadata = json!({"name": name});
     if let Some(rv) = rv {
@@ -78,7 +66,7 @@ async fn scale_reads_and_writes_the_parent_replicas() {
     let (app, _) = app().await;
     let d = created(&app, DEPLOYMENTS, &deployment("web", 1)).await;
     let path = format!("{DEPLOYMENTS}/web/scale");
-    let s = get(&app, &path).await;
+    let s = fetched(&app, &path).await;
     assert_eq!(s["kind"], "Scale");
     assert_eq!(s["apiVersion"], "autoscaling/v1");
     for field in [
@@ -102,7 +90,7 @@ async fn scale_reads_and_writes_the_parent_replicas() {
         new_scale["metadata"]["resourceVersion"],
         s["metadata"]["resourceVersion"]
     );
-    let after = get(&app, &format!("{DEPLOYMENTS}/web")).await;
+    let after = fetched(&app, &format!("{DEPLOYMENTS}/web")).await;
     assert_eq!(after["spec"]["replicas"], 3);
     assert_eq!(after["metadata"]["generation"], 2);
     assert_eq!(
@@ -113,7 +101,7 @@ async fn scale_reads_and_writes_the_parent_replicas() {
     // Without a resourceVersion the update is unconditional.
     let put = admin_call(&app, "PUT", &path, Some(&scale("web", 2, None))).await;
     assert_eq!(put.status, StatusCode::OK, "{}", put.text());
-    assert_eq!(get(&app, &path).await["spec"]["replicas"], 2);
+    assert_eq!(fetched(&app, &path).await["spec"]["replicas"], 2);
 }
 
 // R-RES-082, R-RES-090: a PATCH of `scale` patches the Scale and sets the parent's replicas
@@ -127,7 +115,7 @@ async fn scale_patches_set_the_parent_replicas() {
     assert_eq!(merged.status, StatusCode::OK, "{}", merged.text());
     assert_eq!(merged.json()["spec"]["replicas"], 4);
     assert_eq!(
-        get(&app, &format!("{DEPLOYMENTS}/web")).await["spec"]["replicas"],
+        fetched(&app, &format!("{DEPLOYMENTS}/web")).await["spec"]["replicas"],
         4
     );
 
@@ -135,7 +123,7 @@ async fn scale_patches_set_the_parent_replicas() {
     let replaced = patch(&app, &path, JSON_PATCH, ops).await;
     assert_eq!(replaced.status, StatusCode::OK, "{}", replaced.text());
     assert_eq!(
-        get(&app, &format!("{DEPLOYMENTS}/web")).await["spec"]["replicas"],
+        fetched(&app, &format!("{DEPLOYMENTS}/web")).await["spec"]["replicas"],
         2
     );
 
@@ -152,7 +140,7 @@ async fn scale_patches_set_the_parent_replicas() {
         "Invalid",
     );
     assert_eq!(
-        get(&app, &format!("{DEPLOYMENTS}/web")).await["spec"]["replicas"],
+        fetched(&app, &format!("{DEPLOYMENTS}/web")).await["spec"]["replicas"],
         2
     );
 }
@@ -199,7 +187,7 @@ async fn scale_refusals() {
     )
     .await;
     assert_status(&missing, 404, "NotFound");
-    assert_eq!(get(&app, &path).await["spec"]["replicas"], 1);
+    assert_eq!(fetched(&app, &path).await["spec"]["replicas"], 1);
 }
 
 // R-RES-192, R-RES-193: a dry-run scale answers the new Scale and stores nothing.
@@ -219,7 +207,7 @@ async fn dry_run_scale_stores_nothing() {
     assert_eq!(dry.status, StatusCode::OK, "{}", dry.text());
     assert_eq!(dry.json()["spec"]["replicas"], 4);
     assert_eq!(storage.revision(), revision);
-    assert_eq!(get(&app, &path).await["spec"]["replicas"], 1);
+    assert_eq!(fetched(&app, &path).await["spec"]["replicas"], 1);
 }
 
 // R-RES-082: replication controllers, replica sets and stateful sets serve `scale` too; a
@@ -238,7 +226,7 @@ async fn scale_of_every_replicated_kind() {
         &rc.to_string(),
     )
     .await;
-    let s = get(
+    let s = fetched(
         &app,
         "/api/v1/namespaces/default/replicationcontrollers/rc/scale",
     )
@@ -258,7 +246,7 @@ async fn scale_of_every_replicated_kind() {
             "spec": spec});
         let collection = format!("/apis/apps/v1/namespaces/default/{plural}");
         created(&app, &collection, &body.to_string()).await;
-        let s = get(&app, &format!("{collection}/x/scale")).await;
+        let s = fetched(&app, &format!("{collection}/x/scale")).await;
         assert_eq!(s["spec"]["replicas"], 5, "{plural}");
         assert_eq!(s["status"]["selector"], "app=a", "{plural}");
         let put = admin_call(
@@ -270,7 +258,7 @@ async fn scale_of_every_replicated_kind() {
         .await;
         assert_eq!(put.status, StatusCode::OK, "{plural}: {}", put.text());
         assert_eq!(
-            get(&app, &format!("{collection}/x")).await["spec"]["replicas"],
+            fetched(&app, &format!("{collection}/x")).await["spec"]["replicas"],
             0
         );
     }
@@ -298,7 +286,7 @@ async fn binding_assigns_a_pod_once() {
     created(&app, PODS, &pod("p", json!({}))).await;
     let path = format!("{PODS}/p/binding");
     assert_success(&admin_call(&app, "POST", &path, Some(&binding("p", "n1"))).await);
-    let p = get(&app, &format!("{PODS}/p")).await;
+    let p = fetched(&app, &format!("{PODS}/p")).await;
     assert_eq!(p["spec"]["nodeName"], "n1");
     assert_eq!(p["status"]["conditions"][0]["type"], "PodScheduled");
     assert_eq!(p["status"]["conditions"][0]["status"], "True");
@@ -310,7 +298,7 @@ async fn binding_assigns_a_pod_once() {
         "Operation cannot be fulfilled on pods/binding \"p\": pod p is already assigned to node \"n1\""
     );
     assert_eq!(
-        get(&app, &format!("{PODS}/p")).await["spec"]["nodeName"],
+        fetched(&app, &format!("{PODS}/p")).await["spec"]["nodeName"],
         "n1"
     );
 }
@@ -365,7 +353,7 @@ async fn binding_refusals_and_the_bindings_collection() {
     let collection = "/api/v1/namespaces/default/bindings";
     assert_success(&admin_call(&app, "POST", collection, Some(&binding("p", "n3"))).await);
     assert_eq!(
-        get(&app, &format!("{PODS}/p")).await["spec"]["nodeName"],
+        fetched(&app, &format!("{PODS}/p")).await["spec"]["nodeName"],
         "n3"
     );
     let listed = admin_call(&app, "GET", collection, None).await;
@@ -517,8 +505,8 @@ async fn token_refusals_and_audiences() {
 #[tokio::test]
 async fn discovery_lists_the_subresources_and_their_kinds() {
     let (app, _) = app().await;
-    let core = get(&app, "/api/v1").await;
-    let apps = get(&app, "/apis/apps/v1").await;
+    let core = fetched(&app, "/api/v1").await;
+    let apps = fetched(&app, "/apis/apps/v1").await;
     let entry = |list: &Value, name: &str| -> Value {
         list["resources"]
             .as_array()
@@ -590,7 +578,7 @@ async fn eviction_follows_the_disruption_budget() {
     assert_success(&evicted);
     let gone = admin_call(&app, "GET", &format!("{PODS}/p1"), None).await;
     assert_eq!(gone.status, StatusCode::NOT_FOUND);
-    let pdb = get(&app, &format!("{BUDGETS}/web")).await;
+    let pdb = fetched(&app, &format!("{BUDGETS}/web")).await;
     assert_eq!(pdb["status"]["disruptionsAllowed"], 0, "{pdb}");
     assert_eq!(pdb["status"]["currentHealthy"], 2);
     assert_eq!(pdb["status"]["desiredHealthy"], 1);
@@ -613,7 +601,7 @@ async fn eviction_follows_the_disruption_budget() {
         json!([{"reason": "DisruptionBudget",
             "message": "The disruption budget web needs 1 healthy pods and has 1 currently"}])
     );
-    get(&app, &format!("{PODS}/p2")).await;
+    fetched(&app, &format!("{PODS}/p2")).await;
 }
 
 // R-RES-008: no budget, the pod goes; two budgets, 500 as upstream; another name 400; a
@@ -667,7 +655,7 @@ async fn eviction_without_one_budget_and_refusals() {
     .await;
     assert_success(&dry);
     assert_eq!(storage.revision(), revision, "a dry run stores nothing");
-    get(&app, &format!("{PODS}/p")).await;
+    fetched(&app, &format!("{PODS}/p")).await;
 
     budget(&app, "b", "web", json!("50%")).await;
     let several = admin_call(
@@ -684,5 +672,5 @@ async fn eviction_without_one_budget_and_refusals() {
         s["message"],
         "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."
     );
-    get(&app, &format!("{PODS}/p")).await;
+    fetched(&app, &format!("{PODS}/p")).await;
 }

@@ -7,16 +7,6 @@ use serde_json::json;
 use super::*;
 use crate::validation::TOTAL_ANNOTATION_SIZE_LIMIT;
 
-/// A router over a fresh store in `flavor`, with the system namespaces created.
-async fn app_in(flavor: Flavor) -> (Router, Arc<MemStorage>) {
-    let storage = Arc::new(MemStorage::default());
-    ensure_system_namespaces(storage.as_ref(), flavor)
-        .await
-        .expect("bootstrap");
-    let config = ApiConfig::new(flavor, Arc::new(AlwaysReady));
-    (crate::router(storage.clone(), config), storage)
-}
-
 /// The causes of a 422 Invalid answer as (field, reason, message).
 fn causes(reply: &Reply) -> Vec<(String, String, String)> {
     let s = assert_status(reply, 422, "Invalid");

@@ -2,6 +2,7 @@
 //! and running kubectl against it.
 
 use std::path::Path;
+use std::process::Output;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -27,9 +28,9 @@ fn kubectl_available() -> bool {
     found
 }
 
-/// Runs `kubectl --kubeconfig <kubeconfig> <args>` (optionally with `stdin`), returns stdout,
-/// and fails the test with kubectl's stderr when it exits non-zero.
-pub(crate) async fn kubectl(kubeconfig: &Path, args: &[&str]) -> String {
+/// Runs `kubectl --kubeconfig <kubeconfig> <args>` and answers how it ended; fails the test
+/// when kubectl cannot be started or takes longer than [`KUBECTL_TIMEOUT`].
+async fn run_kubectl(kubeconfig: &Path, args: &[&str]) -> Output {
     let run = Command::new("kubectl")
         .arg("--kubeconfig")
         .arg(kubeconfig)
@@ -38,10 +39,16 @@ pub(crate) async fn kubectl(kubeconfig: &Path, args: &[&str]) -> String {
         .stdin(Stdio::null())
         .kill_on_drop(true)
         .output();
-    let output = tokio::time::timeout(KUBECTL_TIMEOUT, run)
+    tokio::time::timeout(KUBECTL_TIMEOUT, run)
         .await
         .unwrap_or_else(|_| panic!("kubectl {args:?} took more than {KUBECTL_TIMEOUT:?}"))
-        .expect("kubectl runs");
+        .expect("kubectl runs")
+}
+
+/// Runs `kubectl --kubeconfig <kubeconfig> <args>`, returns stdout, and fails the test with
+/// kubectl's stderr when it exits non-zero.
+pub(crate) async fn kubectl(kubeconfig: &Path, args: &[&str]) -> String {
+    let output = run_kubectl(kubeconfig, args).await;
     assert!(
         output.status.success(),
         "kubectl {args:?} failed ({}):\n{}{}",
@@ -50,6 +57,26 @@ pub(crate) async fn kubectl(kubeconfig: &Path, args: &[&str]) -> String {
         String::from_utf8_lossy(&output.stderr)
     );
     String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// kubectl's stdout and stderr together, and whether it succeeded (for the runs that must
+/// fail).
+pub(crate) async fn kubectl_status(kubeconfig: &Path, args: &[&str]) -> (bool, String) {
+    let output = run_kubectl(kubeconfig, args).await;
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.success(), text)
+}
+
+/// Writes `body` to the file `name` in the cluster's directory and answers its path, for
+/// kubectl's `-f`.
+pub(crate) fn write_file(cluster: &DevCluster, name: &str, body: &str) -> String {
+    let path = cluster.dir().join(name);
+    std::fs::write(&path, body).expect("the file is written");
+    path.to_str().expect("a UTF-8 path").to_owned()
 }
 
 /// A three-replica `apiary dev --flavor kubernetes` cluster, or `None` (the test passes with a

@@ -5,6 +5,7 @@ use http::StatusCode;
 
 use crate::run::kubectl;
 use crate::run::kubernetes_cluster;
+use crate::run::write_file;
 
 fn manifest(name: &str, value: &str) -> String {
     format!(
@@ -20,23 +21,15 @@ async fn kubectl_applies_gets_and_deletes_configmaps_through_different_replicas(
         return;
     };
     let kubeconfig = cluster.kubeconfig();
-    let applied = cluster.dir().join("applied.yaml");
-    std::fs::write(&applied, manifest("applied", "hello")).unwrap();
-    let created = cluster.dir().join("created.yaml");
-    std::fs::write(&created, manifest("created", "bonjour")).unwrap();
+    let applied = write_file(&cluster, "applied.yaml", &manifest("applied", "hello"));
+    let created = write_file(&cluster, "created.yaml", &manifest("created", "bonjour"));
 
     // `apply` through the current context (node-1), `create` through node-3.
-    let out = kubectl(&kubeconfig, &["apply", "-f", applied.to_str().unwrap()]).await;
+    let out = kubectl(&kubeconfig, &["apply", "-f", &applied]).await;
     assert!(out.contains("configmap/applied"), "{out}");
     let out = kubectl(
         &kubeconfig,
-        &[
-            "--context",
-            "node-3",
-            "create",
-            "-f",
-            created.to_str().unwrap(),
-        ],
+        &["--context", "node-3", "create", "-f", &created],
     )
     .await;
     assert!(out.contains("configmap/created"), "{out}");

@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use crate::run::kubectl;
 use crate::run::kubernetes_cluster;
+use crate::run::write_file;
 
 fn manifest(name: &str, value: &str) -> String {
     format!(
@@ -27,11 +28,7 @@ async fn kubectl_server_dry_runs_change_nothing() {
     };
     let kubeconfig = cluster.kubeconfig();
     let node1 = cluster.client(1).unwrap();
-    let file = |name: &str, body: String| {
-        let path = cluster.dir().join(name);
-        std::fs::write(&path, body).unwrap();
-        path.to_str().unwrap().to_owned()
-    };
+    let file = |name: &str, body: String| write_file(&cluster, name, &body);
 
     // A dry-run create answers the would-be object, without resourceVersion, and stores nothing.
     let dry = file("dry.yaml", manifest("dry", "hello"));

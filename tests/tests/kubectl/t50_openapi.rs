@@ -4,10 +4,8 @@
 //! sends `fieldValidation=Strict` and the server answers 400 naming the unknown field) instead
 //! of validating on the client.
 
-use std::path::Path;
-use std::process::Stdio;
-
 use crate::run::kubectl;
+use crate::run::kubectl_status;
 use crate::run::kubernetes_cluster;
 
 const DEPLOYMENT: &str = "apiVersion: apps/v1
@@ -38,27 +36,6 @@ metadata:
 data:
   mode: fast
 ";
-
-/// kubectl's stdout and stderr together, and whether it succeeded (for the runs that must
-/// fail).
-async fn kubectl_status(kubeconfig: &Path, args: &[&str]) -> (bool, String) {
-    let output = tokio::process::Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .arg("--request-timeout=20s")
-        .args(args)
-        .stdin(Stdio::null())
-        .kill_on_drop(true)
-        .output()
-        .await
-        .expect("kubectl runs");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    (output.status.success(), text)
-}
 
 #[tokio::test]
 async fn kubectl_explain_reads_field_descriptions() {

@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use crate::run::kubectl;
 use crate::run::kubernetes_cluster;
+use crate::run::write_file;
 
 fn manifest(image: &str, env: &str) -> String {
     format!(
@@ -42,11 +43,7 @@ async fn kubectl_apply_patch_label_and_annotate_update_a_deployment() {
         return;
     };
     let kubeconfig = cluster.kubeconfig();
-    let file = |name: &str, body: String| {
-        let path = cluster.dir().join(name);
-        std::fs::write(&path, body).unwrap();
-        path.to_str().unwrap().to_owned()
-    };
+    let file = |name: &str, body: String| write_file(&cluster, name, &body);
     let get = || async {
         parse(&kubectl(&kubeconfig, &["get", "deployment", "web", "-o", "json"]).await)
     };

@@ -2,17 +2,35 @@
 //! deployment's `scale`, and a TokenRequest sent by kubectl gets a signed token for a
 //! service account.
 
+use std::path::Path;
+
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::Value;
 
 use crate::run::kubectl;
 use crate::run::kubernetes_cluster;
+use crate::run::write_file;
 
 const DEPLOYMENT: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  \
      namespace: default\nspec:\n  replicas: 1\n  selector:\n    matchLabels:\n      app: web\n  \
      template:\n    metadata:\n      labels:\n        app: web\n    spec:\n      containers:\n      \
      - name: web\n        image: nginx\n";
+
+/// The deployment `web`'s `spec.replicas`, as kubectl prints it.
+async fn web_replicas(kubeconfig: &Path) -> String {
+    kubectl(
+        kubeconfig,
+        &[
+            "get",
+            "deployment",
+            "web",
+            "-o",
+            "jsonpath={.spec.replicas}",
+        ],
+    )
+    .await
+}
 
 // R-RES-078, R-RES-082, R-ACC-122, R-ACC-114
 #[tokio::test]
@@ -21,9 +39,7 @@ async fn kubectl_scale_and_a_token_request() {
         return;
     };
     let kubeconfig = cluster.kubeconfig();
-    let manifest = cluster.dir().join("web.yaml");
-    std::fs::write(&manifest, DEPLOYMENT).unwrap();
-    let manifest = manifest.to_str().unwrap().to_owned();
+    let manifest = write_file(&cluster, "web.yaml", DEPLOYMENT);
     kubectl(&kubeconfig, &["create", "-f", &manifest]).await;
 
     // With a precondition kubectl reads the Scale, checks it and writes it back (PUT).
@@ -39,52 +55,29 @@ async fn kubectl_scale_and_a_token_request() {
     )
     .await;
     assert!(out.contains("scaled"), "{out}");
-    let replicas = kubectl(
-        &kubeconfig,
-        &[
-            "get",
-            "deployment",
-            "web",
-            "-o",
-            "jsonpath={.spec.replicas}",
-        ],
-    )
-    .await;
+    let replicas = web_replicas(&kubeconfig).await;
     assert_eq!(replicas.trim(), "3");
 
     // Without one it patches the Scale (PATCH of the subresource).
     let out = kubectl(&kubeconfig, &["scale", "deployment", "web", "--replicas=2"]).await;
     assert!(out.contains("scaled"), "{out}");
-    let replicas = kubectl(
-        &kubeconfig,
-        &[
-            "get",
-            "deployment",
-            "web",
-            "-o",
-            "jsonpath={.spec.replicas}",
-        ],
-    )
-    .await;
+    let replicas = web_replicas(&kubeconfig).await;
     assert_eq!(replicas.trim(), "2");
 
     // `kubectl create serviceaccount` sends Protobuf, which is not decoded yet.
-    let account = cluster.dir().join("sa.yaml");
-    std::fs::write(
-        &account,
+    let account = write_file(
+        &cluster,
+        "sa.yaml",
         "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: default\n  namespace: default\n",
-    )
-    .unwrap();
-    let account = account.to_str().unwrap().to_owned();
+    );
     kubectl(&kubeconfig, &["create", "-f", &account]).await;
     // `kubectl create token` sends its TokenRequest as Protobuf, which is not decoded yet
     // (415); the same request in JSON through `kubectl create --raw`.
-    let request = cluster.dir().join("token.json");
-    std::fs::write(
-        &request,
+    let request = write_file(
+        &cluster,
+        "token.json",
         r#"{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","spec":{}}"#,
-    )
-    .unwrap();
+    );
     let out = kubectl(
         &kubeconfig,
         &[
@@ -92,7 +85,7 @@ async fn kubectl_scale_and_a_token_request() {
             "--raw",
             "/api/v1/namespaces/default/serviceaccounts/default/token",
             "-f",
-            request.to_str().unwrap(),
+            &request,
         ],
     )
     .await;

@@ -25,7 +25,6 @@ use crate::handlers::delete_options::delete_options;
 use crate::registry::Store;
 use crate::registry::WriteOptions;
 use crate::request::ListOptions;
-use crate::storage::ReadConsistency;
 use crate::storage::Revision;
 use crate::storage::Storage;
 use crate::validation::label_selector;
@@ -37,20 +36,16 @@ const SEVERAL_BUDGETS: &str = "This pod has more than one PodDisruptionBudget, w
 /// Attempts of a budget update that races another eviction.
 const RETRY_ATTEMPTS: usize = 5;
 
-fn corrupt(e: impl std::fmt::Display) -> ApiError {
-    ApiError::Internal(format!("a stored object cannot be read: {e}"))
-}
-
 /// The items of a list body.
 async fn items(
     storage: &dyn Storage,
     store: &Store,
     namespace: &str,
 ) -> Result<Vec<Value>, ApiError> {
-    let body = store
+    let listed = store
         .list(storage, Some(namespace), &ListOptions::default())
         .await?;
-    let list: Value = serde_json::from_slice(&body).map_err(corrupt)?;
+    let list = body::stored(&listed)?;
     Ok(match list.get("items") {
         Some(Value::Array(items)) => items.clone(),
         _ => Vec::new(),
@@ -123,12 +118,7 @@ pub(super) async fn evict(
     let mut attempt = 0;
     loop {
         attempt += 1;
-        let pod: Value = serde_json::from_slice(
-            &pods
-                .get(storage, ns, name, ReadConsistency::Linearizable)
-                .await?,
-        )
-        .map_err(corrupt)?;
+        let pod = parent.read().await?;
         if can_ignore_budget(&pod) {
             return delete().await.map(drop);
         }

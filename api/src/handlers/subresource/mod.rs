@@ -13,6 +13,7 @@ mod token;
 
 use axum::response::Response;
 use http::StatusCode;
+use serde_json::Value;
 use serde_json::json;
 
 pub use self::rsa_signer::RsaTokenSigner;
@@ -28,6 +29,7 @@ use crate::registry::Registry;
 use crate::registry::Store;
 use crate::registry::WriteOptions;
 use crate::request::Verb;
+use crate::storage::ReadConsistency;
 use crate::storage::Storage;
 
 /// The object a subresource request is about.
@@ -42,6 +44,22 @@ pub(crate) struct Parent<'a> {
     pub namespace: &'a str,
     /// The parent's name.
     pub name: &'a str,
+}
+
+impl Parent<'_> {
+    /// The parent as it is now (a linearizable read, 404 when absent), as JSON.
+    async fn read(&self) -> Result<Value, ApiError> {
+        let body = self
+            .store
+            .get(
+                self.storage,
+                self.namespace,
+                self.name,
+                ReadConsistency::Linearizable,
+            )
+            .await?;
+        body::stored(&body)
+    }
 }
 
 /// Whether `subresource` has a handler here (the others go to the generic store).

@@ -18,7 +18,6 @@ use crate::patch::PATCH_MEDIA_TYPES;
 use crate::patch::PatchType;
 use crate::patch::Shape;
 use crate::registry::WriteOptions;
-use crate::storage::ReadConsistency;
 use crate::validation::FieldError;
 
 /// The `apiVersion` of Scale in every flavor (`autoscaling` has no domain).
@@ -141,24 +140,10 @@ fn label_selector(selector: Option<&Value>) -> String {
 /// The Scale of the parent, read as a GET of the parent would be (404 when absent); PATCH
 /// applies its patch to this.
 pub(crate) async fn get_scale(parent: &Parent<'_>) -> Result<Vec<u8>, ApiError> {
-    let body = parent
-        .store
-        .get(
-            parent.storage,
-            parent.namespace,
-            parent.name,
-            ReadConsistency::Linearizable,
-        )
-        .await?;
     let kind = &parent.store.resource().kind;
-    Ok(scale_of(kind, &parse_stored(&body)?)
+    Ok(scale_of(kind, &parent.read().await?)
         .to_string()
         .into_bytes())
-}
-
-fn parse_stored(body: &[u8]) -> Result<Value, ApiError> {
-    serde_json::from_slice(body)
-        .map_err(|e| ApiError::Internal(format!("a stored object cannot be read: {e}")))
 }
 
 fn invalid(name: &str, causes: Vec<FieldError>) -> ApiError {
@@ -186,7 +171,7 @@ pub(crate) async fn patch_scale(
             accepted: PATCH_MEDIA_TYPES.join(", "),
         }
     })?;
-    let current = parse_stored(&get_scale(parent).await?)?;
+    let current = body::stored(&get_scale(parent).await?)?;
     let read_at = current.pointer("/metadata/resourceVersion").cloned();
     let mut patched = patch::apply(kind, current, &req.body, Shape::untyped())?;
     if patched.pointer("/metadata/resourceVersion") == read_at.as_ref()
@@ -238,16 +223,7 @@ pub(crate) async fn update_scale(
     let mut attempt = 0;
     loop {
         attempt += 1;
-        let current = parent
-            .store
-            .get(
-                parent.storage,
-                parent.namespace,
-                parent.name,
-                ReadConsistency::Linearizable,
-            )
-            .await?;
-        let mut obj = parse_stored(&current)?;
+        let mut obj = parent.read().await?;
         if let Some(rv) = &requested
             && let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut)
         {
@@ -278,7 +254,7 @@ pub(crate) async fn update_scale(
         {
             Ok(written) => {
                 let kind = &parent.store.resource().kind;
-                return Ok(scale_of(kind, &parse_stored(&written.body)?)
+                return Ok(scale_of(kind, &body::stored(&written.body)?)
                     .to_string()
                     .into_bytes());
             }

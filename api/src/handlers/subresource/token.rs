@@ -19,7 +19,6 @@ use super::body;
 use crate::error::ApiError;
 use crate::error::GroupKind;
 use crate::flavor::Flavor;
-use crate::storage::ReadConsistency;
 use crate::validation::FieldError;
 
 /// `expirationSeconds` when the request has none.
@@ -126,17 +125,7 @@ pub(super) async fn issue(
     if !errs.is_empty() {
         return Err(invalid(flavor, errs));
     }
-    let stored = parent
-        .store
-        .get(
-            parent.storage,
-            parent.namespace,
-            parent.name,
-            ReadConsistency::Linearizable,
-        )
-        .await?;
-    let account: Value = serde_json::from_slice(&stored)
-        .map_err(|e| ApiError::Internal(format!("a stored object cannot be read: {e}")))?;
+    let account = parent.read().await?;
     let signer = req.token_signer.as_deref().ok_or_else(|| {
         ApiError::Internal("no service account signing key is configured".to_owned())
     })?;

@@ -5,11 +5,11 @@ use serde_json::Value;
 use serde_json::json;
 
 use super::defaults::default_daemon_set;
-use super::fields::immutable;
 use super::fields::nonnegative;
 use super::fields::set_status;
 use super::fields::str_at;
-use super::workload::int_or_percent;
+use super::workload::immutable_selector;
+use super::workload::unavailable_and_surge;
 use super::workload::validate_selector;
 use super::workload::validate_status_counts;
 use super::workload::validate_template;
@@ -70,9 +70,7 @@ impl Strategy for DaemonSetStrategy {
     }
 
     fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
-        immutable(new, old, "/spec/selector", "spec.selector")
-            .into_iter()
-            .collect()
+        immutable_selector(new, old)
     }
 
     fn validate_status_update(&self, new: &Value, _old: &Value) -> Vec<FieldError> {
@@ -91,19 +89,8 @@ fn validate_update_strategy(obj: &Value) -> Vec<FieldError> {
             vec![FieldError::required(PATH, "")]
         }
         "RollingUpdate" => {
-            let (mut errs, unavailable_zero) = int_or_percent(
-                obj,
-                &format!("{AT}/maxUnavailable"),
-                &format!("{PATH}.maxUnavailable"),
-                true,
-            );
-            let (surge_errs, surge_zero) = int_or_percent(
-                obj,
-                &format!("{AT}/maxSurge"),
-                &format!("{PATH}.maxSurge"),
-                true,
-            );
-            errs.extend(surge_errs);
+            let (mut errs, unavailable_zero, surge_zero) =
+                unavailable_and_surge(obj, AT, PATH, true);
             let set =
                 |field: &str, zero: bool| obj.pointer(&format!("{AT}/{field}")).is_some() && !zero;
             let (unavailable, surge) = (

@@ -5,15 +5,15 @@ use serde_json::Value;
 use serde_json::json;
 
 use super::defaults::default_deployment;
-use super::fields::immutable;
 use super::fields::int_at;
 use super::fields::nonnegative;
 use super::fields::set_status;
 use super::fields::str_at;
+use super::workload::immutable_selector;
 use super::workload::no_active_deadline;
+use super::workload::validate_replica_counts;
 use super::workload::validate_rolling_update;
 use super::workload::validate_selector;
-use super::workload::validate_status_counts;
 use super::workload::validate_template;
 use crate::registry::Strategy;
 use crate::validation::FieldError;
@@ -65,13 +65,11 @@ impl Strategy for DeploymentStrategy {
     }
 
     fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
-        immutable(new, old, "/spec/selector", "spec.selector")
-            .into_iter()
-            .collect()
+        immutable_selector(new, old)
     }
 
     fn validate_status_update(&self, new: &Value, _old: &Value) -> Vec<FieldError> {
-        let mut errs = validate_status_counts(
+        validate_replica_counts(
             new,
             &[
                 "observedGeneration",
@@ -83,18 +81,10 @@ impl Strategy for DeploymentStrategy {
                 "terminatingReplicas",
                 "collisionCount",
             ],
-            &[
-                ("updatedReplicas", "replicas", "status.replicas"),
-                ("readyReplicas", "replicas", "status.replicas"),
-                ("availableReplicas", "replicas", "status.replicas"),
-            ],
-        );
-        errs.extend(validate_status_counts(
-            new,
-            &[],
-            &[("availableReplicas", "readyReplicas", "readyReplicas")],
-        ));
-        errs
+            &["updatedReplicas", "readyReplicas", "availableReplicas"],
+            "status.replicas",
+            "readyReplicas",
+        )
     }
 }
 

@@ -5,42 +5,15 @@ use serde_json::Value;
 use serde_json::json;
 
 use super::defaults::default_replica_set;
-use super::fields::immutable;
 use super::fields::nonnegative;
 use super::fields::set_status;
+use super::workload::immutable_selector;
 use super::workload::no_active_deadline;
+use super::workload::validate_replica_status;
 use super::workload::validate_selector;
-use super::workload::validate_status_counts;
 use super::workload::validate_template;
 use crate::registry::Strategy;
 use crate::validation::FieldError;
-
-/// The status counters of a ReplicaSet or ReplicationController (upstream's
-/// `ValidateReplicaSetStatus` and `ValidateReplicationControllerStatus` are the same).
-pub fn validate_replica_status(obj: &Value) -> Vec<FieldError> {
-    const MORE: &str = "the number of replicas";
-    let mut errs = validate_status_counts(
-        obj,
-        &[
-            "replicas",
-            "fullyLabeledReplicas",
-            "readyReplicas",
-            "availableReplicas",
-            "observedGeneration",
-        ],
-        &[
-            ("fullyLabeledReplicas", "replicas", MORE),
-            ("readyReplicas", "replicas", MORE),
-            ("availableReplicas", "replicas", MORE),
-        ],
-    );
-    errs.extend(validate_status_counts(
-        obj,
-        &[],
-        &[("availableReplicas", "readyReplicas", "readyReplicas")],
-    ));
-    errs
-}
 
 /// The strategy of `apps/v1` ReplicaSet.
 #[derive(Debug, Default)]
@@ -69,9 +42,7 @@ impl Strategy for ReplicaSetStrategy {
     }
 
     fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
-        immutable(new, old, "/spec/selector", "spec.selector")
-            .into_iter()
-            .collect()
+        immutable_selector(new, old)
     }
 
     fn validate_status_update(&self, new: &Value, _old: &Value) -> Vec<FieldError> {

@@ -8,8 +8,9 @@ use serde_json::json;
 use super::defaults::default_replication_controller;
 use super::fields::nonnegative;
 use super::fields::set_status;
-use super::replica_set::validate_replica_status;
+use super::workload::active_deadline_not_supported;
 use super::workload::mismatch;
+use super::workload::validate_replica_status;
 use super::workload::validate_template_at;
 use crate::registry::Strategy;
 use crate::validation::FieldError;
@@ -55,15 +56,7 @@ impl Strategy for ReplicationControllerStrategy {
             errs.push(mismatch(labels));
         }
         errs.extend(validate_template_at(template, "spec.template", &["Always"]));
-        if obj
-            .pointer("/spec/template/spec/activeDeadlineSeconds")
-            .is_some()
-        {
-            errs.push(FieldError::forbidden(
-                "spec.template.spec.activeDeadlineSeconds",
-                "activeDeadlineSeconds in ReplicationController is not Supported",
-            ));
-        }
+        errs.extend(active_deadline_not_supported(obj, "ReplicationController"));
         errs
     }
 

@@ -9,8 +9,9 @@ use super::defaults::default_stateful_set;
 use super::fields::nonnegative;
 use super::fields::set_status;
 use super::fields::str_at;
+use super::workload::active_deadline_not_supported;
+use super::workload::validate_replica_counts;
 use super::workload::validate_selector;
-use super::workload::validate_status_counts;
 use super::workload::validate_template;
 use crate::registry::Strategy;
 use crate::validation::FieldError;
@@ -69,15 +70,7 @@ impl Strategy for StatefulSetStrategy {
             "empty selector is not valid for statefulset.",
         ));
         errs.extend(validate_template(obj, &["Always"]));
-        if obj
-            .pointer("/spec/template/spec/activeDeadlineSeconds")
-            .is_some()
-        {
-            errs.push(FieldError::forbidden(
-                "spec.template.spec.activeDeadlineSeconds",
-                "activeDeadlineSeconds in StatefulSet is not Supported",
-            ));
-        }
+        errs.extend(active_deadline_not_supported(obj, "StatefulSet"));
         errs
     }
 
@@ -99,8 +92,7 @@ impl Strategy for StatefulSetStrategy {
     }
 
     fn validate_status_update(&self, new: &Value, _old: &Value) -> Vec<FieldError> {
-        const MORE: &str = "status.replicas";
-        let mut errs = validate_status_counts(
+        validate_replica_counts(
             new,
             &[
                 "replicas",
@@ -112,18 +104,14 @@ impl Strategy for StatefulSetStrategy {
                 "collisionCount",
             ],
             &[
-                ("readyReplicas", "replicas", MORE),
-                ("currentReplicas", "replicas", MORE),
-                ("updatedReplicas", "replicas", MORE),
-                ("availableReplicas", "replicas", MORE),
+                "readyReplicas",
+                "currentReplicas",
+                "updatedReplicas",
+                "availableReplicas",
             ],
-        );
-        errs.extend(validate_status_counts(
-            new,
-            &[],
-            &[("availableReplicas", "readyReplicas", "status.readyReplicas")],
-        ));
-        errs
+            "status.replicas",
+            "status.readyReplicas",
+        )
     }
 }
 

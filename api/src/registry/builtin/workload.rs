@@ -1,11 +1,13 @@
-//! Rules every controller with a pod template and a `metav1.LabelSelector` shares
-//! (Deployment, ReplicaSet, StatefulSet, DaemonSet, Job): the selector is required, valid,
-//! not empty and matches the template's labels; the template is a valid pod template with
-//! the kind's restart policies; and the int-or-percent fields of rolling updates.
+//! Rules every controller with a pod template shares (Deployment, ReplicaSet, StatefulSet,
+//! DaemonSet, Job, ReplicationController): the selector is required, valid, not empty,
+//! matches the template's labels and, once set, may not change; the template is a valid pod
+//! template with the kind's restart policies; the replica counters of the status; and the
+//! int-or-percent fields of rolling updates.
 
 use serde_json::Map;
 use serde_json::Value;
 
+use super::fields::immutable;
 use super::fields::str_at;
 use super::pod_spec::validate_pod_spec;
 use crate::validation::FieldError;
@@ -63,6 +65,13 @@ fn template_matches_selector(selector: Option<&Value>, template: &Value) -> Vec<
     }
 }
 
+/// `spec.selector` may not change (Deployment, ReplicaSet, DaemonSet).
+pub fn immutable_selector(new: &Value, old: &Value) -> Vec<FieldError> {
+    immutable(new, old, "/spec/selector", "spec.selector")
+        .into_iter()
+        .collect()
+}
+
 /// upstream's "`selector` does not match template `labels`".
 pub fn mismatch(labels: Map<String, Value>) -> FieldError {
     FieldError::invalid(
@@ -105,6 +114,16 @@ pub fn no_active_deadline(obj: &Value) -> Option<FieldError> {
     ))
 }
 
+/// A template of a kind whose pods run on (StatefulSet, ReplicationController) may not set
+/// `activeDeadlineSeconds`; `kind` names the kind in upstream's wording.
+pub fn active_deadline_not_supported(obj: &Value, kind: &str) -> Option<FieldError> {
+    obj.pointer("/spec/template/spec/activeDeadlineSeconds")?;
+    Some(FieldError::forbidden(
+        "spec.template.spec.activeDeadlineSeconds",
+        format!("activeDeadlineSeconds in {kind} is not Supported"),
+    ))
+}
+
 /// The status counters `fields` are non-negative and each of `at_most` (counter, bound) is at
 /// most its bound, worded `cannot be greater than <message>`.
 pub fn validate_status_counts(
@@ -127,9 +146,51 @@ pub fn validate_status_counts(
     errs
 }
 
+/// The replica counters of a replicated workload's status: `fields` are non-negative, each
+/// of `bounded` is at most `status.replicas` (worded `cannot be greater than
+/// <replicas_message>`), and `availableReplicas` at most `readyReplicas` (worded with
+/// `ready_message`), in that order.
+pub fn validate_replica_counts(
+    obj: &Value,
+    fields: &[&str],
+    bounded: &[&str],
+    replicas_message: &str,
+    ready_message: &str,
+) -> Vec<FieldError> {
+    let at_most: Vec<(&str, &str, &str)> = bounded
+        .iter()
+        .map(|field| (*field, "replicas", replicas_message))
+        .collect();
+    let mut errs = validate_status_counts(obj, fields, &at_most);
+    errs.extend(validate_status_counts(
+        obj,
+        &[],
+        &[("availableReplicas", "readyReplicas", ready_message)],
+    ));
+    errs
+}
+
+/// The status counters of a ReplicaSet or ReplicationController (upstream's
+/// `ValidateReplicaSetStatus` and `ValidateReplicationControllerStatus` are the same).
+pub fn validate_replica_status(obj: &Value) -> Vec<FieldError> {
+    validate_replica_counts(
+        obj,
+        &[
+            "replicas",
+            "fullyLabeledReplicas",
+            "readyReplicas",
+            "availableReplicas",
+            "observedGeneration",
+        ],
+        &["fullyLabeledReplicas", "readyReplicas", "availableReplicas"],
+        "the number of replicas",
+        "readyReplicas",
+    )
+}
+
 /// upstream's `ValidatePositiveIntOrPercent` (and, with `at_most_100`, `IsNotMoreThan100Percent`)
 /// of the int-or-string at `pointer`; returns the errors and whether the value is zero.
-pub fn int_or_percent(
+fn int_or_percent(
     obj: &Value,
     pointer: &str,
     path: &str,
@@ -181,9 +242,15 @@ pub fn int_or_percent(
     }
 }
 
-/// The rolling update at `pointer` (path `path`): `maxUnavailable` and `maxSurge` as
-/// int-or-percent, and not both zero.
-pub fn validate_rolling_update(obj: &Value, pointer: &str, path: &str) -> Vec<FieldError> {
+/// `maxUnavailable` (at most 100%) and `maxSurge` (at most 100% with `surge_at_most_100`)
+/// of the rolling update at `pointer` (path `path`) as int-or-percent: their errors in that
+/// order, and whether each is zero.
+pub fn unavailable_and_surge(
+    obj: &Value,
+    pointer: &str,
+    path: &str,
+    surge_at_most_100: bool,
+) -> (Vec<FieldError>, bool, bool) {
     let (mut errs, unavailable_zero) = int_or_percent(
         obj,
         &format!("{pointer}/maxUnavailable"),
@@ -194,9 +261,16 @@ pub fn validate_rolling_update(obj: &Value, pointer: &str, path: &str) -> Vec<Fi
         obj,
         &format!("{pointer}/maxSurge"),
         &format!("{path}.maxSurge"),
-        false,
+        surge_at_most_100,
     );
     errs.extend(surge_errs);
+    (errs, unavailable_zero, surge_zero)
+}
+
+/// The rolling update at `pointer` (path `path`): `maxUnavailable` and `maxSurge` as
+/// int-or-percent, and not both zero.
+pub fn validate_rolling_update(obj: &Value, pointer: &str, path: &str) -> Vec<FieldError> {
+    let (mut errs, unavailable_zero, surge_zero) = unavailable_and_surge(obj, pointer, path, false);
     if unavailable_zero && surge_zero {
         let value = obj
             .pointer(&format!("{pointer}/maxUnavailable"))

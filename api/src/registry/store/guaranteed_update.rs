@@ -9,9 +9,8 @@ use serde_json::Value;
 use super::Persistence;
 use super::RETRY_ATTEMPTS;
 use super::Store;
+use super::bump_generation;
 use super::encode;
-use super::meta_mut;
-use super::spec_part;
 use crate::error::ApiError;
 use crate::error::OPTIMISTIC_LOCK_MESSAGE;
 use crate::storage::Revision;
@@ -48,13 +47,8 @@ impl Store {
             }
             let mut obj = old.clone();
             change(&mut obj)?;
-            if self.strategy.tracks_generation() && spec_part(&obj) != spec_part(&old) {
-                let next = old
-                    .pointer("/metadata/generation")
-                    .and_then(Value::as_i64)
-                    .unwrap_or(0)
-                    + 1;
-                meta_mut(&mut obj)?.insert("generation".to_owned(), next.into());
+            if self.strategy.tracks_generation() {
+                bump_generation(&mut obj, &old)?;
             }
             self.strategy.canonicalize(&mut obj);
             let value = encode(&key, &obj)?;
