@@ -180,3 +180,55 @@ async fn account_is_current(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use rsa::RsaPrivateKey;
+    use rsa::pkcs8::EncodePrivateKey;
+    use rsa::pkcs8::LineEnding;
+
+    use super::*;
+    use crate::RsaTokenSigner;
+
+    fn claims(exp: i64, nbf: i64, sub: &str) -> Value {
+        json!({
+            "iss": "i", "aud": ["api"], "exp": exp, "nbf": nbf, "jti": "j", "sub": sub,
+            "kubernetes.io": {"namespace": "ns", "serviceaccount": {"name": "sa", "uid": "u"}},
+        })
+    }
+
+    // R-ACC-011, R-ACC-012, R-ACC-013: times are checked against the request's clock, the
+    // audiences must meet, and the subject must be the service account the claims name.
+    #[test]
+    fn tokens_are_checked_against_the_request_time_and_audiences() {
+        let key = RsaPrivateKey::new(&mut rsa::rand_core::OsRng, 2048).expect("key");
+        let pem = key.to_pkcs8_pem(LineEnding::LF).expect("pem");
+        let signer = RsaTokenSigner::from_pem(pem.as_bytes(), "i", vec![]).expect("signer");
+        let now = DateTime::from_timestamp(1_000, 0).expect("a time");
+        let api = vec!["api".to_owned()];
+        let check = |claims: Value, wanted: &[String]| {
+            let token = signer.sign(&claims).expect("signed");
+            verify(&signer, &token, wanted, now, Flavor::Kubernetes)
+        };
+        let sa = "system:serviceaccount:ns:sa";
+        let ok = check(claims(2_000, 500, sa), &api).expect("valid");
+        assert_eq!(ok.user.name, sa);
+        assert_eq!(ok.user.uid, "u");
+        assert_eq!(
+            ok.user.extra["authentication.kubernetes.io/credential-id"],
+            vec!["JTI=j".to_owned()]
+        );
+        assert_eq!(ok.audiences, api);
+        let expired = check(claims(999, 500, sa), &api);
+        assert_eq!(expired, Err("token has expired".to_owned()));
+        let early = check(claims(2_000, 1_001, sa), &api);
+        assert_eq!(early, Err("token is not valid yet".to_owned()));
+        let elsewhere = check(claims(2_000, 500, sa), &["other".to_owned()]);
+        assert!(elsewhere.is_err_and(|e| e.contains("target audiences")));
+        let impostor = check(claims(2_000, 500, "system:serviceaccount:ns:other"), &api);
+        assert_eq!(
+            impostor,
+            Err("token does not name a service account".to_owned())
+        );
+    }
+}
