@@ -45,7 +45,15 @@ pub trait TokenSigner: Send + Sync + 'static {
     fn default_audiences(&self) -> &[String];
     /// `claims` as a signed JWT in compact form.
     fn sign(&self, claims: &Value) -> Result<String, TokenSignError>;
+    /// The claims of `token` when this signer signed it and it names this issuer; its times
+    /// and audiences are left to the caller (the API reads time from its own clock).
+    fn verify(&self, token: &str) -> Result<Value, TokenVerifyError>;
 }
+
+/// A token is not one of this signer's valid tokens (the reason is safe to show its bearer).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct TokenVerifyError(pub String);
 
 /// A token could not be signed (a key the signing library refuses).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

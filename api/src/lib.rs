@@ -40,6 +40,7 @@ pub use config::Clock;
 pub use config::SystemClock;
 pub use config::TokenSignError;
 pub use config::TokenSigner;
+pub use config::TokenVerifyError;
 pub use config::WatchSettings;
 pub use flavor::Flavor;
 pub use handlers::RsaTokenSigner;

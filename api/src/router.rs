@@ -34,6 +34,7 @@ use crate::handlers::json_response;
 use crate::handlers::read_body;
 use crate::handlers::serve_resource;
 use crate::health;
+use crate::health::Readiness;
 use crate::openapi::OpenApi;
 use crate::registry::Registry;
 use crate::request::QueryParams;
@@ -55,6 +56,7 @@ struct AppState {
     discovery: Arc<Discovery>,
     token_signer: Option<Arc<dyn TokenSigner>>,
     openapi: Arc<OpenApi>,
+    readiness: Arc<dyn Readiness>,
 }
 
 /// The whole HTTP API over `storage`.
@@ -75,6 +77,7 @@ pub fn router(storage: Arc<dyn Storage>, config: ApiConfig) -> Router {
         watch: config.watch,
         watch_events: Arc::default(),
         token_signer: config.token_signer,
+        readiness: config.readiness.clone(),
     };
     Router::new()
         .route("/version", get(version).fallback(not_allowed))
@@ -188,6 +191,9 @@ async fn pipeline(state: &AppState, request: Request) -> Result<Response, ApiErr
         watch: state.watch,
         watch_events: state.watch_events.clone(),
         token_signer: state.token_signer.clone(),
+        user: &user,
+        authz: &state.authz,
+        readiness: state.readiness.as_ref(),
     };
     serve_resource(state.storage.as_ref(), &state.registry, req).await
 }

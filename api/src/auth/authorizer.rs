@@ -3,7 +3,11 @@
 
 use std::sync::Arc;
 
+use k8s_openapi::api::authorization::v1::NonResourceRule;
+use k8s_openapi::api::authorization::v1::ResourceRule;
+
 use super::Attributes;
+use super::UserInfo;
 use crate::error::ApiError;
 use crate::error::GroupResource;
 
@@ -29,6 +33,23 @@ pub enum Decision {
 pub trait Authorizer: Send + Sync + 'static {
     /// Decides on a request with `attributes`.
     async fn authorize(&self, attributes: &Attributes<'_>) -> Decision;
+
+    /// What `user` may do in `namespace` (SelfSubjectRulesReview), or `None` when this mode
+    /// cannot list it (the review is then incomplete).
+    async fn rules(&self, _user: &UserInfo, _namespace: &str) -> Option<Rules> {
+        None
+    }
+}
+
+/// The rules an authorizer grants a user.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Rules {
+    /// Rules over resources.
+    pub resource: Vec<ResourceRule>,
+    /// Rules over non-resource paths.
+    pub non_resource: Vec<NonResourceRule>,
+    /// Whether some mode could not list its rules, so more may be allowed than listed.
+    pub incomplete: bool,
 }
 
 /// Authorizers consulted in order until one allows or denies; denied by default.
@@ -43,24 +64,52 @@ impl AuthorizerChain {
         Self { authorizers }
     }
 
-    /// Ok when some authorizer allows before any denies; 403 Forbidden, worded as
-    /// Kubernetes words it, otherwise.
-    pub async fn authorize(&self, attributes: &Attributes<'_>) -> Result<(), ApiError> {
+    /// The chain's decision: the first allow or deny, or no opinion with every mode's
+    /// reason (the access reviews answer it as it is).
+    pub async fn decide(&self, attributes: &Attributes<'_>) -> Decision {
         let mut reasons = Vec::new();
         for a in &self.authorizers {
             match a.authorize(attributes).await {
-                Decision::Allow => return Ok(()),
+                Decision::Allow => return Decision::Allow,
                 Decision::Deny(reason) => {
                     reasons.push(reason);
-                    break;
+                    reasons.retain(|r| !r.is_empty());
+                    return Decision::Deny(reasons.join("\n"));
                 }
                 Decision::NoOpinion(reason) => reasons.push(reason),
             }
         }
         reasons.retain(|r| !r.is_empty());
+        Decision::NoOpinion(reasons.join("\n"))
+    }
+
+    /// Every mode's rules for `user` in `namespace`, merged; incomplete when some mode
+    /// cannot list its own.
+    pub async fn rules(&self, user: &UserInfo, namespace: &str) -> Rules {
+        let mut all = Rules::default();
+        for a in &self.authorizers {
+            match a.rules(user, namespace).await {
+                Some(rules) => {
+                    all.resource.extend(rules.resource);
+                    all.non_resource.extend(rules.non_resource);
+                    all.incomplete |= rules.incomplete;
+                }
+                None => all.incomplete = true,
+            }
+        }
+        all
+    }
+
+    /// Ok when some authorizer allows before any denies; 403 Forbidden, worded as
+    /// Kubernetes words it, otherwise.
+    pub async fn authorize(&self, attributes: &Attributes<'_>) -> Result<(), ApiError> {
+        let reasons = match self.decide(attributes).await {
+            Decision::Allow => return Ok(()),
+            Decision::Deny(reasons) | Decision::NoOpinion(reasons) => reasons,
+        };
         let mut reason = attributes.forbidden_message();
         if !reasons.is_empty() {
-            reason = format!("{reason}: {}", reasons.join("\n"));
+            reason = format!("{reason}: {reasons}");
         }
         let r = attributes.request;
         let resource = r

@@ -18,6 +18,7 @@ pub use authenticator::AuthnOutcome;
 pub use authorizer::Authorizer;
 pub use authorizer::AuthorizerChain;
 pub use authorizer::Decision;
+pub use authorizer::Rules;
 pub use client_certificate::ClientCertificate;
 pub use system_masters::SYSTEM_MASTERS;
 pub use system_masters::SystemMastersAuthorizer;

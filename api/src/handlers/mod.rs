@@ -1,11 +1,12 @@
 //! HTTP handlers behind the authentication and authorization stages: reading the body within
 //! the size limit, dispatching a resource request to its store by verb (or to the handler of
-//! its subresource), and answering its warnings.
+//! its subresource or computed kind), and answering its warnings.
 
 mod body;
 mod delete_options;
 mod resource;
 mod response;
+mod review;
 mod subresource;
 mod warnings;
 mod write_options;

@@ -12,14 +12,18 @@ use http::StatusCode;
 
 use super::delete_options::delete_options;
 use super::json_response;
+use super::review;
 use super::subresource;
 use super::warnings::with_warnings;
 use super::write_options::WriteKind;
 use super::write_options::write_options;
+use crate::auth::AuthorizerChain;
+use crate::auth::UserInfo;
 use crate::config::TokenSigner;
 use crate::config::WatchSettings;
 use crate::error::ApiError;
 use crate::flavor::Flavor;
+use crate::health::Readiness;
 use crate::patch::PATCH_MEDIA_TYPES;
 use crate::patch::PatchType;
 use crate::registry::Preconditions;
@@ -54,6 +58,12 @@ pub(crate) struct ResourceRequest<'a> {
     pub watch_events: Arc<EncodedEvents>,
     /// The signer of service account tokens, if configured.
     pub token_signer: Option<Arc<dyn TokenSigner>>,
+    /// The authenticated user (the self reviews answer about them).
+    pub user: &'a UserInfo,
+    /// The authorizer chain (the access reviews ask it).
+    pub authz: &'a AuthorizerChain,
+    /// Whether this replica can serve (componentstatuses).
+    pub readiness: &'a dyn Readiness,
 }
 
 /// The media types request bodies may have (Protobuf and CBOR come with the codecs).
@@ -159,6 +169,9 @@ pub(crate) async fn serve_resource(
         (true, None) => None,
         (false, _) => Some(""),
     };
+    if review::is_computed(rt) {
+        return review::serve(storage, registry, rt, item_ns, &req).await;
+    }
     if subresource::is_handled(sub) {
         let namespace = item_ns.ok_or(ApiError::UnknownResource)?;
         let parent = subresource::Parent {

@@ -136,7 +136,6 @@ pub fn definitions(served: &[Served], spec: Spec) -> Definitions {
     for (s, names) in served.iter().zip(&kinds) {
         let r = &s.resource;
         add(&names.kind, &r.group, &r.version, &r.kind);
-        add(&names.list, &r.group, &r.version, &r.list_kind);
         // Every group version answers deletes with these two meta kinds.
         add(
             &meta("DeleteOptions"),
@@ -145,6 +144,11 @@ pub fn definitions(served: &[Served], spec: Spec) -> Definitions {
             "DeleteOptions",
         );
         add(&meta("WatchEvent"), &r.group, &r.version, "WatchEvent");
+        // Computed kinds that are only created (the reviews, bindings) have no list kind.
+        if r.list_kind.is_empty() {
+            continue;
+        }
+        add(&names.list, &r.group, &r.version, &r.list_kind);
         if !schemas.contains_key(&names.list) {
             let list = list_schema(spec, &schemas, names, &r.kind, &r.list_kind);
             schemas.insert(names.list.clone(), list);

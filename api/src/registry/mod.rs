@@ -38,7 +38,9 @@ use self::allocator::ServiceRanges;
 use crate::flavor::Flavor;
 
 /// The built-in resource types: the stores of the served ones, in discovery order, and the
-/// registered rows that are not served (off, or waiting for conversions or computed answers).
+/// registered rows that are not served (off, or waiting for conversions). Computed kinds
+/// (reviews, componentstatuses, bindings) have stores too, which only carry their resource
+/// types: their handlers answer them and never touch storage through them.
 pub struct Registry {
     stores: Vec<Store>,
     unserved: Vec<ResourceType>,

@@ -52,12 +52,13 @@ fn names<'a>(list: &'a Value, field: &str, name: &str) -> Vec<&'a str> {
         .collect()
 }
 
-/// The named groups served by default, in upstream `/apis` order (authentication and
-/// authorization are registered but not served yet).
-const KUBERNETES_GROUPS: [&str; 19] = [
+/// The named groups served by default, in upstream `/apis` order.
+const KUBERNETES_GROUPS: [&str; 21] = [
     "apiregistration.k8s.io",
     "apps",
     "events.k8s.io",
+    "authentication.k8s.io",
+    "authorization.k8s.io",
     "autoscaling",
     "batch",
     "certificates.k8s.io",
@@ -237,7 +238,7 @@ async fn aggregated_discovery_in_the_kubernetes_flavor() {
         .filter_map(|g| g["metadata"]["name"].as_str())
         .collect();
     assert_eq!(groups, KUBERNETES_GROUPS);
-    let autoscaling = &apis["items"][3];
+    let autoscaling = &apis["items"][5];
     assert_eq!(autoscaling["versions"][0]["version"], "v2");
     let hpa = &autoscaling["versions"][0]["resources"][0];
     assert_eq!(hpa["resource"], "horizontalpodautoscalers");

@@ -14,6 +14,7 @@ mod list;
 mod mem_storage;
 mod openapi;
 mod patch;
+mod reviews;
 mod service;
 mod shared_storage;
 mod status_rules;

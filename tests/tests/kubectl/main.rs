@@ -9,3 +9,4 @@ mod t40_api_resources;
 mod t50_openapi;
 mod t60_apply;
 mod t70_subresources;
+mod t80_auth;

@@ -70,11 +70,13 @@ const EXPECTED: [[&str; 5]; 15] = [
 ];
 
 /// The group versions served by default, as `kubectl api-versions` sorts them.
-const API_VERSIONS: [&str; 21] = [
+const API_VERSIONS: [&str; 23] = [
     "admissionregistration.k8s.io/v1",
     "apiextensions.k8s.io/v1",
     "apiregistration.k8s.io/v1",
     "apps/v1",
+    "authentication.k8s.io/v1",
+    "authorization.k8s.io/v1",
     "autoscaling/v1",
     "autoscaling/v2",
     "batch/v1",

@@ -1,6 +1,7 @@
-//! The bodies of subresource requests (Scale, Binding, Eviction, TokenRequest): a JSON
-//! object whose `apiVersion` and `kind`, when sent, must be the subresource's, type-checked
-//! through the kind's k8s-openapi struct and answered with the same 400s as object bodies.
+//! The bodies of subresource requests (Scale, Binding, Eviction, TokenRequest) and of the
+//! reviews: a JSON object whose `apiVersion` and `kind`, when sent, must be the kind's,
+//! type-checked through its k8s-openapi struct and answered with the same 400s as object
+//! bodies.
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -8,7 +9,7 @@ use serde_json::Value;
 use crate::error::ApiError;
 
 /// `body` as a JSON object; 400 when it is not one.
-pub(super) fn parse(body: &[u8]) -> Result<Value, ApiError> {
+pub(in crate::handlers) fn parse(body: &[u8]) -> Result<Value, ApiError> {
     let parse_error = |e: &dyn std::fmt::Display| {
         ApiError::BadRequest(format!("couldn't get version/kind; json parse error: {e}"))
     };
@@ -28,7 +29,11 @@ pub(super) fn stored(body: &[u8]) -> Result<Value, ApiError> {
 /// `value` as `T`, a `kind` of one of `api_versions`: a different `apiVersion` or `kind` is a
 /// 400, as is a field of the wrong type (`<kind> in version "v1" cannot be handled as a
 /// <kind>: ...`). The first of `api_versions` names the version in that message.
-pub(super) fn typed<T>(value: &Value, api_versions: &[&str], kind: &str) -> Result<T, ApiError>
+pub(in crate::handlers) fn typed<T>(
+    value: &Value,
+    api_versions: &[&str],
+    kind: &str,
+) -> Result<T, ApiError>
 where
     T: DeserializeOwned,
 {

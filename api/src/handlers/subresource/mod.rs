@@ -4,7 +4,7 @@
 //! store's steps (validation, generation, optimistic locking, dry run) apply unchanged.
 
 mod binding;
-mod body;
+pub(in crate::handlers) mod body;
 mod disruption;
 mod eviction;
 mod rsa_signer;

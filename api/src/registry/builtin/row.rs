@@ -375,13 +375,13 @@ impl Row {
         Stage::of(self.version)
     }
 
-    /// Whether the server can serve the row in this build: it owns its storage, or shares
-    /// one through a conversion (virtual rows wait for their computed answers).
+    /// Whether the server can serve the row in this build: it owns its storage, shares one
+    /// through a conversion, or is computed (its store only carries the resource type; the
+    /// handlers answer it).
     pub fn is_servable(&self) -> bool {
         match self.storage {
-            StorageHome::Own => true,
+            StorageHome::Own | StorageHome::Virtual => true,
             StorageHome::Shared(home) => home.conversion.is_some(),
-            StorageHome::Virtual => false,
         }
     }
 

@@ -10,6 +10,8 @@ use crate::registry::RuntimeConfig;
 /// (core: `v1/<plural>`), transcribed from Kubernetes 1.37 discovery, minus the computed ones
 /// (the reviews, componentstatuses, bindings).
 const SERVED_BY_DEFAULT: &[&str] = &[
+    "v1/bindings",
+    "v1/componentstatuses",
     "v1/configmaps",
     "v1/endpoints",
     "v1/events",
@@ -32,6 +34,12 @@ const SERVED_BY_DEFAULT: &[&str] = &[
     "apps/v1/replicasets",
     "apps/v1/statefulsets",
     "events.k8s.io/v1/events",
+    "authentication.k8s.io/v1/selfsubjectreviews",
+    "authentication.k8s.io/v1/tokenreviews",
+    "authorization.k8s.io/v1/localsubjectaccessreviews",
+    "authorization.k8s.io/v1/selfsubjectaccessreviews",
+    "authorization.k8s.io/v1/selfsubjectrulesreviews",
+    "authorization.k8s.io/v1/subjectaccessreviews",
     "autoscaling/v2/horizontalpodautoscalers",
     "autoscaling/v1/horizontalpodautoscalers",
     "batch/v1/cronjobs",
@@ -104,8 +112,6 @@ fn the_default_on_set_is_upstreams() {
     for expected in [
         "coordination.k8s.io/v1beta1/leasecandidates",
         "internal.apiserver.k8s.io/v1alpha1/storageversions",
-        "authorization.k8s.io/v1/subjectaccessreviews",
-        "v1/componentstatuses",
     ] {
         assert!(off.contains(&expected.to_owned()), "{expected} registered");
     }
