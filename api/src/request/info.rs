@@ -84,17 +84,12 @@ pub struct RequestInfo {
 const NAMESPACE_SUBRESOURCES: [&str; 2] = ["status", "finalize"];
 
 impl RequestInfo {
-    /// Computes the request info of `method` on `path` with `query`.
-    pub fn parse(method: &Method, path: &str, query: &QueryParams) -> Self {
-        let parts: Vec<String> = path
-            .trim_matches('/')
-            .split('/')
-            .map(|s| decode(s, false))
-            .collect();
-        let mut info = Self {
+    /// A request that names no resource: `verb` on `path`.
+    pub fn non_resource(path: &str, verb: Verb) -> Self {
+        Self {
             is_resource_request: false,
             path: path.to_owned(),
-            verb: Verb::Other(method.as_str().to_ascii_lowercase()),
+            verb,
             api_prefix: String::new(),
             api_group: String::new(),
             api_version: String::new(),
@@ -103,7 +98,17 @@ impl RequestInfo {
             subresource: String::new(),
             name: String::new(),
             parts: Vec::new(),
-        };
+        }
+    }
+
+    /// Computes the request info of `method` on `path` with `query`.
+    pub fn parse(method: &Method, path: &str, query: &QueryParams) -> Self {
+        let parts: Vec<String> = path
+            .trim_matches('/')
+            .split('/')
+            .map(|s| decode(s, false))
+            .collect();
+        let mut info = Self::non_resource(path, Verb::Other(method.as_str().to_ascii_lowercase()));
         let mut rest: &[String] = &parts;
         let needed = match rest.first().map(String::as_str) {
             Some("api") => 3,

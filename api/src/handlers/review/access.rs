@@ -161,19 +161,7 @@ async fn decide(review: &Review<'_>, user: &UserInfo, spec: &SubjectAccessReview
 /// The request a spec describes, as the authorizers see requests.
 fn request_info(spec: &SubjectAccessReviewSpec) -> RequestInfo {
     let text = |s: &Option<String>| s.clone().unwrap_or_default();
-    let mut info = RequestInfo {
-        is_resource_request: false,
-        path: String::new(),
-        verb: Verb::Other(String::new()),
-        api_prefix: String::new(),
-        api_group: String::new(),
-        api_version: String::new(),
-        namespace: String::new(),
-        resource: String::new(),
-        subresource: String::new(),
-        name: String::new(),
-        parts: Vec::new(),
-    };
+    let mut info = RequestInfo::non_resource("", Verb::Other(String::new()));
     if let Some(r) = &spec.resource_attributes {
         info.is_resource_request = true;
         info.verb = verb(&text(&r.verb));
