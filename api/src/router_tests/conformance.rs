@@ -3,14 +3,13 @@
 //! of a resource with a `status` subresource leaves its status alone. A served row without a
 //! stub fails the walk, so a new table row cannot go unexercised.
 
-use std::sync::Arc;
-
 use serde_json::Value;
 use serde_json::json;
 
 use super::*;
 use crate::registry::Registry;
 use crate::registry::ResourceType;
+use crate::registry::Store;
 
 /// The part of a minimal valid object beyond apiVersion, kind and metadata, per served
 /// resource (`<group in the kubernetes flavor>/<version>/<plural>`; core: `v1/<plural>`).
@@ -202,12 +201,23 @@ pub(super) fn collection_path(t: &ResourceType) -> String {
     }
 }
 
-pub(super) async fn app_in(flavor: Flavor) -> Router {
-    let storage = Arc::new(MemStorage::default());
-    ensure_system_namespaces(storage.as_ref(), flavor)
-        .await
-        .expect("bootstrap");
-    crate::router(storage, ApiConfig::new(flavor, Arc::new(AlwaysReady)))
+/// Runs `check` on every served row `keep` selects, in both flavors (a fresh router per
+/// flavor), and answers what went wrong, one line per row.
+pub(super) async fn failures_over_served_rows(
+    keep: fn(&ResourceType) -> bool,
+    check: impl AsyncFn(&Router, &ResourceType) -> Result<(), String>,
+) -> Vec<String> {
+    let mut failures = Vec::new();
+    for flavor in [Flavor::Kubernetes, Flavor::Platform] {
+        let (app, _) = app_in(flavor).await;
+        let registry = Registry::builtin(flavor);
+        for t in registry.stores().map(Store::resource).filter(|t| keep(t)) {
+            if let Err(e) = check(&app, t).await {
+                failures.push(format!("{flavor:?} {}: {e}", stub_key(t)));
+            }
+        }
+    }
+    failures
 }
 
 /// Walks one resource; returns what went wrong.
@@ -300,23 +310,13 @@ async fn walk(app: &Router, t: &ResourceType, status: bool) -> Result<(), String
 // flavors, and an update of the main resource keeps status (no CHECKLIST ID of its own).
 #[tokio::test]
 async fn every_served_resource_round_trips() {
-    let mut failures = Vec::new();
-    for flavor in [Flavor::Kubernetes, Flavor::Platform] {
-        let app = app_in(flavor).await;
-        let registry = Registry::builtin(flavor);
-        for store in registry.stores() {
-            let t = store.resource();
-            // Computed kinds store nothing to walk (create-only reviews, get/list
-            // componentstatuses): `reviews` proves them.
-            if !t.supports("update") {
-                continue;
-            }
-            let status = t.subresources.iter().any(|s| s == "status");
-            if let Err(e) = walk(&app, t, status).await {
-                failures.push(format!("{flavor:?} {}: {e}", stub_key(t)));
-            }
-        }
-    }
+    // Computed kinds store nothing to walk (create-only reviews, get/list
+    // componentstatuses): `reviews` proves them.
+    let failures = failures_over_served_rows(
+        |t| t.supports("update"),
+        async |app, t| walk(app, t, t.subresources.iter().any(|s| s == "status")).await,
+    )
+    .await;
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 

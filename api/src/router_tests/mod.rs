@@ -136,6 +136,17 @@ async fn send(app: &Router, request: Request<Body>) -> Reply {
 }
 
 /// `method path` with `body` as `who` (`None`: no credentials).
+/// GET `path` as the admin with `headers`.
+async fn get_with(app: &Router, path: &str, headers: &[(&str, &str)]) -> Reply {
+    let mut req = Request::builder().method("GET").uri(path);
+    for (name, value) in headers {
+        req = req.header(*name, *value);
+    }
+    let mut req = req.body(Body::empty()).expect("request");
+    req.extensions_mut().insert(admin());
+    send(app, req).await
+}
+
 async fn call(
     app: &Router,
     method: &str,

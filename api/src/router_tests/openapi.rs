@@ -25,16 +25,6 @@ async fn flavored(flavor: Flavor, runtime_config: &[&str]) -> (Router, Registry)
     (crate::router(storage, config), registry)
 }
 
-async fn get_with(app: &Router, path: &str, headers: &[(&str, &str)]) -> Reply {
-    let mut req = Request::builder().method("GET").uri(path);
-    for (name, value) in headers {
-        req = req.header(*name, *value);
-    }
-    let mut req = req.body(Body::empty()).expect("request");
-    req.extensions_mut().insert(admin());
-    send(app, req).await
-}
-
 async fn get(app: &Router, path: &str) -> Reply {
     get_with(app, path, &[]).await
 }

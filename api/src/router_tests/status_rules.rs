@@ -6,13 +6,12 @@
 use serde_json::Value;
 use serde_json::json;
 
-use super::conformance::app_in;
 use super::conformance::collection_path;
+use super::conformance::failures_over_served_rows;
 use super::conformance::status_stub;
 use super::conformance::stub;
 use super::conformance::stub_key;
 use super::*;
-use crate::registry::Registry;
 use crate::registry::ResourceType;
 
 /// A change of the spec the kind accepts on update: a JSON pointer and its new value.
@@ -205,27 +204,15 @@ async fn check(app: &Router, t: &ResourceType) -> Result<(), String> {
 // generation rule has no CHECKLIST ID of its own).
 #[tokio::test]
 async fn status_subresource_rules_hold_for_every_row() {
-    let mut failures = Vec::new();
-    for flavor in [Flavor::Kubernetes, Flavor::Platform] {
-        let app = app_in(flavor).await;
-        let registry = Registry::builtin(flavor);
-        for store in registry.stores() {
-            let t = store.resource();
-            if !t.subresources.iter().any(|s| s == "status") {
-                continue;
-            }
-            if let Err(e) = check(&app, t).await {
-                failures.push(format!("{flavor:?} {}: {e}", stub_key(t)));
-            }
-        }
-    }
+    let failures =
+        failures_over_served_rows(|t| t.subresources.iter().any(|s| s == "status"), check).await;
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 // R-VER-151, R-VER-157, R-RES-082: the workload rules answer 422 with upstream's causes through the router.
 #[tokio::test]
 async fn workload_rules_answer_invalid() {
-    let app = app_in(Flavor::Kubernetes).await;
+    let (app, _) = app_in(Flavor::Kubernetes).await;
     let path = "/apis/apps/v1/namespaces/default/deployments";
     let body = json!({
         "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
@@ -280,7 +267,7 @@ async fn workload_rules_answer_invalid() {
 // R-RES-082: a Pod starts Pending with its QoS class, whatever status the client sent.
 #[tokio::test]
 async fn a_new_pod_is_pending() {
-    let app = app_in(Flavor::Kubernetes).await;
+    let (app, _) = app_in(Flavor::Kubernetes).await;
     let body = json!({
         "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
         "spec": {"containers": [{"name": "c", "image": "nginx"}]},
