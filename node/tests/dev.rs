@@ -191,8 +191,7 @@ fn dev_cluster_serves_kubectl_stops_cleanly_and_restarts_with_its_data() {
         dev.wait_ready();
         first_ca = fs::read_to_string(dev.dir.join("ca.crt")).unwrap();
 
-        dev.kubectl("node-1", &["create", "--validate=false", "-f", manifest])
-            .unwrap();
+        dev.kubectl("node-1", &["create", "-f", manifest]).unwrap();
         let value = dev
             .kubectl(
                 "node-2",

@@ -211,7 +211,7 @@ pub async fn run_dev(args: DevArgs, shutdown: impl Future<Output = ()>) -> Resul
     // `kubectl create configmap` sends Protobuf, and `create -f` / `apply -f` fetch the OpenAPI
     // document for validation; both arrive with later work, so the banner shows what works now.
     println!(
-        "  kubectl create --validate=false -f - <<< '{{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{{\"name\":\"demo\"}},\"data\":{{\"key\":\"value\"}}}}'"
+        "  kubectl create -f - <<< '{{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{{\"name\":\"demo\"}},\"data\":{{\"key\":\"value\"}}}}'"
     );
     println!("  kubectl --context node-2 get configmaps");
     println!("Stop with Ctrl-C (the data in {} is kept).", dir.display());
