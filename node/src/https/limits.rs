@@ -22,7 +22,8 @@ pub const IDLE_TIMEOUT: Duration = Duration::from_secs(90);
 
 /// The largest request header block, in bytes: kube-apiserver's `MaxHeaderBytes` (1 MiB).
 /// HTTP/1.1 answers a larger one 431 and closes; HTTP/2 advertises it as
-/// `SETTINGS_MAX_HEADER_LIST_SIZE`.
+/// `SETTINGS_MAX_HEADER_LIST_SIZE`. hyper also answers 431 to an HTTP/1.1 request with more
+/// than 100 header fields (its default count; Go counts only bytes).
 pub const MAX_HEADER_BYTES: usize = 1 << 20;
 
 /// HTTP/2 streams one connection may have open at once (`SETTINGS_MAX_CONCURRENT_STREAMS`):
@@ -31,7 +32,8 @@ pub const MAX_HEADER_BYTES: usize = 1 << 20;
 pub const MAX_CONCURRENT_STREAMS: u32 = 1_000;
 
 /// A client that opens a TCP connection and never finishes the TLS handshake is dropped after
-/// this long.
+/// this long. kube-apiserver's Go server allows its shortest read timeout (the header timeout,
+/// 32 s); a handshake takes milliseconds, so 10 s is ample and frees a slot sooner.
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A request body must have arrived completely this long after its headers, or reading it

@@ -25,6 +25,7 @@ use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
+use std::time::Instant;
 
 use apiary_api::auth::ClientCertificate;
 use axum::Router;
@@ -56,6 +57,9 @@ const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
 /// pause rather than ending the listener.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 
+/// A listener held at its connection cap says so at most this often.
+const CAPACITY_WARNING_INTERVAL: Duration = Duration::from_secs(60);
+
 /// The ALPN protocol name of HTTP/2.
 const ALPN_H2: &[u8] = b"h2";
 
@@ -72,17 +76,15 @@ pub async fn serve_https(
     let acceptor = TlsAcceptor::from(tls);
     let builder = Arc::new(limits.builder());
     let mut connections = JoinSet::new();
-    let mut at_capacity = false;
+    let mut warned_full: Option<Instant> = None;
     loop {
         let full = connections.len() >= limits.max_connections;
-        if full != at_capacity {
-            at_capacity = full;
-            if full {
-                tracing::warn!(
-                    limit = limits.max_connections,
-                    "connection limit reached; not accepting until a connection closes"
-                );
-            }
+        if full && warned_full.is_none_or(|at| at.elapsed() >= CAPACITY_WARNING_INTERVAL) {
+            warned_full = Some(Instant::now());
+            tracing::warn!(
+                limit = limits.max_connections,
+                "connection limit reached; not accepting until a connection closes"
+            );
         }
         tokio::select! {
             () = shutdown.cancelled() => break,
