@@ -7,7 +7,8 @@
 //!   [`duration`] the parser of its duration flags.
 //! - [`compactor`] is the leader's history compaction (`--watch-history`).
 //! - [`tls`] holds PEM loading and the rustls configurations of the listeners and the peer
-//!   client; [`https`] the TLS accept loop that serves a router.
+//!   client; [`https`] the TLS accept loop that serves a router within the connection budgets
+//!   of [`https::HttpLimits`].
 //! - [`backend`] implements the API's storage over the replica, through [`replicated`].
 //! - [`readiness`] and [`bootstrap`] are the replica's `/readyz` and start-up objects.
 //! - [`shutdown`] turns SIGINT and SIGTERM into a future.

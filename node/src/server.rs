@@ -30,6 +30,7 @@ use crate::cli::ServeArgs;
 use crate::compactor::run_compactor;
 use crate::config::ServeConfig;
 use crate::error::NodeError;
+use crate::https::HttpLimits;
 use crate::https::serve_https;
 use crate::readiness::ReplicaReadiness;
 use crate::service_account_key;
@@ -115,6 +116,7 @@ pub async fn run(
         listeners.peer,
         peer_tls,
         peer_router(replica.clone()),
+        HttpLimits::default(),
         stop_peer.clone(),
     ));
 
@@ -131,7 +133,13 @@ pub async fn run(
     let api_port = listeners.api.local_addr().map(|a| a.port()).unwrap_or(443);
     let service_ranges = config.service_ranges;
     let app = apiary_api::router(storage.clone(), api_config);
-    let api_server = tokio::spawn(serve_https(listeners.api, api_tls, app, stop_api.clone()));
+    let api_server = tokio::spawn(serve_https(
+        listeners.api,
+        api_tls,
+        app,
+        HttpLimits::default(),
+        stop_api.clone(),
+    ));
     let stop_bootstrap = stop_api.clone();
     let bootstrap = tokio::spawn(async move {
         let service = Some((service_ranges, api_port));

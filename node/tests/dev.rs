@@ -1,7 +1,7 @@
 //! `apiary dev` as a real process tree, driven with `kubectl` (skipped, saying so, when
 //! `kubectl` is not on PATH): three `apiary serve` children, writes and reads through different
-//! contexts, a replica dying, clean stop on SIGINT, and a restart that keeps data and
-//! certificates.
+//! contexts, a replica dying, clean stop on SIGINT, a restart that keeps data and
+//! certificates, and a restart right after `apiary dev` and its replicas were killed.
 
 #![allow(
     clippy::unwrap_used,
@@ -250,5 +250,64 @@ fn dev_cluster_serves_kubectl_stops_cleanly_and_restarts_with_its_data() {
 
         let status = dev.interrupt_and_wait();
         assert!(status.success(), "{status}");
+    }
+}
+
+/// Whether `pid` is a zombie (exited, not reaped).
+fn zombie(pid: Pid) -> bool {
+    fs::read_to_string(format!("/proc/{}/status", pid.as_raw_pid())).is_ok_and(|status| {
+        status
+            .lines()
+            .any(|line| line.starts_with("State:") && line.contains('Z'))
+    })
+}
+
+// `apiary dev` and its replicas killed with SIGKILL leave their pid files behind, and the
+// replicas stay zombies while nothing reaps them; `apiary dev` started again at once on the
+// same directory starts, because the pid files name no live replica, and keeps the data.
+#[test]
+fn dev_restarts_at_once_after_it_and_its_replicas_were_killed() {
+    if !kubectl_available() {
+        eprintln!("kubectl is not on PATH: skipping the apiary dev kill -9 test");
+        return;
+    }
+    // Orphaned replicas become children of this process, which reaps them only at the end:
+    // they stay zombies, as under an init that has not reaped them yet.
+    let own = Pid::from_raw(i32::try_from(std::process::id()).unwrap()).unwrap();
+    rustix::process::set_child_subreaper(Some(own)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let base_port = free_base_port();
+    let manifest = configmap_file(dir.path());
+
+    let mut killed = Dev::start(dir.path(), base_port, 1);
+    killed.wait_ready();
+    killed
+        .kubectl("node-1", &["create", "-f", manifest.to_str().unwrap()])
+        .unwrap();
+    let replicas: Vec<Pid> = (1..=NODES).map(|i| killed.pid(i)).collect();
+    // The supervisor first, so it neither reaps its replicas nor removes their pid files.
+    rustix::process::kill_process(Pid::from_child(&killed.child), Signal::KILL).unwrap();
+    killed.child.wait().unwrap();
+    for pid in &replicas {
+        rustix::process::kill_process(*pid, Signal::KILL).unwrap();
+    }
+
+    let dev = Dev::start(dir.path(), base_port, 2);
+    dev.wait_ready();
+    let value = dev
+        .kubectl(
+            "node-2",
+            &["get", "configmap", "demo", "-o", "jsonpath={.data.key}"],
+        )
+        .unwrap();
+    assert_eq!(value, "value", "data survives the kill");
+    for (i, pid) in replicas.iter().enumerate() {
+        assert!(zombie(*pid), "killed node-{} was reaped early", i + 1);
+        assert_ne!(dev.pid(i + 1), *pid);
+    }
+    let status = dev.interrupt_and_wait();
+    assert!(status.success(), "{status}");
+    for pid in replicas {
+        rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::empty()).unwrap();
     }
 }

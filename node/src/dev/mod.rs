@@ -8,6 +8,7 @@
 //! data directory `node-N/`, its log `node-N.log` and, while it runs, `node-N.pid`.
 
 mod kubeconfig;
+mod pid_file;
 mod pki;
 mod supervisor;
 
@@ -99,10 +100,11 @@ pub fn replica_specs(args: &DevArgs, dir: &Path, pki: &DevPki, program: &Path) -
     (0..nodes)
         .map(|i| {
             let name = node_name(i);
+            let data_dir = dir.join(&name);
             let ports = ports(args.base_port, i);
             let flags: Vec<(&str, OsString)> = vec![
                 ("--name", name.clone().into()),
-                ("--data-dir", dir.join(&name).into()),
+                ("--data-dir", data_dir.clone().into()),
                 ("--listen-api", format!("127.0.0.1:{}", ports.api).into()),
                 ("--listen-peer", format!("127.0.0.1:{}", ports.peer).into()),
                 ("--initial-cluster", initial_cluster.clone().into()),
@@ -159,6 +161,7 @@ pub fn replica_specs(args: &DevArgs, dir: &Path, pki: &DevPki, program: &Path) -
                 args: argv,
                 log_file: dir.join(format!("{name}.log")),
                 pid_file: dir.join(format!("{name}.pid")),
+                data_dir,
             }
         })
         .collect()
@@ -194,7 +197,7 @@ pub async fn run_dev(args: DevArgs, shutdown: impl Future<Output = ()>) -> Resul
     }
 
     let program = std::env::current_exe().map_err(DevError::CurrentExe)?;
-    let mut supervisor = Supervisor::start(replica_specs(&args, &dir, &pki, &program))?;
+    let mut supervisor = Supervisor::start(replica_specs(&args, &dir, &pki, &program)).await?;
 
     println!(
         "apiary dev: {nodes} replicas (flavor {})",
@@ -318,6 +321,7 @@ mod tests {
         }
         assert_eq!(configs[1].initial_cluster[&2], "https://127.0.0.1:21001");
         assert_eq!(specs[2].pid_file, dir.path().join("node-3.pid"));
+        assert_eq!(specs[2].data_dir, configs[2].data_dir);
     }
 
     #[tokio::test]

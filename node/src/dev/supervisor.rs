@@ -2,6 +2,10 @@
 //! file, reports a replica that dies (without restarting it) and stops them all cleanly —
 //! SIGTERM, a bounded wait, then SIGKILL — removing the pid files.
 //!
+//! A pid file left behind (a cluster that was killed) only refuses a start when it names a
+//! live replica of the same data directory ([`pid_file::classify`]); one whose process was
+//! killed and is still ending is waited for, up to [`EXIT_WAIT`].
+//!
 //! Each replica runs in its own process group, so a Ctrl-C in the terminal reaches `apiary dev`
 //! only and the replicas are stopped in order by [`Supervisor::stop`] rather than all at once
 //! by the terminal.
@@ -19,12 +23,23 @@ use rustix::process::Pid;
 use rustix::process::Signal;
 use tokio::process::Child;
 use tokio::process::Command;
+use tokio::time::Instant;
+
+use super::pid_file;
+use super::pid_file::PidProcess;
 
 /// How often liveness of the replicas is checked.
 const POLL_INTERVAL: Duration = Duration::from_millis(200);
 
 /// How long replicas get to shut down after SIGTERM before they are killed.
 const STOP_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// How long a start waits for a killed replica named by a pid file to finish exiting (to
+/// release its ports and files; normally milliseconds).
+const EXIT_WAIT: Duration = Duration::from_secs(5);
+
+/// How often a start looks again at a replica that is exiting.
+const EXIT_POLL: Duration = Duration::from_millis(50);
 
 /// Why the replicas could not be started.
 #[derive(Debug, thiserror::Error)]
@@ -47,12 +62,23 @@ pub enum SupervisorError {
         #[source]
         source: io::Error,
     },
-    /// A pid file names a live process: another `apiary dev` uses this directory.
-    #[error("{path} names running process {pid}: is another `apiary dev` using this directory?")]
+    /// A pid file names a live replica of the same data directory: another `apiary dev`
+    /// uses this directory.
+    #[error(
+        "{path} names running replica process {pid}: is another `apiary dev` using this directory?"
+    )]
     AlreadyRunning {
         /// The pid file.
         path: PathBuf,
         /// The live process.
+        pid: i32,
+    },
+    /// A pid file names a killed process that has not finished exiting after [`EXIT_WAIT`].
+    #[error("{path} names process {pid}, which was killed but has not exited yet")]
+    StillExiting {
+        /// The pid file.
+        path: PathBuf,
+        /// The exiting process.
         pid: i32,
     },
 }
@@ -70,6 +96,9 @@ pub struct ReplicaSpec {
     pub log_file: PathBuf,
     /// Where its pid is written while it runs.
     pub pid_file: PathBuf,
+    /// Its data directory (its `--data-dir`): what tells its process from another one that
+    /// reuses the pid.
+    pub data_dir: PathBuf,
 }
 
 struct Running {
@@ -83,12 +112,12 @@ pub struct Supervisor {
 }
 
 impl Supervisor {
-    /// Starts every replica. Fails if a pid file names a live process (the directory is in use)
-    /// or a replica cannot be spawned; replicas already started are then killed (their handles
-    /// are dropped with `kill_on_drop`).
-    pub fn start(specs: Vec<ReplicaSpec>) -> Result<Self, SupervisorError> {
+    /// Starts every replica. Fails if a pid file names a live replica of the same data
+    /// directory (the directory is in use) or a replica cannot be spawned; replicas already
+    /// started are then killed (their handles are dropped with `kill_on_drop`).
+    pub async fn start(specs: Vec<ReplicaSpec>) -> Result<Self, SupervisorError> {
         for spec in &specs {
-            refuse_live_pid_file(&spec.pid_file)?;
+            refuse_live_pid_file(spec).await?;
         }
         let mut running = Vec::with_capacity(specs.len());
         for spec in specs {
@@ -197,23 +226,31 @@ fn spawn(spec: &ReplicaSpec) -> Result<Child, SupervisorError> {
     Ok(child)
 }
 
-fn refuse_live_pid_file(path: &Path) -> Result<(), SupervisorError> {
-    let Ok(text) = fs::read_to_string(path) else {
+/// Fails if `spec`'s pid file names its live replica; waits (up to [`EXIT_WAIT`]) for one that
+/// is exiting. A file naming anything else is stale and is overwritten by the start.
+async fn refuse_live_pid_file(spec: &ReplicaSpec) -> Result<(), SupervisorError> {
+    let Some(pid) = pid_file::read(&spec.pid_file) else {
         return Ok(());
     };
-    let live = text
-        .trim()
-        .parse::<i32>()
-        .ok()
-        .and_then(Pid::from_raw)
-        .filter(|pid| rustix::process::test_kill_process(*pid).is_ok());
-    match live {
-        Some(pid) => Err(SupervisorError::AlreadyRunning {
-            path: path.to_owned(),
-            pid: pid.as_raw_pid(),
-        }),
-        // A stale file from a cluster that was killed without cleaning up.
-        None => Ok(()),
+    let deadline = Instant::now() + EXIT_WAIT;
+    loop {
+        let raw = pid.as_raw_pid();
+        match pid_file::classify(pid, &spec.data_dir) {
+            PidProcess::Gone | PidProcess::Other => return Ok(()),
+            PidProcess::Replica => {
+                return Err(SupervisorError::AlreadyRunning {
+                    path: spec.pid_file.clone(),
+                    pid: raw,
+                });
+            }
+            PidProcess::Exiting if Instant::now() >= deadline => {
+                return Err(SupervisorError::StillExiting {
+                    path: spec.pid_file.clone(),
+                    pid: raw,
+                });
+            }
+            PidProcess::Exiting => tokio::time::sleep(EXIT_POLL).await,
+        }
     }
 }
 
@@ -237,13 +274,23 @@ fn remove_pid_file(path: &Path) {
 mod tests {
     use super::*;
 
+    /// A replica running `script`, whose arguments name its data directory as a real
+    /// replica's do.
     fn spec(dir: &Path, name: &str, script: &str) -> ReplicaSpec {
+        let data_dir = dir.join(name);
         ReplicaSpec {
             name: name.to_owned(),
             program: PathBuf::from("/bin/sh"),
-            args: vec!["-c".into(), script.into()],
+            args: vec![
+                "-c".into(),
+                script.into(),
+                "apiary".into(),
+                "--data-dir".into(),
+                data_dir.clone().into(),
+            ],
             log_file: dir.join(format!("{name}.log")),
             pid_file: dir.join(format!("{name}.pid")),
+            data_dir,
         }
     }
 
@@ -254,6 +301,7 @@ mod tests {
             spec(dir.path(), "stays", "echo up; exec sleep 60"),
             spec(dir.path(), "dies", "exit 3"),
         ])
+        .await
         .unwrap();
         assert!(dir.path().join("stays.pid").exists());
 
@@ -276,21 +324,68 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_live_pid_file_refuses_the_start() {
+    async fn only_a_live_replica_of_the_directory_refuses_the_start() {
         let dir = tempfile::tempdir().unwrap();
-        let pid_file = dir.path().join("x.pid");
-        fs::write(&pid_file, format!("{}\n", std::process::id())).unwrap();
-        let started = Supervisor::start(vec![spec(dir.path(), "x", "exit 0")]);
-        assert!(matches!(
-            started,
-            Err(SupervisorError::AlreadyRunning { .. })
-        ));
+        let looping = "while :; do sleep 1; done";
+        let first = Supervisor::start(vec![spec(dir.path(), "x", looping)])
+            .await
+            .unwrap();
+        let pid = Pid::from_raw(first.pids()[0].1.try_into().unwrap()).unwrap();
+        // The replica counts as running once its `exec` has set up its arguments.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while pid_file::classify(pid, &dir.path().join("x")) != PidProcess::Replica {
+            assert!(Instant::now() < deadline);
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let started = Supervisor::start(vec![spec(dir.path(), "x", "exit 0")]).await;
+        assert!(
+            matches!(started, Err(SupervisorError::AlreadyRunning { .. })),
+            "{:?}",
+            started.err()
+        );
+        first.stop().await;
 
-        // A stale pid (no such process) is overwritten.
-        fs::write(&pid_file, "999999999\n").unwrap();
-        let supervisor = Supervisor::start(vec![spec(dir.path(), "x", "exec sleep 60")]).unwrap();
-        let (_, pid) = supervisor.pids()[0].clone();
-        assert_eq!(fs::read_to_string(&pid_file).unwrap(), format!("{pid}\n"));
+        let pid_file = dir.path().join("x.pid");
+        let stale = [
+            // No such process.
+            "999999999\n".to_owned(),
+            // A live process that is no replica of this directory (a reused pid).
+            format!("{}\n", std::process::id()),
+            // Not a pid.
+            "-1\n".to_owned(),
+        ];
+        for contents in stale {
+            fs::write(&pid_file, &contents).unwrap();
+            let supervisor = Supervisor::start(vec![spec(dir.path(), "x", "exec sleep 60")])
+                .await
+                .unwrap_or_else(|e| panic!("{contents:?}: {e}"));
+            let (_, pid) = supervisor.pids()[0].clone();
+            assert_eq!(fs::read_to_string(&pid_file).unwrap(), format!("{pid}\n"));
+            supervisor.stop().await;
+        }
+    }
+
+    // A replica killed with SIGKILL and not yet reaped (a zombie, as when `apiary dev` itself
+    // was killed too) does not hold the directory.
+    #[tokio::test]
+    async fn a_killed_unreaped_replica_does_not_refuse_the_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let killed = spec(dir.path(), "x", "while :; do sleep 1; done");
+        let mut zombie = std::process::Command::new(&killed.program)
+            .args(&killed.args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let pid = Pid::from_child(&zombie);
+        fs::write(&killed.pid_file, format!("{}\n", pid.as_raw_pid())).unwrap();
+        rustix::process::kill_process(pid, Signal::KILL).unwrap();
+
+        let supervisor = Supervisor::start(vec![spec(dir.path(), "x", "exec sleep 60")])
+            .await
+            .unwrap();
+        assert_ne!(supervisor.pids()[0].1, pid.as_raw_pid().unsigned_abs());
         supervisor.stop().await;
+        zombie.wait().unwrap();
     }
 }
