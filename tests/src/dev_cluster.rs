@@ -24,6 +24,7 @@ use crate::error::Result;
 use crate::http_client::HttpClient;
 use crate::kubeconfig;
 use crate::kubeconfig::Endpoint;
+use crate::memory;
 use crate::ports;
 use crate::process;
 use crate::process::Signal;
@@ -194,6 +195,24 @@ impl DevCluster {
         } else {
             Err(HarnessError::ForeignProcess { pid })
         }
+    }
+
+    /// The peak resident set size of replica `index` (1-based) since it started, in bytes
+    /// (`VmHWM` of the process its pid file names).
+    pub fn peak_resident_bytes(&self, index: usize) -> Result<u64> {
+        memory::peak_resident_bytes(self.pid(index)?)
+    }
+
+    /// The address and TLS settings of replica `index` (1-based), from the kubeconfig, for
+    /// clients other than [`DevCluster::client`] (raw connections).
+    pub async fn endpoint(&self, index: usize) -> Result<Endpoint> {
+        if index == 0 || index > self.nodes() {
+            return Err(HarnessError::NoSuchReplica {
+                index,
+                nodes: self.nodes(),
+            });
+        }
+        kubeconfig::endpoint(&self.kubeconfig(), &Self::context(index)).await
     }
 
     /// Whether `pid` is a live `apiary` process working in this cluster's directory.

@@ -77,6 +77,14 @@ pub enum HarnessError {
         /// The pid file.
         path: PathBuf,
     },
+    /// `/proc/PID/status` lacks a memory field the harness reads.
+    #[error("/proc/{pid}/status has no {field} line in kB")]
+    ProcStatus {
+        /// The process id.
+        pid: u32,
+        /// The field that was looked for (`VmHWM`).
+        field: &'static str,
+    },
     /// The harness refused to signal a process that does not belong to the cluster it started.
     #[error("process {pid} is not one of this cluster's replicas")]
     ForeignProcess {
@@ -121,6 +129,15 @@ pub enum HarnessError {
         /// Why.
         #[source]
         source: hyper_util::client::legacy::Error,
+    },
+    /// A raw connection (below the HTTP client) could not be opened or written.
+    #[error("raw connection to {server}")]
+    Connection {
+        /// The server's address.
+        server: String,
+        /// Why.
+        #[source]
+        source: io::Error,
     },
     /// A response body could not be read.
     #[error("reading the body of {method} {uri} failed")]
@@ -180,7 +197,10 @@ impl HarnessError {
     /// answered with a server-side status (5xx) that a leader change explains.
     pub fn is_retryable(&self) -> bool {
         match self {
-            Self::Request { .. } | Self::Body { .. } | Self::Timeout { .. } => true,
+            Self::Request { .. }
+            | Self::Connection { .. }
+            | Self::Body { .. }
+            | Self::Timeout { .. } => true,
             Self::UnexpectedStatus { status, .. } => status.is_server_error(),
             _ => false,
         }

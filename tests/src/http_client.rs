@@ -5,6 +5,7 @@ use std::time::Duration;
 use std::time::Instant;
 
 use bytes::Bytes;
+use http::HeaderMap;
 use http::Method;
 use http::Request;
 use http::StatusCode;
@@ -40,6 +41,8 @@ pub struct HttpClient {
 pub struct Reply {
     /// The HTTP status.
     pub status: StatusCode,
+    /// The response headers (`Warning` among them).
+    pub headers: HeaderMap,
     /// The whole body.
     pub body: Bytes,
 }
@@ -111,14 +114,44 @@ impl HttpClient {
         path: &str,
         body: Option<Bytes>,
     ) -> Result<Reply> {
+        match body {
+            Some(body) => {
+                self.send_typed(method, path, "application/json", body)
+                    .await
+            }
+            None => self.exchange(method, path, None).await,
+        }
+    }
+
+    /// Sends `method path` with `body` of media type `content_type` (a patch, YAML) and reads
+    /// the whole answer.
+    pub async fn send_typed(
+        &self,
+        method: Method,
+        path: &str,
+        content_type: &str,
+        body: Bytes,
+    ) -> Result<Reply> {
+        self.exchange(method, path, Some((content_type, body)))
+            .await
+    }
+
+    /// One request and its whole answer, within the client's deadline.
+    async fn exchange(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<(&str, Bytes)>,
+    ) -> Result<Reply> {
         let uri = format!("{}{}", self.base, path);
         let mut builder = Request::builder()
             .method(method.clone())
             .uri(&uri)
             .header(header::ACCEPT, "application/json");
-        if body.is_some() {
-            builder = builder.header(header::CONTENT_TYPE, "application/json");
+        if let Some((content_type, _)) = &body {
+            builder = builder.header(header::CONTENT_TYPE, *content_type);
         }
+        let body = body.map(|(_, bytes)| bytes);
         let request = builder
             .body(Full::new(body.unwrap_or_default()))
             .map_err(|source| HarnessError::BadRequest {
@@ -136,6 +169,7 @@ impl HttpClient {
                         source,
                     })?;
             let status = response.status();
+            let headers = response.headers().clone();
             let body = response
                 .into_body()
                 .collect()
@@ -146,7 +180,11 @@ impl HttpClient {
                     source,
                 })?
                 .to_bytes();
-            Ok(Reply { status, body })
+            Ok(Reply {
+                status,
+                headers,
+                body,
+            })
         };
         match tokio::time::timeout(self.timeout, exchange).await {
             Ok(reply) => reply,

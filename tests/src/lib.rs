@@ -11,6 +11,9 @@
 //!   and a rustls client configuration (cluster CA, admin client certificate).
 //! - [`http_client`] is a small HTTPS (or plain HTTP) client over hyper, dialing through the
 //!   replicas' own [`apiary_raft::network::Connector`].
+//! - [`raw_connection`] opens TCP and TLS connections to a replica below any HTTP client, for
+//!   the connection tests of the hostile-input suite (slow clients, odd transfer encodings).
+//! - [`memory`] reads a process's peak resident set (`VmHWM`) from `/proc`.
 //! - [`etcd_cluster`] runs a 3-member etcd cluster on loopback, the benchmark's baseline.
 //! - [`loopback_pki`] makes the CA and certificate the etcd baseline uses for TLS.
 //! - [`load`] drives a fixed number of requests at a fixed concurrency and measures them.
@@ -31,10 +34,12 @@ pub mod kubeconfig;
 pub mod load;
 pub mod loopback_pki;
 pub mod machine;
+pub mod memory;
 pub mod objects;
 pub mod ports;
 pub mod process;
 pub mod python;
+pub mod raw_connection;
 pub mod retry;
 pub mod watch_stream;
 
