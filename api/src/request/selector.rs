@@ -14,6 +14,7 @@ use serde_json::Value;
 use super::FieldLabels;
 use super::FieldSelector;
 use crate::error::ApiError;
+use crate::error::excerpt;
 use crate::validation::validate_label_value;
 use crate::validation::validate_qualified_name;
 
@@ -96,12 +97,14 @@ fn split_top(s: &str) -> Vec<&str> {
 }
 
 fn syntax(found: &str, expected: &str) -> ApiError {
-    ApiError::BadRequest(format!("found '{found}', expected: {expected}"))
+    ApiError::BadRequest(format!("found '{}', expected: {expected}", excerpt(found)))
 }
 
 fn invalid(what: &str, value: &str, why: &str) -> ApiError {
     ApiError::BadRequest(format!(
-        "unable to parse requirement: {what}: Invalid value: {value:?}: {why}"
+        "unable to parse requirement: {}: Invalid value: {:?}: {why}",
+        excerpt(what),
+        excerpt(value)
     ))
 }
 
