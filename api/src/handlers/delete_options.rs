@@ -4,6 +4,18 @@
 //! 64-bit integer, 400 otherwise) and not used: objects are removed, or marked for their
 //! finalizers, at once.
 
+// Request input is parsed here: every step of arithmetic on it is checked or saturating
+// (tests are exempt).
+#![cfg_attr(
+    not(test),
+    warn(
+        clippy::arithmetic_side_effects,
+        clippy::cast_possible_truncation,
+        clippy::cast_possible_wrap,
+        clippy::cast_sign_loss
+    )
+)]
+
 use serde_json::Value;
 
 use super::write_options::dry_run_error;

@@ -97,7 +97,7 @@ fn split_terms(selector: &str) -> Vec<&str> {
             '\\' => escaped = true,
             ',' => {
                 terms.push(&selector[start..i]);
-                start = i + 1;
+                start = i.saturating_add(1);
             }
             _ => {}
         }

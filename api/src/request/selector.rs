@@ -83,11 +83,11 @@ fn split_top(s: &str) -> Vec<&str> {
     let mut start = 0;
     for (i, c) in s.char_indices() {
         match c {
-            '(' => depth += 1,
+            '(' => depth = depth.saturating_add(1),
             ')' => depth = depth.saturating_sub(1),
             ',' if depth == 0 => {
                 parts.push(&s[start..i]);
-                start = i + 1;
+                start = i.saturating_add(1);
             }
             _ => {}
         }

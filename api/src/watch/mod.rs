@@ -9,6 +9,18 @@
 //! - [`encoded`]: events encoded once for every watch of a replica.
 //! - [`stream`]: the body: events, bookmarks, timeout, errors.
 
+// Watches run on request-supplied timeouts and versions: every step of arithmetic is checked or
+// saturating (tests are exempt).
+#![cfg_attr(
+    not(test),
+    warn(
+        clippy::arithmetic_side_effects,
+        clippy::cast_possible_truncation,
+        clippy::cast_possible_wrap,
+        clippy::cast_sign_loss
+    )
+)]
+
 mod encoded;
 mod event;
 mod filter;
