@@ -1021,7 +1021,10 @@ impl Store {
             {
                 return Err(self.conflict(
                     name,
-                    format!("Precondition failed: UID in precondition: {want}, UID in object meta: {uid}"),
+                    format!(
+                        "Precondition failed: UID in precondition: {}, UID in object meta: {uid}",
+                        excerpt(want)
+                    ),
                 ));
             }
             let have = current.mod_revision.to_string();
@@ -1030,7 +1033,10 @@ impl Store {
             {
                 return Err(self.conflict(
                     name,
-                    format!("Precondition failed: ResourceVersion in precondition: {want}, ResourceVersion in object meta: {have}"),
+                    format!(
+                        "Precondition failed: ResourceVersion in precondition: {}, ResourceVersion in object meta: {have}",
+                        excerpt(want)
+                    ),
                 ));
             }
             let result = match self.strategy.before_delete(&mut obj, &now) {

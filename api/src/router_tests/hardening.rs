@@ -456,6 +456,21 @@ async fn errors_repeat_only_an_excerpt_of_the_request() {
         );
         assert!(reply.text().contains(TRUNCATED_MARK), "{}", reply.text());
     }
+    // Values from other bodies: delete preconditions, an update's resourceVersion.
+    let kept = created(&app, CM_PATH, &cm("kept")).await;
+    let preconditions = json!({"preconditions": {"uid": huge}}).to_string();
+    let path = format!("{CM_PATH}/kept");
+    let reply = admin_call(&app, "DELETE", &path, Some(&preconditions)).await;
+    assert_status(&reply, 409, "Conflict");
+    assert!(
+        reply.body.len() < SMALL_ANSWER,
+        "{} bytes",
+        reply.body.len()
+    );
+    let mut update = kept.clone();
+    update["metadata"]["resourceVersion"] = json!(huge);
+    let reply = admin_call(&app, "PUT", &path, Some(&update.to_string())).await;
+    bad_parameter(&reply, "invalid resourceVersion");
     // Names and query values from the URL.
     let long = "n".repeat(40_000);
     let reply = admin_call(&app, "GET", &format!("{CM_PATH}/{long}"), None).await;
