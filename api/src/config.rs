@@ -81,6 +81,11 @@ impl Default for WatchSettings {
     }
 }
 
+/// The most bytes an object's stored form may have unless configured otherwise
+/// (`--max-object-bytes`): 1.5 MiB, etcd's default `--max-request-bytes`, the largest write
+/// Kubernetes' storage accepts.
+pub const DEFAULT_MAX_OBJECT_BYTES: usize = 1_572_864;
+
 /// The configuration of [`router`](crate::router).
 #[derive(Clone)]
 pub struct ApiConfig {
@@ -103,11 +108,15 @@ pub struct ApiConfig {
     /// Where Services get cluster IPs and node ports (`--service-cluster-ip-range`, default
     /// `10.96.0.0/12`; `--service-node-port-range`, default `30000-32767`).
     pub service_ranges: ServiceRanges,
+    /// The most bytes an object's stored form may have (`--max-object-bytes`, default
+    /// [`DEFAULT_MAX_OBJECT_BYTES`]); a write of a larger one is a 413 and stores nothing.
+    pub max_object_bytes: usize,
 }
 
 impl ApiConfig {
     /// The default configuration: client certificates authenticate, `system:masters` may do
-    /// everything, everyone else is denied; wall-clock time; no token signer.
+    /// everything, everyone else is denied; wall-clock time; no token signer; stored objects
+    /// of at most [`DEFAULT_MAX_OBJECT_BYTES`].
     pub fn new(flavor: Flavor, readiness: Arc<dyn Readiness>) -> Self {
         Self {
             flavor,
@@ -119,6 +128,7 @@ impl ApiConfig {
             runtime_config: RuntimeConfig::default(),
             token_signer: None,
             service_ranges: ServiceRanges::default(),
+            max_object_bytes: DEFAULT_MAX_OBJECT_BYTES,
         }
     }
 }

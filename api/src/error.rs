@@ -4,6 +4,7 @@
 //! Storage failures are interpreted in [`ApiError::from_storage`] (as Kubernetes'
 //! `storage/errors` does), so handlers never build a status of their own.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use axum::response::IntoResponse;
@@ -26,6 +27,74 @@ pub const OPTIMISTIC_LOCK_MESSAGE: &str =
 /// Kubernetes' wording of a 410 for a continue token whose revision was compacted, when the
 /// Status offers a token that continues at the newest revision (`inconsistentContinue`).
 const INCONSISTENT_CONTINUE: &str = "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.";
+
+/// The most bytes of one request-supplied value (a name, a query value, a field's value or
+/// path) that an error message repeats. Kubernetes' field errors repeat values whole; its
+/// request handling cuts the request-supplied text it repeats (the user agent) at 1,024 bytes,
+/// and so does every message here, so no answer grows with the request that caused it.
+pub const MAX_ECHO_BYTES: usize = 1024;
+
+/// What marks a cut value (Kubernetes' mark for a cut user agent).
+pub const TRUNCATED_MARK: &str = "...TRUNCATED";
+
+/// `text` as an error message repeats it: whole when it has at most [`MAX_ECHO_BYTES`] bytes,
+/// otherwise its first [`MAX_ECHO_BYTES`] (cut on a character boundary) and [`TRUNCATED_MARK`].
+pub fn excerpt(text: &str) -> Cow<'_, str> {
+    if text.len() <= MAX_ECHO_BYTES {
+        Cow::Borrowed(text)
+    } else {
+        Cow::Owned(truncated(text))
+    }
+}
+
+/// `value` rendered as JSON, as an error message repeats it: the rendering is stopped once it
+/// passes [`MAX_ECHO_BYTES`], so a huge value costs no more than its excerpt, and cut as
+/// [`excerpt`] cuts text.
+pub fn excerpt_json(value: &Value) -> String {
+    let mut out = Capped(Vec::new());
+    let complete = serde_json::to_writer(&mut out, value).is_ok();
+    let bytes = out.0;
+    let text = match std::str::from_utf8(&bytes) {
+        Ok(text) => text,
+        // Stopped inside a character: keep the characters before it.
+        Err(e) => std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or_default(),
+    };
+    if complete {
+        text.to_owned()
+    } else {
+        truncated(text)
+    }
+}
+
+/// The first [`MAX_ECHO_BYTES`] of `text` (fewer to end on a character boundary) and
+/// [`TRUNCATED_MARK`].
+fn truncated(text: &str) -> String {
+    let cut = (0..=MAX_ECHO_BYTES.min(text.len()))
+        .rev()
+        .find(|i| text.is_char_boundary(*i))
+        .unwrap_or(0);
+    format!("{}{TRUNCATED_MARK}", &text[..cut])
+}
+
+/// A writer that takes one byte more than [`MAX_ECHO_BYTES`] and then refuses, which stops
+/// the serializer writing to it.
+struct Capped(Vec<u8>);
+
+impl std::io::Write for Capped {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let room = (MAX_ECHO_BYTES + 1).saturating_sub(self.0.len());
+        if room == 0 {
+            return Err(std::io::Error::other("rendering is longer than an excerpt"));
+        }
+        let taken = buf.len().min(room);
+        self.0.extend_from_slice(&buf[..taken]);
+        Ok(taken)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
 
 /// A resource qualified by its group (`configmaps`, `deployments.apps`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -79,7 +148,7 @@ impl fmt::Display for GroupKind {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ApiError {
     /// 404 NotFound: the object does not exist.
-    #[error("{resource} {name:?} not found")]
+    #[error("{resource} {:?} not found", excerpt(.name))]
     NotFound {
         /// The resource.
         resource: GroupResource,
@@ -90,7 +159,7 @@ pub enum ApiError {
     #[error("the server could not find the requested resource")]
     UnknownResource,
     /// 409 AlreadyExists: a create found an object of that name.
-    #[error("{resource} {name:?} already exists")]
+    #[error("{resource} {:?} already exists", excerpt(.name))]
     AlreadyExists {
         /// The resource.
         resource: GroupResource,
@@ -98,7 +167,7 @@ pub enum ApiError {
         name: String,
     },
     /// 409 Conflict: a precondition or an optimistic lock failed.
-    #[error("Operation cannot be fulfilled on {resource} {name:?}: {reason}")]
+    #[error("Operation cannot be fulfilled on {resource} {:?}: {reason}", excerpt(.name))]
     Conflict {
         /// The resource.
         resource: GroupResource,
@@ -108,7 +177,7 @@ pub enum ApiError {
         reason: String,
     },
     /// 422 Invalid: the object failed validation; one cause per field error.
-    #[error("{kind} {name:?} is invalid: {}", aggregate(.causes))]
+    #[error("{kind} {:?} is invalid: {}", excerpt(.name), aggregate(.causes))]
     Invalid {
         /// The object's kind.
         kind: GroupKind,
@@ -140,6 +209,17 @@ pub enum ApiError {
     #[error("Request entity too large: limit is {limit}")]
     RequestEntityTooLarge {
         /// The body limit in bytes.
+        limit: usize,
+    },
+    /// 413 RequestEntityTooLarge: the object a write would store is larger than a stored
+    /// object may be (etcd's `request is too large`); nothing was stored.
+    #[error(
+        "request is too large: the object is {size} bytes, more than the {limit} bytes a stored object may have"
+    )]
+    ObjectTooLarge {
+        /// The size of the object's stored form, in bytes.
+        size: usize,
+        /// The most bytes a stored object may have (`--max-object-bytes`).
         limit: usize,
     },
     /// 410 Gone (reason `Expired`): the requested revision has been compacted.
@@ -237,7 +317,7 @@ fn forbidden_message(resource: &Option<GroupResource>, name: &str, reason: &str)
     match resource {
         None => format!("forbidden: {reason}"),
         Some(r) if name.is_empty() => format!("{r} is forbidden: {reason}"),
-        Some(r) => format!("{r} {name:?} is forbidden: {reason}"),
+        Some(r) => format!("{r} {:?} is forbidden: {reason}", excerpt(name)),
     }
 }
 
@@ -274,6 +354,7 @@ impl ApiError {
             }
             StorageError::Unavailable { reason } => Self::ServiceUnavailable(reason),
             StorageError::Internal { reason } => Self::Internal(reason),
+            StorageError::TooLarge { size, limit, .. } => Self::ObjectTooLarge { size, limit },
         }
     }
 
@@ -286,7 +367,9 @@ impl ApiError {
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
             Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             Self::UnsupportedMediaType { .. } => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            Self::RequestEntityTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::RequestEntityTooLarge { .. } | Self::ObjectTooLarge { .. } => {
+                StatusCode::PAYLOAD_TOO_LARGE
+            }
             Self::Gone { .. } | Self::ListExpired | Self::ContinueExpired { .. } => {
                 StatusCode::GONE
             }
@@ -312,7 +395,9 @@ impl ApiError {
             Self::BadRequest(_) => "BadRequest",
             Self::MethodNotAllowed { .. } => "MethodNotAllowed",
             Self::UnsupportedMediaType { .. } => "UnsupportedMediaType",
-            Self::RequestEntityTooLarge { .. } => "RequestEntityTooLarge",
+            Self::RequestEntityTooLarge { .. } | Self::ObjectTooLarge { .. } => {
+                "RequestEntityTooLarge"
+            }
             Self::Gone { .. } | Self::ListExpired | Self::ContinueExpired { .. } => "Expired",
             Self::Forbidden { .. } => "Forbidden",
             Self::Unauthorized => "Unauthorized",
@@ -348,7 +433,9 @@ impl ApiError {
                 let mut d = details(name, &kind.group, &kind.kind);
                 let causes: Vec<Value> = causes
                     .iter()
-                    .map(|c| json!({"reason": c.reason(), "message": c.body(), "field": c.field}))
+                    .map(|c| {
+                        json!({"reason": c.reason(), "message": c.body(), "field": excerpt(&c.field)})
+                    })
                     .collect();
                 if let Value::Object(m) = &mut d {
                     m.insert("causes".to_owned(), Value::Array(causes));
@@ -372,6 +459,7 @@ impl ApiError {
             Self::BadRequest(_)
             | Self::UnsupportedMediaType { .. }
             | Self::RequestEntityTooLarge { .. }
+            | Self::ObjectTooLarge { .. }
             | Self::Gone { .. }
             | Self::ListExpired
             | Self::ContinueExpired { .. }
@@ -403,10 +491,11 @@ impl ApiError {
     }
 }
 
-/// `StatusDetails` with Kubernetes' omitempty: empty name/group/kind are left out.
+/// `StatusDetails` with Kubernetes' omitempty: empty name/group/kind are left out; the name
+/// is the request's, so only an excerpt of it is repeated.
 fn details(name: &str, group: &str, kind: &str) -> Value {
     let mut m = Map::new();
-    for (k, v) in [("name", name), ("group", group), ("kind", kind)] {
+    for (k, v) in [("name", &*excerpt(name)), ("group", group), ("kind", kind)] {
         if !v.is_empty() {
             m.insert(k.to_owned(), v.into());
         }
@@ -583,6 +672,73 @@ mod tests {
             failure.status(),
             json!({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",
                 "message":"more than one","code":500})
+        );
+    }
+
+    #[test]
+    fn echoes_are_cut_to_an_excerpt() {
+        assert_eq!(excerpt("short"), "short");
+        let exact = "a".repeat(MAX_ECHO_BYTES);
+        assert_eq!(excerpt(&exact), exact);
+        let long = "b".repeat(MAX_ECHO_BYTES + 1);
+        assert_eq!(
+            excerpt(&long),
+            format!("{}{TRUNCATED_MARK}", "b".repeat(MAX_ECHO_BYTES))
+        );
+        // Cut on a character boundary: `é` is two bytes and would straddle the limit.
+        let wide = format!("a{}", "é".repeat(MAX_ECHO_BYTES));
+        let cut = excerpt(&wide);
+        assert_eq!(cut.len(), MAX_ECHO_BYTES - 1 + TRUNCATED_MARK.len());
+        assert!(cut.ends_with(&format!("é{TRUNCATED_MARK}")));
+        assert_eq!(excerpt_json(&json!({"a": [1, 2]})), r#"{"a":[1,2]}"#);
+        let big = json!({"a": "é".repeat(1 << 20)});
+        let rendered = excerpt_json(&big);
+        assert!(rendered.starts_with(r#"{"a":"éé"#), "{rendered:.20}");
+        assert!(rendered.ends_with(TRUNCATED_MARK));
+        assert!(rendered.len() <= MAX_ECHO_BYTES + TRUNCATED_MARK.len());
+    }
+
+    #[test]
+    fn names_in_messages_and_details_are_excerpts() {
+        let long = "n".repeat(10 * MAX_ECHO_BYTES);
+        let e = ApiError::NotFound {
+            resource: cm(),
+            name: long.clone(),
+        };
+        let s = e.status();
+        let message = s["message"].as_str().unwrap_or_default();
+        assert!(message.len() < 2 * MAX_ECHO_BYTES, "{message}");
+        assert!(message.ends_with(&format!("{TRUNCATED_MARK}\" not found")));
+        assert_eq!(s["details"]["name"], excerpt(&long).as_ref());
+        let invalid = ApiError::Invalid {
+            kind: GroupKind::default(),
+            name: long.clone(),
+            causes: vec![FieldError::invalid(long.clone(), long.clone(), "bad")],
+        };
+        assert!(invalid.status().to_string().len() < 8 * MAX_ECHO_BYTES);
+    }
+
+    #[test]
+    fn an_oversized_object_is_413_request_entity_too_large() {
+        let e = ApiError::from_storage(
+            StorageError::TooLarge {
+                key: "k".into(),
+                size: 2_000_000,
+                limit: 1_572_864,
+            },
+            &cm(),
+            "x",
+        );
+        assert_eq!(
+            e.status(),
+            json!({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",
+                "message":"request is too large: the object is 2000000 bytes, more than the 1572864 bytes a stored object may have",
+                "reason":"RequestEntityTooLarge","code":413})
+        );
+        // The body limit's answer is unchanged.
+        assert_eq!(
+            ApiError::RequestEntityTooLarge { limit: 3 }.to_string(),
+            "Request entity too large: limit is 3"
         );
     }
 

@@ -39,6 +39,7 @@ mod router_tests;
 
 pub use config::ApiConfig;
 pub use config::Clock;
+pub use config::DEFAULT_MAX_OBJECT_BYTES;
 pub use config::SystemClock;
 pub use config::TokenSignError;
 pub use config::TokenSigner;

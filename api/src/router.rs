@@ -62,7 +62,8 @@ struct AppState {
 /// The whole HTTP API over `storage`.
 pub fn router(storage: Arc<dyn Storage>, config: ApiConfig) -> Router {
     let registry = Registry::new(config.flavor, &config.runtime_config)
-        .with_service_ranges(config.flavor, config.service_ranges);
+        .with_service_ranges(config.flavor, config.service_ranges)
+        .with_max_object_bytes(config.max_object_bytes);
     let discovery = Arc::new(Discovery::new(&registry, config.flavor));
     let registry = Arc::new(registry);
     let state = AppState {

@@ -150,6 +150,17 @@ pub enum StorageError {
         /// What failed.
         reason: String,
     },
+    /// The value of a write is larger than a stored object may be (etcd's `request is too
+    /// large`); the write was refused before it was proposed.
+    #[error("the value for key {key} is {size} bytes, more than the {limit} allowed")]
+    TooLarge {
+        /// The key.
+        key: String,
+        /// The value's size in bytes.
+        size: usize,
+        /// The most bytes a value may have.
+        limit: usize,
+    },
 }
 
 /// Object persistence with revisions.

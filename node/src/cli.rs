@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use apiary_api::DEFAULT_MAX_OBJECT_BYTES;
 use apiary_api::registry::allocator::DEFAULT_CLUSTER_IP_RANGE;
 use apiary_api::registry::allocator::DEFAULT_NODE_PORT_RANGE;
 use clap::Args;
@@ -139,9 +140,23 @@ pub struct ServeArgs {
     /// The `iss` claim of service account tokens, also their default audience.
     #[arg(long, default_value = DEFAULT_SERVICE_ACCOUNT_ISSUER)]
     pub service_account_issuer: String,
+    /// The most bytes an object may have when stored (its encoded form): a create, update or
+    /// patch of a larger one is refused with 413. The default is etcd's default
+    /// `--max-request-bytes`.
+    #[arg(long, default_value_t = DEFAULT_MAX_OBJECT_BYTES, value_parser = parse_object_bytes)]
+    pub max_object_bytes: usize,
     /// History, watch and continue-token lifetimes.
     #[command(flatten)]
     pub watch: WatchArgs,
+}
+
+/// `--max-object-bytes`: a positive number of bytes.
+fn parse_object_bytes(value: &str) -> Result<usize, String> {
+    match value.parse::<usize>() {
+        Ok(0) => Err("must be more than zero".to_owned()),
+        Ok(bytes) => Ok(bytes),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// The issuer of service account tokens when `--service-account-issuer` is not given.
@@ -185,6 +200,9 @@ pub struct DevArgs {
     /// `--service-node-port-range`, passed on to every replica.
     #[arg(long, default_value = DEFAULT_NODE_PORT_RANGE)]
     pub service_node_port_range: String,
+    /// `--max-object-bytes`, passed on to every replica.
+    #[arg(long, default_value_t = DEFAULT_MAX_OBJECT_BYTES, value_parser = parse_object_bytes)]
+    pub max_object_bytes: usize,
     /// First API port; replica N serves its API on `base-port + N - 1` and its peer listener on
     /// `base-port + 1000 + N - 1`, all on 127.0.0.1.
     #[arg(long, default_value_t = 6443, value_parser = clap::value_parser!(u16).range(1..=63535))]
@@ -239,6 +257,7 @@ mod tests {
         assert_eq!(serve.initial_cluster_state, ClusterState::New);
         assert_eq!(serve.flavor, FlavorName::Platform);
         assert_eq!(serve.client_ca_file, None);
+        assert_eq!(serve.max_object_bytes, 1_572_864);
         // R-RES-233: five minutes of history by default.
         assert_eq!(serve.watch.watch_history, Duration::from_secs(300));
         assert_eq!(serve.watch.min_request_timeout, 1800);
@@ -268,6 +287,7 @@ mod tests {
             "--runtime-config=api/beta=true,batch/v1",
             "--runtime-config",
             "apps/v1/deployments=false",
+            "--max-object-bytes=1024",
         ])
         .unwrap();
         let Command::Serve(serve) = cli.command else {
@@ -285,6 +305,7 @@ mod tests {
         assert_eq!(serve.flavor, FlavorName::Kubernetes);
         assert_eq!(serve.listen_peer, "[::1]:2".parse().unwrap());
         assert_eq!(serve.client_ca_file, Some(PathBuf::from("ca.crt")));
+        assert_eq!(serve.max_object_bytes, 1024);
         // R-VER-063: comma-separated and repeatable, in the order given.
         assert_eq!(
             serve.runtime_config,
@@ -308,6 +329,21 @@ mod tests {
             "--peer-trusted-ca-file=c",
         ]);
         assert!(bad_state.is_err());
+        for bytes in ["0", "-1", "1.5MiB"] {
+            let bad_size = parse(&[
+                "serve",
+                "--name=n",
+                "--data-dir=/d",
+                "--initial-cluster=n=https://a:1",
+                "--tls-cert-file=s",
+                "--tls-private-key-file=k",
+                "--peer-cert-file=p",
+                "--peer-key-file=k",
+                "--peer-trusted-ca-file=c",
+                &format!("--max-object-bytes={bytes}"),
+            ]);
+            assert!(bad_size.is_err(), "{bytes}");
+        }
     }
 
     #[test]
@@ -319,6 +355,7 @@ mod tests {
         assert_eq!(dev.dir, PathBuf::from(".apiary-dev"));
         assert_eq!(dev.base_port, 6443);
         assert!(!dev.init_only);
+        assert_eq!(dev.max_object_bytes, 1_572_864);
         assert_eq!(dev.watch.watch_history, Duration::from_secs(300));
         let Command::Dev(dev) = parse(&[
             "dev",

@@ -145,6 +145,8 @@ pub struct ServeConfig {
     /// Where Services get cluster IPs and node ports (`--service-cluster-ip-range`,
     /// `--service-node-port-range`).
     pub service_ranges: ServiceRanges,
+    /// The most bytes an object's stored form may have (`--max-object-bytes`).
+    pub max_object_bytes: usize,
 }
 
 impl ServeConfig {
@@ -191,6 +193,7 @@ impl ServeConfig {
                 &args.service_cluster_ip_range,
                 &args.service_node_port_range,
             )?,
+            max_object_bytes: args.max_object_bytes,
         })
     }
 }
@@ -378,6 +381,18 @@ mod tests {
         // R-RES-233: five minutes of history unless told otherwise.
         assert_eq!(config.watch_history, Duration::from_secs(300));
         assert_eq!(config.watch, WatchSettings::default());
+        assert_eq!(
+            config.max_object_bytes,
+            apiary_api::DEFAULT_MAX_OBJECT_BYTES
+        );
+        let small = ServeArgs {
+            max_object_bytes: 4096,
+            ..args.clone()
+        };
+        assert_eq!(
+            ServeConfig::from_args(&small).map(|c| c.max_object_bytes),
+            Ok(4096)
+        );
 
         let short = ServeArgs {
             watch: WatchArgs {

@@ -130,6 +130,7 @@ pub async fn run(
         &config.service_account_issuer,
     )?));
     api_config.service_ranges = config.service_ranges;
+    api_config.max_object_bytes = config.max_object_bytes;
     let api_port = listeners.api.local_addr().map(|a| a.port()).unwrap_or(443);
     let service_ranges = config.service_ranges;
     let app = apiary_api::router(storage.clone(), api_config);

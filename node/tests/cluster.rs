@@ -132,6 +132,7 @@ impl Cluster {
             service_account_key: self.dir.join("service-account.key"),
             service_account_issuer: "https://apiary.test".to_owned(),
             service_ranges: ServiceRanges::default(),
+            max_object_bytes: apiary_api::DEFAULT_MAX_OBJECT_BYTES,
         };
         let stop = CancellationToken::new();
         self.api.push(listeners.api.local_addr().unwrap());

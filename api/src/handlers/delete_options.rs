@@ -1,18 +1,36 @@
 //! `DeleteOptions` of a delete, from the body or the query (R-RES-049..055): preconditions
 //! for the store, and Kubernetes' validation of the other options (422 with
-//! `details.kind: DeleteOptions`).
+//! `details.kind: DeleteOptions`). `gracePeriodSeconds` is decoded as Kubernetes decodes it (a
+//! 64-bit integer, 400 otherwise) and not used: objects are removed, or marked for their
+//! finalizers, at once.
+
+// Request input is parsed here: every step of arithmetic on it is checked or saturating
+// (tests are exempt).
+#![cfg_attr(
+    not(test),
+    warn(
+        clippy::arithmetic_side_effects,
+        clippy::cast_possible_truncation,
+        clippy::cast_possible_wrap,
+        clippy::cast_sign_loss
+    )
+)]
 
 use serde_json::Value;
 
 use super::write_options::dry_run_error;
 use crate::error::ApiError;
 use crate::error::GroupKind;
+use crate::error::excerpt;
+use crate::error::excerpt_json;
 use crate::flavor::Flavor;
 use crate::registry::Preconditions;
 use crate::request::QueryParams;
 use crate::validation::FieldError;
 
 const PROPAGATION_POLICIES: [&str; 3] = ["Foreground", "Background", "Orphan"];
+
+const GRACE_PERIOD: &str = "gracePeriodSeconds";
 
 /// The options of one delete request.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -35,10 +53,38 @@ fn string_field(options: &Value, path: &[&str]) -> Result<Option<String>, ApiErr
         Value::Null => Ok(None),
         Value::String(s) => Ok(Some(s.clone())),
         other => Err(ApiError::BadRequest(format!(
-            "invalid DeleteOptions: {} must be a string, not {other}",
-            path.join(".")
+            "invalid DeleteOptions: {} must be a string, not {}",
+            path.join("."),
+            excerpt_json(other)
         ))),
     }
+}
+
+/// `gracePeriodSeconds` of the body (`Null` when absent) or, without a body, of the query: a
+/// 64-bit integer (`-0` is 0) or nothing; anything else is a 400.
+fn check_grace_period(body: &Value, query: &QueryParams, from_body: bool) -> Result<(), ApiError> {
+    let valid = if from_body {
+        match body.get(GRACE_PERIOD) {
+            None | Some(Value::Null) => true,
+            Some(Value::Number(n)) => n.is_i64() || n.as_f64() == Some(0.0),
+            Some(_) => false,
+        }
+    } else {
+        query
+            .get(GRACE_PERIOD)
+            .is_none_or(|v| v.is_empty() || v.parse::<i64>().is_ok())
+    };
+    if valid {
+        return Ok(());
+    }
+    let given = if from_body {
+        body.get(GRACE_PERIOD).map(excerpt_json).unwrap_or_default()
+    } else {
+        format!("{:?}", excerpt(query.get(GRACE_PERIOD).unwrap_or_default()))
+    };
+    Err(ApiError::BadRequest(format!(
+        "invalid DeleteOptions: {GRACE_PERIOD} must be a 64-bit integer, not {given}"
+    )))
 }
 
 /// Reads and validates the options: the body when it has one, else the query parameters.
@@ -53,8 +99,12 @@ pub(crate) fn delete_options(
             .map_err(|e| ApiError::BadRequest(format!("invalid DeleteOptions: {e}")))?;
         let dry_run: Vec<String> = match options.get("dryRun") {
             None | Some(Value::Null) => Vec::new(),
-            Some(v) => serde_json::from_value(v.clone())
-                .map_err(|e| ApiError::BadRequest(format!("invalid DeleteOptions: dryRun: {e}")))?,
+            Some(v) => serde_json::from_value(v.clone()).map_err(|e| {
+                ApiError::BadRequest(format!(
+                    "invalid DeleteOptions: dryRun: {}",
+                    excerpt(&e.to_string())
+                ))
+            })?,
         };
         let propagation = string_field(&options, &["propagationPolicy"])?;
         let orphan = match options.get("orphanDependents") {
@@ -62,7 +112,8 @@ pub(crate) fn delete_options(
             Some(Value::Bool(b)) => Some(*b),
             Some(other) => {
                 return Err(ApiError::BadRequest(format!(
-                    "invalid DeleteOptions: orphanDependents must be a boolean, not {other}"
+                    "invalid DeleteOptions: orphanDependents must be a boolean, not {}",
+                    excerpt_json(other)
                 )));
             }
         };
@@ -73,6 +124,7 @@ pub(crate) fn delete_options(
         let orphan = query.get("orphanDependents").map(|v| v == "true");
         (Value::Null, dry_run, propagation, orphan)
     };
+    check_grace_period(&options, query, from_body)?;
     let mut errs = Vec::new();
     if let Some(p) = &propagation {
         if orphan.is_some() {

@@ -118,6 +118,16 @@ impl Registry {
         self
     }
 
+    /// The registry with every store refusing objects whose stored form has more than `limit`
+    /// bytes (`--max-object-bytes`).
+    pub fn with_max_object_bytes(mut self, limit: usize) -> Self {
+        self.stores = std::mem::take(&mut self.stores)
+            .into_iter()
+            .map(|s| s.with_max_object_bytes(limit))
+            .collect();
+        self
+    }
+
     /// The store of `plural` in `group`/`version`, if served.
     pub fn lookup(&self, group: &str, version: &str, plural: &str) -> Option<&Store> {
         self.stores.iter().find(|s| {

@@ -36,9 +36,11 @@ use super::Strategy;
 use super::allocator::ServiceAllocator;
 use super::builtin::namespace_type;
 use super::strategy::DeleteAction;
+use crate::config::DEFAULT_MAX_OBJECT_BYTES;
 use crate::error::ApiError;
 use crate::error::GroupResource;
 use crate::error::OPTIMISTIC_LOCK_MESSAGE;
+use crate::error::excerpt;
 use crate::flavor::Flavor;
 use crate::request::ContinueToken;
 use crate::request::ListOptions;
@@ -134,6 +136,9 @@ pub struct Store {
     shared: Option<Shared>,
     /// Services' cluster IP and node port allocation (store/allocate.rs); `None` elsewhere.
     allocator: Option<ServiceAllocator>,
+    /// The most bytes an object's stored form may have (`--max-object-bytes`); a write of a
+    /// larger one is a 413 and stores nothing.
+    max_object_bytes: usize,
 }
 
 fn rfc3339(now: DateTime<Utc>) -> String {
@@ -227,7 +232,18 @@ impl Store {
             builtin: None,
             shared: None,
             allocator: None,
+            max_object_bytes: DEFAULT_MAX_OBJECT_BYTES,
         }
+    }
+
+    /// The store, refusing writes of objects whose stored form has more than `limit` bytes
+    /// (and so does the store of the version it shares storage with).
+    pub fn with_max_object_bytes(mut self, limit: usize) -> Self {
+        self.max_object_bytes = limit;
+        if let Some(shared) = &mut self.shared {
+            shared.set_max_object_bytes(limit);
+        }
+        self
     }
 
     /// The store of a built-in kind served in `flavor` (core's finalizer rule applies).
@@ -493,14 +509,16 @@ impl Store {
             && v != expected_version
         {
             return Err(ApiError::BadRequest(format!(
-                "the API version in the data ({v}) does not match the expected API version ({expected_version})"
+                "the API version in the data ({}) does not match the expected API version ({expected_version})",
+                excerpt(v)
             )));
         }
         if let Some(k) = raw.get("kind").and_then(Value::as_str)
             && k != self.resource.kind
         {
             return Err(ApiError::BadRequest(format!(
-                "the kind in the data ({k}) does not match the expected kind ({})",
+                "the kind in the data ({}) does not match the expected kind ({})",
+                excerpt(k),
                 self.resource.kind
             )));
         }
@@ -753,7 +771,7 @@ impl Store {
             let name = meta_str(&candidate, "name").to_owned();
             let key = self.resource.object_key(namespace, &name);
             let written = match encode(&key, &candidate) {
-                Ok(value) => writes.create(&key, value).await,
+                Ok(value) => writes.create(&key, value, self.max_object_bytes).await,
                 Err(e) => {
                     self.release(storage, &reserved).await;
                     return Err(e);
@@ -822,15 +840,16 @@ impl Store {
         let body_name = meta_str(&decoded, "name");
         if body_name != name {
             return Err(ApiError::BadRequest(format!(
-                "the name of the object ({body_name}) does not match the name on the URL ({name})"
+                "the name of the object ({}) does not match the name on the URL ({})",
+                excerpt(body_name),
+                excerpt(name)
             )));
         }
         let requested: Option<Revision> = match meta_str(&decoded, "resourceVersion") {
             "" => None,
-            rv => Some(
-                rv.parse()
-                    .map_err(|_| ApiError::BadRequest(format!("invalid resourceVersion {rv:?}")))?,
-            ),
+            rv => Some(rv.parse().map_err(|_| {
+                ApiError::BadRequest(format!("invalid resourceVersion {:?}", excerpt(rv)))
+            })?),
         };
         let key = self.resource.object_key(namespace, name);
         let mut attempt = 0;
@@ -876,7 +895,9 @@ impl Store {
             if unchanged {
                 return Ok(stored.with_resource_version(current.mod_revision));
             }
-            let written = writes.update(&key, value, current.mod_revision).await;
+            let written = writes
+                .update(&key, value, current.mod_revision, self.max_object_bytes)
+                .await;
             match &written {
                 Ok(_) if !writes.is_dry_run() => self.release(storage, &frees).await,
                 Ok(_) => {}
@@ -1000,7 +1021,10 @@ impl Store {
             {
                 return Err(self.conflict(
                     name,
-                    format!("Precondition failed: UID in precondition: {want}, UID in object meta: {uid}"),
+                    format!(
+                        "Precondition failed: UID in precondition: {}, UID in object meta: {uid}",
+                        excerpt(want)
+                    ),
                 ));
             }
             let have = current.mod_revision.to_string();
@@ -1009,7 +1033,10 @@ impl Store {
             {
                 return Err(self.conflict(
                     name,
-                    format!("Precondition failed: ResourceVersion in precondition: {want}, ResourceVersion in object meta: {have}"),
+                    format!(
+                        "Precondition failed: ResourceVersion in precondition: {}, ResourceVersion in object meta: {have}",
+                        excerpt(want)
+                    ),
                 ));
             }
             let result = match self.strategy.before_delete(&mut obj, &now) {
@@ -1027,7 +1054,10 @@ impl Store {
                 },
                 DeleteAction::Mark => {
                     let value = encode(&key, &obj)?;
-                    match writes.update(&key, value, current.mod_revision).await {
+                    match writes
+                        .update(&key, value, current.mod_revision, self.max_object_bytes)
+                        .await
+                    {
                         Ok(updated) => return self.respond(&key, updated),
                         Err(e) => Err(e),
                     }

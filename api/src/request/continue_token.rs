@@ -12,6 +12,7 @@ use serde::Deserialize;
 use serde::Serialize;
 
 use crate::error::ApiError;
+use crate::error::excerpt;
 use crate::storage::Revision;
 
 /// The only token version Kubernetes (and this server) writes.
@@ -56,12 +57,15 @@ impl ContinueToken {
     }
 
     /// Decodes `token` for the collection under `prefix`. 400 (Kubernetes' `invalid continue
-    /// token` messages) when it is not base64 JSON of a known version, has no revision or
-    /// key, or its key would leave the collection (`..`, `//`).
+    /// token` messages, repeating at most an excerpt of the token) when it is not base64 JSON
+    /// of a known version, its revision is not a positive 64-bit integer (or `-1`), it has no
+    /// key, or its key would leave the collection (`..`, `//`). The token is a query value, so
+    /// the URI's length bounds what is decoded.
     pub fn decode(token: &str, prefix: &str) -> Result<Self, ApiError> {
         let invalid = |why: String| {
             ApiError::BadRequest(format!(
-                "invalid continue token: continue key is not valid: {why}"
+                "invalid continue token: continue key is not valid: {}",
+                excerpt(&why)
             ))
         };
         let bytes = URL_SAFE_NO_PAD

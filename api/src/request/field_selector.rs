@@ -11,6 +11,7 @@
 use serde_json::Value;
 
 use crate::error::ApiError;
+use crate::error::excerpt;
 
 /// A field a kind's field selectors may name, and where its value is in the object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,9 +58,10 @@ impl FieldLabels {
             .ok_or_else(|| {
                 ApiError::BadRequest(match self {
                     Self::Metadata => format!(
-                        "{label:?} is not a known field selector: only \"metadata.name\", \"metadata.namespace\""
+                        "{:?} is not a known field selector: only \"metadata.name\", \"metadata.namespace\"",
+                        excerpt(label)
                     ),
-                    Self::Only(_) => format!("field label not supported: {label}"),
+                    Self::Only(_) => format!("field label not supported: {}", excerpt(label)),
                 })
             })
     }
@@ -95,7 +97,7 @@ fn split_terms(selector: &str) -> Vec<&str> {
             '\\' => escaped = true,
             ',' => {
                 terms.push(&selector[start..i]);
-                start = i + 1;
+                start = i.saturating_add(1);
             }
             _ => {}
         }
@@ -129,7 +131,9 @@ fn unescape(selector: &str, value: &str) -> Result<String, ApiError> {
             Some(e @ ('\\' | ',' | '=')) => out.push(e),
             _ => {
                 return Err(ApiError::BadRequest(format!(
-                    "invalid field selector: '{selector}': invalid escape sequence in {value:?}"
+                    "invalid field selector: '{}': invalid escape sequence in {:?}",
+                    excerpt(selector),
+                    excerpt(value)
                 )));
             }
         }
@@ -148,7 +152,9 @@ impl FieldSelector {
             }
             let (label, equal, value) = split_term(term).ok_or_else(|| {
                 ApiError::BadRequest(format!(
-                    "invalid selector: '{selector}'; can't understand '{term}'"
+                    "invalid selector: '{}'; can't understand '{}'",
+                    excerpt(selector),
+                    excerpt(term)
                 ))
             })?;
             requirements.push(FieldRequirement {

@@ -10,6 +10,7 @@ use super::QueryParams;
 use super::Selectors;
 use crate::error::ApiError;
 use crate::error::GroupKind;
+use crate::error::excerpt;
 use crate::flavor::Flavor;
 use crate::validation::FieldError;
 
@@ -41,8 +42,9 @@ pub struct ListOptions {
     pub allow_watch_bookmarks: bool,
     /// `sendInitialEvents` (`None`: absent).
     pub send_initial_events: Option<bool>,
-    /// `timeoutSeconds` (`None`: absent).
-    pub timeout_seconds: Option<u64>,
+    /// `timeoutSeconds` (`None`: absent), any 64-bit integer as Kubernetes takes it: zero
+    /// or absent means the server's default, a negative value a watch that ends at once.
+    pub timeout_seconds: Option<i64>,
 }
 
 const RV_MATCH: &str = "resourceVersionMatch";
@@ -69,7 +71,7 @@ impl ListOptions {
             resource_version: non_empty("resourceVersion"),
             resource_version_match,
             limit: non_empty("limit")
-                .map(|l| parse_number::<i64>("limit", &l))
+                .map(|l| parse_int("limit", &l))
                 .transpose()?
                 .and_then(|l| usize::try_from(l).ok())
                 .filter(|l| *l > 0),
@@ -80,7 +82,7 @@ impl ListOptions {
                 .map(|v| parse_bool("sendInitialEvents", &v))
                 .transpose()?,
             timeout_seconds: non_empty("timeoutSeconds")
-                .map(|t| parse_number::<u64>("timeoutSeconds", &t))
+                .map(|t| parse_int("timeoutSeconds", &t))
                 .transpose()?,
         };
         causes.extend(options.check());
@@ -180,10 +182,13 @@ fn parse_match(value: &str) -> Option<ResourceVersionMatch> {
     }
 }
 
-fn parse_number<T: std::str::FromStr>(name: &str, value: &str) -> Result<T, ApiError> {
+/// A 64-bit integer parameter (Go's `strconv.ParseInt`): a value that is not one, or does not
+/// fit, is a 400 naming the parameter.
+fn parse_int(name: &str, value: &str) -> Result<i64, ApiError> {
     value.parse().map_err(|_| {
         ApiError::BadRequest(format!(
-            "invalid value {value:?} for query parameter {name}"
+            "invalid value {:?} for query parameter {name}: not a 64-bit integer",
+            excerpt(value)
         ))
     })
 }
@@ -191,7 +196,8 @@ fn parse_number<T: std::str::FromStr>(name: &str, value: &str) -> Result<T, ApiE
 fn parse_bool(name: &str, value: &str) -> Result<bool, ApiError> {
     super::query::parse_bool(value).ok_or_else(|| {
         ApiError::BadRequest(format!(
-            "invalid value {value:?} for query parameter {name}: not a boolean"
+            "invalid value {:?} for query parameter {name}: not a boolean",
+            excerpt(value)
         ))
     })
 }
@@ -236,6 +242,19 @@ mod tests {
         let empty = options("resourceVersion=&continue=&limit=0", false).unwrap();
         assert_eq!(empty, ListOptions::default());
         assert_eq!(options("limit=-4", false).unwrap().limit, None);
+        // Any 64-bit integer is a timeout, as Kubernetes decodes it.
+        for (query, want) in [
+            ("timeoutSeconds=-1", -1),
+            ("timeoutSeconds=-0", 0),
+            ("timeoutSeconds=9223372036854775807", i64::MAX),
+            ("timeoutSeconds=-9223372036854775808", i64::MIN),
+        ] {
+            assert_eq!(options(query, true).unwrap().timeout_seconds, Some(want));
+        }
+        assert_eq!(
+            options("limit=9223372036854775807", false).unwrap().limit,
+            usize::try_from(i64::MAX).ok()
+        );
     }
 
     // R-RES-100, R-RES-150, R-RES-151, R-RES-153, R-RES-154, R-RES-156, R-RES-159, R-RES-238
@@ -296,7 +315,14 @@ mod tests {
 
     #[test]
     fn undecodable_values_are_400() {
-        for query in ["limit=x", "timeoutSeconds=-1", "sendInitialEvents=maybe"] {
+        for query in [
+            "limit=x",
+            "limit=9223372036854775808",
+            "timeoutSeconds=9223372036854775808",
+            "timeoutSeconds=-9223372036854775809",
+            "timeoutSeconds=1.5",
+            "sendInitialEvents=maybe",
+        ] {
             assert!(
                 matches!(options(query, true), Err(ApiError::BadRequest(_))),
                 "{query}"

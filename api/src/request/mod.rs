@@ -2,6 +2,18 @@
 //! [`RequestInfo`] (verb, group, version, resource, subresource, namespace, name), the query
 //! parameters, list and watch options, and the read consistency a `resourceVersion` asks for.
 
+// Request input is parsed here: every step of arithmetic on it is checked or saturating
+// (tests are exempt).
+#![cfg_attr(
+    not(test),
+    warn(
+        clippy::arithmetic_side_effects,
+        clippy::cast_possible_truncation,
+        clippy::cast_possible_wrap,
+        clippy::cast_sign_loss
+    )
+)]
+
 mod continue_token;
 mod field_selector;
 mod info;

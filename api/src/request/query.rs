@@ -64,41 +64,23 @@ pub(crate) fn parse_bool(value: &str) -> Option<bool> {
 /// Percent-decodes `s` (and, with `plus`, turns `+` into a space). Invalid escapes and invalid
 /// UTF-8 are kept (lossily), never an error.
 pub(crate) fn decode(s: &str, plus: bool) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'+' if plus => {
-                out.push(b' ');
-                i += 1;
+    let mut out = Vec::with_capacity(s.len());
+    let mut rest = s.as_bytes();
+    while let Some((&c, tail)) = rest.split_first() {
+        rest = tail;
+        match (c, tail) {
+            (b'+', _) if plus => out.push(b' '),
+            (b'%', [h, l, after @ ..]) if h.is_ascii_hexdigit() && l.is_ascii_hexdigit() => {
+                let byte = std::str::from_utf8(&[*h, *l])
+                    .ok()
+                    .and_then(|hex| u8::from_str_radix(hex, 16).ok());
+                out.extend(byte);
+                rest = after;
             }
-            b'%' if i + 2 < b.len() => match (hex(b[i + 1]), hex(b[i + 2])) {
-                (Some(h), Some(l)) => {
-                    out.push(h << 4 | l);
-                    i += 3;
-                }
-                _ => {
-                    out.push(b'%');
-                    i += 1;
-                }
-            },
-            c => {
-                out.push(c);
-                i += 1;
-            }
+            (c, _) => out.push(c),
         }
     }
     String::from_utf8_lossy(&out).into_owned()
-}
-
-fn hex(c: u8) -> Option<u8> {
-    match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        b'A'..=b'F' => Some(c - b'A' + 10),
-        _ => None,
-    }
 }
 
 #[cfg(test)]
@@ -118,6 +100,8 @@ mod tests {
         assert!(!q.flag("verbose"));
         assert_eq!(q.get("bad"), Some("%zz"));
         assert_eq!(q.get("end"), Some("%4"));
+        assert_eq!(decode("%41%62%+f%", false), "Ab%+f%");
+        assert_eq!(decode("%e2%9c%93+", true), "\u{2713} ");
         assert_eq!(q.get("missing"), None);
         assert!(QueryParams::parse(None).get("a").is_none());
         let many = QueryParams::parse(Some("exclude=a&exclude=b"));

@@ -6,6 +6,7 @@ use super::ContinueToken;
 use super::ListOptions;
 use super::ResourceVersionMatch;
 use crate::error::ApiError;
+use crate::error::excerpt;
 use crate::storage::ReadConsistency;
 use crate::storage::Revision;
 
@@ -18,9 +19,11 @@ pub struct ListRead {
     pub after_key: Option<String>,
 }
 
+/// A `resourceVersion` as a revision (Kubernetes' `ParseResourceVersion`: an unsigned 64-bit
+/// decimal); anything else, or a larger number, is a 400.
 fn parse_revision(rv: &str) -> Result<Revision, ApiError> {
     rv.parse()
-        .map_err(|_| ApiError::BadRequest(format!("invalid resource version: {rv:?}")))
+        .map_err(|_| ApiError::BadRequest(format!("invalid resource version: {:?}", excerpt(rv))))
 }
 
 /// The consistency of a get with `resourceVersion`: unset or empty is Most Recent, `0` is

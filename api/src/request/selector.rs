@@ -14,6 +14,7 @@ use serde_json::Value;
 use super::FieldLabels;
 use super::FieldSelector;
 use crate::error::ApiError;
+use crate::error::excerpt;
 use crate::validation::validate_label_value;
 use crate::validation::validate_qualified_name;
 
@@ -82,11 +83,11 @@ fn split_top(s: &str) -> Vec<&str> {
     let mut start = 0;
     for (i, c) in s.char_indices() {
         match c {
-            '(' => depth += 1,
+            '(' => depth = depth.saturating_add(1),
             ')' => depth = depth.saturating_sub(1),
             ',' if depth == 0 => {
                 parts.push(&s[start..i]);
-                start = i + 1;
+                start = i.saturating_add(1);
             }
             _ => {}
         }
@@ -96,12 +97,14 @@ fn split_top(s: &str) -> Vec<&str> {
 }
 
 fn syntax(found: &str, expected: &str) -> ApiError {
-    ApiError::BadRequest(format!("found '{found}', expected: {expected}"))
+    ApiError::BadRequest(format!("found '{}', expected: {expected}", excerpt(found)))
 }
 
 fn invalid(what: &str, value: &str, why: &str) -> ApiError {
     ApiError::BadRequest(format!(
-        "unable to parse requirement: {what}: Invalid value: {value:?}: {why}"
+        "unable to parse requirement: {}: Invalid value: {:?}: {why}",
+        excerpt(what),
+        excerpt(value)
     ))
 }
 

@@ -9,6 +9,7 @@ mod discovery;
 mod dry_run;
 mod errors;
 mod field_validation;
+mod hardening;
 mod health;
 mod list;
 mod mem_storage;

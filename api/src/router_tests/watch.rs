@@ -27,7 +27,7 @@ use crate::bootstrap::ensure_system_namespaces;
 use crate::flavor::Flavor;
 
 /// The longest a test waits for an event that must come.
-const PATIENCE: Duration = Duration::from_secs(5);
+pub(super) const PATIENCE: Duration = Duration::from_secs(5);
 
 /// A router whose watches report progress every `bookmark_interval`.
 async fn app_with(bookmark_interval: Duration) -> (Router, Arc<MemStorage>) {
@@ -124,7 +124,7 @@ impl Watch {
     }
 
     /// Asserts that the stream ends within `wait` (events before the end are returned).
-    async fn until_end(&mut self, wait: Duration) -> Vec<Value> {
+    pub(super) async fn until_end(&mut self, wait: Duration) -> Vec<Value> {
         let deadline = Instant::now() + wait;
         let mut events = Vec::new();
         loop {

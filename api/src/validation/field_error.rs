@@ -5,6 +5,9 @@ use std::fmt;
 
 use serde_json::Value;
 
+use crate::error::excerpt;
+use crate::error::excerpt_json;
+
 /// What is wrong with a field (Kubernetes' `field.ErrorType`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum FieldErrorKind {
@@ -161,14 +164,19 @@ impl FieldError {
     }
 }
 
-/// Values print as Go's `%q`/`%#v` print them: strings quoted, everything else as JSON.
+/// Values print as Go's `%q`/`%#v` print them: strings quoted, everything else as JSON. Only
+/// an excerpt of a long value is repeated ([`excerpt`]: a string is cut before it is quoted,
+/// anything else is cut as rendered).
 fn render(v: &Value) -> String {
-    v.to_string()
+    match v {
+        Value::String(s) => Value::String(excerpt(s).into_owned()).to_string(),
+        other => excerpt_json(other),
+    }
 }
 
 impl fmt::Display for FieldError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.field, self.body())
+        write!(f, "{}: {}", excerpt(&self.field), self.body())
     }
 }
 
@@ -207,5 +215,28 @@ mod tests {
         assert_eq!(n.reason(), "FieldValueNotSupported");
         let d = FieldError::duplicate("data[a]", "a");
         assert_eq!(d.body(), r#"Duplicate value: "a""#);
+    }
+
+    #[test]
+    fn long_values_and_paths_are_repeated_as_excerpts() {
+        use crate::error::MAX_ECHO_BYTES;
+        use crate::error::TRUNCATED_MARK;
+        let huge = "v".repeat(1 << 20);
+        let e = FieldError::invalid(format!("data[{huge}]"), huge.as_str(), "bad");
+        let body = e.body();
+        assert_eq!(
+            body,
+            format!(
+                "Invalid value: \"{}{TRUNCATED_MARK}\": bad",
+                "v".repeat(MAX_ECHO_BYTES)
+            )
+        );
+        let text = e.to_string();
+        assert!(text.starts_with(&format!("data[{}", "v".repeat(MAX_ECHO_BYTES - 5))));
+        assert!(text.len() < 3 * MAX_ECHO_BYTES, "{} bytes", text.len());
+        let object = serde_json::json!({"list": vec![huge.as_str(); 4]});
+        let n = FieldError::not_found("patch", object);
+        assert!(n.body().ends_with(TRUNCATED_MARK), "{}", n.body());
+        assert!(n.body().len() < 2 * MAX_ECHO_BYTES);
     }
 }

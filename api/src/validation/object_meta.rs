@@ -12,6 +12,7 @@ use super::NameRule;
 use super::labels::validate_labels;
 use super::labels::validate_qualified_name;
 use super::validate_dns_label;
+use crate::error::excerpt;
 use crate::flavor::Flavor;
 
 /// The largest total size of an object's annotations, keys plus values, in bytes.
@@ -181,7 +182,9 @@ fn validate_owner_references(refs: Option<&Value>) -> Vec<FieldError> {
                     PATH,
                     Value::Array(list.clone()),
                     format!(
-                        "Only one reference can have Controller set to true. Found \"true\" in references for {first} and {current}"
+                        "Only one reference can have Controller set to true. Found \"true\" in references for {} and {}",
+                        excerpt(first),
+                        excerpt(&current)
                     ),
                 )),
                 None => controller = Some(current),
@@ -250,7 +253,7 @@ pub fn validate_object_meta_update(new: &Value, old: &Value) -> Vec<FieldError> 
         "metadata.finalizers",
         format!(
             "no new finalizers can be added if the object is being deleted, found new finalizers []string{{{}}}",
-            listed.join(", ")
+            excerpt(&listed.join(", "))
         ),
     )]
 }

@@ -50,7 +50,7 @@ fn head(kind: EventType, out: &mut Vec<u8>) {
 
 /// The event `kind` of a JSON `object` (a converted object, or one built here).
 pub(crate) fn event(kind: EventType, object: &[u8]) -> Bytes {
-    let mut out = Vec::with_capacity(object.len() + 32);
+    let mut out = Vec::with_capacity(object.len().saturating_add(32));
     head(kind, &mut out);
     out.extend_from_slice(object);
     out.extend_from_slice(b"}\n");
@@ -60,7 +60,7 @@ pub(crate) fn event(kind: EventType, object: &[u8]) -> Bytes {
 /// The event `kind` of a stored object at `revision` (its `resourceVersion`), spliced
 /// without parsing.
 pub(crate) fn object_event(kind: EventType, stored: &StoredJson, revision: Revision) -> Bytes {
-    let mut out = Vec::with_capacity(stored.json.len() + 64);
+    let mut out = Vec::with_capacity(stored.json.len().saturating_add(64));
     head(kind, &mut out);
     stored.write_with_resource_version(revision, &mut out);
     out.extend_from_slice(b"}\n");

@@ -9,6 +9,18 @@
 //! - [`encoded`]: events encoded once for every watch of a replica.
 //! - [`stream`]: the body: events, bookmarks, timeout, errors.
 
+// Watches run on request-supplied timeouts and versions: every step of arithmetic is checked or
+// saturating (tests are exempt).
+#![cfg_attr(
+    not(test),
+    warn(
+        clippy::arithmetic_side_effects,
+        clippy::cast_possible_truncation,
+        clippy::cast_possible_wrap,
+        clippy::cast_sign_loss
+    )
+)]
+
 mod encoded;
 mod event;
 mod filter;
@@ -59,16 +71,33 @@ pub(crate) struct WatchTarget<'a> {
     pub encoded: Arc<EncodedEvents>,
 }
 
-/// How long the watch runs: `timeoutSeconds` if given and not zero, otherwise a random time
-/// between the minimum request timeout and twice it, so that clients do not all reconnect at
-/// once (as Kubernetes' list handler does).
+/// The longest a watch runs: a longer `timeoutSeconds` is cut to this. Kubernetes multiplies
+/// `timeoutSeconds` into a Go `time.Duration` (nanoseconds in an `int64`), which silently
+/// wraps past about 292 years; here the time saturates instead, at ten years: longer than any
+/// connection lives, and far below where adding it to the clock could overflow on any
+/// platform (tokio's own "far future" is 30 years).
+const MAX_WATCH_TIMEOUT: Duration = Duration::from_secs(10 * 365 * 24 * 60 * 60);
+
+/// How long the watch runs, as Kubernetes' watch handler decides: `timeoutSeconds` if given
+/// and not zero (a negative one has already passed, so the watch ends once its initial events
+/// are sent; at most [`MAX_WATCH_TIMEOUT`]), otherwise a random time between the minimum
+/// request timeout and twice it, so that clients do not all reconnect at once.
 fn timeout(options: &ListOptions, settings: &WatchSettings) -> Duration {
     match options.timeout_seconds {
-        Some(secs) if secs > 0 => Duration::from_secs(secs),
-        _ => settings
-            .min_request_timeout
-            .mul_f64(1.0 + rand::rng().random::<f64>()),
+        None | Some(0) => {
+            let secs = settings.min_request_timeout.as_secs_f64();
+            Duration::try_from_secs_f64(secs * (1.0 + rand::rng().random::<f64>()))
+                .unwrap_or(MAX_WATCH_TIMEOUT)
+        }
+        Some(secs) => u64::try_from(secs).map_or(Duration::ZERO, Duration::from_secs),
     }
+    .min(MAX_WATCH_TIMEOUT)
+}
+
+/// When a watch started at `started` ends: `timeout` later. A clock that cannot count that far
+/// (none that runs this server) ends it at once rather than panicking.
+fn deadline(started: Instant, timeout: Duration) -> Instant {
+    started.checked_add(timeout).unwrap_or(started)
 }
 
 /// A 200 JSON response streaming `body`. No `Content-Length`: HTTP/1.1 sends it chunked.
@@ -153,7 +182,7 @@ pub(crate) async fn serve_watch(
         },
         interval: target.settings.bookmark_interval,
     });
-    let deadline = started + timeout(&options, &target.settings);
+    let deadline = deadline(started, timeout(&options, &target.settings));
     let events = EventStream::new(
         initial,
         end_bookmark,
@@ -164,4 +193,40 @@ pub(crate) async fn serve_watch(
         deadline,
     );
     Ok(streaming(events.into_body()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn timeout_of(seconds: Option<i64>, settings: &WatchSettings) -> Duration {
+        let options = ListOptions {
+            timeout_seconds: seconds,
+            ..ListOptions::default()
+        };
+        timeout(&options, settings)
+    }
+
+    #[test]
+    fn timeouts_saturate_and_negative_ones_have_passed() {
+        let settings = WatchSettings::default();
+        assert_eq!(timeout_of(Some(7), &settings), Duration::from_secs(7));
+        assert_eq!(timeout_of(Some(i64::MAX), &settings), MAX_WATCH_TIMEOUT);
+        for passed in [-1, i64::MIN] {
+            assert_eq!(timeout_of(Some(passed), &settings), Duration::ZERO);
+        }
+        for default in [None, Some(0)] {
+            let t = timeout_of(default, &settings);
+            assert!(t >= settings.min_request_timeout, "{t:?}");
+            assert!(t <= settings.min_request_timeout * 2, "{t:?}");
+        }
+        let endless = WatchSettings {
+            min_request_timeout: Duration::MAX,
+            ..settings
+        };
+        assert_eq!(timeout_of(None, &endless), MAX_WATCH_TIMEOUT);
+        let now = Instant::now();
+        assert!(deadline(now, MAX_WATCH_TIMEOUT) > now);
+        assert_eq!(deadline(now, Duration::ZERO), now);
+    }
 }

@@ -123,7 +123,7 @@ impl EventStream {
                 .deadline
                 .checked_sub(PRE_TIMEOUT_BOOKMARK)
                 .unwrap_or(now);
-            let due = (now + b.interval).min(last);
+            let due = now.checked_add(b.interval).unwrap_or(last).min(last);
             (due >= now).then_some(due)
         });
     }

@@ -152,6 +152,7 @@ pub fn replica_specs(args: &DevArgs, dir: &Path, pki: &DevPki, program: &Path) -
                 .into(),
             );
             argv.push(format!("--service-node-port-range={}", args.service_node_port_range).into());
+            argv.push(format!("--max-object-bytes={}", args.max_object_bytes).into());
             if !args.runtime_config.is_empty() {
                 argv.push(format!("--runtime-config={}", args.runtime_config.join(",")).into());
             }
@@ -271,6 +272,7 @@ mod tests {
             runtime_config: vec!["api/beta=true".into(), "apps/v1=false".into()],
             service_cluster_ip_range: "10.0.0.0/24".into(),
             service_node_port_range: "31000-31999".into(),
+            max_object_bytes: 2048,
             base_port: 20000,
             init_only: false,
             watch: WatchArgs {
@@ -318,6 +320,7 @@ mod tests {
                 Ok(config.service_ranges),
                 apiary_api::registry::allocator::ServiceRanges::parse("10.0.0.0/24", "31000-31999")
             );
+            assert_eq!(config.max_object_bytes, 2048);
         }
         assert_eq!(configs[1].initial_cluster[&2], "https://127.0.0.1:21001");
         assert_eq!(specs[2].pid_file, dir.path().join("node-3.pid"));
@@ -334,6 +337,7 @@ mod tests {
             runtime_config: Vec::new(),
             service_cluster_ip_range: "10.96.0.0/12".into(),
             service_node_port_range: "30000-32767".into(),
+            max_object_bytes: apiary_api::DEFAULT_MAX_OBJECT_BYTES,
             base_port: 6443,
             init_only: true,
             watch: WatchArgs {

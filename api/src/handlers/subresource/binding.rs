@@ -16,6 +16,7 @@ use super::body;
 use crate::error::ApiError;
 use crate::error::GroupKind;
 use crate::error::GroupResource;
+use crate::error::excerpt;
 use crate::registry::Registry;
 use crate::registry::WriteOptions;
 use crate::storage::Revision;
@@ -120,10 +121,9 @@ async fn assign(
     let want_uid = binding.metadata.uid.clone().filter(|u| !u.is_empty());
     let expected: Option<Revision> = match binding.metadata.resource_version.as_deref() {
         None | Some("") => None,
-        Some(rv) => Some(
-            rv.parse()
-                .map_err(|_| ApiError::BadRequest(format!("invalid resourceVersion {rv:?}")))?,
-        ),
+        Some(rv) => Some(rv.parse().map_err(|_| {
+            ApiError::BadRequest(format!("invalid resourceVersion {:?}", excerpt(rv)))
+        })?),
     };
     let annotations = binding.metadata.annotations.clone().unwrap_or_default();
     let refuse = |reason: String| ApiError::Conflict {

@@ -7,6 +7,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::error::ApiError;
+use crate::error::excerpt;
 
 /// `body` as a JSON object; 400 when it is not one.
 pub(in crate::handlers) fn parse(body: &[u8]) -> Result<Value, ApiError> {
@@ -42,14 +43,16 @@ where
         && !api_versions.contains(&v)
     {
         return Err(ApiError::BadRequest(format!(
-            "the API version in the data ({v}) does not match the expected API version ({expected})"
+            "the API version in the data ({}) does not match the expected API version ({expected})",
+            excerpt(v)
         )));
     }
     if let Some(k) = value.get("kind").and_then(Value::as_str)
         && k != kind
     {
         return Err(ApiError::BadRequest(format!(
-            "the kind in the data ({k}) does not match the expected kind ({kind})"
+            "the kind in the data ({}) does not match the expected kind ({kind})",
+            excerpt(k)
         )));
     }
     // k8s-openapi checks `apiVersion` against its own constant, which the flavor may spell
@@ -62,7 +65,8 @@ where
     let version = expected.rsplit('/').next().unwrap_or(expected);
     serde_json::from_value(fields).map_err(|e| {
         ApiError::BadRequest(format!(
-            "{kind} in version \"{version}\" cannot be handled as a {kind}: {e}"
+            "{kind} in version \"{version}\" cannot be handled as a {kind}: {}",
+            excerpt(&e.to_string())
         ))
     })
 }

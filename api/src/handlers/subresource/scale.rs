@@ -13,6 +13,7 @@ use super::ResourceRequest;
 use super::body;
 use crate::error::ApiError;
 use crate::error::GroupKind;
+use crate::error::excerpt;
 use crate::patch;
 use crate::patch::PATCH_MEDIA_TYPES;
 use crate::patch::PatchType;
@@ -200,8 +201,9 @@ pub(crate) async fn update_scale(
     let body_name = typed.metadata.name.clone().unwrap_or_default();
     if body_name != parent.name {
         return Err(ApiError::BadRequest(format!(
-            "the name of the object ({body_name}) does not match the name on the URL ({})",
-            parent.name
+            "the name of the object ({}) does not match the name on the URL ({})",
+            excerpt(&body_name),
+            excerpt(parent.name)
         )));
     }
     let replicas = typed.spec.and_then(|s| s.replicas).unwrap_or(0);

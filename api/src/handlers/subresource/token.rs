@@ -18,6 +18,7 @@ use super::ResourceRequest;
 use super::body;
 use crate::error::ApiError;
 use crate::error::GroupKind;
+use crate::error::excerpt;
 use crate::flavor::Flavor;
 use crate::validation::FieldError;
 
@@ -109,7 +110,8 @@ pub(super) async fn issue(
             && given != want
         {
             return Err(ApiError::BadRequest(format!(
-                "the {field} of the TokenRequest ({given}) does not match the service account's ({want})"
+                "the {field} of the TokenRequest ({}) does not match the service account's ({want})",
+                excerpt(given)
             )));
         }
     }

@@ -108,6 +108,11 @@ pub(super) struct Shared {
 }
 
 impl Shared {
+    /// Sets the home store's object size limit (it runs the writes).
+    pub(super) fn set_max_object_bytes(&mut self, limit: usize) {
+        self.home.max_object_bytes = limit;
+    }
+
     /// A served-version body (decoded and checked) in the storage version.
     fn to_storage(&self, mut obj: Value) -> Result<Value, ApiError> {
         if let Value::Object(m) = &mut obj {

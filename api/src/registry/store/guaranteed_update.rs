@@ -52,7 +52,11 @@ impl Store {
             }
             self.strategy.canonicalize(&mut obj);
             let value = encode(&key, &obj)?;
-            match writes.update(&key, value, current.mod_revision).await {
+            let limit = self.max_object_bytes;
+            match writes
+                .update(&key, value, current.mod_revision, limit)
+                .await
+            {
                 Ok(updated) => return self.respond(&key, updated),
                 Err(StorageError::Conflict { .. })
                     if expected.is_none() && attempt < RETRY_ATTEMPTS =>

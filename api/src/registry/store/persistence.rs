@@ -2,6 +2,10 @@
 //! R-RES-192..194), checked against storage as the write would be and then dropped, as
 //! Kubernetes' `DryRunnableStorage` does. Every step before persistence is the store's and runs
 //! unchanged; only the three storage writes are replaced here.
+//!
+//! A value larger than a stored object may be is refused here, before it is proposed and
+//! whether or not the write is a dry run, as etcd refuses a request over its
+//! `--max-request-bytes`: the bytes measured are the ones that would be proposed.
 
 use bytes::Bytes;
 
@@ -44,14 +48,16 @@ impl<'a> Persistence<'a> {
             })
     }
 
-    /// As [`Storage::create`]. A dry run fails with `AlreadyExists` when the key is taken, and
-    /// otherwise answers `value` at revision 0, which no write ever has: a dry-run create has
-    /// no `resourceVersion`.
+    /// As [`Storage::create`]; `TooLarge` when `value` has more than `max_bytes` bytes. A dry
+    /// run fails with `AlreadyExists` when the key is taken, and otherwise answers `value` at
+    /// revision 0, which no write ever has: a dry-run create has no `resourceVersion`.
     pub(super) async fn create(
         &self,
         key: &str,
         value: Bytes,
+        max_bytes: usize,
     ) -> Result<StoredObject, StorageError> {
+        fits(key, &value, max_bytes)?;
         if !self.dry_run {
             return self.storage.create(key, value).await;
         }
@@ -69,15 +75,18 @@ impl<'a> Persistence<'a> {
         }
     }
 
-    /// As [`Storage::update`]. A dry run fails as the update would (`NotFound`, `Conflict`),
-    /// and otherwise answers `value` at the current revision: the object keeps its
-    /// `resourceVersion` because nothing was written (Kubernetes answers the same).
+    /// As [`Storage::update`]; `TooLarge` when `value` has more than `max_bytes` bytes. A dry
+    /// run fails as the update would (`NotFound`, `Conflict`), and otherwise answers `value` at
+    /// the current revision: the object keeps its `resourceVersion` because nothing was
+    /// written (Kubernetes answers the same).
     pub(super) async fn update(
         &self,
         key: &str,
         value: Bytes,
         expected: Revision,
+        max_bytes: usize,
     ) -> Result<StoredObject, StorageError> {
+        fits(key, &value, max_bytes)?;
         if !self.dry_run {
             return self.storage.update(key, value, expected).await;
         }
@@ -112,4 +121,16 @@ impl<'a> Persistence<'a> {
             _ => Ok(current),
         }
     }
+}
+
+/// `TooLarge` when `value`, to be written at `key`, has more than `max_bytes` bytes.
+fn fits(key: &str, value: &Bytes, max_bytes: usize) -> Result<(), StorageError> {
+    if value.len() > max_bytes {
+        return Err(StorageError::TooLarge {
+            key: key.to_owned(),
+            size: value.len(),
+            limit: max_bytes,
+        });
+    }
+    Ok(())
 }
