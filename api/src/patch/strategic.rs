@@ -20,6 +20,7 @@ use super::Shape;
 use super::echo::json_excerpt;
 use super::parse;
 use super::strategic_list::merge_list;
+use super::strategic_list::server_identities;
 use super::strategic_list::set_element_order;
 use super::value_hash::Hashed;
 use crate::schema::markers::PatchStrategy;
@@ -114,7 +115,7 @@ pub(super) fn merge_map(
     let mut orders = Vec::new();
     for (key, order) in &patch {
         if let Some(field) = key.strip_prefix(SET_ELEMENT_ORDER) {
-            let server = original.get(field).cloned().unwrap_or(Value::Null);
+            let server = server_identities(original.get(field), shape.field(field).1);
             orders.push((field.to_owned(), order.clone(), server));
         }
     }

@@ -33,11 +33,32 @@ fn identity<'v>(item: &'v Value, merge_key: Option<&str>) -> Option<&'v Value> {
     }
 }
 
-/// Where each identity first appears in `list`.
-fn first_positions<'v>(list: &'v [Value], key: Option<&str>) -> HashMap<Hashed<'v>, usize> {
-    let mut positions = HashMap::with_capacity(list.len());
-    for (at, item) in list.iter().enumerate() {
-        if let Some(id) = identity(item, key) {
+/// The identities of `list`'s items in order: what ordering the merged list needs of the
+/// server's list, which the merge consumes.
+fn identities(list: &[Value], key: Option<&str>) -> Vec<Option<Value>> {
+    list.iter()
+        .map(|item| identity(item, key).cloned())
+        .collect()
+}
+
+/// The identities of the server's `list` (a field's value, if it is a list) as the field's
+/// `markers` identify its items, for [`set_element_order`].
+pub(super) fn server_identities(
+    list: Option<&Value>,
+    markers: Option<&Markers>,
+) -> Vec<Option<Value>> {
+    let key = markers.and_then(|m| m.patch_merge_key);
+    match list {
+        Some(Value::Array(items)) => identities(items, key),
+        _ => Vec::new(),
+    }
+}
+
+/// Where each identity first appears among `ids`.
+fn first_positions<'v>(ids: impl Iterator<Item = Option<&'v Value>>) -> HashMap<Hashed<'v>, usize> {
+    let mut positions = HashMap::new();
+    for (at, id) in ids.enumerate() {
+        if let Some(id) = id {
             positions.entry(Hashed(id)).or_insert(at);
         }
     }
@@ -93,9 +114,10 @@ pub(super) fn merge_list(
             .cloned()
             .collect();
         drop(seen);
-        let mut merged = original.clone();
+        let server = identities(&original, None);
+        let mut merged = original;
         merged.extend(added);
-        return Ok(normalize(merged, &patch, &original, None));
+        return Ok(normalize(merged, &patch, &server, None));
     }
     let Some(key) = markers.and_then(|m| m.patch_merge_key) else {
         return Err(PatchError::Malformed(
@@ -152,7 +174,8 @@ fn merge_objects(
     if replace {
         return Ok(updates.into_iter().map(Value::Object).collect());
     }
-    let mut merged = original.clone();
+    let server = identities(&original, Some(key));
+    let mut merged = original;
     if !deleted.is_empty() {
         let deleted: HashSet<Hashed<'_>> = deleted.iter().map(Hashed).collect();
         merged.retain(|m| m.get(key).is_none_or(|id| !deleted.contains(&Hashed(id))));
@@ -181,15 +204,15 @@ fn merge_objects(
         }
         order.push(Value::Object(Map::from_iter([(key.to_owned(), id)])));
     }
-    Ok(normalize(merged, &order, &original, Some(key)))
+    Ok(normalize(merged, &order, &server, Some(key)))
 }
 
 /// `$setElementOrder/<field>`: `merged` reordered by `order`, the server-only items at their
-/// places in `server` (the list before the patch).
+/// places in `server` (the identities of the list before the patch).
 pub(super) fn set_element_order(
     merged: Vec<Value>,
     order: &Value,
-    server: &Value,
+    server: &[Option<Value>],
     markers: Option<&Markers>,
 ) -> Result<Vec<Value>, PatchError> {
     let Some(order) = order.as_array() else {
@@ -202,20 +225,19 @@ pub(super) fn set_element_order(
         return Ok(merged);
     }
     let key = markers.and_then(|m| m.patch_merge_key);
-    let server = server.as_array().map(Vec::as_slice).unwrap_or_default();
     Ok(normalize(merged, order, server, key))
 }
 
 /// Upstream's `normalizeElementOrder`: the items named in `order` in that order, woven with
-/// the others in their `server` order.
+/// the others in their order in the server's list (of which `server` are the identities).
 fn normalize(
     merged: Vec<Value>,
     order: &[Value],
-    server: &[Value],
+    server: &[Option<Value>],
     key: Option<&str>,
 ) -> Vec<Value> {
-    let in_order = first_positions(order, key);
-    let in_server = first_positions(server, key);
+    let in_order = first_positions(order.iter().map(|o| identity(o, key)));
+    let in_server = first_positions(server.iter().map(Option::as_ref));
     // (place in the order, place in the server's list, item)
     let mut patched: Vec<(usize, Option<usize>, Value)> = Vec::new();
     let mut server_only: Vec<(Option<usize>, Value)> = Vec::new();
