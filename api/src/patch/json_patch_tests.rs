@@ -90,7 +90,7 @@ fn a_failing_test_fails_the_whole_patch() {
     assert_eq!(refused(&got), "testing value /data/x failed: test failed");
 }
 
-// Operations that do not apply are 422 naming the operation and its path (C9).
+// Operations that do not apply are 422 naming the operation and its path.
 #[test]
 fn operations_that_do_not_apply_name_their_path() {
     let current = json!({"a": {"b": 1}, "l": [1]});
@@ -176,7 +176,7 @@ fn a_body_that_is_not_a_list_of_operations_is_malformed() {
     assert_eq!(patch(json!({"a": 1}), json!(null)), Ok(json!({"a": 1})));
 }
 
-// C1: more than 10,000 operations are refused before any applies, in Kubernetes' words.
+// More than 10,000 operations are refused before any applies, in Kubernetes' words.
 #[test]
 fn too_many_operations_are_refused_before_any_applies() {
     let op = json!({"op": "test", "path": "/nope", "value": 1});
@@ -191,7 +191,7 @@ fn too_many_operations_are_refused_before_any_applies() {
     );
 }
 
-// C2: copies of a value into itself double it; the accumulated copy size is bounded by
+// Copies of a value into itself double it; the accumulated copy size is bounded by
 // Kubernetes' 3 MiB and answered in upstream's words.
 #[test]
 fn self_copies_stop_at_the_copy_budget() {
@@ -218,7 +218,7 @@ fn self_copies_stop_at_the_copy_budget() {
     assert_eq!(got.as_object().expect("object").len(), 1001);
 }
 
-// C3: copying a chain into its own leaf doubles its depth; the copy that would pass the
+// Copying a chain into its own leaf doubles its depth; the copy that would pass the
 // nesting limit is refused, with and without lists on the way.
 #[test]
 fn nesting_built_by_copies_stops_at_the_limit() {
@@ -251,7 +251,7 @@ fn nesting_built_by_copies_stops_at_the_limit() {
     assert!(refused(&got).contains("nesting depth"), "{got:?}");
 }
 
-// C3: an add, replace, copy or move whose value would pass the limit is refused; at the
+// An add, replace, copy or move whose value would pass the limit is refused; at the
 // limit it is applied. (A value in a patch nests at most 125 deep: the list of operations
 // and the operation take two of the parser's levels.)
 #[test]

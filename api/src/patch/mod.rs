@@ -182,8 +182,8 @@ mod tests {
         }
     }
 
-    // C3 for every engine: a current object and a patch at the nesting limit build a value at
-    // the limit; an object past it, or a patch past it, is refused as too deep.
+    // Every engine keeps the nesting limit: a current object and a patch at the limit build
+    // a value at the limit; an object past it, or a patch past it, is refused as too deep.
     #[test]
     fn every_engine_keeps_the_nesting_limit() {
         let schema = crate::schema::of::<k8s_openapi::api::core::v1::ConfigMap>().expect("schema");

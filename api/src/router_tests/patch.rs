@@ -82,7 +82,7 @@ fn nest_bomb() -> String {
     Value::Array(ops).to_string()
 }
 
-// C1: a JSON Patch of more than 10,000 operations is 413 in Kubernetes' words before any
+// A JSON Patch of more than 10,000 operations is 413 in Kubernetes' words before any
 // applies; 10,000 are served.
 #[tokio::test]
 async fn json_patch_operations_are_capped() {
@@ -107,7 +107,7 @@ async fn json_patch_operations_are_capped() {
     assert_eq!(reply.json()["data"]["b"], "2");
 }
 
-// C2: the reproducer (a 1 KiB annotation map, then 30 copies of it into itself) is a
+// The reproducer (a 1 KiB annotation map, then 30 copies of it into itself) is a
 // short 422 naming the copy budget; nothing is stored.
 #[tokio::test]
 async fn json_patch_self_copies_stop_at_the_copy_budget() {
@@ -132,7 +132,7 @@ async fn json_patch_self_copies_stop_at_the_copy_budget() {
     assert_eq!(fetched(&app, &path).await, created);
 }
 
-// C3: the nesting bomb is a 422 about the nesting depth, dry run or not, and so is a
+// The nesting bomb is a 422 about the nesting depth, dry run or not, and so is a
 // merge or strategic merge patch nested past the limit; nothing is stored.
 #[tokio::test]
 async fn patches_that_nest_too_deep_are_422() {
