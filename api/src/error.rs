@@ -291,12 +291,11 @@ impl ApiError {
             Self::NotFound { .. } | Self::UnknownResource => StatusCode::NOT_FOUND,
             Self::AlreadyExists { .. } | Self::Conflict { .. } => StatusCode::CONFLICT,
             Self::Invalid { .. } | Self::PatchNotApplicable(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            Self::PatchTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
             Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             Self::UnsupportedMediaType { .. } => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            Self::RequestEntityTooLarge { .. } | Self::PatchTooLarge(_) => {
-                StatusCode::PAYLOAD_TOO_LARGE
-            }
+            Self::RequestEntityTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Self::Gone { .. } | Self::ListExpired | Self::ContinueExpired { .. } => {
                 StatusCode::GONE
             }
@@ -319,10 +318,11 @@ impl ApiError {
             Self::AlreadyExists { .. } => "AlreadyExists",
             Self::Conflict { .. } => "Conflict",
             Self::Invalid { .. } | Self::PatchNotApplicable(_) => "Invalid",
+            Self::PatchTooLarge(_) => "RequestEntityTooLarge",
             Self::BadRequest(_) => "BadRequest",
             Self::MethodNotAllowed { .. } => "MethodNotAllowed",
             Self::UnsupportedMediaType { .. } => "UnsupportedMediaType",
-            Self::RequestEntityTooLarge { .. } | Self::PatchTooLarge(_) => "RequestEntityTooLarge",
+            Self::RequestEntityTooLarge { .. } => "RequestEntityTooLarge",
             Self::Gone { .. } | Self::ListExpired | Self::ContinueExpired { .. } => "Expired",
             Self::Forbidden { .. } => "Forbidden",
             Self::Unauthorized => "Unauthorized",
@@ -382,11 +382,11 @@ impl ApiError {
             Self::BadRequest(_)
             | Self::UnsupportedMediaType { .. }
             | Self::RequestEntityTooLarge { .. }
-            | Self::PatchTooLarge(_)
             | Self::Gone { .. }
             | Self::ListExpired
             | Self::ContinueExpired { .. }
             | Self::Unauthorized
+            | Self::PatchTooLarge(_)
             | Self::StatusFailure { .. } => None,
         }
     }
