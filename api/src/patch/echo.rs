@@ -6,11 +6,13 @@ use std::io;
 use serde::Serialize;
 
 /// The most bytes of a path or value from the request a patch error quotes; longer ones are
-/// cut at a character boundary and end with `...`. (Kubernetes quotes them whole; its errors
-/// are bounded only by the request.)
-pub(super) const ECHO_LIMIT: usize = 256;
+/// cut at a character boundary and marked with [`TRUNCATED_MARK`]. Kubernetes' patch errors quote
+/// them whole; where its request handling cuts request text it repeats (the user agent), it
+/// cuts at 1,024 bytes with this mark, as the API's other error answers do.
+pub(super) const ECHO_LIMIT: usize = 1024;
 
-const ELLIPSIS: &str = "...";
+/// What marks a cut quote (Kubernetes' mark for a cut user agent).
+const TRUNCATED_MARK: &str = "...TRUNCATED";
 
 /// `text`, cut to [`ECHO_LIMIT`] bytes.
 pub(super) fn excerpt(text: &str) -> String {
@@ -21,9 +23,9 @@ pub(super) fn excerpt(text: &str) -> String {
     while !text.is_char_boundary(end) {
         end -= 1;
     }
-    let mut cut = String::with_capacity(end + ELLIPSIS.len());
+    let mut cut = String::with_capacity(end + TRUNCATED_MARK.len());
     cut.push_str(&text[..end]);
-    cut.push_str(ELLIPSIS);
+    cut.push_str(TRUNCATED_MARK);
     cut
 }
 
@@ -69,16 +71,20 @@ mod tests {
         assert_eq!(excerpt("/a/b"), "/a/b");
         let long = "é".repeat(ECHO_LIMIT);
         let cut = excerpt(&long);
-        assert!(cut.len() <= ECHO_LIMIT + ELLIPSIS.len(), "{}", cut.len());
-        assert!(cut.ends_with(ELLIPSIS));
+        assert!(
+            cut.len() <= ECHO_LIMIT + TRUNCATED_MARK.len(),
+            "{}",
+            cut.len()
+        );
+        assert!(cut.ends_with(TRUNCATED_MARK));
         assert_eq!(json_excerpt(&json!({"a": 1})), r#"{"a":1}"#);
         let big = json!({"k": "x".repeat(1 << 20)});
         let shown = json_excerpt(&big);
         assert!(
-            shown.len() <= ECHO_LIMIT + ELLIPSIS.len(),
+            shown.len() <= ECHO_LIMIT + TRUNCATED_MARK.len(),
             "{}",
             shown.len()
         );
-        assert!(shown.starts_with(r#"{"k":"xxx"#) && shown.ends_with(ELLIPSIS));
+        assert!(shown.starts_with(r#"{"k":"xxx"#) && shown.ends_with(TRUNCATED_MARK));
     }
 }

@@ -31,7 +31,7 @@ use crate::schema;
 const FUZZ_SEEDS: u64 = 1500;
 
 /// The longest error message any patch may answer: errors quote excerpts, never the request.
-const MAX_MESSAGE_BYTES: usize = 2048;
+const MAX_MESSAGE_BYTES: usize = 4096;
 
 /// Keys the generator draws from: fields with markers, directives, and plain names (one
 /// with the characters a pointer escapes).

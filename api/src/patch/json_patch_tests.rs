@@ -149,7 +149,7 @@ fn long_paths_are_quoted_in_part() {
     let path = format!("/{}", "x".repeat(100_000));
     let got = patch(json!({}), json!([{"op": "test", "path": path, "value": 1}]));
     let message = refused(&got);
-    assert!(message.len() < 400, "{}", message.len());
+    assert!(message.len() < 1200, "{}", message.len());
 }
 
 #[test]
