@@ -270,9 +270,14 @@ pub enum ApiError {
     #[error("Internal error occurred: {0}")]
     Internal(String),
     /// 422 Invalid: a well-formed patch does not apply to the object (a failed JSON Patch
-    /// `test`, R-RES-115). Kubernetes answers with its generic 422 text and no details.
-    #[error("the server rejected our request due to an error in our request")]
-    PatchNotApplicable,
+    /// `test`, R-RES-115), or applying it would break a budget; the message says why (where
+    /// Kubernetes answers only its generic 422 text).
+    #[error("{0}")]
+    PatchNotApplicable(String),
+    /// 413 RequestEntityTooLarge: a JSON Patch holds more operations than are allowed
+    /// (Kubernetes' `NewRequestEntityTooLargeError` with the patch's message).
+    #[error("Request entity too large: {0}")]
+    PatchTooLarge(String),
     /// 429 TooManyRequests: the request would break a limit that may lift later (an
     /// eviction a disruption budget does not allow now); `causes` say which.
     #[error("{message}")]
@@ -298,7 +303,10 @@ impl From<crate::patch::PatchError> for ApiError {
     fn from(e: crate::patch::PatchError) -> Self {
         match e {
             crate::patch::PatchError::Malformed(text) => Self::BadRequest(text),
-            crate::patch::PatchError::NotApplicable(_) => Self::PatchNotApplicable,
+            crate::patch::PatchError::NotApplicable(text) => Self::PatchNotApplicable(text),
+            e @ crate::patch::PatchError::TooManyOperations(_) => {
+                Self::PatchTooLarge(e.to_string())
+            }
         }
     }
 }
@@ -363,7 +371,8 @@ impl ApiError {
         match self {
             Self::NotFound { .. } | Self::UnknownResource => StatusCode::NOT_FOUND,
             Self::AlreadyExists { .. } | Self::Conflict { .. } => StatusCode::CONFLICT,
-            Self::Invalid { .. } | Self::PatchNotApplicable => StatusCode::UNPROCESSABLE_ENTITY,
+            Self::Invalid { .. } | Self::PatchNotApplicable(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            Self::PatchTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
             Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             Self::UnsupportedMediaType { .. } => StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -391,7 +400,8 @@ impl ApiError {
             Self::NotFound { .. } | Self::UnknownResource => "NotFound",
             Self::AlreadyExists { .. } => "AlreadyExists",
             Self::Conflict { .. } => "Conflict",
-            Self::Invalid { .. } | Self::PatchNotApplicable => "Invalid",
+            Self::Invalid { .. } | Self::PatchNotApplicable(_) => "Invalid",
+            Self::PatchTooLarge(_) => "RequestEntityTooLarge",
             Self::BadRequest(_) => "BadRequest",
             Self::MethodNotAllowed { .. } => "MethodNotAllowed",
             Self::UnsupportedMediaType { .. } => "UnsupportedMediaType",
@@ -442,7 +452,7 @@ impl ApiError {
                 }
                 Some(d)
             }
-            Self::UnknownResource | Self::PatchNotApplicable => Some(json!({})),
+            Self::UnknownResource | Self::PatchNotApplicable(_) => Some(json!({})),
             Self::TooLargeResourceVersion { .. } => Some(json!({
                 "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
                 "retryAfterSeconds": RETRY_AFTER_SECONDS,
@@ -464,6 +474,7 @@ impl ApiError {
             | Self::ListExpired
             | Self::ContinueExpired { .. }
             | Self::Unauthorized
+            | Self::PatchTooLarge(_)
             | Self::StatusFailure { .. } => None,
         }
     }

@@ -3,14 +3,26 @@
 //! directives kubectl sends: `$patch: replace | delete`, `$retainKeys`,
 //! `$deleteFromPrimitiveList/<field>` and `$setElementOrder/<field>`. Lists are in
 //! [`super::strategic_list`]. Wording of the errors is upstream's (`mergepatch` package).
+//!
+//! Every value of the result is the current object's or the patch's at the same path (list
+//! items keep their list's path), so the result nests no deeper than the deeper of the two;
+//! the merge recurses only where the patch has a map or a list of maps, so no deeper than
+//! the patch, which parsed within [`crate::limits::MAX_NESTING_DEPTH`]. Each map and list is
+//! merged in one pass (keys removed together, sets and indexes instead of searches).
+
+use std::collections::HashSet;
 
 use serde_json::Map;
 use serde_json::Value;
 
 use super::PatchError;
 use super::Shape;
+use super::echo::json_excerpt;
+use super::parse;
 use super::strategic_list::merge_list;
+use super::strategic_list::server_identities;
 use super::strategic_list::set_element_order;
+use super::value_hash::Hashed;
 use crate::schema::markers::PatchStrategy;
 
 /// The directive key of a map or list item.
@@ -27,8 +39,7 @@ pub(super) fn malformed(text: &str) -> PatchError {
 /// `current` with the strategic merge patch `body` applied; `shape` is where `current` is
 /// in its kind's schema.
 pub(super) fn apply(current: Value, body: &[u8], shape: Shape<'_>) -> Result<Value, PatchError> {
-    let patch: Value =
-        serde_json::from_slice(body).map_err(|e| PatchError::Malformed(e.to_string()))?;
+    let patch = parse(body, |e| PatchError::Malformed(e.to_string()))?;
     let patch = match patch {
         Value::Object(patch) => patch,
         Value::Null => Map::new(),
@@ -59,8 +70,9 @@ fn go_kind(value: &Value) -> &'static str {
 /// An error naming a directive value upstream does not know.
 pub(super) fn unknown_directive(value: &Value, at: &Map<String, Value>) -> PatchError {
     PatchError::Malformed(format!(
-        "Unknown patch type: {value}, in map: {}",
-        Value::Object(at.clone())
+        "Unknown patch type: {}, in map: {}",
+        json_excerpt(value),
+        json_excerpt(at)
     ))
 }
 
@@ -103,16 +115,17 @@ pub(super) fn merge_map(
     let mut orders = Vec::new();
     for (key, order) in &patch {
         if let Some(field) = key.strip_prefix(SET_ELEMENT_ORDER) {
-            let server = original.get(field).cloned().unwrap_or(Value::Null);
+            let server = server_identities(original.get(field), shape.field(field).1);
             orders.push((field.to_owned(), order.clone(), server));
         }
     }
+    let mut removed = HashSet::new();
     for (key, value) in patch {
         if key.starts_with(DELETE_FROM_PRIMITIVE_LIST) || key.starts_with(SET_ELEMENT_ORDER) {
             continue;
         }
         if value.is_null() {
-            original.shift_remove(&key);
+            removed.insert(key);
             continue;
         }
         let (child, markers) = shape.field(&key);
@@ -140,6 +153,9 @@ pub(super) fn merge_map(
         };
         *slot = merged;
     }
+    if !removed.is_empty() {
+        original.retain(|key, _| !removed.contains(key));
+    }
     for (field, order, server) in orders {
         let (_, markers) = shape.field(&field);
         if let Some(Value::Array(list)) = original.get_mut(&field) {
@@ -160,7 +176,7 @@ fn retain_keys(
     keys: &Value,
 ) -> Result<(), PatchError> {
     let bad = || malformed("invalid patch format of retainKeys");
-    let keys: Vec<&str> = keys
+    let keys: HashSet<&str> = keys
         .as_array()
         .ok_or_else(bad)?
         .iter()
@@ -183,11 +199,14 @@ fn delete_from_primitive_list(
     field: &str,
     values: &Value,
 ) -> Result<(), PatchError> {
-    let values = values
+    let values: HashSet<Hashed<'_>> = values
         .as_array()
-        .ok_or_else(|| malformed("invalid patch format of primitive list"))?;
+        .ok_or_else(|| malformed("invalid patch format of primitive list"))?
+        .iter()
+        .map(Hashed)
+        .collect();
     if let Some(Value::Array(list)) = original.get_mut(field) {
-        list.retain(|item| !values.contains(item));
+        list.retain(|item| !values.contains(&Hashed(item)));
     }
     Ok(())
 }

@@ -191,3 +191,72 @@ fn untyped_lists_are_replaced() {
     );
     assert_eq!(got, Ok(json!({"a": {"b": 1, "c": [3], "d": 2}})));
 }
+
+// R-RES-117 on long lists and maps: 40,000 containers merged by name (deleted, updated,
+// added, reordered), 40,000 finalizers unioned and deleted from, 20,000 labels removed. Each
+// list is indexed by merge key once, so this is quick; a search per item would take tens of
+// seconds.
+#[test]
+fn long_lists_merge_by_index() {
+    let n = 40_000;
+    let containers: Vec<Value> = (0..n)
+        .map(|i| json!({"name": format!("c{i}"), "image": "1"}))
+        .collect();
+    let current = json!({
+        "metadata": {
+            "name": "p",
+            "finalizers": (0..n).map(|i| format!("f{i}")).collect::<Vec<_>>(),
+            "labels": (0..n).map(|i| (format!("l{i}"), json!("v"))).collect::<serde_json::Map<_, _>>(),
+        },
+        "spec": {"containers": containers}});
+    let mut patched = Vec::new();
+    let mut order = Vec::new();
+    for i in (0..n).rev() {
+        let name = format!("c{i}");
+        match i % 4 {
+            0 => patched.push(json!({"name": name, "$patch": "delete"})),
+            1 => patched.push(json!({"name": name, "image": "2"})),
+            _ => {}
+        }
+        if i % 4 != 0 {
+            order.push(json!({"name": name}));
+        }
+    }
+    for j in 0..100 {
+        patched.push(json!({"name": format!("new{j}"), "image": "3"}));
+        order.push(json!({"name": format!("new{j}")}));
+    }
+    let patch = json!({
+        "metadata": {
+            "finalizers": (0..n).map(|i| format!("g{i}")).collect::<Vec<_>>(),
+            "$deleteFromPrimitiveList/finalizers":
+                (0..n).step_by(2).map(|i| format!("f{i}")).collect::<Vec<_>>(),
+            "labels": (0..n).step_by(2).map(|i| (format!("l{i}"), Value::Null))
+                .collect::<serde_json::Map<_, _>>(),
+        },
+        "spec": {"$setElementOrder/containers": order.clone(), "containers": patched}});
+    let got = pod_patch(current, patch).expect("patched");
+    let want: Vec<&str> = order
+        .iter()
+        .map(|o| o["name"].as_str().expect("name"))
+        .collect();
+    assert_eq!(names(&got), want);
+    let containers = got["spec"]["containers"].as_array().expect("list");
+    assert_eq!(
+        containers[0],
+        json!({"name": format!("c{}", n - 1), "image": "1"})
+    );
+    assert_eq!(
+        containers[2],
+        json!({"name": format!("c{}", n - 3), "image": "2"})
+    );
+    assert_eq!(containers[containers.len() - 1]["image"], "3");
+    let finalizers = got["metadata"]["finalizers"].as_array().expect("list");
+    assert_eq!(finalizers.len(), n + n / 2);
+    assert_eq!(finalizers[0], "g0");
+    assert_eq!(finalizers[n], "f1");
+    assert_eq!(finalizers[finalizers.len() - 1], format!("f{}", n - 1));
+    let labels = got["metadata"]["labels"].as_object().expect("map");
+    assert_eq!(labels.len(), n / 2);
+    assert_eq!(labels.keys().next().map(String::as_str), Some("l1"));
+}

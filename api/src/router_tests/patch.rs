@@ -54,8 +54,8 @@ async fn json_patch_answers_the_patched_object() {
     assert_eq!(fetched(&app, &format!("{CM_PATH}/x")).await, patched);
 }
 
-// R-RES-115: a failing `test` fails the request with Kubernetes' generic 422, and the object
-// is unchanged.
+// R-RES-115: a failing `test` fails the request with a 422 naming the path that failed, and
+// the object is unchanged.
 #[tokio::test]
 async fn a_failing_json_patch_test_changes_nothing() {
     let (app, _) = app().await;
@@ -64,11 +64,96 @@ async fn a_failing_json_patch_test_changes_nothing() {
                   {"op":"test","path":"/data/a","value":"1"}]"#;
     let reply = patch(&app, &format!("{CM_PATH}/x"), JSON_PATCH, ops).await;
     let s = assert_status(&reply, 422, "Invalid");
+    assert_eq!(s["message"], "testing value /data/a failed: test failed");
+    assert_eq!(fetched(&app, &format!("{CM_PATH}/x")).await, created);
+}
+
+/// The issue's nesting bomb: a 100-deep chain, then seven copies of it into its own leaf.
+fn nest_bomb() -> String {
+    let chain = (0..100).fold(json!("leaf"), |inner, _| json!({ "a": inner }));
+    let mut ops = vec![json!({"op": "add", "path": "/zz", "value": chain})];
+    let mut depth = 100;
+    for _ in 0..7 {
+        ops.push(
+            json!({"op": "copy", "from": "/zz", "path": format!("/zz{}", "/a".repeat(depth))}),
+        );
+        depth *= 2;
+    }
+    Value::Array(ops).to_string()
+}
+
+// A JSON Patch of more than 10,000 operations is 413 in Kubernetes' words before any
+// applies; 10,000 are served.
+#[tokio::test]
+async fn json_patch_operations_are_capped() {
+    let (app, _) = app().await;
+    let created = created(&app, CM_PATH, &cm("x")).await;
+    let path = format!("{CM_PATH}/x");
+    let op = json!({"op": "add", "path": "/data/b", "value": "2"});
+    let past = Value::Array(vec![op.clone(); 10_001]).to_string();
+    let s = assert_status(
+        &patch(&app, &path, JSON_PATCH, &past).await,
+        413,
+        "RequestEntityTooLarge",
+    );
     assert_eq!(
         s["message"],
-        "the server rejected our request due to an error in our request"
+        "Request entity too large: The allowed maximum operations in a JSON patch is 10000, got 10001"
     );
-    assert_eq!(fetched(&app, &format!("{CM_PATH}/x")).await, created);
+    assert_eq!(fetched(&app, &path).await, created);
+    let at_limit = Value::Array(vec![op; 10_000]).to_string();
+    let reply = patch(&app, &path, JSON_PATCH, &at_limit).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    assert_eq!(reply.json()["data"]["b"], "2");
+}
+
+// The issue's reproducer (a 1 KiB annotation map, then 30 copies of it into itself) is a
+// short 422 naming the copy budget; nothing is stored.
+#[tokio::test]
+async fn json_patch_self_copies_stop_at_the_copy_budget() {
+    let (app, _) = app().await;
+    let created = created(&app, CM_PATH, &cm("x")).await;
+    let path = format!("{CM_PATH}/x");
+    let mut ops = vec![json!({"op": "add", "path": "/metadata/annotations",
+        "value": {"a": "x".repeat(1000)}})];
+    for i in 0..30 {
+        ops.push(json!({"op": "copy", "from": "/metadata/annotations",
+            "path": format!("/metadata/annotations/c{i}")}));
+    }
+    let reply = patch(&app, &path, JSON_PATCH, &Value::Array(ops).to_string()).await;
+    assert!(reply.body.len() < 64 * 1024, "{} bytes", reply.body.len());
+    let s = assert_status(&reply, 422, "Invalid");
+    let message = s["message"].as_str().expect("message");
+    assert!(
+        message.starts_with("Unable to complete the copy")
+            && message.ends_with("exceeding the limit 3145728"),
+        "{message}"
+    );
+    assert_eq!(fetched(&app, &path).await, created);
+}
+
+// The issue's nesting bomb is a 422 about the nesting depth, dry run or not, and so is a
+// merge or strategic merge patch nested past the limit; nothing is stored.
+#[tokio::test]
+async fn patches_that_nest_too_deep_are_422() {
+    let (app, _) = app().await;
+    let created = created(&app, CM_PATH, &cm("x")).await;
+    let path = format!("{CM_PATH}/x");
+    let deep = (0..200).fold(json!("v"), |inner, _| json!({ "a": inner }));
+    let too_deep = format!(r#"{{"metadata":{{"annotations":{deep}}}}}"#);
+    for (query, ct, body) in [
+        ("", JSON_PATCH, nest_bomb()),
+        ("?dryRun=All", JSON_PATCH, nest_bomb()),
+        ("", MERGE_PATCH, too_deep.clone()),
+        ("?dryRun=All", STRATEGIC, too_deep),
+    ] {
+        let reply = patch(&app, &format!("{path}{query}"), ct, &body).await;
+        let s = assert_status(&reply, 422, "Invalid");
+        let message = s["message"].as_str().expect("message");
+        assert!(message.contains("nesting depth"), "{ct}{query}: {message}");
+        assert!(reply.body.len() < 4096, "{} bytes", reply.body.len());
+    }
+    assert_eq!(fetched(&app, &path).await, created);
 }
 
 // R-RES-116: a JSON merge patch merges objects, removes keys set to null, replaces lists.
