@@ -12,6 +12,7 @@ use axum::response::Response;
 use http::HeaderValue;
 use http::StatusCode;
 use http::header;
+use serde::Serialize;
 use serde_json::Map;
 use serde_json::Value;
 use serde_json::json;
@@ -50,7 +51,7 @@ pub fn excerpt(text: &str) -> Cow<'_, str> {
 /// `value` rendered as JSON, as an error message repeats it: the rendering is stopped once it
 /// passes [`MAX_ECHO_BYTES`], so a huge value costs no more than its excerpt, and cut as
 /// [`excerpt`] cuts text.
-pub fn excerpt_json(value: &Value) -> String {
+pub fn excerpt_json(value: &impl Serialize) -> String {
     let mut out = Capped(Vec::new());
     let complete = serde_json::to_writer(&mut out, value).is_ok();
     let bytes = out.0;

@@ -17,7 +17,7 @@ use serde_json::Map;
 use serde_json::Value;
 
 use super::PatchError;
-use super::echo::excerpt;
+use crate::error::excerpt;
 use super::json_pointer::get;
 use super::json_pointer::get_mut;
 use super::json_pointer::index;

@@ -12,7 +12,6 @@
 //! the same limit. Their recursion follows the patch document, so it is as deep as the
 //! parser allowed and no deeper.
 
-mod echo;
 mod json_patch;
 mod json_pointer;
 mod merge_patch;

@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use super::PatchError;
 use super::Shape;
-use super::echo::json_excerpt;
+use crate::error::excerpt_json;
 use super::parse;
 use super::strategic_list::merge_list;
 use super::strategic_list::server_identities;
@@ -71,8 +71,8 @@ fn go_kind(value: &Value) -> &'static str {
 pub(super) fn unknown_directive(value: &Value, at: &Map<String, Value>) -> PatchError {
     PatchError::Malformed(format!(
         "Unknown patch type: {}, in map: {}",
-        json_excerpt(value),
-        json_excerpt(at)
+        excerpt_json(value),
+        excerpt_json(at)
     ))
 }
 

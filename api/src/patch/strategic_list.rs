@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::PatchError;
 use super::Shape;
-use super::echo::json_excerpt;
+use crate::error::excerpt_json;
 use super::strategic::DIRECTIVE;
 use super::strategic::malformed;
 use super::strategic::merge_map;
@@ -132,7 +132,7 @@ fn as_item(item: Value) -> Result<Map<String, Value>, PatchError> {
         Value::Object(m) => Ok(m),
         other => Err(PatchError::Malformed(format!(
             "a list of objects holds a {}",
-            json_excerpt(&other)
+            excerpt_json(&other)
         ))),
     }
 }
@@ -140,7 +140,7 @@ fn as_item(item: Value) -> Result<Map<String, Value>, PatchError> {
 fn no_merge_key(item: &Map<String, Value>, key: &str) -> PatchError {
     PatchError::Malformed(format!(
         "map: {} does not contain declared merge key: {key}",
-        json_excerpt(item)
+        excerpt_json(item)
     ))
 }
 

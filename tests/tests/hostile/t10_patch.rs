@@ -117,7 +117,7 @@ async fn json_patch_bombs_are_refused_and_nothing_is_stored() {
     assert_eq!(
         status["message"],
         format!(
-            "The allowed maximum operations in a JSON patch is 10000, got {TOO_MANY_OPERATIONS}"
+            "Request entity too large: The allowed maximum operations in a JSON patch is 10000, got {TOO_MANY_OPERATIONS}"
         )
     );
     hostile.assert_unchanged(&path, &before).await;
