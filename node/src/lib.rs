@@ -10,7 +10,7 @@
 //!   client; [`https`] the TLS accept loop that serves a router.
 //! - [`backend`] implements the API's storage over the replica, through [`replicated`].
 //! - [`readiness`] and [`bootstrap`] are the replica's `/readyz` and start-up objects.
-//! - [`shutdown`] turns SIGINT and SIGTERM into a future.
+//! - [`shutdown`] turns SIGINT and SIGTERM into a future; [`logging`] is the binary's log output.
 //! - [`dev`] holds the certificates, kubeconfig and child processes of `apiary dev`.
 
 pub mod backend;
@@ -22,6 +22,7 @@ pub mod dev;
 pub mod duration;
 pub mod error;
 pub mod https;
+pub mod logging;
 pub mod readiness;
 pub mod replicated;
 pub mod server;
