@@ -3,6 +3,7 @@
 //!
 //! # Layout
 //! - [`server`] wires one replica together; [`run`] takes its sockets and shutdown trigger.
+//!   [`raft_runtime`] is the runtime raft and the peer network run on, apart from the API.
 //! - [`cli`] is the command line (clap), [`config`] the validated replica configuration,
 //!   [`duration`] the parser of its duration flags.
 //! - [`compactor`] is the leader's history compaction (`--watch-history`).
@@ -23,6 +24,7 @@ pub mod duration;
 pub mod error;
 pub mod https;
 pub mod logging;
+pub mod raft_runtime;
 pub mod readiness;
 pub mod replicated;
 pub mod server;

@@ -7,10 +7,18 @@ use apiary_node::cli::Cli;
 use apiary_node::cli::Command;
 use clap::Parser;
 
+/// The name of the main runtime's threads, which serve the HTTP API (raft has its own,
+/// [`apiary_node::raft_runtime`]).
+const API_THREAD_NAME: &str = "apiary-api";
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     apiary_node::logging::init();
-    let runtime = match tokio::runtime::Runtime::new() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .thread_name(API_THREAD_NAME)
+        .enable_all()
+        .build();
+    let runtime = match runtime {
         Ok(runtime) => runtime,
         Err(error) => {
             eprintln!("apiary: cannot start the async runtime: {error}");
