@@ -32,6 +32,15 @@ pub enum NodeError {
     /// The replica could not start (its data directory, its raft state).
     #[error("cannot start the replica")]
     Replica(#[source] apiary_raft::replica::ReplicaError),
+    /// The raft runtime's threads could not be started.
+    #[error("cannot start the raft runtime")]
+    RaftRuntime(#[source] std::io::Error),
+    /// The replica's start-up on the raft runtime did not finish (it panicked).
+    #[error("the replica's start-up failed")]
+    ReplicaStart(#[source] tokio::task::JoinError),
+    /// The peer listener could not be moved to the raft runtime.
+    #[error("cannot serve the peer listener")]
+    PeerListener(#[source] std::io::Error),
     /// `apiary dev` failed.
     #[error("apiary dev failed")]
     Dev(#[from] DevError),

@@ -3,6 +3,7 @@
 //!
 //! # Layout
 //! - [`server`] wires one replica together; [`run`] takes its sockets and shutdown trigger.
+//!   [`raft_runtime`] is the runtime raft and the peer network run on, apart from the API.
 //! - [`cli`] is the command line (clap), [`config`] the validated replica configuration,
 //!   [`duration`] the parser of its duration flags.
 //! - [`compactor`] is the leader's history compaction (`--watch-history`).
@@ -11,7 +12,7 @@
 //!   of [`https::HttpLimits`].
 //! - [`backend`] implements the API's storage over the replica, through [`replicated`].
 //! - [`readiness`] and [`bootstrap`] are the replica's `/readyz` and start-up objects.
-//! - [`shutdown`] turns SIGINT and SIGTERM into a future.
+//! - [`shutdown`] turns SIGINT and SIGTERM into a future; [`logging`] is the binary's log output.
 //! - [`dev`] holds the certificates, kubeconfig and child processes of `apiary dev`.
 
 pub mod backend;
@@ -23,6 +24,8 @@ pub mod dev;
 pub mod duration;
 pub mod error;
 pub mod https;
+pub mod logging;
+pub mod raft_runtime;
 pub mod readiness;
 pub mod replicated;
 pub mod server;

@@ -5,9 +5,12 @@
 //! Sockets and the shutdown trigger are injected ([`run`]), so tests run several replicas in
 //! one process on ports the OS picked.
 //!
+//! Raft and the peer listener run on the replica's [`RaftRuntime`], the API, the bootstrap and
+//! the compactor on the runtime that calls [`run`]: request work cannot delay heartbeats.
+//!
 //! Shutdown order: stop reporting ready, drain the API listener (requests in flight may still
 //! need the peers, e.g. a write forwarded to the leader) and stop the compactor, then the peer
-//! listener, then raft.
+//! listener, then raft, then the raft runtime.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -32,6 +35,7 @@ use crate::config::ServeConfig;
 use crate::error::NodeError;
 use crate::https::HttpLimits;
 use crate::https::serve_https;
+use crate::raft_runtime::RaftRuntime;
 use crate::readiness::ReplicaReadiness;
 use crate::service_account_key;
 use crate::shutdown::terminate_signal;
@@ -84,36 +88,40 @@ pub async fn run(
     tls::install_crypto_provider();
     let api_tls = tls::api_server_config(&config.api_tls)?;
     let peer_tls = tls::peer_server_config(&config.peer_tls)?;
-    let transport = Arc::new(HttpTransport::new(Some(tls::peer_client_config(
-        &config.peer_tls,
-    )?)));
+    let peer_client_tls = tls::peer_client_config(&config.peer_tls)?;
     let flavor = flavor(config.flavor);
+    let raft_runtime = RaftRuntime::start().map_err(NodeError::RaftRuntime)?;
+    let peer_listener = raft_runtime
+        .adopt(listeners.peer)
+        .map_err(NodeError::PeerListener)?;
+    let transport =
+        Arc::new(raft_runtime.transport(Arc::new(HttpTransport::new(Some(peer_client_tls)))));
 
     let peer_url = config
         .initial_cluster
         .get(&config.id)
         .cloned()
         .unwrap_or_default();
-    let replica = Replica::start(
-        ReplicaConfig {
-            id: config.id,
-            data_dir: config.data_dir.clone(),
-            peer_url,
-            initial_cluster: config.initial_cluster.clone(),
-            join_existing: config.join_existing,
-            raft: config.raft.clone(),
-            snapshot_logs_threshold: SNAPSHOT_LOGS_THRESHOLD,
-        },
-        transport,
-    )
-    .await
-    .map_err(NodeError::Replica)?;
+    let replica_config = ReplicaConfig {
+        id: config.id,
+        data_dir: config.data_dir.clone(),
+        peer_url,
+        initial_cluster: config.initial_cluster.clone(),
+        join_existing: config.join_existing,
+        raft: config.raft.clone(),
+        snapshot_logs_threshold: SNAPSHOT_LOGS_THRESHOLD,
+    };
+    let replica = raft_runtime
+        .run(Replica::start(replica_config, transport))
+        .await
+        .map_err(NodeError::ReplicaStart)?
+        .map_err(NodeError::Replica)?;
     tracing::info!(name = %config.name, id = config.id, "replica started");
 
     let stop_api = CancellationToken::new();
     let stop_peer = CancellationToken::new();
-    let peer_server = tokio::spawn(serve_https(
-        listeners.peer,
+    let peer_server = raft_runtime.spawn(serve_https(
+        peer_listener,
         peer_tls,
         peer_router(replica.clone()),
         HttpLimits::default(),
@@ -170,6 +178,7 @@ pub async fn run(
     if let Err(error) = replica.shutdown().await {
         tracing::warn!(%error, "raft did not stop cleanly");
     }
+    raft_runtime.shutdown().await;
     tracing::info!(name = %config.name, "stopped");
     Ok(())
 }

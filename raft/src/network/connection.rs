@@ -1,6 +1,13 @@
 //! openraft's per-peer network client ([`RaftNetworkV2`]) over the [`super::Transport`].
+//!
+//! Every call's outcome goes to the peer's [`PeerHealth`], which logs when the peer stops and
+//! starts answering. Failures map to openraft's errors so that it backs off where it should:
+//! replication to an `Unreachable` peer waits between attempts (openraft's `Config::backoff`,
+//! 200 ms doubling up to 1 s); heartbeats keep their interval, so a peer that comes back is
+//! heard of within one.
 
 use std::future::Future;
+use std::sync::Arc;
 
 use bytes::Bytes;
 use openraft::errors::RPCError;
@@ -20,6 +27,7 @@ use openraft::type_config::alias::SnapshotOf;
 
 use super::PeerCallError;
 use super::PeerClient;
+use super::PeerHealth;
 use super::TransportError;
 use super::raft_message;
 use super::rpc;
@@ -35,9 +43,19 @@ pub struct PeerConnection {
     pub(super) local: NodeId,
     pub(super) target: NodeId,
     pub(super) url: String,
+    /// The target's reachability, shared by every connection to it.
+    pub(super) health: Arc<PeerHealth>,
 }
 
 impl PeerConnection {
+    /// Records the outcome of a call in the target's [`PeerHealth`].
+    fn observe<T>(&self, outcome: &Result<T, PeerCallError>) {
+        match outcome {
+            Ok(_) => self.health.record_answer(&self.url),
+            Err(error) => self.health.record_failure(&self.url, error),
+        }
+    }
+
     /// Maps a failed call to openraft's error: a deadline that passed is a `Timeout` (retry
     /// soon); everything else, including an answer that does not decode, makes the peer
     /// `Unreachable` (back off first).
@@ -65,11 +83,17 @@ impl RaftNetworkV2<TypeConfig> for PeerConnection {
         option: RPCOption,
     ) -> Result<AppendEntriesResponse<TypeConfig>, RPCError<TypeConfig>> {
         let request = raft_message::AppendEntriesRequest::from(&rpc);
-        let answer: raft_message::AppendEntriesResponse = self
+        let answer = self
             .client
-            .call(&self.url, rpc::APPEND_ENTRIES, &request, option.soft_ttl())
-            .await
-            .map_err(|e| self.rpc_error(RPCTypes::AppendEntries, e))?;
+            .call::<_, raft_message::AppendEntriesResponse>(
+                &self.url,
+                rpc::APPEND_ENTRIES,
+                &request,
+                option.soft_ttl(),
+            )
+            .await;
+        self.observe(&answer);
+        let answer = answer.map_err(|e| self.rpc_error(RPCTypes::AppendEntries, e))?;
         AppendEntriesResponse::try_from(answer)
             .map_err(|e| RPCError::Unreachable(Unreachable::new(&e)))
     }
@@ -80,11 +104,17 @@ impl RaftNetworkV2<TypeConfig> for PeerConnection {
         option: RPCOption,
     ) -> Result<VoteResponse<TypeConfig>, RPCError<TypeConfig>> {
         let request = raft_message::VoteRequest::from(&rpc);
-        let answer: raft_message::VoteResponse = self
+        let answer = self
             .client
-            .call(&self.url, rpc::VOTE, &request, option.soft_ttl())
-            .await
-            .map_err(|e| self.rpc_error(RPCTypes::Vote, e))?;
+            .call::<_, raft_message::VoteResponse>(
+                &self.url,
+                rpc::VOTE,
+                &request,
+                option.soft_ttl(),
+            )
+            .await;
+        self.observe(&answer);
+        let answer = answer.map_err(|e| self.rpc_error(RPCTypes::Vote, e))?;
         VoteResponse::try_from(answer).map_err(|e| RPCError::Unreachable(Unreachable::new(&e)))
     }
 
@@ -106,6 +136,18 @@ impl RaftNetworkV2<TypeConfig> for PeerConnection {
                 option.soft_ttl(),
             )
             .await;
+        let without_pre_vote = matches!(
+            &answer,
+            Err(PeerCallError::Transport(TransportError::Rejected {
+                status: 404,
+                ..
+            }))
+        );
+        if without_pre_vote {
+            self.health.record_answer(&self.url);
+        } else {
+            self.observe(&answer);
+        }
         match answer {
             Ok(answer) => VoteResponse::try_from(answer)
                 .map_err(|e| RPCError::Unreachable(Unreachable::new(&e))),
@@ -140,6 +182,7 @@ impl RaftNetworkV2<TypeConfig> for PeerConnection {
             answer = call => answer,
             closed = cancel => return Err(StreamingError::Closed(closed)),
         };
+        self.observe(&answer);
         let answer = answer.map_err(|e| match self.rpc_error(RPCTypes::InstallSnapshot, e) {
             RPCError::Timeout(t) => StreamingError::Timeout(t),
             RPCError::Unreachable(u) => StreamingError::Unreachable(u),

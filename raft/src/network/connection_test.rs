@@ -40,6 +40,7 @@ fn connection(answer: fn(&str) -> Result<Bytes, TransportError>) -> PeerConnecti
         local: 1,
         target: 2,
         url: "http://peer".to_string(),
+        health: Arc::new(PeerHealth::new(2)),
     }
 }
 
@@ -104,6 +105,7 @@ async fn a_cancelled_snapshot_transfer_stops_at_once() {
         local: 1,
         target: 2,
         url: "http://peer".to_string(),
+        health: Arc::new(PeerHealth::new(2)),
     };
     let snapshot = SnapshotOf::<TypeConfig, Bytes> {
         meta: typ::SnapshotMeta::default(),

@@ -1,10 +1,16 @@
 //! openraft's network factory: one [`PeerConnection`] per target, addressed by the peer URL
-//! recorded in the membership ([`openraft::BasicNode::addr`]).
+//! recorded in the membership ([`openraft::BasicNode::addr`]). Connections to one target share
+//! its [`PeerHealth`].
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::Mutex;
 
 use openraft::network::RaftNetworkFactory;
 
 use super::PeerClient;
 use super::PeerConnection;
+use super::PeerHealth;
 use crate::typ;
 use crate::typ::NodeId;
 use crate::typ::TypeConfig;
@@ -14,12 +20,18 @@ use crate::typ::TypeConfig;
 pub struct PeerNetworkFactory {
     client: PeerClient,
     local: NodeId,
+    /// Each target's reachability, made at its first connection.
+    health: Arc<Mutex<BTreeMap<NodeId, Arc<PeerHealth>>>>,
 }
 
 impl PeerNetworkFactory {
     /// A factory for the replica `local`.
     pub fn new(client: PeerClient, local: NodeId) -> Self {
-        Self { client, local }
+        Self {
+            client,
+            local,
+            health: Arc::default(),
+        }
     }
 }
 
@@ -27,11 +39,19 @@ impl RaftNetworkFactory<TypeConfig> for PeerNetworkFactory {
     type Network = PeerConnection;
 
     async fn new_client(&mut self, target: NodeId, node: &typ::Node) -> PeerConnection {
+        let health = self
+            .health
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(target)
+            .or_insert_with(|| Arc::new(PeerHealth::new(target)))
+            .clone();
         PeerConnection {
             client: self.client.clone(),
             local: self.local,
             target,
             url: node.addr.clone(),
+            health,
         }
     }
 }

@@ -2,18 +2,22 @@
 //! over an injectable [`Transport`] (HTTP in production, turmoil in the simulation).
 //!
 //! Client side: [`PeerNetworkFactory`] / [`PeerConnection`] give openraft its network, and
-//! [`PeerClient`] sends the replica-level RPCs. Server side: [`peer_router`] serves them all.
+//! [`PeerClient`] sends the replica-level RPCs; `peer_health` logs when a peer stops and starts
+//! answering raft's calls. Server side: [`peer_router`] serves them all.
 
 mod connection;
 mod connector;
 mod factory;
 mod http_transport;
 mod peer_client;
+mod peer_health;
 pub mod raft_message;
 pub mod replica_message;
 mod router;
 pub mod rpc;
 mod transport;
+
+use peer_health::PeerHealth;
 
 pub use connection::PeerConnection;
 pub use connector::Connector;

@@ -11,6 +11,7 @@ mod t50_continue_across_replicas;
 mod t55_watch_across_replicas;
 mod t60_lagging_follower;
 mod t70_compaction;
+mod t80_leader_under_load;
 
 use apiary_tests::HttpClient;
 use apiary_tests::objects;
