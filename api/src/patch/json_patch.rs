@@ -17,13 +17,13 @@ use serde_json::Map;
 use serde_json::Value;
 
 use super::PatchError;
-use crate::error::excerpt;
 use super::json_pointer::get;
 use super::json_pointer::get_mut;
 use super::json_pointer::index;
 use super::json_pointer::tokens;
 use super::parse;
 use super::too_deep;
+use crate::error::excerpt;
 use crate::limits::MAX_NESTING_DEPTH;
 
 /// The most operations a JSON Patch may hold: Kubernetes' `maxJSONPatchOperations`

@@ -17,12 +17,12 @@ use serde_json::Value;
 
 use super::PatchError;
 use super::Shape;
-use crate::error::excerpt_json;
 use super::parse;
 use super::strategic_list::merge_list;
 use super::strategic_list::server_identities;
 use super::strategic_list::set_element_order;
 use super::value_hash::Hashed;
+use crate::error::excerpt_json;
 use crate::schema::markers::PatchStrategy;
 
 /// The directive key of a map or list item.

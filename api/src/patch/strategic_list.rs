@@ -15,13 +15,13 @@ use serde_json::Value;
 
 use super::PatchError;
 use super::Shape;
-use crate::error::excerpt_json;
 use super::strategic::DIRECTIVE;
 use super::strategic::malformed;
 use super::strategic::merge_map;
 use super::strategic::unknown_directive;
 use super::value_hash::Hashed;
 use super::value_hash::fingerprint;
+use crate::error::excerpt_json;
 use crate::schema::markers::Markers;
 
 /// What identifies an item: its merge key's value (objects), or itself (scalars).
