@@ -493,14 +493,16 @@ impl Store {
             && v != expected_version
         {
             return Err(ApiError::BadRequest(format!(
-                "the API version in the data ({v}) does not match the expected API version ({expected_version})"
+                "the API version in the data ({}) does not match the expected API version ({expected_version})",
+                schema::excerpt(v)
             )));
         }
         if let Some(k) = raw.get("kind").and_then(Value::as_str)
             && k != self.resource.kind
         {
             return Err(ApiError::BadRequest(format!(
-                "the kind in the data ({k}) does not match the expected kind ({})",
+                "the kind in the data ({}) does not match the expected kind ({})",
+                schema::excerpt(k),
                 self.resource.kind
             )));
         }
