@@ -26,7 +26,7 @@ const MAX_ANSWER_BYTES: usize = 64 * 1024;
 const ANSWER_WITHIN: Duration = Duration::from_secs(60);
 
 /// A CRD of group `group` whose `openAPIV3Schema` is `schema` (JSON text).
-fn crd_text(group: &str, schema: &str) -> String {
+pub(super) fn crd_text(group: &str, schema: &str) -> String {
     format!(
         r#"{{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
             "metadata":{{"name":"walks.{group}"}},
@@ -198,14 +198,14 @@ async fn the_issue_body_is_answered_in_every_mode_with_bounded_answers() {
 }
 
 /// `depth` levels of arrays around `1`.
-fn arrays(depth: usize) -> String {
+pub(super) fn arrays(depth: usize) -> String {
     format!("{}1{}", "[".repeat(depth), "]".repeat(depth))
 }
 
 /// A CRD schema nested `pairs` times through `properties` (two levels each), closed by
 /// `extra` levels of `not` (one each): a typed, recursive path through the decoder and the
 /// required-field walk.
-fn deep_schema(pairs: usize, extra: usize) -> String {
+pub(super) fn deep_schema(pairs: usize, extra: usize) -> String {
     let mut inner = r#"{"type":"object"}"#.to_owned();
     for _ in 0..extra {
         inner = format!(r#"{{"not":{inner}}}"#);
