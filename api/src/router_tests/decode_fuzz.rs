@@ -94,6 +94,10 @@ impl Kind {
     }
 }
 
+/// A generator of one hostile body: the kind it is aimed at and its text, from the seed's
+/// random source and the object's name.
+type Shape = fn(&mut StdRng, &str) -> (Kind, String);
+
 /// A field name: short and often repeated, or distinct.
 fn name(rng: &mut StdRng, i: usize) -> String {
     if rng.random_bool(0.5) {
@@ -326,7 +330,7 @@ async fn hostile_bodies_are_answered_within_bounds() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(HOSTILE_FUZZ_SEEDS);
-    let shapes: [fn(&mut StdRng, &str) -> (Kind, String); 7] = [
+    let shapes: [Shape; 7] = [
         huge_key,
         many_unknown,
         deep,

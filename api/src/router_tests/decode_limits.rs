@@ -197,6 +197,94 @@ async fn the_issue_body_is_answered_in_every_mode_with_bounded_answers() {
     }
 }
 
+// R-RES-187: the longest Strict answer a body can get (100 findings, each an excerpt of a
+// name made of control characters, which show as three bytes each) stays under 64 KiB; Warn
+// answers the same body within the warning budget.
+#[tokio::test]
+async fn the_worst_strict_answer_stays_under_64_kib() {
+    let (app, _) = app().await;
+    let fields: Vec<String> = (0..150)
+        .map(|i| format!(r#""{}{i}":1"#, r"\u0001".repeat(1_000)))
+        .collect();
+    let body = format!(
+        r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"w"}},{}}}"#,
+        fields.join(",")
+    );
+    let strict = post(&app, &format!("{CM_PATH}?fieldValidation=Strict"), &body).await;
+    let s = assert_status(&strict, 400, "BadRequest");
+    assert_eq!(
+        s["message"]
+            .as_str()
+            .map(|m| m.matches("unknown field ").count()),
+        Some(crate::schema::MAX_FINDINGS)
+    );
+    assert!(
+        strict.body.len() > 32 * 1024 && strict.body.len() < MAX_ANSWER_BYTES,
+        "{}",
+        strict.body.len()
+    );
+    let warn = post(&app, CM_PATH, &body).await;
+    assert_eq!(warn.status, StatusCode::CREATED, "{}", warn.text());
+    let runes: usize = warning_texts(&warn).iter().map(|t| t.chars().count()).sum();
+    assert!(
+        runes <= MAX_WARNING_RUNES + TRUNCATED_WARNING_RUNES,
+        "{runes}"
+    );
+}
+
+// The YAML parser's budgets answer a 400 in go-yaml's words: an alias bomb, aliases out of
+// proportion to their anchors, more nodes than the budget, nesting past the limit; nothing
+// is stored.
+#[tokio::test]
+async fn yaml_budgets_are_answered_with_400() {
+    let (app, _) = app().await;
+    let head = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n";
+    let laughs: String = (1..9)
+        .map(|i| {
+            format!(
+                "l{i}: &l{i} [{}]\n",
+                vec![format!("*l{}", i - 1); 9].join(",")
+            )
+        })
+        .collect();
+    let cases = [
+        (
+            format!("{head}l0: &l0 [x]\n{laughs}"),
+            "document contains more than the maximum of 250000 nodes",
+        ),
+        (
+            format!("{head}a: &a x\nb: [{}]\n", vec!["*a"; 500].join(",")),
+            "document contains excessive aliasing",
+        ),
+        (
+            format!("{head}data: {{}}\nn: [{}]\n", vec!["1"; 260_000].join(",")),
+            "document contains more than the maximum of 250000 nodes",
+        ),
+        (
+            format!("{head}n: {}\n", arrays(MAX_NESTING_DEPTH)),
+            "exceeded the maximum nesting depth of 127",
+        ),
+    ];
+    for (body, says) in cases {
+        let reply = tokio::time::timeout(
+            ANSWER_WITHIN,
+            send_as(&app, "POST", CM_PATH, "application/yaml", &body),
+        )
+        .await
+        .expect("answered in time");
+        let s = assert_status(&reply, 400, "BadRequest");
+        let message = s["message"].as_str().unwrap_or_default();
+        assert!(
+            message.starts_with(
+                "couldn't get version/kind; json parse error: error converting YAML to JSON: yaml: line "
+            ) && message.ends_with(says),
+            "{message}"
+        );
+    }
+    let got = admin_call(&app, "GET", &format!("{CM_PATH}/b"), None).await;
+    assert_eq!(got.status, StatusCode::NOT_FOUND);
+}
+
 /// `depth` levels of arrays around `1`.
 pub(super) fn arrays(depth: usize) -> String {
     format!("{}1{}", "[".repeat(depth), "]".repeat(depth))

@@ -72,7 +72,7 @@ fn number(text: impl fmt::Display) -> Misfit {
 /// integer to an integer field.
 fn go_float_text(v: f64) -> String {
     let abs = v.abs();
-    if abs != 0.0 && (abs < 1e-6 || abs >= 1e21) {
+    if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
         let text = format!("{v:e}");
         match text.split_once('e') {
             Some((digits, exponent)) if !exponent.starts_with('-') => {
