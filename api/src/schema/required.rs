@@ -29,7 +29,7 @@ fn unset(v: Option<&Value>) -> bool {
 /// Appends to `errs` one `Required value` per required field of `obj` that is unset, at its
 /// path (`spec.containers[0].name`, as an excerpt), unless `errs` already holds a `Required`
 /// for that field (a kind's own rule said it first). The walk recurses once per level of
-/// `obj`: every object it is given was built by [`decode`](super::decode), whose parsers stop
+/// `obj`: every object it is given was built by [`decode`](super::decode()), whose parsers stop
 /// at [`MAX_NESTING_DEPTH`](crate::limits::MAX_NESTING_DEPTH).
 pub fn missing_required(schema: &Schema, obj: &Value, errs: &mut Vec<FieldError>) {
     let mut found = Vec::new();
