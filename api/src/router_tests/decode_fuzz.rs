@@ -71,8 +71,8 @@ impl Kind {
         .expect("schema")
     }
 
-    /// A body of this kind named `name` with `extra` spliced in as its last fields (JSON
-    /// text starting with a comma, or empty).
+    /// A body of this kind named `name` with `extra` spliced in as its last fields (for a
+    /// CRD, of its `openAPIV3Schema`): JSON text starting with a comma, or empty.
     fn body(self, name: &str, extra: &str) -> String {
         match self {
             Self::Deployment => format!(
@@ -145,10 +145,14 @@ fn huge_key(rng: &mut StdRng, name: &str) -> (Kind, String) {
     }
 }
 
-/// Many unknown fields, at the top and in many list items.
+/// Many unknown fields: at the top and in many list items of a Deployment, or inside a
+/// CRD's schema.
 fn many_unknown(rng: &mut StdRng, name: &str) -> (Kind, String) {
     let n = rng.random_range(0..20_000);
     let top = unknown_fields(rng, n);
+    if rng.random_bool(0.3) {
+        return (Kind::Crd, Kind::Crd.body(name, &top));
+    }
     let items: Vec<String> = (0..rng.random_range(1..2_000))
         .map(|i| format!(r#"{{"name":"c{i}","image":"i"{}}}"#, unknown_fields(rng, 3)))
         .collect();

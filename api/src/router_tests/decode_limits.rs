@@ -91,10 +91,10 @@ fn warning_texts(reply: &Reply) -> Vec<String> {
 const FINDING_PREFIX: &str =
     "unknown field \"spec.versions[0].schema.openAPIV3Schema.properties.kkk";
 
-// R-RES-185, R-RES-186, R-RES-187: the issue's body (and a variant with 20,000 distinct
-// paths) is answered in every mode: Ignore stores without a word, Warn stores with warnings
-// capped as kube-apiserver caps them, Strict refuses with a 400 under 64 KiB naming the
-// fields by excerpts; nothing is stored on refusal.
+// The issue's body (and a variant with 20,000 distinct paths) is answered in every mode:
+// Ignore stores without a word, Warn stores with warnings capped as kube-apiserver caps them,
+// Strict refuses with a 400 under 64 KiB naming the fields by excerpts; nothing is stored on
+// refusal.
 #[tokio::test]
 async fn the_issue_body_is_answered_in_every_mode_with_bounded_answers() {
     let (app, _) = app().await;
@@ -197,9 +197,9 @@ async fn the_issue_body_is_answered_in_every_mode_with_bounded_answers() {
     }
 }
 
-// R-RES-187: the longest Strict answer a body can get (100 findings, each an excerpt of a
-// name made of control characters, which show as three bytes each) stays under 64 KiB; Warn
-// answers the same body within the warning budget.
+// The longest Strict answer a body can get (100 findings, each an excerpt of a name made of
+// control characters, which show as three bytes each) stays under 64 KiB; Warn answers the
+// same body within the warning budget.
 #[tokio::test]
 async fn the_worst_strict_answer_stays_under_64_kib() {
     let (app, _) = app().await;

@@ -373,6 +373,7 @@ impl<'s> Seed<'s, '_> {
     fn json_integer(self, scalar: Scalar, text: &str) -> Value {
         match text.as_bytes().first() {
             Some(b'"') => {
+                // The parser has checked the literal: it unescapes.
                 let s: String = serde_json::from_str(text).unwrap_or_default();
                 self.scalar(Raw::Str(&s))
             }
