@@ -18,3 +18,7 @@ pub(crate) use resource::ResourceRequest;
 pub(crate) use resource::serve_resource;
 pub(crate) use response::json_response;
 pub use subresource::RsaTokenSigner;
+#[cfg(test)]
+pub(crate) use warnings::MAX_WARNING_RUNES;
+#[cfg(test)]
+pub(crate) use warnings::TRUNCATED_WARNING_RUNES;

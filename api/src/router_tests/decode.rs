@@ -375,7 +375,7 @@ async fn both_flavors_spelling_of_a_group_decode() {
 
 /// The decode of `body`, checked: when it succeeds without a type error, encoding its value
 /// and decoding that again gives the same value and nothing to report.
-fn check_fixed_point(schema: &Schema, body: &[u8], format: Format) {
+pub(super) fn check_fixed_point(schema: &Schema, body: &[u8], format: Format) {
     let Ok(Decoded {
         value,
         type_error: None,
@@ -543,5 +543,57 @@ async fn the_corpus_replays() {
             reply.status,
             reply.text()
         );
+        let name = file
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        if let Some((_, status, says)) = CORPUS_ANSWERS.iter().find(|(f, ..)| *f == name) {
+            assert_eq!(reply.status.as_u16(), *status, "{name}: {}", reply.text());
+            assert!(reply.text().contains(says), "{name}: {}", reply.text());
+        }
     }
 }
+
+/// What the hostile corpus files (issue 11) are answered: status and a part of the body.
+const CORPUS_ANSWERS: [(&str, u16, &str); 12] = [
+    (
+        "13-lone-surrogates.json",
+        201,
+        "\"a\":\"\u{FFFD}\",\"b\":\"x\u{FFFD}y\"",
+    ),
+    ("14-negative-zero.json", 201, r#""replicas":0"#),
+    (
+        "15-float-literals.json",
+        400,
+        "cannot unmarshal number 1e2 into Go struct field DeploymentSpec.spec.replicas",
+    ),
+    ("16-deep-at-limit.json", 201, r#""fieldsV1":[[[[[["#),
+    (
+        "17-deep-past-limit.json",
+        400,
+        "exceeded the maximum nesting depth of 127 at line 1",
+    ),
+    (
+        "18-deep-unknown-past-limit.json",
+        400,
+        "exceeded the maximum nesting depth of 127 at line 1",
+    ),
+    (
+        "19-alias-fanout.yaml",
+        400,
+        "document contains excessive aliasing",
+    ),
+    (
+        "20-null-key.yaml",
+        400,
+        "yaml: line 6: unsupported map key: null",
+    ),
+    ("21-control-char-keys.json", 201, r#""name":"c21""#),
+    ("22-long-key.json", 422, "metadata.labels: Invalid value"),
+    ("23-deep-yaml-at-limit.yaml", 201, r#""fieldsV1":[[[[[["#),
+    (
+        "24-deep-yaml-past-limit.yaml",
+        400,
+        "yaml: line 6: exceeded the maximum nesting depth of 127",
+    ),
+];

@@ -5,6 +5,8 @@ mod auth;
 mod conformance;
 mod crud;
 mod decode;
+mod decode_fuzz;
+mod decode_limits;
 mod discovery;
 mod dry_run;
 mod errors;

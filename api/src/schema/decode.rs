@@ -5,28 +5,36 @@
 //! writes each object's properties in schema order with the required ones at their zero
 //! value: the value k8s-openapi's typed round trip produced.
 
-use std::collections::BTreeSet;
+use std::borrow::Cow;
+use std::collections::HashSet;
 use std::fmt;
 
 use serde::Deserialize;
 use serde::Deserializer;
 use serde::de::DeserializeSeed;
-use serde::de::IgnoredAny;
 use serde::de::MapAccess;
 use serde::de::SeqAccess;
 use serde::de::Visitor;
 use serde_json::Map;
 use serde_json::Value;
-use serde_saphyr::DuplicateKeyPolicy;
+use serde_json::value::RawValue;
 use serde_saphyr::Spanned;
 
 use super::Finding;
 use super::Node;
 use super::NodeId;
 use super::Object;
+use super::Scalar;
 use super::Schema;
+use super::excerpt::excerpt;
+use super::excerpt::excerpt_of;
 use super::scalar::Misfit;
 use super::scalar::Raw;
+use super::skip::Skip;
+use super::skip::nested;
+use super::surrogates::replace_lone_surrogates;
+use super::yaml;
+use crate::limits::MAX_NESTING_DEPTH;
 
 /// The media type of a body.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -38,15 +46,41 @@ pub enum Format {
     Yaml,
 }
 
-/// The body does not parse: JSON syntax, YAML syntax, or more than one YAML document.
+/// The body does not parse: JSON syntax, nesting past [`MAX_NESTING_DEPTH`], YAML syntax or
+/// budgets, or more than one YAML document.
 #[derive(Debug, thiserror::Error)]
 pub enum SyntaxError {
-    /// Not JSON (or nested deeper than the parser allows).
+    /// Not JSON.
     #[error(transparent)]
-    Json(#[from] serde_json::Error),
-    /// Not one YAML document; the text is the parser's.
+    Json(serde_json::Error),
+    /// JSON nested deeper than [`MAX_NESTING_DEPTH`] (the parser stops at the first level
+    /// past it).
+    #[error(
+        "exceeded the maximum nesting depth of {MAX_NESTING_DEPTH} at line {line} column {column}"
+    )]
+    TooDeep {
+        /// The line of the first level too deep.
+        line: usize,
+        /// Its column.
+        column: usize,
+    },
+    /// Not one YAML document within the parser's budgets; the text is `line N: <what>`.
     #[error("error converting YAML to JSON: yaml: {0}")]
     Yaml(String),
+}
+
+impl From<serde_json::Error> for SyntaxError {
+    /// serde_json says `recursion limit exceeded` at its depth limit; that one is named.
+    fn from(e: serde_json::Error) -> Self {
+        if e.to_string().starts_with("recursion limit exceeded") {
+            Self::TooDeep {
+                line: e.line(),
+                column: e.column(),
+            }
+        } else {
+            Self::Json(e)
+        }
+    }
 }
 
 /// A value that does not fit its field's type, worded as Kubernetes' decoder words it
@@ -62,19 +96,22 @@ pub struct Decoded {
     /// The body's value: unknown fields left out, `null` fields unset, a duplicate keeps its
     /// last value, required fields present.
     pub value: Value,
-    /// The unknown and duplicate fields: JSON in body order; YAML duplicates first, then the
-    /// unknown fields in key order (the order of the JSON Kubernetes converts YAML into).
+    /// The unknown and duplicate fields (at most [`MAX_FINDINGS`], each path an excerpt):
+    /// JSON in body order; YAML duplicates first, then the unknown fields in key order (the
+    /// order of the JSON Kubernetes converts YAML into).
     pub findings: Vec<Finding>,
     /// The first value of a wrong type, if any (the request then fails with it).
     pub type_error: Option<TypeError>,
 }
 
-/// Parses `body` as `format` in one pass, checking every value against `schema`.
+/// Parses `body` as `format` in one pass, checking every value against `schema`. The work is
+/// linear in the body: a finding's path is built only when the finding is kept, as an excerpt.
 pub fn decode(schema: &Schema, body: &[u8], format: Format) -> Result<Decoded, SyntaxError> {
     let mut ctx = Ctx {
         format,
         segments: Vec::new(),
         findings: Vec::new(),
+        kept: HashSet::new(),
         type_error: None,
     };
     let seed = Seed {
@@ -84,19 +121,17 @@ pub fn decode(schema: &Schema, body: &[u8], format: Format) -> Result<Decoded, S
     };
     let value = match format {
         Format::Json => {
-            let mut de = serde_json::Deserializer::from_slice(body);
+            let body = replace_lone_surrogates(body);
+            let mut de = serde_json::Deserializer::from_slice(&body);
             let value = seed.deserialize(&mut de)?;
             de.end()?;
             value
         }
         Format::Yaml => {
-            let mut options = serde_saphyr::Options::default();
-            options.duplicate_keys = DuplicateKeyPolicy::PassThrough;
-            options.with_snippet = false;
-            serde_saphyr::with_deserializer_from_slice_with_options(body, options, |de| {
+            serde_saphyr::with_deserializer_from_slice_with_options(body, yaml::options(), |de| {
                 seed.deserialize(de)
             })
-            .map_err(|e| SyntaxError::Yaml(e.to_string()))?
+            .map_err(|e| SyntaxError::Yaml(yaml::message(&e)))?
         }
     };
     if format == Format::Yaml {
@@ -118,14 +153,15 @@ fn yaml_order(f: &Finding) -> (u8, Vec<&str>) {
     }
 }
 
-/// The most findings kept, as Kubernetes' strict decoder keeps (a body cannot make the
-/// answer grow without bound).
-const MAX_FINDINGS: usize = 100;
+/// The most findings kept, as Kubernetes' strict decoder keeps (sigs.k8s.io/json's
+/// `saveStrictError` stops at 100), so a body cannot make the answer grow without bound.
+pub const MAX_FINDINGS: usize = 100;
 
 /// How deep a zero value of nested required objects is built (schemas may be recursive).
 const MAX_ZERO_DEPTH: usize = 16;
 
-/// One step of the path from the root to the current value.
+/// One step of the path from the root to the current value. The key is moved in and out
+/// (never copied), so a long key costs nothing per value below it.
 enum Segment<'s> {
     /// A property of the struct named by the second item (Go's error context).
     Field(String, &'s str),
@@ -140,48 +176,84 @@ struct Ctx<'s> {
     format: Format,
     segments: Vec<Segment<'s>>,
     findings: Vec<Finding>,
+    /// The findings kept, to drop a repeat in O(1).
+    kept: HashSet<Finding>,
     type_error: Option<TypeError>,
 }
 
 impl Ctx<'_> {
-    /// The path as Kubernetes prints it in findings (`spec.containers[0].name`).
+    /// Whether [`MAX_FINDINGS`] are kept: nothing more is looked for.
+    fn full(&self) -> bool {
+        self.findings.len() >= MAX_FINDINGS
+    }
+
+    /// The path as Kubernetes prints it in findings (`spec.containers[0].name`), as an
+    /// excerpt: O(depth + excerpt) however long its keys are.
     fn path(&self) -> String {
-        let mut path = String::new();
+        let mut pieces: Vec<Cow<'_, str>> = Vec::with_capacity(2 * self.segments.len());
+        let mut written = false;
         for s in &self.segments {
             match s {
                 Segment::Field(name, _) | Segment::Key(name) => {
-                    if !path.is_empty() {
-                        path.push('.');
+                    if written {
+                        pieces.push(Cow::Borrowed("."));
                     }
-                    path.push_str(name);
+                    pieces.push(Cow::Borrowed(name));
+                    written |= !name.is_empty();
                 }
-                Segment::Index(i) => path.push_str(&format!("[{i}]")),
+                Segment::Index(i) => {
+                    pieces.push(Cow::Owned(format!("[{i}]")));
+                    written = true;
+                }
             }
         }
-        path
+        let pieces: Vec<&str> = pieces.iter().map(AsRef::as_ref).collect();
+        excerpt_of(&pieces)
     }
 
-    fn push(&mut self, finding: Finding) {
-        if self.findings.len() < MAX_FINDINGS && !self.findings.contains(&finding) {
+    /// The key of the innermost step.
+    fn key(&self) -> &str {
+        match self.segments.last() {
+            Some(Segment::Field(name, _) | Segment::Key(name)) => name,
+            Some(Segment::Index(_)) | None => "",
+        }
+    }
+
+    /// Leaves the innermost step, handing its key back.
+    fn leave(&mut self) -> String {
+        match self.segments.pop() {
+            Some(Segment::Field(name, _) | Segment::Key(name)) => name,
+            Some(Segment::Index(_)) | None => String::new(),
+        }
+    }
+
+    /// Keeps the finding `make` builds, unless [`MAX_FINDINGS`] are kept (then it is not
+    /// built) or it was kept before.
+    fn report(&mut self, make: impl FnOnce(&Self) -> Finding) {
+        if self.full() {
+            return;
+        }
+        let finding = make(self);
+        if self.kept.insert(finding.clone()) {
             self.findings.push(finding);
         }
     }
 
+    /// The innermost field is not in the schema.
     fn unknown(&mut self) {
-        let path = self.path();
-        self.push(Finding::Unknown(path));
+        self.report(|ctx| Finding::Unknown(ctx.path()));
     }
 
-    /// A key seen before in the same object: by path in JSON, by line in YAML.
-    fn duplicate(&mut self, key: &str, line: u64) {
-        let finding = match self.format {
-            Format::Json => Finding::Duplicate(self.path()),
+    /// The innermost key was seen before in the same object: by path in JSON, by line in
+    /// YAML.
+    fn duplicate(&mut self, line: u64) {
+        self.report(|ctx| match ctx.format {
+            Format::Json => Finding::Duplicate(ctx.path()),
             Format::Yaml => Finding::YamlDuplicate {
                 line,
-                key: key.to_owned(),
+                key: excerpt(ctx.key()),
             },
-        };
-        self.push(finding);
+        });
     }
 
     /// Keeps the first type error (Go's decoder keeps the first and reads on).
@@ -268,6 +340,12 @@ impl<'s> Seed<'s, '_> {
         }
     }
 
+    /// A value that does not fit the node: the type error is kept, the value is `null`.
+    fn misfit(self, misfit: Misfit) -> Value {
+        self.ctx.misfit(self.schema, self.node, misfit);
+        Value::Null
+    }
+
     /// A scalar where the node wants `raw`'s kind, or a type error (then `null`).
     fn scalar(self, raw: Raw<'_>) -> Value {
         let what = match raw {
@@ -286,42 +364,63 @@ impl<'s> Seed<'s, '_> {
             }),
             Node::Object(_) | Node::Map(_) | Node::Array(_) => Err(Misfit::Kind(what.to_owned())),
         };
-        accepted.unwrap_or_else(|m| {
-            self.ctx.misfit(self.schema, self.node, m);
-            Value::Null
-        })
+        accepted.unwrap_or_else(|m| self.misfit(m))
+    }
+
+    /// A JSON value at an integer node, from its text: Go's decoder reads a number literal
+    /// with `strconv.ParseInt`, so `-0` is 0 while `-0.0` and `1e2` are not integers, and a
+    /// type error quotes the literal (`number 1e2`).
+    fn json_integer(self, scalar: Scalar, text: &str) -> Value {
+        match text.as_bytes().first() {
+            Some(b'"') => {
+                // The parser has checked the literal: it unescapes.
+                let s: String = serde_json::from_str(text).unwrap_or_default();
+                self.scalar(Raw::Str(&s))
+            }
+            Some(b't') => self.scalar(Raw::Bool(true)),
+            Some(b'f') => self.scalar(Raw::Bool(false)),
+            Some(b'n') => Value::Null,
+            Some(b'[') => self.misfit(Misfit::Kind("array".to_owned())),
+            Some(b'{') => self.misfit(Misfit::Kind("object".to_owned())),
+            _ => scalar
+                .accept_integer_text(text)
+                .unwrap_or_else(|m| self.misfit(m)),
+        }
     }
 
     fn object<'de, A>(mut self, o: &'s Object, mut map: A) -> Result<Value, A::Error>
     where
         A: MapAccess<'de>,
     {
+        let format = self.ctx.format;
         let mut slots: Vec<Option<Value>> = vec![None; o.properties.len()];
         let mut seen = vec![false; o.properties.len()];
-        let mut unknown = BTreeSet::new();
-        while let Some((key, line)) = next_key(self.ctx.format, &mut map)? {
-            self.ctx
-                .segments
-                .push(Segment::Field(key.clone(), o.struct_name()));
-            match o.property(&key) {
-                Some((i, node)) => {
-                    if seen[i] {
-                        self.ctx.duplicate(&key, line);
-                    }
-                    seen[i] = true;
-                    let v = map.next_value_seed(self.child(node))?;
-                    slots[i] = (!v.is_null()).then_some(v);
+        let mut unknown = HashSet::new();
+        while let Some((key, line)) = next_key(format, &mut map)? {
+            let Some((i, node)) = o.property(&key) else {
+                map.next_value_seed(Skip)?;
+                if self.ctx.full() {
+                    continue;
                 }
-                None => {
-                    // Kubernetes reports a repeated unknown JSON field as unknown only; the
-                    // YAML conversion reports the repeat by its line as well.
-                    if !unknown.insert(key.clone()) && self.ctx.format == Format::Yaml {
-                        self.ctx.duplicate(&key, line);
-                    }
-                    map.next_value::<IgnoredAny>()?;
-                    self.ctx.unknown();
+                // Kubernetes reports a repeated unknown JSON field as unknown only; the YAML
+                // conversion reports the repeat by its line as well.
+                let repeated = unknown.contains(&key);
+                self.ctx.segments.push(Segment::Field(key, o.struct_name()));
+                match (repeated, format) {
+                    (false, _) => self.ctx.unknown(),
+                    (true, Format::Yaml) => self.ctx.duplicate(line),
+                    (true, Format::Json) => {}
                 }
+                unknown.insert(self.ctx.leave());
+                continue;
+            };
+            self.ctx.segments.push(Segment::Field(key, o.struct_name()));
+            if seen[i] {
+                self.ctx.duplicate(line);
             }
+            seen[i] = true;
+            let v = map.next_value_seed(self.child(node))?;
+            slots[i] = (!v.is_null()).then_some(v);
             self.ctx.segments.pop();
         }
         let mut out = Map::new();
@@ -338,23 +437,38 @@ impl<'s> Seed<'s, '_> {
         Ok(Value::Object(out))
     }
 
+    /// A free-form object (RawExtension, FieldsV1, JSON): kept as sent, nothing reported,
+    /// a repeated key keeps its last value.
+    fn free_form<'de, A>(mut self, mut map: A) -> Result<Value, A::Error>
+    where
+        A: MapAccess<'de>,
+    {
+        let node = self.node;
+        let mut out = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let value = map.next_value_seed(self.child(node))?;
+            out.insert(key, value);
+        }
+        Ok(Value::Object(out))
+    }
+
     fn map<'de, A>(mut self, values: NodeId, mut map: A) -> Result<Value, A::Error>
     where
         A: MapAccess<'de>,
     {
         let mut out = Map::new();
         while let Some((key, line)) = next_key(self.ctx.format, &mut map)? {
-            self.ctx.segments.push(Segment::Key(key.clone()));
-            if out.contains_key(&key) {
-                self.ctx.duplicate(&key, line);
+            let repeated = !self.ctx.full() && out.contains_key(&key);
+            self.ctx.segments.push(Segment::Key(key));
+            if repeated {
+                self.ctx.duplicate(line);
             }
             let v = map.next_value_seed(self.child(values))?;
             let v = match v {
                 Value::Null => zero(self.schema, values, 0).unwrap_or(Value::Null),
                 v => v,
             };
-            out.insert(key, v);
-            self.ctx.segments.pop();
+            out.insert(self.ctx.leave(), v);
         }
         Ok(Value::Object(out))
     }
@@ -367,13 +481,16 @@ impl<'de> DeserializeSeed<'de> for Seed<'_, '_> {
     where
         D: Deserializer<'de>,
     {
-        match self.schema.node(self.node) {
-            // Nothing below is checked: take the value as it is.
-            Node::Any => Value::deserialize(deserializer),
-            Node::Object(_) | Node::Map(_) | Node::Array(_) | Node::Scalar(_) => {
-                deserializer.deserialize_any(self)
+        nested(|| match self.schema.node(self.node) {
+            // The literal's text decides (serde_json hands `-0` over as a float).
+            &Node::Scalar(scalar @ (Scalar::Int32 | Scalar::Int64 | Scalar::IntOrString))
+                if self.ctx.format == Format::Json =>
+            {
+                let raw = <&RawValue>::deserialize(deserializer)?;
+                Ok(self.json_integer(scalar, raw.get()))
             }
-        }
+            _ => deserializer.deserialize_any(self),
+        })
     }
 }
 
@@ -424,13 +541,22 @@ impl<'de> Visitor<'de> for Seed<'_, '_> {
     where
         A: SeqAccess<'de>,
     {
-        let Node::Array(items) = self.schema.node(self.node) else {
-            self.ctx
-                .misfit(self.schema, self.node, Misfit::Kind("array".to_owned()));
-            while seq.next_element::<IgnoredAny>()?.is_some() {}
-            return Ok(Value::Null);
+        let node = self.node;
+        let items = match self.schema.node(node) {
+            Node::Array(items) => *items,
+            // Free-form: kept as sent, `null` included.
+            Node::Any => {
+                let mut out = Vec::new();
+                while let Some(item) = seq.next_element_seed(self.child(node))? {
+                    out.push(item);
+                }
+                return Ok(Value::Array(out));
+            }
+            Node::Object(_) | Node::Map(_) | Node::Scalar(_) => {
+                while seq.next_element_seed(Skip)?.is_some() {}
+                return Ok(self.misfit(Misfit::Kind("array".to_owned())));
+            }
         };
-        let items = *items;
         let mut out = Vec::new();
         loop {
             self.ctx.segments.push(Segment::Index(out.len()));
@@ -454,11 +580,10 @@ impl<'de> Visitor<'de> for Seed<'_, '_> {
         match self.schema.node(self.node) {
             Node::Object(o) => self.object(o, map),
             Node::Map(values) => self.map(*values, map),
-            Node::Scalar(_) | Node::Array(_) | Node::Any => {
-                self.ctx
-                    .misfit(self.schema, self.node, Misfit::Kind("object".to_owned()));
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(Value::Null)
+            Node::Any => self.free_form(map),
+            Node::Scalar(_) | Node::Array(_) => {
+                while map.next_entry_seed(Skip, Skip)?.is_some() {}
+                Ok(self.misfit(Misfit::Kind("object".to_owned())))
             }
         }
     }

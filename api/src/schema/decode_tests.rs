@@ -6,8 +6,10 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::api::events::v1::Event;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde_json::json;
 
+use super::super::MAX_EXCERPT_BYTES;
 use super::super::of;
 use super::*;
 
@@ -303,5 +305,281 @@ fn yaml_type_errors_and_syntax() {
                 .starts_with("error converting YAML to JSON: yaml: "),
             "{e}"
         );
+    }
+}
+
+/// A CRD body whose `openAPIV3Schema.properties` (a map of schemas) holds one entry under
+/// `key` with `fields` unknown fields.
+fn crd_with_unknown_fields(key: &str, fields: usize) -> String {
+    let unknown: Vec<String> = (0..fields).map(|i| format!(r#""u{i}":0"#)).collect();
+    format!(
+        r#"{{"spec":{{"versions":[{{"name":"v1","schema":{{"openAPIV3Schema":{{"properties":{{"{key}":{{{}}}}}}}}}}}]}}}}"#,
+        unknown.join(",")
+    )
+}
+
+// R-RES-188: paths are built only for the findings kept, each cut to an excerpt around the
+// field's name, however long the key above it; repeats cost no path.
+#[test]
+fn paths_below_a_long_key_are_excerpts() {
+    let crd = of::<CustomResourceDefinition>().expect("schema");
+    let key = "k".repeat(1_000_000);
+    let decoded = json(&crd, &crd_with_unknown_fields(&key, 1000));
+    assert_eq!(decoded.findings.len(), MAX_FINDINGS);
+    for (i, finding) in decoded.findings.iter().enumerate() {
+        let Finding::Unknown(path) = finding else {
+            panic!("{finding:?}");
+        };
+        assert!(path.len() <= MAX_EXCERPT_BYTES, "{path}");
+        assert!(path.starts_with("spec.versions[0].schema.openAPIV3Schema.properties.kkk"));
+        assert!(path.ends_with(&format!("kkk.u{i}")), "{path}");
+        assert!(path.contains("..."), "{path}");
+    }
+    assert!(
+        decoded.value["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"][&key]
+            .is_object()
+    );
+
+    let short = json(&crd, &crd_with_unknown_fields("a", 2));
+    assert_eq!(
+        short.findings,
+        [
+            Finding::Unknown("spec.versions[0].schema.openAPIV3Schema.properties.a.u0".into()),
+            Finding::Unknown("spec.versions[0].schema.openAPIV3Schema.properties.a.u1".into()),
+        ]
+    );
+    let repeated = format!("{{{}}}", [r#""x":1"#; 10_000].join(","));
+    assert_eq!(
+        json(&crd, &repeated).findings,
+        [Finding::Unknown("x".into())]
+    );
+}
+
+// R-RES-189: a YAML duplicate names its key as an excerpt too.
+#[test]
+fn yaml_duplicate_keys_are_excerpts() {
+    let schema = of::<ConfigMap>().expect("schema");
+    let key = "k".repeat(10_000);
+    // An explicit key: YAML allows an implicit one at most 1,024 characters.
+    let decoded = yaml(
+        &schema,
+        &format!("data:\n  ? {key}\n  : a\n  ? {key}\n  : b\n"),
+    );
+    let [Finding::YamlDuplicate { line: 4, key }] = decoded.findings.as_slice() else {
+        panic!("{:?}", decoded.findings);
+    };
+    assert!(
+        key.len() <= MAX_EXCERPT_BYTES && key.contains("..."),
+        "{key}"
+    );
+}
+
+// R-RES-031: an integer field reads a JSON number literal as Go's decoder does: `-0` is 0,
+// a fraction, an exponent or an out-of-range literal is a type error quoting the literal.
+#[test]
+fn json_integer_literals_read_as_go_reads_them() {
+    let d = of::<Deployment>().expect("schema");
+    let replicas = |n: &str| json(&d, &format!(r#"{{"spec":{{"replicas":{n}}}}}"#));
+    assert_eq!(replicas("-0").value["spec"]["replicas"], 0);
+    assert_eq!(replicas("-0").type_error, None);
+    assert_eq!(replicas("7").value["spec"]["replicas"], 7);
+    for (literal, want) in [
+        ("-0.0", "-0.0"),
+        ("1e2", "1e2"),
+        ("1.0", "1.0"),
+        ("3000000000", "3000000000"),
+    ] {
+        assert_eq!(
+            replicas(literal).type_error,
+            Some(TypeError(format!(
+                "json: cannot unmarshal number {want} into Go struct field DeploymentSpec.spec.replicas of type int32"
+            ))),
+            "{literal}"
+        );
+    }
+    let generation = json(&d, r#"{"metadata":{"generation":99999999999999999999}}"#);
+    assert_eq!(
+        generation.type_error,
+        Some(TypeError(
+            "json: cannot unmarshal number 99999999999999999999 into Go struct field ObjectMeta.metadata.generation of type int64".into()
+        ))
+    );
+    let long = format!("0.{}1", "0".repeat(10_000));
+    let e = replicas(&long).type_error.expect("a type error").0;
+    assert!(e.len() < 300, "the literal is an excerpt: {e}");
+    let surge = |v: &str| {
+        json(
+            &d,
+            &format!(r#"{{"spec":{{"strategy":{{"rollingUpdate":{{"maxSurge":{v}}}}}}}}}"#),
+        )
+    };
+    assert_eq!(
+        surge("-0").value["spec"]["strategy"]["rollingUpdate"]["maxSurge"],
+        0
+    );
+    assert_eq!(
+        surge(r#""25%""#).value["spec"]["strategy"]["rollingUpdate"]["maxSurge"],
+        "25%"
+    );
+    assert_eq!(surge("null").type_error, None);
+    assert_eq!(
+        surge("[1]").type_error,
+        Some(TypeError(
+            "json: cannot unmarshal array into Go struct field RollingUpdateDeployment.spec.strategy.rollingUpdate.maxSurge of type intstr.IntOrString".into()
+        ))
+    );
+}
+
+// R-RES-031: a YAML float at an integer field is read as the JSON Kubernetes converts it to
+// (Go writes an integral float without a fraction), so `1e2` and `-0.0` are integers there.
+#[test]
+fn yaml_floats_at_integer_fields_read_as_their_json() {
+    let d = of::<Deployment>().expect("schema");
+    let replicas = |n: &str| yaml(&d, &format!("spec:\n  replicas: {n}\n"));
+    for (literal, want) in [("1e2", 100), ("-0.0", 0), ("-0", 0), ("4.0", 4)] {
+        let decoded = replicas(literal);
+        assert_eq!(decoded.type_error, None, "{literal}");
+        assert_eq!(decoded.value["spec"]["replicas"], want, "{literal}");
+    }
+    for (literal, want) in [
+        ("2.5", "2.5"),
+        ("3e9", "3000000000"),
+        ("1e21", "1e+21"),
+        ("1e-7", "1e-7"),
+    ] {
+        assert_eq!(
+            replicas(literal).type_error,
+            Some(TypeError(format!(
+                "json: cannot unmarshal number {want} into Go struct field DeploymentSpec.spec.replicas of type int32"
+            ))),
+            "{literal}"
+        );
+    }
+}
+
+// Go's encoding/json decodes a lone surrogate escape to U+FFFD; a pair decodes as usual.
+#[test]
+fn lone_surrogate_escapes_decode_to_the_replacement_character() {
+    let cm = of::<ConfigMap>().expect("schema");
+    let decoded = json(
+        &cm,
+        r#"{"data":{"\ud800k":"a\udc00","pair":"\ud83d\ude00","mixed":"\ud800\ud800\udc00"}}"#,
+    );
+    assert_eq!(
+        decoded.value["data"],
+        json!({"\u{FFFD}k": "a\u{FFFD}", "pair": "😀", "mixed": "\u{FFFD}\u{10000}"})
+    );
+}
+
+fn nested_json(depth: usize, leaf: &str) -> String {
+    format!("{}{leaf}{}", "[".repeat(depth), "]".repeat(depth))
+}
+
+fn nested_yaml(depth: usize) -> String {
+    format!("{}1{}", "[".repeat(depth), "]".repeat(depth))
+}
+
+// The parsers stop one level past MAX_NESTING_DEPTH everywhere in a body, dropped values
+// included, and say so.
+#[test]
+fn nesting_past_the_limit_is_a_syntax_error() {
+    let cm = of::<ConfigMap>().expect("schema");
+    let any = of::<ControllerRevision>().expect("schema");
+    // A document's root object is level 1, so its fields may hold MAX - 1 more levels.
+    let inner = MAX_NESTING_DEPTH - 1;
+    for (schema, field) in [(&cm, "unknown"), (&cm, "data"), (&any, "data")] {
+        let at = format!(r#"{{"{field}":{}}}"#, nested_json(inner, "1"));
+        assert!(
+            decode(schema, at.as_bytes(), Format::Json).is_ok(),
+            "{field} at the limit"
+        );
+        let past = format!(r#"{{"{field}":{}}}"#, nested_json(inner + 1, "1"));
+        let e = decode(schema, past.as_bytes(), Format::Json).expect_err("past the limit");
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "exceeded the maximum nesting depth of {MAX_NESTING_DEPTH} at line 1 column {}",
+                field.len() + 4 + inner + 1
+            ),
+            "{field}"
+        );
+        let at = format!("{field}: {}\n", nested_yaml(inner));
+        assert!(
+            decode(schema, at.as_bytes(), Format::Yaml).is_ok(),
+            "{field} YAML at the limit"
+        );
+        let past = format!("{field}: {}\n", nested_yaml(inner + 1));
+        let e = decode(schema, past.as_bytes(), Format::Yaml).expect_err("YAML past the limit");
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "error converting YAML to JSON: yaml: line 1: exceeded the maximum nesting depth of {MAX_NESTING_DEPTH}"
+            )
+        );
+    }
+}
+
+// YAML errors in go-yaml's words, with the line, never the parser's hints to Rust callers;
+// the alias, node and nesting budgets are kept.
+#[test]
+fn yaml_errors_read_as_kubernetes_words_them() {
+    let cm = of::<ConfigMap>().expect("schema");
+    let error = |body: &str| {
+        decode(&cm, body.as_bytes(), Format::Yaml)
+            .expect_err(body)
+            .to_string()
+    };
+    assert_eq!(
+        error("data:\n  ~: a\n"),
+        "error converting YAML to JSON: yaml: line 2: unsupported map key: null"
+    );
+    let laughs: String = (0..8)
+        .map(|i| {
+            let refs = if i == 0 {
+                vec!["\"x\"".to_owned(); 9]
+            } else {
+                vec![format!("*a{}", i - 1); 9]
+            };
+            format!("a{i}: &a{i} [{}]\n", refs.join(","))
+        })
+        .collect();
+    // Expanded aliases count as nodes: a billion laughs stops at the node budget.
+    assert!(
+        error(&laughs).ends_with("document contains more than the maximum of 250000 nodes"),
+        "{}",
+        error(&laughs)
+    );
+    let aliases = format!("a: &a x\ndata: [{}]\n", vec!["*a"; 200].join(","));
+    assert!(
+        error(&aliases).ends_with(": document contains excessive aliasing"),
+        "{}",
+        error(&aliases)
+    );
+    let nodes = format!("data: [{}]\n", vec!["1"; 300_000].join(","));
+    assert!(
+        error(&nodes).ends_with("document contains more than the maximum of 250000 nodes"),
+        "{}",
+        error(&nodes)
+    );
+    for body in [
+        "data:\n  ~: a\n",
+        "a: [\n",
+        "a: b\n a: c\n",
+        "a: b\n---\nc: d\n",
+        &laughs,
+        &aliases,
+        &nodes,
+        "a: *nope\n",
+        "data: !!binary '!!'\n",
+        "? [a]\n: b\n",
+    ] {
+        let e = error(body);
+        assert!(
+            e.starts_with("error converting YAML to JSON: yaml: "),
+            "{e}"
+        );
+        for internal in ["Option<", "Options", "Breach", "{ ", "::"] {
+            assert!(!e.contains(internal), "{e}");
+        }
     }
 }

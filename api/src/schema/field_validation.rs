@@ -19,7 +19,8 @@ pub enum FieldValidation {
 /// value means the default).
 pub const FIELD_VALIDATION_VALUES: [&str; 4] = ["", "Ignore", "Strict", "Warn"];
 
-/// A strict decode found unknown or duplicate fields: every one, in body order.
+/// A strict decode found unknown or duplicate fields: every one the decoder kept (at most
+/// [`MAX_FINDINGS`](super::MAX_FINDINGS), each path an excerpt), in body order.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("strict decoding error: {}", list(.0))]
 pub struct StrictDecodingError(pub Vec<Finding>);

@@ -4,8 +4,9 @@
 use std::fmt;
 
 /// A tolerated problem in a body, with the field's path as Kubernetes prints it
-/// (`spec.template.spec.containers[0].imagePullPolice`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// (`spec.template.spec.containers[0].imagePullPolice`), as an excerpt (see
+/// [`MAX_EXCERPT_BYTES`](super::MAX_EXCERPT_BYTES)).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Finding {
     /// The field is not in the schema (R-RES-188); decoding drops it.
     Unknown(String),

@@ -5,11 +5,15 @@
 
 mod compile;
 mod decode;
+mod excerpt;
 mod field_validation;
 mod finding;
 pub mod markers;
 mod required;
 mod scalar;
+mod skip;
+mod surrogates;
+mod yaml;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -21,9 +25,11 @@ use std::sync::PoisonError;
 pub use compile::CompileError;
 pub use decode::Decoded;
 pub use decode::Format;
+pub use decode::MAX_FINDINGS;
 pub use decode::SyntaxError;
 pub use decode::TypeError;
 pub use decode::decode;
+pub use excerpt::MAX_EXCERPT_BYTES;
 pub use field_validation::FIELD_VALIDATION_VALUES;
 pub use field_validation::FieldValidation;
 pub use field_validation::StrictDecodingError;

@@ -7,6 +7,7 @@ use serde_json::Value;
 use super::Node;
 use super::NodeId;
 use super::Schema;
+use super::excerpt::excerpt;
 use crate::validation::FieldError;
 
 /// Top-level fields never judged here: the server sets them, or (status) they are not the
@@ -26,8 +27,10 @@ fn unset(v: Option<&Value>) -> bool {
 }
 
 /// Appends to `errs` one `Required value` per required field of `obj` that is unset, at its
-/// path (`spec.containers[0].name`), unless `errs` already holds a `Required` for that
-/// field (a kind's own rule said it first).
+/// path (`spec.containers[0].name`, as an excerpt), unless `errs` already holds a `Required`
+/// for that field (a kind's own rule said it first). The walk recurses once per level of
+/// `obj`: every object it is given was built by [`decode`](super::decode()), whose parsers stop
+/// at [`MAX_NESTING_DEPTH`](crate::limits::MAX_NESTING_DEPTH).
 pub fn missing_required(schema: &Schema, obj: &Value, errs: &mut Vec<FieldError>) {
     let mut found = Vec::new();
     walk(
@@ -69,7 +72,7 @@ fn walk(
                 path.push_str(name);
                 let value = fields.get(name);
                 if o.required.contains(name) && unset(value) {
-                    found.push(FieldError::required(path.clone(), ""));
+                    found.push(FieldError::required(excerpt(path), ""));
                 } else if let Some(value) = value {
                     walk(schema, *child, value, path, false, found);
                 }
@@ -78,7 +81,9 @@ fn walk(
         }
         (Node::Map(values), Value::Object(fields)) => {
             for (key, value) in fields {
-                path.push_str(&format!("[{key}]"));
+                path.push('[');
+                path.push_str(key);
+                path.push(']');
                 walk(schema, *values, value, path, false, found);
                 path.truncate(mark);
             }

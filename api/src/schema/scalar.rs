@@ -2,13 +2,16 @@
 //! and integer-ness of integers, base64 of bytes, RFC 3339 of times, the syntax of quantities
 //! (R-RES-031). Each outcome is the value as k8s-openapi's typed round trip wrote it.
 
+use std::fmt;
+
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use chrono::DateTime;
 use chrono::SecondsFormat;
 use chrono::Utc;
-use serde_json::Number;
 use serde_json::Value;
+
+use super::excerpt::excerpt;
 
 /// A value without parts, as the schema types it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,13 +60,29 @@ pub(super) enum Raw<'a> {
     Str(&'a str),
 }
 
-/// The Go spelling of a number literal in an error (`number 1.5`).
-fn number(n: impl Into<Number>) -> Misfit {
-    Misfit::Kind(format!("number {}", n.into()))
+/// The Go spelling of a number literal in an error (`number 1.5`), as an excerpt (a JSON
+/// number literal may be as long as the body).
+fn number(text: impl fmt::Display) -> Misfit {
+    Misfit::Kind(format!("number {}", excerpt(&text.to_string())))
 }
 
-fn float(v: f64) -> Misfit {
-    Number::from_f64(v).map_or_else(|| Misfit::Kind("number".to_owned()), number)
+/// `v` as Go's `encoding/json` writes a float64: shortest digits, in exponent form below
+/// 1e-6 and from 1e21 on (`1e+21`, `1e-7`), plain otherwise (`100`, `-0`, `2.5`). Kubernetes
+/// converts a YAML body to JSON this way before decoding it, so an integral YAML float is an
+/// integer to an integer field.
+fn go_float_text(v: f64) -> String {
+    let abs = v.abs();
+    if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
+        let text = format!("{v:e}");
+        match text.split_once('e') {
+            Some((digits, exponent)) if !exponent.starts_with('-') => {
+                format!("{digits}e+{exponent:0>2}")
+            }
+            _ => text,
+        }
+    } else {
+        v.to_string()
+    }
 }
 
 /// The regular expression Kubernetes quotes when a quantity does not parse.
@@ -123,6 +142,7 @@ fn check_bytes(s: &str) -> Result<Value, Misfit> {
 /// `metav1.Time`'s wording for a value that is not RFC 3339.
 fn check_time(s: &str, micro: bool) -> Result<Value, Misfit> {
     let parsed = DateTime::parse_from_rfc3339(s).map_err(|_| {
+        let s = excerpt(s);
         Misfit::Malformed(format!(
             "parsing time \"{s}\" as \"2006-01-02T15:04:05Z07:00\": cannot parse \"{s}\" as \"2006\""
         ))
@@ -165,7 +185,19 @@ impl Scalar {
         }
     }
 
-    /// `raw` as a value of this type, or why it is not one.
+    /// The number literal `text` (JSON's, or Go's spelling of a YAML float) at an integer
+    /// field, read as Go's decoder reads it (`strconv.ParseInt`, then the field's range):
+    /// `-0` is 0, `1e2` and `-0.0` are not integers, and a misfit quotes the literal.
+    pub(super) fn accept_integer_text(self, text: &str) -> Result<Value, Misfit> {
+        match text.parse::<i64>() {
+            Ok(v) => self.accept(Raw::Signed(v)),
+            Err(_) => Err(number(text)),
+        }
+    }
+
+    /// `raw` as a value of this type, or why it is not one. A float at an integer field is
+    /// read as the JSON Kubernetes converts a YAML body into (see [`go_float_text`]): JSON
+    /// bodies hand integer fields their literal instead ([`Self::accept_integer_text`]).
     pub(super) fn accept(self, raw: Raw<'_>) -> Result<Value, Misfit> {
         match (self, raw) {
             (Self::Bool, Raw::Bool(b)) => Ok(b.into()),
@@ -185,7 +217,9 @@ impl Scalar {
             (Self::Int64, Raw::Unsigned(v)) => {
                 i64::try_from(v).map(Value::from).map_err(|_| number(v))
             }
-            (Self::Int32 | Self::Int64 | Self::IntOrString, Raw::Float(v)) => Err(float(v)),
+            (Self::Int32 | Self::Int64 | Self::IntOrString, Raw::Float(v)) => {
+                self.accept_integer_text(&go_float_text(v))
+            }
             // serde_json writes a float64 with its fraction (`1.0`), as the typed struct did.
             (Self::Number, Raw::Signed(v)) => Ok((v as f64).into()),
             (Self::Number, Raw::Unsigned(v)) => Ok((v as f64).into()),
@@ -231,6 +265,43 @@ mod tests {
         assert_eq!(Scalar::Bool.accept(Raw::Str("true")), Err(kind("string")));
         assert_eq!(Scalar::String.accept(Raw::Bool(true)), Err(kind("bool")));
         assert_eq!(Scalar::Number.accept(Raw::Unsigned(1)), Ok(json!(1.0)));
+    }
+
+    // R-RES-031: a number literal at an integer field reads as Go's strconv.ParseInt reads it;
+    // a YAML float is first written as Go's encoding/json writes a float64.
+    #[test]
+    fn integer_literals_and_go_float_text() {
+        assert_eq!(Scalar::Int32.accept_integer_text("-0"), Ok(json!(0)));
+        assert_eq!(Scalar::Int64.accept_integer_text("-42"), Ok(json!(-42)));
+        for literal in ["-0.0", "1e2", "1.0", "99999999999999999999"] {
+            assert_eq!(
+                Scalar::Int64.accept_integer_text(literal),
+                Err(kind(&format!("number {literal}")))
+            );
+        }
+        assert_eq!(
+            Scalar::Int32.accept_integer_text("3000000000"),
+            Err(kind("number 3000000000"))
+        );
+        for (v, text) in [
+            (100.0, "100"),
+            (-0.0, "-0"),
+            (2.5, "2.5"),
+            (1e20, "100000000000000000000"),
+            (1e21, "1e+21"),
+            (1.5e300, "1.5e+300"),
+            (1e-6, "0.000001"),
+            (1e-7, "1e-7"),
+            (-1.5e-10, "-1.5e-10"),
+        ] {
+            assert_eq!(go_float_text(v), text, "{v}");
+        }
+        assert_eq!(Scalar::Int32.accept(Raw::Float(1e2)), Ok(json!(100)));
+        assert_eq!(Scalar::Int32.accept(Raw::Float(-0.0)), Ok(json!(0)));
+        assert_eq!(
+            Scalar::Int64.accept(Raw::Float(1e21)),
+            Err(kind("number 1e+21"))
+        );
     }
 
     // R-RES-031: int-or-string takes either; a quantity takes a number as its text.
