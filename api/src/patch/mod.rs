@@ -96,13 +96,33 @@ fn parse(
     body: &[u8],
     malformed: impl FnOnce(serde_json::Error) -> PatchError,
 ) -> Result<Value, PatchError> {
-    serde_json::from_slice(body).map_err(|e| {
+    let mut patch = serde_json::from_slice(body).map_err(|e| {
         if nests_past_limit(body) {
             too_deep("the patch")
         } else {
             malformed(e)
         }
-    })
+    })?;
+    negative_zeros_to_integers(&mut patch);
+    Ok(patch)
+}
+
+/// Turns every `-0` number of `patch` into the integer 0. Go's patch libraries keep a patch's
+/// number literals as written, so `"replicas": -0` reaches the decoder as the integer literal
+/// `-0`, which is 0; serde_json reads `-0` as the float -0.0, which an integer field refuses.
+/// (A literal `-0.0`, which Go then refuses, is read the same way and so accepted here.)
+fn negative_zeros_to_integers(patch: &mut Value) {
+    let mut pending = vec![patch];
+    while let Some(value) = pending.pop() {
+        match value {
+            Value::Object(map) => pending.extend(map.values_mut()),
+            Value::Array(items) => pending.extend(items.iter_mut()),
+            Value::Number(n) if n.as_f64().is_some_and(|f| f == 0.0 && f.is_sign_negative()) => {
+                *value = Value::from(0);
+            }
+            _ => {}
+        }
+    }
 }
 
 /// Whether the JSON text `body` has more than [`MAX_NESTING_DEPTH`] objects and lists open at
@@ -183,6 +203,21 @@ mod tests {
 
     // Every engine keeps the nesting limit: a current object and a patch at the limit build
     // a value at the limit; an object past it, or a patch past it, is refused as too deep.
+    #[test]
+    fn negative_zero_reaches_the_object_as_the_integer_zero() {
+        let current = json!({"spec": {"replicas": 3, "ratio": 0.5}});
+        let merged = apply(
+            PatchType::Merge,
+            current,
+            br#"{"spec":{"replicas":-0,"ratio":0.0}}"#,
+            Shape::untyped(),
+        )
+        .expect("applies");
+        assert!(merged["spec"]["replicas"].is_u64(), "{merged}");
+        assert!(merged["spec"]["ratio"].is_f64(), "{merged}");
+        assert_eq!(merged, json!({"spec": {"replicas": 0, "ratio": 0.0}}));
+    }
+
     #[test]
     fn every_engine_keeps_the_nesting_limit() {
         let schema = crate::schema::of::<k8s_openapi::api::core::v1::ConfigMap>().expect("schema");
