@@ -2,6 +2,8 @@
 
 use std::net::SocketAddr;
 
+pub use apiary_raft::error_chain;
+
 use crate::config::ConfigError;
 use crate::dev::DevError;
 use crate::service_account_key::KeyError;
@@ -47,18 +49,6 @@ pub enum NodeError {
     /// The service account signing key is unusable.
     #[error("service account tokens cannot be signed")]
     ServiceAccountKey(#[from] KeyError),
-}
-
-/// `error` and its sources, joined with ": " (each `#[error]` message names only its own step).
-pub fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //!
 //! # Layout
 //! - [`command`]: the replicated commands (protobuf) and their answers.
+//! - [`error_chain()`]: an error and its causes on one line.
 //! - [`log`]: the durable raft log (segmented write-ahead log, group-commit `fdatasync`).
 //! - [`mvcc`]: the pure, synchronous multi-version store.
 //! - [`network`]: the peer RPCs over an injectable transport.
@@ -13,6 +14,7 @@
 //! - [`wire`]: protobuf forms of the openraft types that are persisted or sent between replicas.
 
 pub mod command;
+mod error_chain;
 pub mod log;
 pub mod mvcc;
 pub mod network;
@@ -21,3 +23,5 @@ pub mod runtime;
 pub mod state_machine;
 pub mod typ;
 pub mod wire;
+
+pub use error_chain::error_chain;

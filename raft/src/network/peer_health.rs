@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use crate::error_chain;
 use crate::typ::NodeId;
 
 /// A peer whose calls have all failed for this long is reported unreachable: the longest default
@@ -188,18 +189,6 @@ impl PeerHealth {
             Some(Report::Reachable { .. }) | None => {}
         }
     }
-}
-
-/// `error` and its sources, joined with ": ".
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 #[cfg(test)]
