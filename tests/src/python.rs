@@ -1,6 +1,6 @@
 //! The Python that runs the official `kubernetes` client's scripts under `tests/python/`: the
-//! venv `.ci/run` prepares (`APIARY_PYTHON`, or `~/.cache/apiary-venv/bin/python`). A missing
-//! venv fails the tests that need it, never skips them.
+//! venv `scripts/setup` prepares (`APIARY_PYTHON`, or `~/.cache/apiary-venv/bin/python`). A
+//! missing venv fails the tests that need it, never skips them.
 
 use std::env;
 use std::path::PathBuf;
