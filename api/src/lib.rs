@@ -11,7 +11,8 @@
 //! - `watch`: watch streams over HTTP.
 //! - [`patch`]: JSON Patch, JSON merge patch and strategic merge patch documents.
 //! - [`discovery`], `openapi`, [`health`], [`bootstrap`].
-//! - [`limits`]: the nesting budget every value built from request input keeps.
+//! - [`limits`]: the budgets of request bodies, of the nesting of every value built from
+//!   request input, and of response warnings.
 //! - [`error`]: typed errors and their single translation to `Status`.
 //! - [`flavor`]: the only place product-named identifiers are spelled.
 
@@ -33,9 +34,6 @@ pub mod schema;
 pub mod storage;
 pub mod validation;
 mod watch;
-
-#[cfg(test)]
-mod router_tests;
 
 pub use config::ApiConfig;
 pub use config::Clock;

@@ -1,8 +1,20 @@
-//! The budgets shared by every path that builds a value from request input (the body decoder,
-//! the patch engines, later server-side apply): how deep a value may nest. Each path checks the
-//! budget while it builds, so a recursive walk over a value that passed is safe.
+//! The budgets the API keeps on request input and on what it answers: how large a body may be,
+//! how deep a value built from request input may nest (shared by the body decoder, the patch
+//! engines, later server-side apply; each checks it while it builds, so a recursive walk over a
+//! value that passed is safe), and how much warning text a response carries.
 
 use serde_json::Value;
+
+/// The largest request body accepted, in bytes (Kubernetes' 3 MiB).
+pub const MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
+
+/// The runes of warning text a response carries before the recorder starts truncating
+/// (`truncateAtTotalRunes`, 4 × 1024, in kube-apiserver's `filters/warning.go`).
+pub const MAX_WARNING_RUNES: usize = 4 * 1024;
+
+/// The runes each warning keeps once the total passed [`MAX_WARNING_RUNES`]
+/// (`truncateItemRunes` in `filters/warning.go`).
+pub const TRUNCATED_WARNING_RUNES: usize = 256;
 
 /// The deepest a value's objects and arrays may nest: a scalar or an empty document counts 0,
 /// `{}` and `[]` count 1, `{"a":{}}` counts 2. It is the depth serde_json's parser allows (its

@@ -198,3 +198,19 @@ async fn pipeline(state: &AppState, request: Request) -> Result<Response, ApiErr
     };
     serve_resource(state.storage.as_ref(), &state.registry, req).await
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // A panic in a handler becomes a 500 Status, not a dropped connection.
+    #[test]
+    fn panics_become_internal_error_statuses() {
+        let res = panic_response(Box::new("boom"));
+        assert_eq!(res.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(
+            res.headers().get("content-type").map(|v| v.as_bytes()),
+            Some(&b"application/json"[..])
+        );
+    }
+}

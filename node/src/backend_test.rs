@@ -1,77 +1,8 @@
 //! Tests of [`ReplicaStorage`] over a single in-memory store standing in for a replica: the
 //! transactions' preconditions, the error each failure maps to, and read consistency.
 
-use std::sync::Mutex;
-
-use apiary_raft::command::Command;
-use apiary_raft::command::CommandResponse;
-use apiary_raft::state_machine::SharedState;
-
 use super::*;
-
-/// A one-replica "cluster": writes apply at the next revision (gaps allowed, as raft log
-/// indexes), failures can be injected.
-struct LocalReplica {
-    shared: std::sync::Arc<SharedState>,
-    fail_with: Mutex<Option<ReplicaFailure>>,
-}
-
-impl Default for LocalReplica {
-    fn default() -> Self {
-        Self {
-            shared: SharedState::new(),
-            fail_with: Mutex::default(),
-        }
-    }
-}
-
-impl LocalReplica {
-    fn injected(&self) -> Result<(), ReplicaFailure> {
-        match self.fail_with.lock().unwrap().clone() {
-            Some(failure) => Err(failure),
-            None => Ok(()),
-        }
-    }
-}
-
-#[async_trait::async_trait]
-impl ReplicatedStore for std::sync::Arc<LocalReplica> {
-    async fn write(&self, txn: Txn) -> Result<CommandResponse, ReplicaFailure> {
-        self.injected()?;
-        // Skip one index per write, as membership or blank entries would.
-        let revision = self.shared.applied() + 2;
-        Ok(self
-            .shared
-            .apply(revision, Some(&Command::txn(txn)))
-            .expect("revisions grow"))
-    }
-
-    async fn read_index(&self) -> Result<Revision, ReplicaFailure> {
-        self.injected()?;
-        Ok(self.shared.applied())
-    }
-
-    async fn wait_applied(
-        &self,
-        revision: Revision,
-        timeout: Duration,
-    ) -> Result<bool, ReplicaFailure> {
-        self.injected()?;
-        Ok(self.shared.wait_applied(revision, timeout).await)
-    }
-
-    fn read<T>(&self, f: impl FnOnce(&mvcc::Store) -> T) -> T {
-        self.shared.with_store(f)
-    }
-
-    fn watch(
-        &self,
-        prefix: &str,
-        after: Revision,
-    ) -> Result<state_machine::WatchStream, MvccError> {
-        state_machine::WatchStream::new(self.shared.clone(), prefix, after)
-    }
-}
+use crate::testing::LocalReplica;
 
 fn storage() -> (
     std::sync::Arc<LocalReplica>,
@@ -231,11 +162,8 @@ async fn exact_reads_see_history_until_compacted() {
         .unwrap();
     assert_eq!(old.map(|o| o.value), Some(v("1")));
 
-    let head = replica.shared.applied();
-    replica
-        .shared
-        .apply(head + 1, Some(&Command::compact(head)))
-        .unwrap();
+    let head = replica.revision();
+    replica.compact(head);
     assert_eq!(
         storage
             .get("/a", ReadConsistency::Exact(created.mod_revision))
@@ -283,18 +211,18 @@ async fn future_revisions_wait_then_time_out() {
 #[tokio::test]
 async fn replica_failures_map_to_retryable_or_fatal() {
     let (replica, storage) = storage();
-    *replica.fail_with.lock().unwrap() = Some(ReplicaFailure::Unavailable {
+    replica.fail_with(Some(ReplicaFailure::Unavailable {
         reason: "no leader".into(),
-    });
+    }));
     assert_eq!(
         storage.get("/a", ReadConsistency::Linearizable).await,
         Err(StorageError::Unavailable {
             reason: "no leader".into()
         })
     );
-    *replica.fail_with.lock().unwrap() = Some(ReplicaFailure::Fatal {
+    replica.fail_with(Some(ReplicaFailure::Fatal {
         reason: "disk".into(),
-    });
+    }));
     assert_eq!(
         storage.create("/a", v("1")).await,
         Err(StorageError::Internal {
@@ -344,11 +272,8 @@ async fn watch_from_a_compacted_revision_fails() {
         .update("/p/a", v("2"), created.mod_revision)
         .await
         .unwrap();
-    let head = replica.shared.applied();
-    replica
-        .shared
-        .apply(head + 1, Some(&Command::compact(head)))
-        .unwrap();
+    let head = replica.revision();
+    replica.compact(head);
     assert!(matches!(
         storage.watch("/p/", created.mod_revision).await.err(),
         Some(StorageError::Compacted { .. })

@@ -10,7 +10,9 @@
 //! - [`tls`] holds PEM loading and the rustls configurations of the listeners and the peer
 //!   client; [`https`] the TLS accept loop that serves a router within the connection budgets
 //!   of [`https::HttpLimits`].
-//! - [`backend`] implements the API's storage over the replica, through [`replicated`].
+//! - [`backend`] implements the API's storage over the replica, through [`replicated`];
+//!   [`testing`] holds a one-replica store without raft on which tests run that adapter (the
+//!   router tests in `tests/router` run the whole HTTP API over it).
 //! - [`readiness`] and [`bootstrap`] are the replica's `/readyz` and start-up objects.
 //! - [`shutdown`] turns SIGINT and SIGTERM into a future; [`logging`] is the binary's log output.
 //! - [`dev`] holds the certificates, kubeconfig and child processes of `apiary dev`.
@@ -31,6 +33,7 @@ pub mod replicated;
 pub mod server;
 pub mod service_account_key;
 pub mod shutdown;
+pub mod testing;
 pub mod tls;
 
 pub use error::NodeError;

@@ -9,9 +9,7 @@ use http_body_util::LengthLimitError;
 use http_body_util::Limited;
 
 use crate::error::ApiError;
-
-/// The largest request body accepted, in bytes (Kubernetes' 3 MiB).
-pub(crate) const MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
+use crate::limits::MAX_BODY_BYTES;
 
 /// Reads `body`; 413 when it is (or announces to be) larger than [`MAX_BODY_BYTES`], 400 when
 /// the connection fails mid-body.

@@ -11,14 +11,8 @@ mod subresource;
 mod warnings;
 mod write_options;
 
-#[cfg(test)]
-pub(crate) use body::MAX_BODY_BYTES;
 pub(crate) use body::read_body;
 pub(crate) use resource::ResourceRequest;
 pub(crate) use resource::serve_resource;
 pub(crate) use response::json_response;
 pub use subresource::RsaTokenSigner;
-#[cfg(test)]
-pub(crate) use warnings::MAX_WARNING_RUNES;
-#[cfg(test)]
-pub(crate) use warnings::TRUNCATED_WARNING_RUNES;

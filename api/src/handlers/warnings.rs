@@ -9,13 +9,8 @@ use axum::response::Response;
 use http::HeaderValue;
 use http::header;
 
-/// The runes of warning text a response carries before the recorder starts truncating
-/// (`truncateAtTotalRunes`, 4 × 1024, in kube-apiserver's `filters/warning.go`).
-pub(crate) const MAX_WARNING_RUNES: usize = 4 * 1024;
-
-/// The runes each warning keeps once the total passed [`MAX_WARNING_RUNES`]
-/// (`truncateItemRunes` in `filters/warning.go`).
-pub(crate) const TRUNCATED_WARNING_RUNES: usize = 256;
+use crate::limits::MAX_WARNING_RUNES;
+use crate::limits::TRUNCATED_WARNING_RUNES;
 
 /// The header value of one warning: the text as an RFC 7230 quoted-string. Control
 /// characters cannot be sent in a header and become U+FFFD, so a field name carrying one

@@ -75,7 +75,7 @@ async fn ignore_drops_silently() {
 #[tokio::test]
 async fn strict_refuses_listing_every_field_and_writes_nothing() {
     let (app, storage) = app_in(Flavor::Kubernetes).await;
-    let before = storage.revision();
+    let before = storage.revision().await;
     for query in [
         "?fieldValidation=Strict",
         "?fieldValidation=Strict&dryRun=All",
@@ -93,7 +93,7 @@ async fn strict_refuses_listing_every_field_and_writes_nothing() {
         );
         assert_eq!(warnings(&refused), Vec::<String>::new());
     }
-    assert_eq!(storage.revision(), before);
+    assert_eq!(storage.revision().await, before);
     assert!(stored(&app, "d").await.is_none());
 }
 

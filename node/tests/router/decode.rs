@@ -13,11 +13,11 @@ use super::conformance::collection_path;
 use super::conformance::stub;
 use super::conformance::stub_key;
 use super::*;
-use crate::registry::builtin::rows;
-use crate::schema::Decoded;
-use crate::schema::Format;
-use crate::schema::Schema;
-use crate::schema::decode;
+use apiary_api::registry::builtin::rows;
+use apiary_api::schema::Decoded;
+use apiary_api::schema::Format;
+use apiary_api::schema::Schema;
+use apiary_api::schema::decode;
 
 const DEPLOY_PATH: &str = "/apis/apps/v1/namespaces/default/deployments";
 
@@ -355,11 +355,8 @@ async fn both_flavors_spelling_of_a_group_decode() {
         (Flavor::Platform, "rbac.authorization.platform.io"),
         (Flavor::Kubernetes, "rbac.authorization.k8s.io"),
     ] {
-        let storage = Arc::new(MemStorage::default());
-        ensure_system_namespaces(storage.as_ref(), flavor)
-            .await
-            .expect("bootstrap");
-        let app = crate::router(storage, ApiConfig::new(flavor, Arc::new(AlwaysReady)));
+        let (storage, _) = backend_in(flavor).await;
+        let app = apiary_api::router(storage, ApiConfig::new(flavor, Arc::new(AlwaysReady)));
         let body = format!(
             r#"{{"apiVersion":"{group}/v1","kind":"ClusterRole","metadata":{{"name":"r"}},"rules":[{{"verbs":["get"]}}],"bogus":1}}"#
         );
@@ -526,7 +523,8 @@ async fn the_corpus_replays() {
         .collect();
     files.sort();
     assert!(files.len() >= 8, "{files:?}");
-    let schema = crate::schema::of::<k8s_openapi::api::apps::v1::Deployment>().expect("schema");
+    let schema =
+        apiary_api::schema::of::<k8s_openapi::api::apps::v1::Deployment>().expect("schema");
     for file in files {
         let body = std::fs::read(&file).expect("read");
         let (format, content_type) = match file.extension().and_then(|e| e.to_str()) {

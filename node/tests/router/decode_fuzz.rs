@@ -14,14 +14,14 @@ use super::decode_limits::arrays;
 use super::decode_limits::crd_text;
 use super::decode_limits::deep_schema;
 use super::*;
-use crate::handlers::MAX_WARNING_RUNES;
-use crate::handlers::TRUNCATED_WARNING_RUNES;
-use crate::limits::MAX_NESTING_DEPTH;
-use crate::schema::Format;
-use crate::schema::MAX_EXCERPT_BYTES;
-use crate::schema::MAX_FINDINGS;
-use crate::schema::Schema;
-use crate::schema::decode;
+use apiary_api::limits::MAX_NESTING_DEPTH;
+use apiary_api::limits::MAX_WARNING_RUNES;
+use apiary_api::limits::TRUNCATED_WARNING_RUNES;
+use apiary_api::schema::Format;
+use apiary_api::schema::MAX_EXCERPT_BYTES;
+use apiary_api::schema::MAX_FINDINGS;
+use apiary_api::schema::Schema;
+use apiary_api::schema::decode;
 
 /// The seeds CI runs, one hostile body each (set `APIARY_DECODER_FUZZ_SEEDS` for more).
 const HOSTILE_FUZZ_SEEDS: u64 = 64;
@@ -63,10 +63,10 @@ impl Kind {
         use k8s_openapi::api::core::v1::ConfigMap;
         use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
         match self {
-            Self::Deployment => crate::schema::of::<Deployment>(),
-            Self::ConfigMap => crate::schema::of::<ConfigMap>(),
-            Self::Crd => crate::schema::of::<CustomResourceDefinition>(),
-            Self::Revision => crate::schema::of::<ControllerRevision>(),
+            Self::Deployment => apiary_api::schema::of::<Deployment>(),
+            Self::ConfigMap => apiary_api::schema::of::<ConfigMap>(),
+            Self::Crd => apiary_api::schema::of::<CustomResourceDefinition>(),
+            Self::Revision => apiary_api::schema::of::<ControllerRevision>(),
         }
         .expect("schema")
     }

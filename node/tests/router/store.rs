@@ -9,24 +9,26 @@ use chrono::Utc;
 use serde_json::Value;
 use serde_json::json;
 
-use super::mem_storage::MemStorage;
-use crate::Flavor;
-use crate::bootstrap::ensure_system_namespaces;
-use crate::error::ApiError;
-use crate::registry::CRUD_VERBS;
-use crate::registry::ResourceType;
-use crate::registry::Scope;
-use crate::registry::StorageLocation;
-use crate::registry::Store;
-use crate::registry::Strategy;
-use crate::registry::WriteOptions;
-use crate::registry::Written;
-use crate::request::ListOptions;
-use crate::storage::ListPage;
-use crate::storage::ReadConsistency;
-use crate::storage::Storage;
-use crate::storage::StorageError;
-use crate::storage::StoredObject;
+use super::Backend;
+use super::Inspect;
+use super::empty_backend;
+use apiary_api::Flavor;
+use apiary_api::bootstrap::ensure_system_namespaces;
+use apiary_api::error::ApiError;
+use apiary_api::registry::CRUD_VERBS;
+use apiary_api::registry::ResourceType;
+use apiary_api::registry::Scope;
+use apiary_api::registry::StorageLocation;
+use apiary_api::registry::Store;
+use apiary_api::registry::Strategy;
+use apiary_api::registry::WriteOptions;
+use apiary_api::registry::Written;
+use apiary_api::request::ListOptions;
+use apiary_api::storage::ListPage;
+use apiary_api::storage::ReadConsistency;
+use apiary_api::storage::Storage;
+use apiary_api::storage::StorageError;
+use apiary_api::storage::StoredObject;
 
 /// A kind with a spec and a status, as a custom resource would be.
 struct Widget;
@@ -86,7 +88,7 @@ async fn update_w(store: &Store, storage: &dyn Storage, obj: &Value) -> Result<V
 // R-RES-025: `creationTimestamp` is set on create and clients cannot change it.
 #[tokio::test]
 async fn generation_counts_changes_outside_metadata_and_status() {
-    let storage = MemStorage::default();
+    let storage = empty_backend();
     let store = widgets();
     let now = Utc
         .with_ymd_and_hms(2026, 1, 2, 3, 4, 5)
@@ -153,11 +155,11 @@ async fn generation_counts_changes_outside_metadata_and_status() {
 
 #[tokio::test]
 async fn bootstrap_is_idempotent_and_uses_the_create_path() {
-    let storage = MemStorage::default();
+    let storage = empty_backend();
     ensure_system_namespaces(&storage, Flavor::Platform)
         .await
         .expect("first");
-    let keys = storage.keys();
+    let keys = storage.keys().await;
     assert_eq!(
         keys,
         vec![
@@ -167,8 +169,8 @@ async fn bootstrap_is_idempotent_and_uses_the_create_path() {
             "/registry/core/namespaces/platform-system",
         ]
     );
-    let revision = storage.revision();
-    let ns = crate::registry::Registry::builtin(Flavor::Platform);
+    let revision = storage.revision().await;
+    let ns = apiary_api::registry::Registry::builtin(Flavor::Platform);
     let store = ns.namespaces().expect("namespaces");
     let before = platform_system(store, &storage).await;
     assert!(before["metadata"]["uid"].is_string());
@@ -176,10 +178,10 @@ async fn bootstrap_is_idempotent_and_uses_the_create_path() {
     ensure_system_namespaces(&storage, Flavor::Platform)
         .await
         .expect("second");
-    assert_eq!(storage.keys(), keys);
+    assert_eq!(storage.keys().await, keys);
     let after = platform_system(store, &storage).await;
     assert_eq!(after, before, "existing namespaces are left alone");
-    assert!(storage.revision() >= revision);
+    assert!(storage.revision().await >= revision);
 }
 
 /// The namespace `platform-system`, read through the namespaces store.
@@ -199,7 +201,7 @@ async fn platform_system(namespaces: &Store, storage: &dyn Storage) -> Value {
 /// A store whose first writes lose races: creates find their key taken, updates find the
 /// object moved on (as concurrent writers on other replicas would make them).
 pub(super) struct Racing {
-    pub(super) inner: MemStorage,
+    pub(super) inner: Backend,
     pub(super) lost_creates: AtomicUsize,
     pub(super) lost_updates: AtomicUsize,
 }
@@ -256,7 +258,7 @@ impl Storage for Racing {
         &self,
         prefix: &str,
         after: u64,
-    ) -> Result<Box<dyn crate::storage::WatchStream>, StorageError> {
+    ) -> Result<Box<dyn apiary_api::storage::WatchStream>, StorageError> {
         self.inner.watch(prefix, after).await
     }
 }
@@ -265,7 +267,7 @@ impl Storage for Racing {
 #[tokio::test]
 async fn generated_names_are_redrawn_after_a_collision() {
     let storage = Racing {
-        inner: MemStorage::default(),
+        inner: empty_backend(),
         lost_creates: 2.into(),
         lost_updates: 0.into(),
     };
@@ -300,7 +302,7 @@ async fn generated_names_are_redrawn_after_a_collision() {
 #[tokio::test]
 async fn unconditional_updates_retry_lost_races() {
     let storage = Racing {
-        inner: MemStorage::default(),
+        inner: empty_backend(),
         lost_creates: 0.into(),
         lost_updates: 0.into(),
     };

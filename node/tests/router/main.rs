@@ -1,5 +1,6 @@
-//! Router tests: the whole HTTP API through `tower::ServiceExt::oneshot`, over the in-memory
-//! store. Each test names the CHECKLIST requirements it proves.
+//! Router tests: the whole HTTP API through `tower::ServiceExt::oneshot`, over the node's
+//! storage adapter ([`ReplicaStorage`]) on a one-replica store without raft ([`LocalReplica`]).
+//! Each test names the CHECKLIST requirements it proves.
 
 mod auth;
 mod conformance;
@@ -14,7 +15,6 @@ mod field_validation;
 mod hardening;
 mod health;
 mod list;
-mod mem_storage;
 mod openapi;
 mod patch;
 mod reviews;
@@ -38,16 +38,75 @@ use http_body_util::BodyExt;
 use serde_json::Value;
 use tower::ServiceExt;
 
-use crate::ApiConfig;
-use crate::auth::ClientCertificate;
-use crate::bootstrap::ensure_system_namespaces;
-use crate::flavor::Flavor;
-use crate::health::Readiness;
-use crate::storage::ChangeBatch;
-use crate::storage::ReadConsistency;
-use crate::storage::Storage;
-use crate::storage::WatchStream;
-use mem_storage::MemStorage;
+use apiary_api::ApiConfig;
+use apiary_api::auth::ClientCertificate;
+use apiary_api::bootstrap::ensure_system_namespaces;
+use apiary_api::flavor::Flavor;
+use apiary_api::health::Readiness;
+use apiary_api::storage::ChangeBatch;
+use apiary_api::storage::ReadConsistency;
+use apiary_api::storage::Revision;
+use apiary_api::storage::Storage;
+use apiary_api::storage::WatchStream;
+use apiary_node::backend::ReplicaStorage;
+use apiary_node::testing::LocalReplica;
+
+/// The storage under test: the node's adapter over a one-replica store.
+type Backend = ReplicaStorage<Arc<LocalReplica>>;
+
+/// How long a read of a revision not applied yet waits. The one replica applies every write
+/// before answering it, so a revision it has not reached never comes: waiting the production
+/// bound would only slow the tests of `TooLargeRevision` down.
+const FUTURE_REVISION_WAIT: Duration = Duration::from_millis(20);
+
+/// The adapter over a fresh, empty one-replica store (no bootstrap), and that replica.
+fn fresh() -> (Backend, Arc<LocalReplica>) {
+    let replica = Arc::new(LocalReplica::default());
+    let storage = ReplicaStorage::new(replica.clone()).with_wait_bound(FUTURE_REVISION_WAIT);
+    (storage, replica)
+}
+
+/// The adapter over a fresh, empty one-replica store (no bootstrap).
+fn empty_backend() -> Backend {
+    fresh().0
+}
+
+/// The adapter over a fresh one-replica store with the system namespaces created by the
+/// bootstrap every replica runs, and that replica.
+async fn backend_in(flavor: Flavor) -> (Arc<Backend>, Arc<LocalReplica>) {
+    let (storage, replica) = fresh();
+    ensure_system_namespaces(&storage, flavor)
+        .await
+        .expect("bootstrap");
+    (Arc::new(storage), replica)
+}
+
+/// What tests read of a store's state, through the [`Storage`] trait.
+#[async_trait::async_trait]
+trait Inspect {
+    /// Every key currently stored.
+    async fn keys(&self) -> Vec<String>;
+    /// The newest revision.
+    async fn revision(&self) -> Revision;
+}
+
+#[async_trait::async_trait]
+impl<S: Storage + ?Sized> Inspect for S {
+    async fn keys(&self) -> Vec<String> {
+        let all = self
+            .list("", None, 0, ReadConsistency::Linearizable)
+            .await
+            .expect("list every key");
+        all.items.into_iter().map(|o| o.key).collect()
+    }
+
+    async fn revision(&self) -> Revision {
+        self.list("", None, 1, ReadConsistency::Linearizable)
+            .await
+            .expect("read the revision")
+            .revision
+    }
+}
 
 fn cert(cn: &str, org: Option<&str>) -> Vec<u8> {
     let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("params");
@@ -88,18 +147,25 @@ impl Readiness for AlwaysReady {
 }
 
 /// A router over a fresh store with the system namespaces created.
-async fn app() -> (Router, Arc<MemStorage>) {
+async fn app() -> (Router, Arc<Backend>) {
     app_in(Flavor::Kubernetes).await
 }
 
 /// A router over a fresh store in `flavor`, with the system namespaces created.
-async fn app_in(flavor: Flavor) -> (Router, Arc<MemStorage>) {
-    let storage = Arc::new(MemStorage::default());
-    ensure_system_namespaces(storage.as_ref(), flavor)
-        .await
-        .expect("bootstrap");
+async fn app_in(flavor: Flavor) -> (Router, Arc<Backend>) {
+    let (router, storage, _) = app_on_replica(flavor).await;
+    (router, storage)
+}
+
+/// As [`app_in`], with the replica under the store, to compact it or inject failures.
+async fn app_on_replica(flavor: Flavor) -> (Router, Arc<Backend>, Arc<LocalReplica>) {
+    let (storage, replica) = backend_in(flavor).await;
     let config = ApiConfig::new(flavor, Arc::new(AlwaysReady));
-    (crate::router(storage.clone(), config), storage)
+    (
+        apiary_api::router(storage.clone(), config),
+        storage,
+        replica,
+    )
 }
 
 /// A response: status, headers, body bytes.
@@ -211,9 +277,9 @@ fn warnings(reply: &Reply) -> Vec<String> {
 }
 
 /// Every stored key with its bytes, and the revision: what a dry run must not change.
-async fn snapshot(storage: &MemStorage) -> (u64, Vec<(String, Vec<u8>)>) {
+async fn snapshot(storage: &Backend) -> (u64, Vec<(String, Vec<u8>)>) {
     let mut objects = Vec::new();
-    for key in storage.keys() {
+    for key in storage.keys().await {
         let found = storage
             .get(&key, ReadConsistency::Linearizable)
             .await
@@ -221,7 +287,7 @@ async fn snapshot(storage: &MemStorage) -> (u64, Vec<(String, Vec<u8>)>) {
             .expect("listed key exists");
         objects.push((key, found.value.to_vec()));
     }
-    (storage.revision(), objects)
+    (storage.revision().await, objects)
 }
 
 /// Creates the ConfigMap `z` for real and asserts that `watch` sees it as its next change,

@@ -19,7 +19,7 @@ use super::patch::JSON_PATCH;
 use super::patch::MERGE_PATCH;
 use super::patch::patch;
 use super::*;
-use crate::RsaTokenSigner;
+use apiary_api::RsaTokenSigner;
 
 const DEPLOYMENTS: &str = "/apis/apps/v1/namespaces/default/deployments";
 const PODS: &str = "/api/v1/namespaces/default/pods";
@@ -195,7 +195,7 @@ async fn scale_refusals() {
 async fn dry_run_scale_stores_nothing() {
     let (app, storage) = app().await;
     created(&app, DEPLOYMENTS, &deployment("web", 1)).await;
-    let revision = storage.revision();
+    let revision = storage.revision().await;
     let path = format!("{DEPLOYMENTS}/web/scale");
     let dry = admin_call(
         &app,
@@ -206,7 +206,7 @@ async fn dry_run_scale_stores_nothing() {
     .await;
     assert_eq!(dry.status, StatusCode::OK, "{}", dry.text());
     assert_eq!(dry.json()["spec"]["replicas"], 4);
-    assert_eq!(storage.revision(), revision);
+    assert_eq!(storage.revision().await, revision);
     assert_eq!(fetched(&app, &path).await["spec"]["replicas"], 1);
 }
 
@@ -339,7 +339,7 @@ async fn binding_refusals_and_the_bindings_collection() {
     let s = assert_status(&missing, 404, "NotFound");
     assert_eq!(s["message"], "pods \"nope\" not found");
 
-    let revision = storage.revision();
+    let revision = storage.revision().await;
     let dry = admin_call(
         &app,
         "POST",
@@ -348,7 +348,11 @@ async fn binding_refusals_and_the_bindings_collection() {
     )
     .await;
     assert_success(&dry);
-    assert_eq!(storage.revision(), revision, "a dry run stores nothing");
+    assert_eq!(
+        storage.revision().await,
+        revision,
+        "a dry run stores nothing"
+    );
 
     let collection = "/api/v1/namespaces/default/bindings";
     assert_success(&admin_call(&app, "POST", collection, Some(&binding("p", "n3"))).await);
@@ -376,10 +380,7 @@ fn signing_key() -> &'static (String, String) {
 
 /// A router like [`app`] whose tokens are signed with [`signing_key`].
 async fn app_with_signer(flavor: Flavor) -> Router {
-    let storage = Arc::new(MemStorage::default());
-    ensure_system_namespaces(storage.as_ref(), flavor)
-        .await
-        .expect("bootstrap");
+    let (storage, _) = backend_in(flavor).await;
     let mut config = ApiConfig::new(flavor, Arc::new(AlwaysReady));
     let signer = RsaTokenSigner::from_pem(
         signing_key().0.as_bytes(),
@@ -388,7 +389,7 @@ async fn app_with_signer(flavor: Flavor) -> Router {
     )
     .expect("signer");
     config.token_signer = Some(Arc::new(signer));
-    crate::router(storage, config)
+    apiary_api::router(storage, config)
 }
 
 const ACCOUNTS: &str = "/api/v1/namespaces/default/serviceaccounts";
@@ -645,7 +646,7 @@ async fn eviction_without_one_budget_and_refusals() {
     assert_status(&missing, 404, "NotFound");
 
     budget(&app, "a", "web", json!(0)).await;
-    let revision = storage.revision();
+    let revision = storage.revision().await;
     let dry = admin_call(
         &app,
         "POST",
@@ -654,7 +655,11 @@ async fn eviction_without_one_budget_and_refusals() {
     )
     .await;
     assert_success(&dry);
-    assert_eq!(storage.revision(), revision, "a dry run stores nothing");
+    assert_eq!(
+        storage.revision().await,
+        revision,
+        "a dry run stores nothing"
+    );
     fetched(&app, &format!("{PODS}/p")).await;
 
     budget(&app, "b", "web", json!("50%")).await;

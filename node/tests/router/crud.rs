@@ -83,7 +83,7 @@ async fn lists_in_a_namespace_and_across_namespaces() {
     assert_eq!(list["apiVersion"], "v1");
     assert_eq!(
         list["metadata"]["resourceVersion"],
-        storage.revision().to_string()
+        storage.revision().await.to_string()
     );
     let names: Vec<&str> = list["items"]
         .as_array()
@@ -199,11 +199,11 @@ async fn update_with_current_version_then_stale_version_conflicts() {
 #[tokio::test]
 async fn update_of_a_missing_object_is_not_found() {
     let (app, storage) = app().await;
-    let before = storage.keys();
+    let before = storage.keys().await;
     let r = admin_call(&app, "PUT", &format!("{CM_PATH}/ghost"), Some(&cm("ghost"))).await;
     let s = assert_status(&r, 404, "NotFound");
     assert_eq!(s["message"], "configmaps \"ghost\" not found");
-    assert_eq!(storage.keys(), before);
+    assert_eq!(storage.keys().await, before);
 }
 
 // R-RES-062, R-RES-092, R-RES-013, R-RES-023

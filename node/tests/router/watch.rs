@@ -16,34 +16,32 @@ use tokio::time::Instant;
 use tower::ServiceExt;
 
 use super::AlwaysReady;
+use super::Backend;
 use super::CM_PATH;
-use super::MemStorage;
+use super::Inspect;
 use super::admin;
 use super::admin_call;
 use super::assert_status;
-use crate::ApiConfig;
-use crate::WatchSettings;
-use crate::bootstrap::ensure_system_namespaces;
-use crate::flavor::Flavor;
+use super::backend_in;
+use apiary_api::ApiConfig;
+use apiary_api::WatchSettings;
+use apiary_api::flavor::Flavor;
 
 /// The longest a test waits for an event that must come.
 pub(super) const PATIENCE: Duration = Duration::from_secs(5);
 
 /// A router whose watches report progress every `bookmark_interval`.
-async fn app_with(bookmark_interval: Duration) -> (Router, Arc<MemStorage>) {
-    let storage = Arc::new(MemStorage::default());
-    ensure_system_namespaces(storage.as_ref(), Flavor::Kubernetes)
-        .await
-        .expect("bootstrap");
+async fn app_with(bookmark_interval: Duration) -> (Router, Arc<Backend>) {
+    let (storage, _) = backend_in(Flavor::Kubernetes).await;
     let mut config = ApiConfig::new(Flavor::Kubernetes, Arc::new(AlwaysReady));
     config.watch = WatchSettings {
         bookmark_interval,
         ..WatchSettings::default()
     };
-    (crate::router(storage.clone(), config), storage)
+    (apiary_api::router(storage.clone(), config), storage)
 }
 
-async fn app() -> (Router, Arc<MemStorage>) {
+async fn app() -> (Router, Arc<Backend>) {
     app_with(WatchSettings::default().bookmark_interval).await
 }
 
@@ -172,10 +170,10 @@ async fn update(app: &Router, name: &str, label: &str, data: &str) -> String {
     rv_of(&r.json())
 }
 
-async fn delete(app: &Router, storage: &MemStorage, name: &str) -> String {
+async fn delete(app: &Router, storage: &Backend, name: &str) -> String {
     let r = admin_call(app, "DELETE", &format!("{CM_PATH}/{name}"), None).await;
     assert_eq!(r.status.as_u16(), 200, "{}", r.text());
-    storage.revision().to_string()
+    storage.revision().await.to_string()
 }
 
 fn rv_of(obj: &Value) -> String {
@@ -249,11 +247,11 @@ async fn watch_from_a_version_sends_only_later_changes_and_resumes_without_gap()
 // R-RES-072, R-RES-231, R-RES-176 (CHECKLIST table: 200, then one ERROR event with a 410)
 #[tokio::test]
 async fn watch_from_a_compacted_version_gets_one_410_error_event() {
-    let (app, storage) = app().await;
+    let (app, storage, replica) = super::app_on_replica(Flavor::Kubernetes).await;
     let a = create(&app, "a", "x").await;
     create(&app, "b", "x").await;
-    let compacted = storage.revision();
-    storage.compact(compacted);
+    let compacted = storage.revision().await;
+    replica.compact(compacted);
     let mut w = Watch::open(&app, &format!("{CM_PATH}?watch=1&resourceVersion={a}")).await;
     let events = w.until_end(PATIENCE).await;
     assert_eq!(events.len(), 1, "{events:?}");
@@ -281,7 +279,7 @@ async fn watch_from_a_compacted_version_gets_one_410_error_event() {
 async fn bookmarks_come_only_when_asked_and_report_progress() {
     let (app, storage) = app_with(Duration::from_millis(100)).await;
     let a = create(&app, "a", "x").await;
-    let start = storage.revision();
+    let start = storage.revision().await;
     let mut w = Watch::open(&app, &format!("{CM_PATH}?watch=1&allowWatchBookmarks=true")).await;
     assert_eq!(w.next_brief().await, ev("ADDED", "a", &a));
     let bookmark = w.next().await;
@@ -319,7 +317,7 @@ async fn streaming_list_sends_the_state_then_the_initial_events_end_bookmark() {
     let b = create(&app, "b", "x").await;
     let sie = "watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan";
     for rv in ["", "&resourceVersion=0", &format!("&resourceVersion={a}")] {
-        let synced = storage.revision().to_string();
+        let synced = storage.revision().await.to_string();
         let path = format!("{CM_PATH}?{sie}&allowWatchBookmarks=true{rv}");
         let mut w = Watch::open(&app, &path).await;
         assert_eq!(w.next_brief().await, ev("ADDED", "a", &a), "{rv}");
@@ -355,7 +353,7 @@ async fn streaming_list_sends_the_state_then_the_initial_events_end_bookmark() {
 #[tokio::test]
 async fn timeout_ends_a_watch_waiting_for_a_future_version() {
     let (app, storage) = app().await;
-    let future = storage.revision() + 1000;
+    let future = storage.revision().await + 1000;
     let opened = Instant::now();
     let path = format!("{CM_PATH}?watch=1&resourceVersion={future}&timeoutSeconds=1");
     let mut w = Watch::open(&app, &path).await;

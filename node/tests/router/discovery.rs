@@ -4,7 +4,7 @@
 use serde_json::json;
 
 use super::*;
-use crate::registry::RuntimeConfig;
+use apiary_api::registry::RuntimeConfig;
 
 const KUBECTL_DISCOVERY_ACCEPT: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json";
 
@@ -15,14 +15,11 @@ const AGGREGATED_PLATFORM: &str =
 
 /// The server of `flavor` with `runtime_config` (`--runtime-config` values).
 async fn flavored_app(flavor: Flavor, runtime_config: &[&str]) -> Router {
-    let storage = Arc::new(MemStorage::default());
-    ensure_system_namespaces(storage.as_ref(), flavor)
-        .await
-        .expect("bootstrap");
+    let (storage, _) = backend_in(flavor).await;
     let mut config = ApiConfig::new(flavor, Arc::new(AlwaysReady));
     config.runtime_config =
         RuntimeConfig::parse(runtime_config.iter().copied(), flavor).expect("runtime config");
-    crate::router(storage, config)
+    apiary_api::router(storage, config)
 }
 
 async fn discover(app: &Router, path: &str) -> Reply {
@@ -137,7 +134,7 @@ async fn legacy_discovery_documents() {
         .and_then(|r| r.iter().find(|e| e["name"] == "deployments"))
         .expect("deployments");
     assert_eq!(deploy["shortNames"], json!(["deploy"]));
-    let expected_hash = crate::discovery::storage_version_hash("apps", "v1", "Deployment");
+    let expected_hash = apiary_api::discovery::storage_version_hash("apps", "v1", "Deployment");
     assert_eq!(deploy["storageVersionHash"], expected_hash.as_str());
     assert_status(&discover(&app, "/apis/apps/v2").await, 404, "NotFound");
     assert_status(&discover(&app, "/apis/example.com").await, 404, "NotFound");

@@ -12,7 +12,7 @@ use super::conformance::status_stub;
 use super::conformance::stub;
 use super::conformance::stub_key;
 use super::*;
-use crate::registry::ResourceType;
+use apiary_api::registry::ResourceType;
 
 /// A change of the spec the kind accepts on update: a JSON pointer and its new value.
 fn spec_change(gvr: &str) -> Option<(&'static str, Value)> {

@@ -7,9 +7,9 @@ use serde_json::Value;
 use serde_json::json;
 
 use super::*;
-use crate::registry::Registry;
-use crate::registry::ResourceType;
-use crate::registry::Store;
+use apiary_api::registry::Registry;
+use apiary_api::registry::ResourceType;
+use apiary_api::registry::Store;
 
 /// The part of a minimal valid object beyond apiVersion, kind and metadata, per served
 /// resource (`<group in the kubernetes flavor>/<version>/<plural>`; core: `v1/<plural>`).

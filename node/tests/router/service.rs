@@ -7,11 +7,11 @@ use serde_json::Value;
 use serde_json::json;
 
 use super::*;
-use crate::bootstrap::ensure_api_service;
-use crate::registry::allocator::NODE_PORTS_KEY;
-use crate::registry::allocator::ServiceRanges;
-use crate::storage::ReadConsistency;
-use crate::storage::Storage;
+use apiary_api::bootstrap::ensure_api_service;
+use apiary_api::registry::allocator::NODE_PORTS_KEY;
+use apiary_api::registry::allocator::ServiceRanges;
+use apiary_api::storage::ReadConsistency;
+use apiary_api::storage::Storage;
 
 const SVC_PATH: &str = "/api/v1/namespaces/default/services";
 const IP_PATH: &str = "/apis/networking.k8s.io/v1/ipaddresses";
@@ -250,7 +250,7 @@ async fn node_ports_are_allocated_from_the_range() {
 #[tokio::test]
 async fn dry_run_checks_but_reserves_nothing() {
     let (app, storage) = app().await;
-    let keys = storage.keys();
+    let keys = storage.keys().await;
     let dry = admin_call(
         &app,
         "POST",
@@ -265,7 +265,11 @@ async fn dry_run_checks_but_reserves_nothing() {
     let d = dry.json();
     assert_eq!(d["spec"]["clusterIP"], "10.96.1.1");
     assert_eq!(d["spec"]["ports"][0]["nodePort"], 30000);
-    assert_eq!(storage.keys(), keys, "no IPAddress, no bitmap, no Service");
+    assert_eq!(
+        storage.keys().await,
+        keys,
+        "no IPAddress, no bitmap, no Service"
+    );
 
     created(
         &app,
@@ -274,7 +278,7 @@ async fn dry_run_checks_but_reserves_nothing() {
         "ports": [{"port": 80, "nodePort": 30100}]}),
     )
     .await;
-    let keys = storage.keys();
+    let keys = storage.keys().await;
     let taken_ip = admin_call(
         &app,
         "POST",
@@ -307,7 +311,7 @@ async fn dry_run_checks_but_reserves_nothing() {
     );
     let deleted = admin_call(&app, "DELETE", &format!("{SVC_PATH}/real?dryRun=All"), None).await;
     assert_eq!(deleted.status, StatusCode::OK, "{}", deleted.text());
-    assert_eq!(storage.keys(), keys);
+    assert_eq!(storage.keys().await, keys);
     assert_eq!(ip_address(&app, "10.96.0.30").await.status, StatusCode::OK);
 }
 
@@ -474,13 +478,10 @@ async fn bootstrap_creates_the_api_service() {
 // and configured ranges are used.
 #[tokio::test]
 async fn the_platform_flavor_and_configured_ranges() {
-    let storage = Arc::new(MemStorage::default());
-    ensure_system_namespaces(storage.as_ref(), Flavor::Platform)
-        .await
-        .expect("bootstrap");
+    let (storage, _) = backend_in(Flavor::Platform).await;
     let mut config = ApiConfig::new(Flavor::Platform, Arc::new(AlwaysReady));
     config.service_ranges = ServiceRanges::parse("10.0.0.0/24", "31000-31001").expect("ranges");
-    let app = crate::router(storage.clone(), config);
+    let app = apiary_api::router(storage.clone(), config);
     let s = created(
         &app,
         "np",

@@ -1,12 +1,11 @@
 //! Every error the pipeline answers, each as a `Status`, and nothing stored on a rejected
 //! write.
 
-use std::sync::atomic::Ordering;
-
 use serde_json::json;
 
 use super::*;
-use crate::handlers::MAX_BODY_BYTES;
+use apiary_api::limits::MAX_BODY_BYTES;
+use apiary_node::replicated::ReplicaFailure;
 
 // R-RES-012, R-RES-236
 #[tokio::test]
@@ -36,7 +35,7 @@ async fn second_create_with_the_same_name_is_already_exists() {
 #[tokio::test]
 async fn invalid_name_is_422_with_kubernetes_wording_and_nothing_is_stored() {
     let (app, storage) = app().await;
-    let before = storage.keys();
+    let before = storage.keys().await;
     let r = admin_call(&app, "POST", CM_PATH, Some(&cm("Bad_Name"))).await;
     let s = assert_status(&r, 422, "Invalid");
     assert_eq!(
@@ -68,14 +67,18 @@ async fn invalid_name_is_422_with_kubernetes_wording_and_nothing_is_stored() {
         assert_status(&too_big, 422, "Invalid")["details"]["causes"][0]["reason"],
         "FieldValueTooLong"
     );
-    assert_eq!(storage.keys(), before, "nothing stored on a rejected write");
+    assert_eq!(
+        storage.keys().await,
+        before,
+        "nothing stored on a rejected write"
+    );
 }
 
 // R-RES-235, R-RES-031
 #[tokio::test]
 async fn malformed_or_mistyped_bodies_are_400() {
     let (app, storage) = app().await;
-    let before = storage.keys();
+    let before = storage.keys().await;
     let r = admin_call(
         &app,
         "POST",
@@ -134,7 +137,7 @@ async fn malformed_or_mistyped_bodies_are_400() {
     .await;
     assert_status(&bad_rv, 400, "BadRequest");
     assert_eq!(
-        storage.keys().len(),
+        storage.keys().await.len(),
         before.len() + 1,
         "only the valid create was stored"
     );
@@ -144,7 +147,7 @@ async fn malformed_or_mistyped_bodies_are_400() {
 #[tokio::test]
 async fn bodies_over_3_mib_are_413() {
     let (app, storage) = app().await;
-    let before = storage.keys();
+    let before = storage.keys().await;
     let big = format!(
         r#"{{"metadata":{{"name":"x"}},"data":{{"a":"{}"}}}}"#,
         "x".repeat(MAX_BODY_BYTES)
@@ -163,7 +166,7 @@ async fn bodies_over_3_mib_are_413() {
     req.extensions_mut().insert(admin());
     let streamed = send(&app, req).await;
     assert_status(&streamed, 413, "RequestEntityTooLarge");
-    assert_eq!(storage.keys(), before);
+    assert_eq!(storage.keys().await, before);
 }
 
 // R-RES-010, R-RES-236
@@ -206,7 +209,7 @@ async fn unknown_resources_and_wrong_scopes_are_404() {
 #[tokio::test]
 async fn unsupported_verbs_are_405() {
     let (app, storage) = app().await;
-    let before = storage.keys();
+    let before = storage.keys().await;
     for (method, path) in [
         ("POST", "/api/v1/configmaps"),
         ("POST", "/api/v1/namespaces/default/configmaps/x"),
@@ -218,14 +221,16 @@ async fn unsupported_verbs_are_405() {
         let r = admin_call(&app, method, path, Some(&cm("x"))).await;
         assert_status(&r, 405, "MethodNotAllowed");
     }
-    assert_eq!(storage.keys(), before);
+    assert_eq!(storage.keys().await, before);
 }
 
 // R-RES-236 (503 on an unavailable store)
 #[tokio::test]
 async fn unavailable_storage_is_503_with_retry_after() {
-    let (app, storage) = app().await;
-    storage.unavailable.store(true, Ordering::SeqCst);
+    let (app, _, replica) = app_on_replica(Flavor::Kubernetes).await;
+    replica.fail_with(Some(ReplicaFailure::Unavailable {
+        reason: "no leader".into(),
+    }));
     let r = admin_call(&app, "GET", &format!("{CM_PATH}/x"), None).await;
     assert_status(&r, 503, "ServiceUnavailable");
     assert_eq!(
@@ -257,7 +262,7 @@ async fn a_future_resource_version_is_504_too_large() {
 #[tokio::test]
 async fn non_json_bodies_are_415() {
     let (app, storage) = app().await;
-    let before = storage.keys();
+    let before = storage.keys().await;
     let mut req = Request::builder()
         .method("POST")
         .uri(CM_PATH)
@@ -267,25 +272,14 @@ async fn non_json_bodies_are_415() {
     req.extensions_mut().insert(admin());
     let r = send(&app, req).await;
     assert_status(&r, 415, "UnsupportedMediaType");
-    assert_eq!(storage.keys(), before);
-}
-
-// A panic in a handler becomes a 500 Status, not a dropped connection.
-#[test]
-fn panics_become_internal_error_statuses() {
-    let res = crate::router::panic_response(Box::new("boom"));
-    assert_eq!(res.status(), StatusCode::INTERNAL_SERVER_ERROR);
-    assert_eq!(
-        res.headers().get("content-type").map(|v| v.as_bytes()),
-        Some(&b"application/json"[..])
-    );
+    assert_eq!(storage.keys().await, before);
 }
 
 // R-RES-024: the server owns resourceVersion; Kubernetes refuses a create that carries one.
 #[tokio::test]
 async fn create_with_a_resource_version_is_refused() {
     let (app, storage) = app().await;
-    let before = storage.keys();
+    let before = storage.keys().await;
     let body = r#"{"metadata":{"name":"x","resourceVersion":"5"}}"#;
     let r = admin_call(&app, "POST", CM_PATH, Some(body)).await;
     let s = assert_status(&r, 500, "InternalError");
@@ -293,7 +287,7 @@ async fn create_with_a_resource_version_is_refused() {
         s["message"],
         "Internal error occurred: resourceVersion should not be set on objects to be created"
     );
-    assert_eq!(storage.keys(), before);
+    assert_eq!(storage.keys().await, before);
 }
 
 // R-RES-051, R-RES-054, R-RES-192: invalid delete options are 422; a dry-run delete, from

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use super::*;
-use crate::health::Readiness;
+use apiary_api::health::Readiness;
 
 struct NotReady;
 
@@ -45,9 +45,9 @@ async fn healthy_endpoints() {
 // R-VER-047, R-VER-044
 #[tokio::test]
 async fn not_ready_fails_readyz_but_not_livez() {
-    let storage = Arc::new(mem_storage::MemStorage::default());
+    let storage = Arc::new(empty_backend());
     let config = ApiConfig::new(Flavor::Platform, Arc::new(NotReady));
-    let app = crate::router(storage, config);
+    let app = apiary_api::router(storage, config);
     let r = call(&app, "GET", "/readyz", None, None).await;
     assert_eq!(r.status, StatusCode::INTERNAL_SERVER_ERROR);
     assert_eq!(

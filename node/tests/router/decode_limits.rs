@@ -10,10 +10,10 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::*;
-use crate::handlers::MAX_WARNING_RUNES;
-use crate::handlers::TRUNCATED_WARNING_RUNES;
-use crate::limits::MAX_NESTING_DEPTH;
-use crate::limits::nesting_depth;
+use apiary_api::limits::MAX_NESTING_DEPTH;
+use apiary_api::limits::MAX_WARNING_RUNES;
+use apiary_api::limits::TRUNCATED_WARNING_RUNES;
+use apiary_api::limits::nesting_depth;
 
 const CRD_PATH: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
 const REVISION_PATH: &str = "/apis/apps/v1/namespaces/default/controllerrevisions";
@@ -102,7 +102,11 @@ async fn the_issue_body_is_answered_in_every_mode_with_bounded_answers() {
     assert!(size > 2_800_000 && size < 3_000_000, "{size}");
     for (variant, body, findings) in [
         ("repeated", issue_body as fn(&str) -> String, 62),
-        ("distinct", distinct_paths_body, crate::schema::MAX_FINDINGS),
+        (
+            "distinct",
+            distinct_paths_body,
+            apiary_api::schema::MAX_FINDINGS,
+        ),
     ] {
         let group = |mode: &str| format!("{mode}.{variant}.example.com");
 
@@ -216,7 +220,7 @@ async fn the_worst_strict_answer_stays_under_64_kib() {
         s["message"]
             .as_str()
             .map(|m| m.matches("unknown field ").count()),
-        Some(crate::schema::MAX_FINDINGS)
+        Some(apiary_api::schema::MAX_FINDINGS)
     );
     assert!(
         strict.body.len() > 32 * 1024 && strict.body.len() < MAX_ANSWER_BYTES,

@@ -5,7 +5,7 @@
 use serde_json::json;
 
 use super::*;
-use crate::validation::TOTAL_ANNOTATION_SIZE_LIMIT;
+use apiary_api::validation::TOTAL_ANNOTATION_SIZE_LIMIT;
 
 /// The causes of a 422 Invalid answer as (field, reason, message).
 fn causes(reply: &Reply) -> Vec<(String, String, String)> {
@@ -30,7 +30,7 @@ fn cause(field: &str, reason: &str, message: &str) -> (String, String, String) {
 async fn object_meta_problems_are_one_cause_each_in_both_flavors() {
     for flavor in [Flavor::Kubernetes, Flavor::Platform] {
         let (app, storage) = app_in(flavor).await;
-        let before = storage.keys();
+        let before = storage.keys().await;
         let body = json!({
             "apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {
@@ -62,7 +62,7 @@ async fn object_meta_problems_are_one_cause_each_in_both_flavors() {
             r#"Invalid value: "hold": name is neither a standard finalizer name nor is it fully qualified"#
         );
         assert_eq!(got[2].2, r#"Invalid value: "": must not be empty"#);
-        assert_eq!(storage.keys(), before, "{flavor:?}: nothing stored");
+        assert_eq!(storage.keys().await, before, "{flavor:?}: nothing stored");
     }
 }
 
@@ -70,7 +70,7 @@ async fn object_meta_problems_are_one_cause_each_in_both_flavors() {
 #[tokio::test]
 async fn annotations_over_256_kib_are_too_long() {
     let (app, storage) = app_in(Flavor::Kubernetes).await;
-    let before = storage.keys();
+    let before = storage.keys().await;
     let big = "x".repeat(TOTAL_ANNOTATION_SIZE_LIMIT);
     let body = json!({"metadata": {"name": "big", "annotations": {"k": big}}});
     let r = admin_call(&app, "POST", CM_PATH, Some(&body.to_string())).await;
@@ -82,7 +82,7 @@ async fn annotations_over_256_kib_are_too_long() {
             "Too long: may not be more than 262144 bytes"
         )]
     );
-    assert_eq!(storage.keys(), before);
+    assert_eq!(storage.keys().await, before);
 }
 
 // R-RES-030, R-RES-235: per-kind rules under the flavor's group domain.
@@ -90,7 +90,7 @@ async fn annotations_over_256_kib_are_too_long() {
 async fn kind_rules_answer_in_both_flavors() {
     for flavor in [Flavor::Kubernetes, Flavor::Platform] {
         let (app, storage) = app_in(flavor).await;
-        let before = storage.keys();
+        let before = storage.keys().await;
         let group = format!("networking.{}", flavor.group_domain());
         let ingress = json!({
             "apiVersion": format!("{group}/v1"), "kind": "Ingress",
@@ -146,7 +146,7 @@ async fn kind_rules_answer_in_both_flavors() {
             ],
             "{flavor:?}"
         );
-        assert_eq!(storage.keys(), before, "{flavor:?}: nothing stored");
+        assert_eq!(storage.keys().await, before, "{flavor:?}: nothing stored");
     }
 }
 

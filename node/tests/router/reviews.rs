@@ -12,11 +12,11 @@ use serde_json::Value;
 use serde_json::json;
 
 use super::*;
-use crate::RsaTokenSigner;
-use crate::auth::Attributes;
-use crate::auth::Authorizer;
-use crate::auth::Decision;
-use crate::auth::SystemMastersAuthorizer;
+use apiary_api::RsaTokenSigner;
+use apiary_api::auth::Attributes;
+use apiary_api::auth::Authorizer;
+use apiary_api::auth::Decision;
+use apiary_api::auth::SystemMastersAuthorizer;
 
 const ISSUER: &str = "https://apiary.test";
 
@@ -55,16 +55,13 @@ fn signer() -> RsaTokenSigner {
 /// A router in `flavor` with a token signer and, when `deny_deletes`, [`NoDeletes`] in
 /// front of `system:masters`.
 async fn review_app(flavor: Flavor, deny_deletes: bool) -> Router {
-    let storage = Arc::new(MemStorage::default());
-    ensure_system_namespaces(storage.as_ref(), flavor)
-        .await
-        .expect("bootstrap");
+    let (storage, _) = backend_in(flavor).await;
     let mut config = ApiConfig::new(flavor, Arc::new(AlwaysReady));
     config.token_signer = Some(Arc::new(signer()));
     if deny_deletes {
         config.authorizers = vec![Arc::new(NoDeletes), Arc::new(SystemMastersAuthorizer)];
     }
-    crate::router(storage, config)
+    apiary_api::router(storage, config)
 }
 
 fn authn(flavor: Flavor) -> String {
@@ -418,9 +415,9 @@ async fn component_statuses_report_the_store() {
         "NotFound",
     );
 
-    let storage = Arc::new(MemStorage::default());
+    let storage = Arc::new(empty_backend());
     let config = ApiConfig::new(Flavor::Kubernetes, Arc::new(NeverReady));
-    let app = crate::router(storage, config);
+    let app = apiary_api::router(storage, config);
     let item = admin_call(&app, "GET", "/api/v1/componentstatuses/store", None).await;
     assert_eq!(item.json()["conditions"][0]["status"], "False");
 }

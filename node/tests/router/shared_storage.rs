@@ -8,9 +8,9 @@ use serde_json::json;
 
 use super::watch::Watch;
 use super::*;
-use crate::discovery::storage_version_hash;
-use crate::storage::ReadConsistency;
-use crate::storage::Storage;
+use apiary_api::discovery::storage_version_hash;
+use apiary_api::storage::ReadConsistency;
+use apiary_api::storage::Storage;
 
 const CORE: &str = "/api/v1/namespaces/default/events";
 const EVENTS: &str = "/apis/events.k8s.io/v1/namespaces/default/events";
@@ -355,17 +355,14 @@ async fn shared_rows_have_their_storage_versions_hash() {
 #[tokio::test]
 async fn identity_versions_share_objects_once_enabled() {
     let flavor = Flavor::Platform;
-    let storage = Arc::new(MemStorage::default());
-    ensure_system_namespaces(storage.as_ref(), flavor)
-        .await
-        .expect("bootstrap");
+    let (storage, _) = backend_in(flavor).await;
     let mut config = ApiConfig::new(flavor, Arc::new(AlwaysReady));
-    config.runtime_config = crate::registry::RuntimeConfig::parse(
+    config.runtime_config = apiary_api::registry::RuntimeConfig::parse(
         ["coordination.platform.io/v1alpha2,coordination.platform.io/v1beta1"],
         flavor,
     )
     .expect("valid");
-    let app = crate::router(storage.clone(), config);
+    let app = apiary_api::router(storage.clone(), config);
     let alpha = "/apis/coordination.platform.io/v1alpha2/namespaces/default/leasecandidates";
     let beta = "/apis/coordination.platform.io/v1beta1/namespaces/default/leasecandidates";
     let body = json!({

@@ -8,9 +8,9 @@ use serde_json::json;
 
 use super::store::Racing;
 use super::*;
-use crate::patch::PatchType;
-use crate::registry::WriteOptions;
-use crate::storage::Storage;
+use apiary_api::patch::PatchType;
+use apiary_api::registry::WriteOptions;
+use apiary_api::storage::Storage;
 
 pub(super) const JSON_PATCH: &str = "application/json-patch+json";
 pub(super) const MERGE_PATCH: &str = "application/merge-patch+json";
@@ -315,7 +315,7 @@ async fn dry_run_patch_changes_nothing() {
     let created = created(&app, CM_PATH, &cm("x")).await;
     let before = snapshot(&storage).await;
     let mut watch = storage
-        .watch("/registry/", storage.revision())
+        .watch("/registry/", storage.revision().await)
         .await
         .expect("watch");
     let path = format!("{CM_PATH}/x?dryRun=All");
@@ -429,11 +429,11 @@ async fn status_patches_change_only_status() {
 #[tokio::test]
 async fn a_patch_that_loses_a_race_is_applied_again() {
     let storage = Racing {
-        inner: MemStorage::default(),
+        inner: empty_backend(),
         lost_creates: 0.into(),
         lost_updates: 0.into(),
     };
-    let registry = crate::registry::Registry::builtin(Flavor::Kubernetes);
+    let registry = apiary_api::registry::Registry::builtin(Flavor::Kubernetes);
     let store = registry.namespaces().expect("namespaces");
     let body = json!({"metadata": {"name": "n"}}).to_string();
     let now = chrono::Utc::now();

@@ -6,11 +6,14 @@ use axum::Router;
 use http::StatusCode;
 use serde_json::Value;
 
-use super::MemStorage;
+use super::Backend;
+use super::Inspect;
 use super::admin_call;
 use super::app;
+use super::app_on_replica;
 use super::assert_status;
-use crate::storage::Revision;
+use apiary_api::flavor::Flavor;
+use apiary_api::storage::Revision;
 
 /// Percent-encodes what selectors and tokens put in a query value.
 fn enc(s: &str) -> String {
@@ -77,7 +80,7 @@ fn continue_of(list: &Value) -> Option<String> {
 const PAGES: &str = "/api/v1/namespaces/pages/configmaps";
 
 /// Namespace `pages` with ConfigMaps a..e; returns the store and the revision after them.
-async fn five(app: &Router, storage: &MemStorage) -> Revision {
+async fn five(app: &Router, storage: &Backend) -> Revision {
     let maps = [
         ("a", r#"{"x":"1"}"#),
         ("b", r#"{"x":"2"}"#),
@@ -86,7 +89,7 @@ async fn five(app: &Router, storage: &MemStorage) -> Revision {
         ("e", r#"{"x":"1"}"#),
     ];
     config_maps(app, "pages", &maps).await;
-    storage.revision()
+    storage.revision().await
 }
 
 // R-RES-033, R-RES-141..146, R-RES-152, R-RES-155, R-RES-157, R-RES-158, R-RES-160,
@@ -96,7 +99,7 @@ async fn resource_version_table() {
     let (app, storage) = app().await;
     let revs = config_maps(&app, "t", &[("a", "{}"), ("b", "{}")]).await;
     let (ra, rb) = (revs[0], revs[1]);
-    let now = storage.revision();
+    let now = storage.revision().await;
     let path = "/api/v1/namespaces/t/configmaps";
     let current = [
         "",
@@ -154,9 +157,9 @@ async fn invalid_combinations_are_422() {
 // Kubernetes' etcd storage does, and it is the pages after it that can no longer be served.
 #[tokio::test]
 async fn compacted_revisions() {
-    let (app, storage) = app().await;
+    let (app, storage, replica) = app_on_replica(Flavor::Kubernetes).await;
     let revs = config_maps(&app, "old", &[("a", "{}"), ("b", "{}")]).await;
-    storage.compact(storage.revision());
+    replica.compact(storage.revision().await);
     let path = "/api/v1/namespaces/old/configmaps";
     for query in [
         format!("resourceVersion={}&limit=1", revs[0]),
@@ -174,7 +177,7 @@ async fn compacted_revisions() {
         revs[0]
     );
     let first = list(&app, &not_older).await;
-    assert_eq!(rv_of(&first), storage.revision());
+    assert_eq!(rv_of(&first), storage.revision().await);
     assert_eq!(names(&first), ["a"]);
     let token = continue_of(&first).expect("more to come");
     post(
@@ -183,7 +186,7 @@ async fn compacted_revisions() {
         r#"{"metadata":{"name":"c"}}"#,
     )
     .await;
-    storage.compact(storage.revision());
+    replica.compact(storage.revision().await);
     let r = admin_call(
         &app,
         "GET",
@@ -200,7 +203,7 @@ async fn compacted_revisions() {
 async fn revisions_not_reached_are_504() {
     let (app, storage) = app().await;
     config_maps(&app, "late", &[("a", "{}")]).await;
-    let future = storage.revision() + 100;
+    let future = storage.revision().await + 100;
     for path in [
         format!("/api/v1/namespaces/late/configmaps/a?resourceVersion={future}"),
         format!("/api/v1/namespaces/late/configmaps?resourceVersion={future}"),
@@ -355,12 +358,12 @@ async fn bad_tokens_are_400() {
 // message and a fresh token that continues after the same key at the newest revision.
 #[tokio::test]
 async fn expired_tokens_are_410_with_a_fresh_token() {
-    let (app, storage) = app().await;
+    let (app, storage, replica) = app_on_replica(Flavor::Kubernetes).await;
     five(&app, &storage).await;
     let first = list(&app, &format!("{PAGES}?limit=2")).await;
     let token = continue_of(&first).expect("more remain");
     post(&app, PAGES, r#"{"metadata":{"name":"bb"}}"#).await;
-    storage.compact(storage.revision());
+    replica.compact(storage.revision().await);
     let r = admin_call(
         &app,
         "GET",
@@ -378,7 +381,7 @@ async fn expired_tokens_are_410_with_a_fresh_token() {
     let fresh = s["metadata"]["continue"].as_str().expect("a fresh token");
     let rest = list(&app, &format!("{PAGES}?limit=2&continue={fresh}")).await;
     assert_eq!(names(&rest), ["bb", "c"], "after b, at the newest revision");
-    assert_eq!(rv_of(&rest), storage.revision());
+    assert_eq!(rv_of(&rest), storage.revision().await);
     let token = continue_of(&rest).expect("d and e remain");
     let end = list(&app, &format!("{PAGES}?limit=2&continue={token}")).await;
     assert_eq!(names(&end), ["d", "e"]);
@@ -392,7 +395,7 @@ async fn tokens_work_on_another_replica() {
     let (two, two_store) = app().await;
     five(&one, &one_store).await;
     five(&two, &two_store).await;
-    assert_eq!(one_store.revision(), two_store.revision());
+    assert_eq!(one_store.revision().await, two_store.revision().await);
     let first = list(&one, &format!("{PAGES}?limit=2")).await;
     let token = continue_of(&first).expect("more remain");
     let here = list(&one, &format!("{PAGES}?limit=2&continue={token}")).await;

@@ -7,7 +7,7 @@ use serde_json::Value;
 use serde_json::json;
 
 use super::*;
-use crate::storage::Storage;
+use apiary_api::storage::Storage;
 
 fn cm_with(name: &str, data: &str, rv: Option<&str>) -> String {
     let mut meta = json!({"name": name});
@@ -271,7 +271,7 @@ async fn a_watch_sees_no_event_from_dry_runs() {
         .expect("rv")
         .to_owned();
     let mut watch = storage
-        .watch("/registry/", storage.revision())
+        .watch("/registry/", storage.revision().await)
         .await
         .expect("watch");
     let dry_runs = [

@@ -6,7 +6,7 @@ use super::*;
 #[tokio::test]
 async fn no_credentials_is_401() {
     let (app, storage) = app().await;
-    let before = storage.keys();
+    let before = storage.keys().await;
     for (method, path) in [
         ("GET", CM_PATH),
         ("POST", CM_PATH),
@@ -26,14 +26,14 @@ async fn no_credentials_is_401() {
     )
     .await;
     assert_status(&garbage, 401, "Unauthorized");
-    assert_eq!(storage.keys(), before);
+    assert_eq!(storage.keys().await, before);
 }
 
 // R-ACC-002, R-ACC-088, R-RES-016
 #[tokio::test]
 async fn users_outside_system_masters_get_403_worded_as_kubernetes() {
     let (app, storage) = app().await;
-    let before = storage.keys();
+    let before = storage.keys().await;
     let get = call(&app, "GET", &format!("{CM_PATH}/x"), None, Some(bob())).await;
     let s = assert_status(&get, 403, "Forbidden");
     assert_eq!(
@@ -56,7 +56,11 @@ async fn users_outside_system_masters_get_403_worded_as_kubernetes() {
         assert_status(&path, 403, "Forbidden")["message"],
         "forbidden: User \"bob\" cannot get path \"/api\""
     );
-    assert_eq!(storage.keys(), before, "a denied write stores nothing");
+    assert_eq!(
+        storage.keys().await,
+        before,
+        "a denied write stores nothing"
+    );
 }
 
 // R-ACC-113, R-ACC-168

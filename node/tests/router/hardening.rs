@@ -14,12 +14,14 @@ use serde_json::Value;
 use serde_json::json;
 
 use super::AlwaysReady;
+use super::Backend;
 use super::CM_PATH;
-use super::MemStorage;
+use super::Inspect;
 use super::Reply;
 use super::admin_call;
 use super::app;
 use super::assert_status;
+use super::backend_in;
 use super::cm;
 use super::created;
 use super::fetched;
@@ -27,12 +29,11 @@ use super::send_as;
 use super::snapshot;
 use super::watch::PATIENCE;
 use super::watch::Watch;
-use crate::ApiConfig;
-use crate::bootstrap::ensure_system_namespaces;
-use crate::error::TRUNCATED_MARK;
-use crate::flavor::Flavor;
-use crate::storage::ReadConsistency;
-use crate::storage::Storage;
+use apiary_api::ApiConfig;
+use apiary_api::error::TRUNCATED_MARK;
+use apiary_api::flavor::Flavor;
+use apiary_api::storage::ReadConsistency;
+use apiary_api::storage::Storage;
 
 const DEPLOY_PATH: &str = "/apis/apps/v1/namespaces/default/deployments";
 /// `i64::MAX`, the largest `timeoutSeconds` or `limit` Kubernetes decodes.
@@ -47,14 +48,11 @@ const U64_OVERFLOW: &str = "18446744073709551616";
 const SMALL_ANSWER: usize = 8 * 1024;
 
 /// A router whose stores take objects of at most `max_object_bytes` stored bytes.
-async fn app_limited(max_object_bytes: usize) -> (Router, Arc<MemStorage>) {
-    let storage = Arc::new(MemStorage::default());
-    ensure_system_namespaces(storage.as_ref(), Flavor::Kubernetes)
-        .await
-        .expect("bootstrap");
+async fn app_limited(max_object_bytes: usize) -> (Router, Arc<Backend>) {
+    let (storage, _) = backend_in(Flavor::Kubernetes).await;
     let mut config = ApiConfig::new(Flavor::Kubernetes, Arc::new(AlwaysReady));
     config.max_object_bytes = max_object_bytes;
-    (crate::router(storage.clone(), config), storage)
+    (apiary_api::router(storage.clone(), config), storage)
 }
 
 /// Asserts `reply` is a 400 whose message names `parameter` and is small.
@@ -105,7 +103,7 @@ async fn watch_timeouts_saturate_end_at_once_or_are_refused() {
     // The largest timeout (Kubernetes accepts it) and zero (the server's default) both give a
     // watch that keeps running and sends a later change.
     for (timeout, next) in [(I64_MAX, "b"), ("0", "c")] {
-        let rv = storage.revision();
+        let rv = storage.revision().await;
         let path = format!("{CM_PATH}?watch=1&timeoutSeconds={timeout}&resourceVersion={rv}");
         let mut w = Watch::open(&app, &path).await;
         w.quiet().await;
@@ -116,7 +114,7 @@ async fn watch_timeouts_saturate_end_at_once_or_are_refused() {
     }
     // A negative timeout has passed already (as in Kubernetes, where the watch's timer fires at
     // once): the watch ends, after the initial events when it has some.
-    let rv = storage.revision();
+    let rv = storage.revision().await;
     for timeout in ["-1", "-9223372036854775808"] {
         let path = format!("{CM_PATH}?watch=1&timeoutSeconds={timeout}&resourceVersion={rv}");
         let events = Watch::open(&app, &path).await.until_end(PATIENCE).await;
@@ -430,7 +428,7 @@ async fn a_deployment_of_ten_thousand_containers_is_413_with_the_default_limit()
     let body = deployment("huge", containers);
     let before = snapshot(&storage).await;
     let reply = admin_call(&app, "POST", DEPLOY_PATH, Some(&body)).await;
-    too_large(&reply, crate::DEFAULT_MAX_OBJECT_BYTES);
+    too_large(&reply, apiary_api::DEFAULT_MAX_OBJECT_BYTES);
     assert_eq!(snapshot(&storage).await, before);
     let reply = admin_call(&app, "GET", &format!("{DEPLOY_PATH}/huge"), None).await;
     assert_status(&reply, 404, "NotFound");
