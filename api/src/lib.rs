@@ -11,6 +11,7 @@
 //! - `watch`: watch streams over HTTP.
 //! - [`patch`]: JSON Patch, JSON merge patch and strategic merge patch documents.
 //! - [`discovery`], `openapi`, [`health`], [`bootstrap`].
+//! - [`labels`]: label requirements and selectors, and their matching.
 //! - [`limits`]: the nesting budget every value built from request input keeps.
 //! - [`error`]: typed errors and their single translation to `Status`.
 //! - [`flavor`]: the only place product-named identifiers are spelled.
@@ -23,6 +24,7 @@ pub mod error;
 pub mod flavor;
 mod handlers;
 pub mod health;
+pub mod labels;
 pub mod limits;
 mod openapi;
 pub mod patch;
