@@ -17,7 +17,6 @@ pub(crate) use body::read_body;
 pub(crate) use resource::ResourceRequest;
 pub(crate) use resource::serve_resource;
 pub(crate) use response::json_response;
-pub use subresource::RsaTokenSigner;
 #[cfg(test)]
 pub(crate) use warnings::MAX_WARNING_RUNES;
 #[cfg(test)]

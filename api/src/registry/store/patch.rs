@@ -16,7 +16,7 @@ use super::metadata::meta_mut;
 use super::metadata::meta_str;
 use super::persistence::Persistence;
 use crate::error::ApiError;
-use crate::error::GroupKind;
+use crate::group::GroupKind;
 use crate::patch;
 use crate::patch::PatchType;
 use crate::patch::Shape;
