@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use chrono::DateTime;
 use chrono::Utc;
-use serde_json::Value;
 
 use crate::auth::Authenticator;
 use crate::auth::Authorizer;
@@ -16,6 +15,7 @@ use crate::flavor::Flavor;
 use crate::health::Readiness;
 use crate::registry::RuntimeConfig;
 use crate::registry::allocator::ServiceRanges;
+use crate::serviceaccount::TokenSigner;
 
 /// The time source of the API (creation and deletion timestamps), injected so simulations
 /// run on virtual time.
@@ -33,32 +33,6 @@ impl Clock for SystemClock {
         Utc::now()
     }
 }
-
-/// Signs the service account tokens that `serviceaccounts/<name>/token` issues
-/// (Kubernetes' `--service-account-signing-key-file`, `--service-account-issuer`,
-/// `--api-audiences`). The node loads or makes the key and hands the signer in, so the API
-/// does no IO.
-pub trait TokenSigner: Send + Sync + 'static {
-    /// The `iss` claim of every token.
-    fn issuer(&self) -> &str;
-    /// The audiences of a token whose request names none: the API server's own.
-    fn default_audiences(&self) -> &[String];
-    /// `claims` as a signed JWT in compact form.
-    fn sign(&self, claims: &Value) -> Result<String, TokenSignError>;
-    /// The claims of `token` when this signer signed it and it names this issuer; its times
-    /// and audiences are left to the caller (the API reads time from its own clock).
-    fn verify(&self, token: &str) -> Result<Value, TokenVerifyError>;
-}
-
-/// A token is not one of this signer's valid tokens (the reason is safe to show its bearer).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct TokenVerifyError(pub String);
-
-/// A token could not be signed (a key the signing library refuses).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("the service account token cannot be signed: {0}")]
-pub struct TokenSignError(pub String);
 
 /// How long watches run and how often they report progress.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

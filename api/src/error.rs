@@ -5,7 +5,6 @@
 //! `storage/errors` does), so handlers never build a status of their own.
 
 use std::borrow::Cow;
-use std::fmt;
 
 use axum::response::IntoResponse;
 use axum::response::Response;
@@ -17,6 +16,8 @@ use serde_json::Map;
 use serde_json::Value;
 use serde_json::json;
 
+use crate::group::GroupKind;
+use crate::group::GroupResource;
 use crate::storage::Revision;
 use crate::storage::StorageError;
 use crate::validation::FieldError;
@@ -94,54 +95,6 @@ impl std::io::Write for Capped {
 
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
-    }
-}
-
-/// A resource qualified by its group (`configmaps`, `deployments.apps`).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct GroupResource {
-    /// The API group (empty: core).
-    pub group: String,
-    /// The plural resource name.
-    pub resource: String,
-}
-
-impl GroupResource {
-    /// The resource `resource` of `group`.
-    pub fn new(group: impl Into<String>, resource: impl Into<String>) -> Self {
-        Self {
-            group: group.into(),
-            resource: resource.into(),
-        }
-    }
-}
-
-impl fmt::Display for GroupResource {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.group.is_empty() {
-            f.write_str(&self.resource)
-        } else {
-            write!(f, "{}.{}", self.resource, self.group)
-        }
-    }
-}
-
-/// A kind qualified by its group (`ConfigMap`, `Deployment.apps`).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct GroupKind {
-    /// The API group (empty: core).
-    pub group: String,
-    /// The kind.
-    pub kind: String,
-}
-
-impl fmt::Display for GroupKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.group.is_empty() {
-            f.write_str(&self.kind)
-        } else {
-            write!(f, "{}.{}", self.kind, self.group)
-        }
     }
 }
 

@@ -5,16 +5,22 @@
 //! # Layout
 //! - [`router()`]: the whole HTTP API, configured by [`ApiConfig`].
 //! - [`request`]: path -> [`request::RequestInfo`], query parameters, read consistency.
-//! - [`registry`]: resource types, strategies, the generic store, built-in kinds, and the
-//!   stored form of objects (the read hot path).
+//! - [`registry`]: resource types, strategies, the generic store (one file per step),
+//!   built-in kinds, the stored form of objects (the read hot path), and the domain logic of
+//!   the subresources and reviews that the generic store does not serve.
+//! - `handlers`: HTTP glue: decode a request, call the registry, render the answer.
 //! - [`auth`]: authentication and authorization chains.
 //! - `watch`: watch streams over HTTP.
 //! - [`patch`]: JSON Patch, JSON merge patch and strategic merge patch documents.
 //! - [`discovery`], `openapi`, [`health`], [`bootstrap`].
+//! - [`labels`]: label requirements and selectors, and their matching.
+//! - [`serviceaccount`]: service account tokens: the signer seam, the RS256 signer, the
+//!   claims issued and checked.
 //! - [`limits`]: the budgets of request bodies, of the nesting of every value built from
 //!   request input, and of response warnings.
 //! - [`error`]: typed errors and their single translation to `Status`.
 //! - [`flavor`]: the only place product-named identifiers are spelled.
+//! - [`group`]: resources and kinds qualified by their API group.
 
 pub mod auth;
 pub mod bootstrap;
@@ -22,8 +28,10 @@ mod config;
 pub mod discovery;
 pub mod error;
 pub mod flavor;
+pub mod group;
 mod handlers;
 pub mod health;
+pub mod labels;
 pub mod limits;
 mod openapi;
 pub mod patch;
@@ -31,6 +39,7 @@ pub mod registry;
 pub mod request;
 mod router;
 pub mod schema;
+pub mod serviceaccount;
 pub mod storage;
 pub mod validation;
 mod watch;
@@ -39,11 +48,11 @@ pub use config::ApiConfig;
 pub use config::Clock;
 pub use config::DEFAULT_MAX_OBJECT_BYTES;
 pub use config::SystemClock;
-pub use config::TokenSignError;
-pub use config::TokenSigner;
-pub use config::TokenVerifyError;
 pub use config::WatchSettings;
 pub use flavor::Flavor;
-pub use handlers::RsaTokenSigner;
 pub use health::Readiness;
 pub use router::router;
+pub use serviceaccount::RsaTokenSigner;
+pub use serviceaccount::TokenSignError;
+pub use serviceaccount::TokenSigner;
+pub use serviceaccount::TokenVerifyError;

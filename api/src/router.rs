@@ -23,7 +23,6 @@ use crate::auth::AuthenticatorChain;
 use crate::auth::AuthorizerChain;
 use crate::config::ApiConfig;
 use crate::config::Clock;
-use crate::config::TokenSigner;
 use crate::config::WatchSettings;
 use crate::discovery;
 use crate::discovery::Answer;
@@ -39,6 +38,7 @@ use crate::openapi::OpenApi;
 use crate::registry::Registry;
 use crate::request::QueryParams;
 use crate::request::RequestInfo;
+use crate::serviceaccount::TokenSigner;
 use crate::storage::Storage;
 use crate::watch::EncodedEvents;
 

@@ -19,9 +19,9 @@ use apiary_api::ApiConfig;
 use apiary_api::Flavor;
 use apiary_api::storage::Storage;
 use apiary_raft::network::HttpTransport;
-use apiary_raft::network::peer_router;
 use apiary_raft::replica::Replica;
 use apiary_raft::replica::ReplicaConfig;
+use apiary_raft::replica::peer_router;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 

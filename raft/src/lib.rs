@@ -6,8 +6,9 @@
 //! - [`error_chain()`]: an error and its causes on one line.
 //! - [`log`]: the durable raft log (segmented write-ahead log, group-commit `fdatasync`).
 //! - [`mvcc`]: the pure, synchronous multi-version store.
-//! - [`network`]: the peer RPCs over an injectable transport.
-//! - [`replica`]: the replica handle: start, write, read index, status.
+//! - [`network`]: the peer RPCs over an injectable transport (client side and wire forms).
+//! - [`replica`]: the replica handle: start, write, read index, status, and the server side of
+//!   the peer RPCs ([`replica::peer_router`]).
 //! - [`runtime`]: openraft's async runtime (tokio) with a random source a simulation can seed.
 //! - [`state_machine`]: the raft state machine over [`mvcc`], with durable snapshots.
 //! - [`typ`]: the raft type configuration.

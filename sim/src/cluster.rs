@@ -20,10 +20,10 @@ use std::time::SystemTime;
 use apiary_raft::log::LogOptions;
 use apiary_raft::log::LogStore;
 use apiary_raft::log::WriterMode;
-use apiary_raft::network::peer_router;
 use apiary_raft::replica::RaftTimings;
 use apiary_raft::replica::Replica;
 use apiary_raft::replica::ReplicaConfig;
+use apiary_raft::replica::peer_router;
 use apiary_raft::typ::NodeId;
 use turmoil::Sim;
 

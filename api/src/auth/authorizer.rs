@@ -9,7 +9,7 @@ use k8s_openapi::api::authorization::v1::ResourceRule;
 use super::Attributes;
 use super::UserInfo;
 use crate::error::ApiError;
-use crate::error::GroupResource;
+use crate::group::GroupResource;
 
 /// One authorizer's answer.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -20,10 +20,10 @@ use serde_json::Value;
 
 use super::write_options::dry_run_error;
 use crate::error::ApiError;
-use crate::error::GroupKind;
 use crate::error::excerpt;
 use crate::error::excerpt_json;
 use crate::flavor::Flavor;
+use crate::group::GroupKind;
 use crate::registry::Preconditions;
 use crate::request::QueryParams;
 use crate::validation::FieldError;

@@ -15,4 +15,3 @@ pub(crate) use body::read_body;
 pub(crate) use resource::ResourceRequest;
 pub(crate) use resource::serve_resource;
 pub(crate) use response::json_response;
-pub use subresource::RsaTokenSigner;

@@ -19,7 +19,6 @@ use super::write_options::WriteKind;
 use super::write_options::write_options;
 use crate::auth::AuthorizerChain;
 use crate::auth::UserInfo;
-use crate::config::TokenSigner;
 use crate::config::WatchSettings;
 use crate::error::ApiError;
 use crate::flavor::Flavor;
@@ -35,6 +34,7 @@ use crate::request::RequestInfo;
 use crate::request::Verb;
 use crate::request::get_consistency;
 use crate::schema::Format;
+use crate::serviceaccount::TokenSigner;
 use crate::storage::Storage;
 use crate::watch::EncodedEvents;
 
@@ -174,7 +174,7 @@ pub(crate) async fn serve_resource(
     }
     if subresource::is_handled(sub) {
         let namespace = item_ns.ok_or(ApiError::UnknownResource)?;
-        let parent = subresource::Parent {
+        let parent = crate::registry::Parent {
             storage,
             registry,
             store,

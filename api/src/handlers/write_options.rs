@@ -4,8 +4,8 @@
 //! check is shared with `DeleteOptions`) and `fieldValidation` (R-RES-185..187).
 
 use crate::error::ApiError;
-use crate::error::GroupKind;
 use crate::flavor::Flavor;
+use crate::group::GroupKind;
 use crate::registry::WriteOptions;
 use crate::request::QueryParams;
 use crate::schema::FIELD_VALIDATION_VALUES;

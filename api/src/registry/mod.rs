@@ -1,16 +1,23 @@
 //! The resource registry: which resource types exist ([`ResourceType`], one table entry each),
 //! how each kind behaves ([`Strategy`]), and the one generic [`Store`] that runs every write
-//! through the same fixed steps (decode -> defaults -> prepare -> validate -> persist).
+//! through the same fixed steps (decode -> defaults -> prepare -> validate -> persist), one
+//! file per step under `store/`.
+//!
+//! The domain logic Kubernetes keeps in its registry packages beside the generic store lives
+//! here too: the subresources with code of their own (`subresource`: scale, binding, eviction
+//! and disruption budgets, service account tokens) and the reviews (`review`: access, rules
+//! and token reviews). The HTTP handlers only decode requests for them and render answers.
 
 pub mod allocator;
 pub mod builtin;
 pub mod conversion;
 mod resource_type;
+pub(crate) mod review;
 mod runtime_config;
 mod store;
 mod stored_json;
 mod strategy;
-mod subresource;
+pub(crate) mod subresource;
 
 pub use resource_type::CRUD_VERBS;
 pub use resource_type::ResourceType;
@@ -30,6 +37,7 @@ pub use strategy::DeleteAction;
 pub use strategy::Strategy;
 pub use strategy::has_finalizers;
 pub use strategy::mark_for_finalizers;
+pub(crate) use subresource::Parent;
 pub use subresource::Subresource;
 pub use subresource::subresource_kind;
 

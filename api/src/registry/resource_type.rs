@@ -3,8 +3,8 @@
 //! version).
 
 use super::Subresource;
-use crate::error::GroupKind;
-use crate::error::GroupResource;
+use crate::group::GroupKind;
+use crate::group::GroupResource;
 
 /// Whether objects of a type live in a namespace (R-RES-010).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,6 +1,19 @@
 //! The subresources a built-in kind can have, each knowing its verbs, the kind it answers
-//! and whether the server serves it yet (discovery lists only served ones).
+//! and whether the server serves it yet (discovery lists only served ones); and the domain
+//! logic of those not served by the generic store, as Kubernetes keeps it in its registry
+//! packages: `scale` of the replicated workloads, `binding` and `eviction` of pods (with the
+//! disruption budget arithmetic), `token` of service accounts. Each reads and writes its
+//! [`Parent`] through the parent's generic store; the HTTP handlers only decode the request
+//! and render the answer.
 
+pub(crate) mod binding;
+mod disruption;
+pub(crate) mod eviction;
+mod parent;
+pub(crate) mod scale;
+pub(crate) mod token;
+
+pub(crate) use self::parent::Parent;
 use crate::flavor::Flavor;
 
 /// A subresource of a resource type (`<plural>/<name>` in discovery).

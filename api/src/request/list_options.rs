@@ -9,9 +9,9 @@
 use super::QueryParams;
 use super::Selectors;
 use crate::error::ApiError;
-use crate::error::GroupKind;
 use crate::error::excerpt;
 use crate::flavor::Flavor;
+use crate::group::GroupKind;
 use crate::validation::FieldError;
 
 /// `resourceVersionMatch`: how a list's `resourceVersion` is matched.

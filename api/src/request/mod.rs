@@ -35,6 +35,4 @@ pub use list_options::ResourceVersionMatch;
 pub use query::QueryParams;
 pub use read_consistency::ListRead;
 pub use read_consistency::get_consistency;
-pub use selector::LabelRequirement;
-pub use selector::LabelSelector;
 pub use selector::Selectors;

@@ -1,6 +1,7 @@
-//! Label selectors and the pair of selectors a list, watch or deletecollection takes
-//! (`labelSelector`, `fieldSelector`; spec 000 R-RES-110), parsed with Kubernetes' syntax and
-//! evaluated against an object's JSON.
+//! The pair of selectors a list, watch or deletecollection takes (`labelSelector`,
+//! `fieldSelector`; spec 000 R-RES-110), parsed with Kubernetes' syntax into a
+//! [`LabelSelector`] (matched in `crate::labels`) and a [`FieldSelector`], and evaluated
+//! against an object's JSON.
 //!
 //! Labels: `k`, `!k`, `k=v`, `k==v`, `k!=v`, `k in (a,b)`, `k notin (a,b)`, comma-separated
 //! (all must hold). Keys are qualified names (`[prefix/]name`) and values label values, checked
@@ -8,34 +9,16 @@
 
 use std::collections::BTreeSet;
 
-use serde_json::Map;
 use serde_json::Value;
 
 use super::FieldLabels;
 use super::FieldSelector;
 use crate::error::ApiError;
 use crate::error::excerpt;
+use crate::labels::LabelRequirement;
+use crate::labels::LabelSelector;
 use crate::validation::validate_label_value;
 use crate::validation::validate_qualified_name;
-
-/// One label requirement: a key and what its value must be.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LabelRequirement {
-    /// The key is present.
-    Exists(String),
-    /// The key is absent.
-    NotExists(String),
-    /// The key is present with one of the values.
-    In(String, BTreeSet<String>),
-    /// The key is absent, or present with none of the values.
-    NotIn(String, BTreeSet<String>),
-}
-
-/// A parsed label selector (empty: matches everything).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct LabelSelector {
-    requirements: Vec<LabelRequirement>,
-}
 
 /// The `labelSelector` and `fieldSelector` of a list, watch or deletecollection.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -179,38 +162,7 @@ impl LabelSelector {
             .into_iter()
             .map(requirement)
             .collect::<Result<_, _>>()?;
-        Ok(Self { requirements })
-    }
-
-    /// The selector of already-checked `requirements` (all must hold).
-    pub fn from_requirements(requirements: Vec<LabelRequirement>) -> Self {
-        Self { requirements }
-    }
-
-    /// Whether `obj`'s `metadata.labels` satisfy every requirement.
-    pub fn matches(&self, obj: &Value) -> bool {
-        let empty = Map::new();
-        let labels = obj
-            .pointer("/metadata/labels")
-            .and_then(Value::as_object)
-            .unwrap_or(&empty);
-        self.matches_labels(labels)
-    }
-
-    /// Whether the label map `labels` satisfies every requirement.
-    pub fn matches_labels(&self, labels: &Map<String, Value>) -> bool {
-        let label = |k: &str| labels.get(k).and_then(Value::as_str);
-        self.requirements.iter().all(|r| match r {
-            LabelRequirement::Exists(k) => label(k).is_some(),
-            LabelRequirement::NotExists(k) => label(k).is_none(),
-            LabelRequirement::In(k, vs) => label(k).is_some_and(|v| vs.contains(v)),
-            LabelRequirement::NotIn(k, vs) => label(k).is_none_or(|v| !vs.contains(v)),
-        })
-    }
-
-    /// Whether the selector selects everything.
-    pub fn is_empty(&self) -> bool {
-        self.requirements.is_empty()
+        Ok(Self::from_requirements(requirements))
     }
 }
 

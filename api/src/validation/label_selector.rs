@@ -1,6 +1,6 @@
 //! The `metav1.LabelSelector` of object fields (`spec.selector` of workloads, PDBs, ...):
 //! Kubernetes' `ValidateLabelSelector` with its messages, and matching a label map the way
-//! `LabelSelectorAsSelector` does, through the query selector's matcher.
+//! `LabelSelectorAsSelector` does, through [`crate::labels::LabelSelector`].
 
 use std::collections::BTreeSet;
 
@@ -11,8 +11,8 @@ use super::FieldError;
 use super::labels::validate_label_key;
 use super::labels::validate_label_value;
 use super::labels::validate_labels;
-use crate::request::LabelRequirement;
-use crate::request::LabelSelector;
+use crate::labels::LabelRequirement;
+use crate::labels::LabelSelector;
 
 /// The string values of `expr.values` (absent: none).
 fn values(expr: &Value) -> Vec<&str> {

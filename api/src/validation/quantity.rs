@@ -1,5 +1,6 @@
-//! Resource quantities (`10Gi`, `500m`, `1e3`), parsed with Kubernetes' grammar into a value
-//! that compares exactly enough for validation (nano units, saturating at the i128 range).
+//! Resource quantities (`10Gi`, `500m`, `1e3`), parsed with Kubernetes' grammar into an exact
+//! value in nano units (saturating at the i128 range), the one parser every quantity
+//! comparison uses (request vs. limit, QoS class, volume sizes).
 
 /// Upstream's `ErrFormatWrong`, the whole message for a malformed quantity.
 pub const QUANTITY_FORMAT_MSG: &str =
@@ -37,7 +38,8 @@ fn suffix(s: &str) -> Option<(u32, i32)> {
 }
 
 /// The value of `quantity` in nano units (`1` is 1_000_000_000), or `None` when it does not
-/// follow the quantity grammar.
+/// follow the quantity grammar. A value finer than one nano unit is rounded away from zero,
+/// as Kubernetes' `ParseQuantity` rounds it, so a tiny non-zero amount stays non-zero.
 pub fn parse_quantity_nanos(quantity: &str) -> Option<i128> {
     let (negative, rest) = match quantity.as_bytes().first() {
         Some(b'-') => (true, &quantity[1..]),
@@ -66,8 +68,13 @@ pub fn parse_quantity_nanos(quantity: &str) -> Option<i128> {
             value = value.saturating_mul(10);
         }
     } else {
+        let mut dropped = false;
         for _ in 0..(-scale).min(40) {
+            dropped |= value % 10 != 0;
             value /= 10;
+        }
+        if dropped {
+            value = value.saturating_add(1);
         }
     }
     Some(if negative { -value } else { value })
@@ -91,8 +98,33 @@ mod tests {
         assert_eq!(parse_quantity_nanos("-1"), Some(-1_000_000_000));
         assert_eq!(parse_quantity_nanos("0"), Some(0));
         assert!(parse_quantity_nanos("1Gi") > parse_quantity_nanos("1G"));
-        for bad in ["", "Gi", "1.2.3", "1 Gi", "1X", "abc", "1e"] {
+        for bad in ["", "Gi", "1.2.3", "1 Gi", "1X", "abc", "1e", "1Xi"] {
             assert_eq!(parse_quantity_nanos(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn is_exact_where_floating_point_was_not() {
+        // 2^53 + 1 and 2^53 are one float apart only in exact arithmetic.
+        assert!(
+            parse_quantity_nanos("9007199254740993") > parse_quantity_nanos("9007199254740992")
+        );
+        assert_eq!(parse_quantity_nanos("1000m"), parse_quantity_nanos("1"));
+        assert_eq!(parse_quantity_nanos("0.1"), Some(100_000_000));
+        assert!(parse_quantity_nanos("1Mi") > parse_quantity_nanos("1M"));
+        assert_eq!(
+            parse_quantity_nanos("1Gi"),
+            parse_quantity_nanos("1073741824")
+        );
+    }
+
+    #[test]
+    fn rounds_finer_than_a_nano_away_from_zero() {
+        assert_eq!(parse_quantity_nanos("1.0000000001"), Some(1_000_000_001));
+        assert_eq!(parse_quantity_nanos("-1.0000000001"), Some(-1_000_000_001));
+        assert_eq!(parse_quantity_nanos("1e-20"), Some(1));
+        assert_eq!(parse_quantity_nanos("1e-99"), Some(1));
+        assert_eq!(parse_quantity_nanos("0e-99"), Some(0));
+        assert_eq!(parse_quantity_nanos("1.5n"), Some(2));
     }
 }

@@ -22,7 +22,7 @@ use super::event::BookmarkObject;
 use super::event::error_event;
 use super::filter::Filter;
 use crate::error::ApiError;
-use crate::error::GroupResource;
+use crate::group::GroupResource;
 use crate::storage::Revision;
 use crate::storage::StoredObject;
 use crate::storage::WatchStream;

@@ -3,7 +3,8 @@
 //!
 //! Client side: [`PeerNetworkFactory`] / [`PeerConnection`] give openraft its network, and
 //! [`PeerClient`] sends the replica-level RPCs; `peer_health` logs when a peer stops and starts
-//! answering raft's calls. Server side: [`peer_router`] serves them all.
+//! answering raft's calls. The server side, [`crate::replica::peer_router`], lives with the
+//! replica it serves.
 
 mod connection;
 mod connector;
@@ -13,7 +14,6 @@ mod peer_client;
 mod peer_health;
 pub mod raft_message;
 pub mod replica_message;
-mod router;
 pub mod rpc;
 mod transport;
 
@@ -26,6 +26,5 @@ pub use factory::PeerNetworkFactory;
 pub use http_transport::HttpTransport;
 pub use peer_client::PeerCallError;
 pub use peer_client::PeerClient;
-pub use router::peer_router;
 pub use transport::Transport;
 pub use transport::TransportError;

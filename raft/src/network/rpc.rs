@@ -1,5 +1,5 @@
 //! The names of the peer RPCs, shared by the client side (the `rpc` argument of
-//! [`super::Transport::call`]) and the server side (the routes of [`super::peer_router`],
+//! [`super::Transport::call`]) and the server side (the routes of [`crate::replica::peer_router`],
 //! served under [`PATH_PREFIX`]).
 
 /// Where the peer RPCs are served: `POST {peer URL}{PATH_PREFIX}{name}`.

@@ -1,6 +1,7 @@
 //! The replica handle the node crate uses: starts raft over the durable log and the state
 //! machine, founds or joins the cluster, and serves writes (forwarded to the leader when
-//! needed), linearizable read indexes and local reads, and removes members.
+//! needed), linearizable read indexes and local reads, and removes members; [`peer_router`]
+//! serves the peer RPCs to it.
 //!
 //! See DESIGN.md §3: the revision of a write is the log index of its entry; a follower answers
 //! a forwarded write only once it has applied that revision itself (read-your-writes on the
@@ -12,6 +13,7 @@ mod leader_call;
 mod leader_error;
 mod membership;
 mod membership_error;
+mod peer_router;
 mod propose;
 mod read;
 mod removal;
@@ -37,6 +39,7 @@ pub use self::error::ReplicaError;
 pub use self::error::WriteError;
 pub(crate) use self::leader_error::LeaderError;
 pub use self::membership_error::RemoveMemberError;
+pub use self::peer_router::peer_router;
 pub(crate) use self::removal::removal_outcome;
 pub use self::status::ReplicaStatus;
 use crate::log::LogFs;
@@ -85,7 +88,7 @@ impl Replica {
     /// and founds the cluster (`join_existing == false`: `initialize` with every member of
     /// `initial_cluster`, a no-op when the log is not pristine) or starts joining it in the
     /// background (`join_existing == true`: the join RPC adds this replica as a learner, then
-    /// promotes it to voter once it caught up). Serve [`crate::network::peer_router`] for the
+    /// promotes it to voter once it caught up). Serve [`peer_router`] for the
     /// returned replica right away: peers replicate to it during the join.
     pub async fn start(
         config: ReplicaConfig,

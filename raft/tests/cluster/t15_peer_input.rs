@@ -1,13 +1,13 @@
 //! The peer router refuses malformed or forged peer messages with 400 and keeps working: no
 //! input from a peer panics or stops raft.
 
-use apiary_raft::network::peer_router;
 use apiary_raft::network::raft_message::InstallSnapshotRequest;
 use apiary_raft::network::replica_message::ForwardWriteRequest;
 use apiary_raft::network::replica_message::JoinRequest;
 use apiary_raft::network::replica_message::ReadIndexResponse;
 use apiary_raft::network::replica_message::read_index_response::Outcome;
 use apiary_raft::network::rpc;
+use apiary_raft::replica::peer_router;
 use apiary_raft::wire;
 use axum::body::Body;
 use axum::http::Request;

@@ -1,16 +1,19 @@
-//! The computed kinds (upstream's virtual resources): the authentication and authorization
-//! reviews, answered from the request's user, the authorizer chain and the token signer, and
-//! `componentstatuses`, answered from the readiness seam. Nothing is stored; a review's
-//! create answers 201 with the request echoed and its `status` filled in.
+//! The HTTP side of the computed kinds (upstream's virtual resources): the authentication
+//! and authorization reviews, decoded here and decided in `registry::review` from the
+//! request's user, the authorizer chain and the token signer, and `componentstatuses`,
+//! answered from the readiness seam. Nothing is stored; a review's create answers 201 with
+//! the request echoed and its `status` filled in.
 
-mod access;
 mod component_status;
-mod rules;
-mod self_subject;
-mod token_review;
 
 use axum::response::Response;
 use http::StatusCode;
+use k8s_openapi::api::authentication::v1::SelfSubjectReview;
+use k8s_openapi::api::authentication::v1::TokenReview;
+use k8s_openapi::api::authorization::v1::LocalSubjectAccessReview;
+use k8s_openapi::api::authorization::v1::SelfSubjectAccessReview;
+use k8s_openapi::api::authorization::v1::SelfSubjectRulesReview;
+use k8s_openapi::api::authorization::v1::SubjectAccessReview;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use serde_json::json;
@@ -19,9 +22,12 @@ use super::ResourceRequest;
 use super::json_response;
 use super::subresource::body;
 use crate::error::ApiError;
-use crate::error::GroupKind;
 use crate::registry::Registry;
 use crate::registry::ResourceType;
+use crate::registry::review;
+use crate::registry::review::access;
+use crate::registry::review::rules;
+use crate::registry::review::token_review;
 use crate::request::Verb;
 use crate::storage::Storage;
 
@@ -79,13 +85,42 @@ pub(crate) async fn serve(
         });
     }
     let review = Review { rt, req };
+    let (authz, user) = (req.authz, req.user);
     let (value, status) = match kind {
-        ReviewKind::SelfSubject => self_subject::review(&review)?,
-        ReviewKind::Token => token_review::review(&review, storage, registry).await?,
-        ReviewKind::SubjectAccess => access::subject(&review).await?,
-        ReviewKind::SelfSubjectAccess => access::self_subject(&review).await?,
-        ReviewKind::LocalSubjectAccess => access::local(&review, namespace).await?,
-        ReviewKind::SelfSubjectRules => rules::review(&review).await?,
+        ReviewKind::SelfSubject => {
+            let (value, _): (Value, SelfSubjectReview) = review.body()?;
+            (value, review::self_subject_status(user))
+        }
+        ReviewKind::Token => {
+            let (value, typed): (Value, TokenReview) = review.body()?;
+            let signer = req.token_signer.as_deref();
+            let status =
+                token_review::status(typed.spec, signer, req.now, req.flavor, storage, registry)
+                    .await?;
+            (value, status)
+        }
+        ReviewKind::SubjectAccess => {
+            let (value, typed): (Value, SubjectAccessReview) = review.body()?;
+            (value, access::subject(rt, &typed.spec, authz).await?)
+        }
+        ReviewKind::SelfSubjectAccess => {
+            let (value, typed): (Value, SelfSubjectAccessReview) = review.body()?;
+            (
+                value,
+                access::self_subject(rt, typed.spec, user, authz).await?,
+            )
+        }
+        ReviewKind::LocalSubjectAccess => {
+            let (mut value, typed): (Value, LocalSubjectAccessReview) = review.body()?;
+            let status = access::local(rt, &typed, namespace, authz).await?;
+            value["metadata"]["namespace"] = namespace.into();
+            (value, status)
+        }
+        ReviewKind::SelfSubjectRules => {
+            let (value, typed): (Value, SelfSubjectRulesReview) = review.body()?;
+            let namespace = typed.spec.namespace.unwrap_or_default();
+            (value, rules::status(authz, user, &namespace).await)
+        }
     };
     Ok(review.answer(value, status))
 }
@@ -105,18 +140,6 @@ impl Review<'_> {
         Ok((value, typed))
     }
 
-    /// 422 for `causes`, naming the review's kind.
-    fn invalid(&self, causes: Vec<crate::validation::FieldError>) -> ApiError {
-        ApiError::Invalid {
-            kind: GroupKind {
-                group: self.rt.group.clone(),
-                kind: self.rt.kind.clone(),
-            },
-            name: String::new(),
-            causes,
-        }
-    }
-
     /// 201 with the request `value` echoed, typed as the kind, with `status` (upstream's
     /// create answers the object it was given, filled in).
     fn answer(&self, mut value: Value, status: Value) -> Response {
@@ -128,16 +151,4 @@ impl Review<'_> {
         }
         json_response(StatusCode::CREATED, value.to_string().into_bytes())
     }
-}
-
-/// A user as the reviews spell one (`UserInfo` of authentication/v1): empty fields left out.
-fn user_info(user: &crate::auth::UserInfo) -> Value {
-    let mut out = json!({"username": user.name, "groups": user.groups});
-    if !user.uid.is_empty() {
-        out["uid"] = user.uid.clone().into();
-    }
-    if !user.extra.is_empty() {
-        out["extra"] = json!(user.extra);
-    }
-    out
 }

@@ -21,12 +21,6 @@ pub(in crate::handlers) fn parse(body: &[u8]) -> Result<Value, ApiError> {
     }
 }
 
-/// A stored object (or list) as JSON; 500 when it cannot be read, as the store wrote it.
-pub(super) fn stored(body: &[u8]) -> Result<Value, ApiError> {
-    serde_json::from_slice(body)
-        .map_err(|e| ApiError::Internal(format!("a stored object cannot be read: {e}")))
-}
-
 /// `value` as `T`, a `kind` of one of `api_versions`: a different `apiVersion` or `kind` is a
 /// 400, as is a field of the wrong type (`<kind> in version "v1" cannot be handled as a
 /// <kind>: ...`). The first of `api_versions` names the version in that message.

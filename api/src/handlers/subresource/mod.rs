@@ -1,66 +1,39 @@
-//! The subresources served by handlers of their own: `scale` of the replicated workloads,
-//! `binding` and `eviction` of pods (and the core `bindings` collection), `token` of service
-//! accounts. Each reads and writes its parent through the parent's generic store, so the
-//! store's steps (validation, generation, optimistic locking, dry run) apply unchanged.
+//! The HTTP side of the subresources served by code of their own: `scale` of the replicated
+//! workloads, `binding` and `eviction` of pods (and the core `bindings` collection), `token`
+//! of service accounts. These handlers decode the request (body, patch, DeleteOptions) and
+//! render the answer; what each subresource does lives in `registry::subresource`.
 
-mod binding;
 pub(in crate::handlers) mod body;
-mod disruption;
-mod eviction;
-mod rsa_signer;
-mod scale;
-mod token;
 
 use axum::response::Response;
 use http::StatusCode;
+use k8s_openapi::api::authentication::v1::TokenRequest;
+use k8s_openapi::api::autoscaling::v1::Scale;
+use k8s_openapi::api::core::v1::Binding;
+use k8s_openapi::api::policy::v1::Eviction;
 use serde_json::Value;
 use serde_json::json;
 
-pub use self::rsa_signer::RsaTokenSigner;
-pub(crate) use self::scale::get_scale;
-pub(crate) use self::scale::update_scale;
 use super::ResourceRequest;
+use super::delete_options::delete_options;
 use super::json_response;
 use super::write_options::WriteKind;
 use super::write_options::write_options;
 use crate::error::ApiError;
-use crate::error::GroupResource;
+use crate::group::GroupResource;
+use crate::patch;
+use crate::patch::PATCH_MEDIA_TYPES;
+use crate::patch::PatchType;
+use crate::patch::Shape;
+use crate::registry::Parent;
 use crate::registry::Registry;
-use crate::registry::Store;
 use crate::registry::WriteOptions;
+use crate::registry::subresource::binding;
+use crate::registry::subresource::eviction;
+use crate::registry::subresource::scale;
+use crate::registry::subresource::token;
 use crate::request::Verb;
-use crate::storage::ReadConsistency;
 use crate::storage::Storage;
-
-/// The object a subresource request is about.
-pub(crate) struct Parent<'a> {
-    /// Where objects are.
-    pub storage: &'a dyn Storage,
-    /// Every served store (eviction reads pods and disruption budgets).
-    pub registry: &'a Registry,
-    /// The parent's store.
-    pub store: &'a Store,
-    /// The parent's namespace (empty for cluster-scoped parents).
-    pub namespace: &'a str,
-    /// The parent's name.
-    pub name: &'a str,
-}
-
-impl Parent<'_> {
-    /// The parent as it is now (a linearizable read, 404 when absent), as JSON.
-    async fn read(&self) -> Result<Value, ApiError> {
-        let body = self
-            .store
-            .get(
-                self.storage,
-                self.namespace,
-                self.name,
-                ReadConsistency::Linearizable,
-            )
-            .await?;
-        body::stored(&body)
-    }
-}
 
 /// Whether `subresource` has a handler here (the others go to the generic store).
 pub(crate) fn is_handled(subresource: &str) -> bool {
@@ -76,26 +49,37 @@ pub(crate) async fn serve_subresource(
 ) -> Result<Response, ApiError> {
     let sub = req.info.subresource.as_str();
     match (sub, &req.info.verb) {
-        ("scale", Verb::Get) => Ok(json_response(StatusCode::OK, get_scale(&parent).await?)),
+        ("scale", Verb::Get) => {
+            let scale = scale::get_scale(&parent).await?;
+            Ok(json_response(
+                StatusCode::OK,
+                scale.to_string().into_bytes(),
+            ))
+        }
         ("scale", Verb::Update) => {
-            let scale = body::parse(&req.body)?;
-            let body = update_scale(&parent, scale, write).await?;
+            let typed = typed_scale(&body::parse(&req.body)?)?;
+            let body = scale::update_scale(&parent, typed, write).await?;
             Ok(json_response(StatusCode::OK, body))
         }
         ("scale", Verb::Patch) => {
-            let body = scale::patch_scale(&parent, req, write).await?;
+            let body = patch_scale(&parent, req, write).await?;
             Ok(json_response(StatusCode::OK, body))
         }
         ("binding", Verb::Create) => {
-            binding::bind(&parent, &req.body, req.now, write).await?;
+            let binding: Binding = body::typed(&body::parse(&req.body)?, &["v1"], "Binding")?;
+            binding::bind(&parent, &binding, req.now, write).await?;
             Ok(success())
         }
         ("eviction", Verb::Create) => {
-            eviction::evict(&parent, req, write).await?;
+            evict(&parent, req, write).await?;
             Ok(success())
         }
         ("token", Verb::Create) => {
-            let body = token::issue(&parent, req).await?;
+            let api_version = format!("authentication.{}/v1", req.flavor.group_domain());
+            let value = body::parse(&req.body)?;
+            let request: TokenRequest = body::typed(&value, &[&api_version], "TokenRequest")?;
+            let signer = req.token_signer.as_deref();
+            let body = token::issue(&parent, request, signer, req.now, req.flavor).await?;
             Ok(json_response(StatusCode::CREATED, body))
         }
         _ => Err(ApiError::MethodNotAllowed {
@@ -123,16 +107,61 @@ pub(crate) async fn serve_bindings(
         });
     }
     let write = write_options(req.query, WriteKind::Create, req.flavor)?;
-    binding::bind_collection(
-        storage,
-        registry,
-        &info.namespace,
-        &req.body,
-        req.now,
-        write,
-    )
-    .await?;
+    let binding: Binding = body::typed(&body::parse(&req.body)?, &["v1"], "Binding")?;
+    binding::bind_collection(storage, registry, &info.namespace, &binding, req.now, write).await?;
     Ok(success())
+}
+
+/// `value` as a Scale (400 for another kind or a field of the wrong type).
+fn typed_scale(value: &Value) -> Result<Scale, ApiError> {
+    body::typed(value, &[scale::SCALE_API_VERSION], "Scale")
+}
+
+/// Applies the PATCH in `req` to the parent's current Scale and sets the replicas it asks
+/// for (upstream patches the Scale, not the parent). A patch that leaves the `resourceVersion`
+/// it read alone applies unconditionally, as upstream's patcher retries such a patch; one that
+/// sets another `resourceVersion` must match the parent (409 otherwise).
+async fn patch_scale(
+    parent: &Parent<'_>,
+    req: &ResourceRequest<'_>,
+    write: WriteOptions,
+) -> Result<Vec<u8>, ApiError> {
+    let kind = PatchType::from_content_type(req.content_type).ok_or_else(|| {
+        ApiError::UnsupportedMediaType {
+            accepted: PATCH_MEDIA_TYPES.join(", "),
+        }
+    })?;
+    let current = scale::get_scale(parent).await?;
+    let read_at = current.pointer("/metadata/resourceVersion").cloned();
+    let mut patched = patch::apply(kind, current, &req.body, Shape::untyped())?;
+    if patched.pointer("/metadata/resourceVersion") == read_at.as_ref()
+        && let Some(meta) = patched.get_mut("metadata").and_then(Value::as_object_mut)
+    {
+        meta.remove("resourceVersion");
+    }
+    scale::update_scale(parent, typed_scale(&patched)?, write).await
+}
+
+/// Evicts the pod `parent` as the Eviction in `req`'s body asks, deleting it with the
+/// Eviction's DeleteOptions (or the query's): 400 when the Eviction names another pod.
+async fn evict(
+    parent: &Parent<'_>,
+    req: &ResourceRequest<'_>,
+    write: WriteOptions,
+) -> Result<(), ApiError> {
+    let value = body::parse(&req.body)?;
+    let typed: Eviction = body::typed(&value, &["policy/v1", "policy/v1beta1"], "Eviction")?;
+    eviction::check_name(parent, &typed)?;
+    let options_body = match value.get("deleteOptions") {
+        Some(options) if !options.is_null() => options.to_string().into_bytes(),
+        _ => Vec::new(),
+    };
+    let options = delete_options(&options_body, req.query, req.flavor)?;
+    let write = WriteOptions {
+        dry_run: write.dry_run || options.dry_run,
+        ..WriteOptions::default()
+    };
+    eviction::evict(parent, &options.preconditions, req.now, write).await
 }
 
 /// The answer of a subresource create that makes no object (binding, eviction): 201 with a

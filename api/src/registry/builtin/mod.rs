@@ -20,7 +20,6 @@ mod persistent_volume_claim;
 mod pod;
 mod pod_disruption_budget;
 mod pod_spec;
-mod quantity;
 mod replica_set;
 mod replication_controller;
 mod row;

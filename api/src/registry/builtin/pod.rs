@@ -10,9 +10,9 @@ use super::defaults::default_pod_spec;
 use super::fields::array_at;
 use super::fields::int_at;
 use super::pod_spec::validate_pod_spec;
-use super::quantity::parse_quantity;
 use crate::registry::Strategy;
 use crate::validation::FieldError;
+use crate::validation::parse_quantity_nanos;
 
 /// upstream's list of the pod spec fields an update may change.
 const UPDATE_FORBIDDEN: &str = "pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)";
@@ -137,8 +137,8 @@ pub fn qos_class(spec: &Value) -> &'static str {
                 let quantity = |kind: &str| {
                     c.pointer(&format!("/resources/{kind}/{resource}"))
                         .and_then(Value::as_str)
-                        .and_then(parse_quantity)
-                        .filter(|q| *q != 0.0)
+                        .and_then(parse_quantity_nanos)
+                        .filter(|q| *q != 0)
                 };
                 let (request, limit) = (quantity("requests"), quantity("limits"));
                 any |= request.is_some() || limit.is_some();
@@ -178,6 +178,23 @@ mod tests {
         let g = pod(json!([{"name": "a", "image": "i", "resources": full}]));
         assert_eq!(qos_class(&g["spec"]), "Guaranteed");
         let b = pod(json!([{"name": "a", "image": "i", "resources": {"requests": {"cpu": "1"}}}]));
+        assert_eq!(qos_class(&b["spec"]), "Burstable");
+    }
+
+    #[test]
+    fn the_qos_class_compares_quantities_exactly() {
+        let equal = json!({
+            "requests": {"cpu": "1000m", "memory": "1Gi"},
+            "limits": {"cpu": "1", "memory": "1073741824"}
+        });
+        let g = pod(json!([{"name": "a", "image": "i", "resources": equal}]));
+        assert_eq!(qos_class(&g["spec"]), "Guaranteed");
+        // Equal as floats, one apart exactly.
+        let apart = json!({
+            "requests": {"cpu": "9007199254740993", "memory": "1Gi"},
+            "limits": {"cpu": "9007199254740992", "memory": "1Gi"}
+        });
+        let b = pod(json!([{"name": "a", "image": "i", "resources": apart}]));
         assert_eq!(qos_class(&b["spec"]), "Burstable");
     }
 

@@ -9,8 +9,8 @@ use serde_json::Value;
 use super::fields::array_at;
 use super::fields::int_at;
 use super::fields::str_at;
-use super::quantity::parse_quantity;
 use crate::validation::FieldError;
+use crate::validation::parse_quantity_nanos;
 use crate::validation::validate_dns_label;
 
 /// upstream's `restartPolicy` values, in its order.
@@ -149,7 +149,7 @@ fn validate_resources(c: &Value, path: &str, errs: &mut Vec<FieldError>) {
         let (Some(request), Some(limit)) = (request.as_str(), limit) else {
             continue;
         };
-        if let (Some(r), Some(l)) = (parse_quantity(request), parse_quantity(limit))
+        if let (Some(r), Some(l)) = (parse_quantity_nanos(request), parse_quantity_nanos(limit))
             && r > l
         {
             errs.push(FieldError::invalid(
@@ -284,6 +284,28 @@ mod tests {
                 r#"spec.containers[0].resources.requests: Invalid value: "2": must be less than or equal to cpu limit of 1"#
             ]
         );
+    }
+
+    #[test]
+    fn requests_and_limits_compare_exactly() {
+        // As floats these are equal; Kubernetes compares quantities exactly.
+        let mut s = valid();
+        s["containers"][0]["resources"] = json!({
+            "requests": {"cpu": "9007199254740993"},
+            "limits": {"cpu": "9007199254740992"}
+        });
+        assert_eq!(
+            messages(s),
+            [
+                r#"spec.containers[0].resources.requests: Invalid value: "9007199254740993": must be less than or equal to cpu limit of 9007199254740992"#
+            ]
+        );
+        let mut s = valid();
+        s["containers"][0]["resources"] = json!({
+            "requests": {"cpu": "1000m", "memory": "1Gi"},
+            "limits": {"cpu": "1", "memory": "1073741824"}
+        });
+        assert!(messages(s).is_empty());
     }
 
     #[test]

@@ -8,7 +8,7 @@ use chrono::Utc;
 use serde_json::Value;
 
 use super::Store;
-use super::meta_str;
+use super::metadata::meta_str;
 use super::persistence::Persistence;
 use crate::error::ApiError;
 use crate::registry::StoredJson;

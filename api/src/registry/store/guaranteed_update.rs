@@ -6,11 +6,11 @@
 
 use serde_json::Value;
 
-use super::Persistence;
 use super::RETRY_ATTEMPTS;
 use super::Store;
-use super::bump_generation;
 use super::encode;
+use super::metadata::bump_generation;
+use super::persistence::Persistence;
 use crate::error::ApiError;
 use crate::error::OPTIMISTIC_LOCK_MESSAGE;
 use crate::storage::Revision;

@@ -8,15 +8,15 @@
 
 use serde_json::Value;
 
-use super::Persistence;
 use super::RETRY_ATTEMPTS;
 use super::Store;
 use super::WriteOptions;
 use super::Written;
-use super::meta_mut;
-use super::meta_str;
+use super::metadata::meta_mut;
+use super::metadata::meta_str;
+use super::persistence::Persistence;
 use crate::error::ApiError;
-use crate::error::GroupKind;
+use crate::group::GroupKind;
 use crate::patch;
 use crate::patch::PatchType;
 use crate::patch::Shape;

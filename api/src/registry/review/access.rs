@@ -6,59 +6,65 @@
 use k8s_openapi::api::authorization::v1::LocalSubjectAccessReview;
 use k8s_openapi::api::authorization::v1::NonResourceAttributes;
 use k8s_openapi::api::authorization::v1::ResourceAttributes;
-use k8s_openapi::api::authorization::v1::SelfSubjectAccessReview;
-use k8s_openapi::api::authorization::v1::SubjectAccessReview;
+use k8s_openapi::api::authorization::v1::SelfSubjectAccessReviewSpec;
 use k8s_openapi::api::authorization::v1::SubjectAccessReviewSpec;
 use serde_json::Value;
 use serde_json::json;
 
-use super::Review;
+use super::invalid;
 use crate::auth::Attributes;
+use crate::auth::AuthorizerChain;
 use crate::auth::Decision;
 use crate::auth::UserInfo;
 use crate::error::ApiError;
+use crate::registry::ResourceType;
 use crate::request::RequestInfo;
 use crate::request::Verb;
 use crate::validation::FieldError;
 
-/// A SubjectAccessReview: the user or groups in the spec.
-pub(super) async fn subject(review: &Review<'_>) -> Result<(Value, Value), ApiError> {
-    let (value, typed): (Value, SubjectAccessReview) = review.body()?;
-    let spec = typed.spec;
+/// The status of a SubjectAccessReview (of kind `rt`) about the user or groups in `spec`.
+pub(crate) async fn subject(
+    rt: &ResourceType,
+    spec: &SubjectAccessReviewSpec,
+    authz: &AuthorizerChain,
+) -> Result<Value, ApiError> {
     let mut errs = attributes_errors(&spec.resource_attributes, &spec.non_resource_attributes);
-    errs.extend(subject_errors(&spec));
+    errs.extend(subject_errors(spec));
     if !errs.is_empty() {
-        return Err(review.invalid(errs));
+        return Err(invalid(rt, errs));
     }
-    let status = decide(review, &subject_user(&spec), &spec).await;
-    Ok((value, status))
+    Ok(decide(authz, &subject_user(spec), spec).await)
 }
 
-/// A SelfSubjectAccessReview: the caller.
-pub(super) async fn self_subject(review: &Review<'_>) -> Result<(Value, Value), ApiError> {
-    let (value, typed): (Value, SelfSubjectAccessReview) = review.body()?;
-    let spec = typed.spec;
+/// The status of a SelfSubjectAccessReview (of kind `rt`) about the caller `user`.
+pub(crate) async fn self_subject(
+    rt: &ResourceType,
+    spec: SelfSubjectAccessReviewSpec,
+    user: &UserInfo,
+    authz: &AuthorizerChain,
+) -> Result<Value, ApiError> {
     let errs = attributes_errors(&spec.resource_attributes, &spec.non_resource_attributes);
     if !errs.is_empty() {
-        return Err(review.invalid(errs));
+        return Err(invalid(rt, errs));
     }
     let as_subject = SubjectAccessReviewSpec {
         resource_attributes: spec.resource_attributes,
         non_resource_attributes: spec.non_resource_attributes,
         ..SubjectAccessReviewSpec::default()
     };
-    let status = decide(review, review.req.user, &as_subject).await;
-    Ok((value, status))
+    Ok(decide(authz, user, &as_subject).await)
 }
 
-/// A LocalSubjectAccessReview in `namespace`: 400 when its resource attributes name another
-/// namespace (upstream's wording), 422 for non-resource attributes.
-pub(super) async fn local(
-    review: &Review<'_>,
+/// The status of the LocalSubjectAccessReview `review` (of kind `rt`) in `namespace`: 400
+/// when it or its resource attributes name another namespace (upstream's wording), 422 for
+/// non-resource attributes.
+pub(crate) async fn local(
+    rt: &ResourceType,
+    review: &LocalSubjectAccessReview,
     namespace: &str,
-) -> Result<(Value, Value), ApiError> {
-    let (value, typed): (Value, LocalSubjectAccessReview) = review.body()?;
-    if typed
+    authz: &AuthorizerChain,
+) -> Result<Value, ApiError> {
+    if review
         .metadata
         .namespace
         .as_deref()
@@ -69,7 +75,7 @@ pub(super) async fn local(
                 .to_owned(),
         ));
     }
-    let spec = typed.spec;
+    let spec = &review.spec;
     let mut errs = Vec::new();
     if spec.non_resource_attributes.is_some() {
         errs.push(FieldError::invalid(
@@ -79,9 +85,9 @@ pub(super) async fn local(
         ));
     }
     errs.extend(attributes_errors(&spec.resource_attributes, &None));
-    errs.extend(subject_errors(&spec));
+    errs.extend(subject_errors(spec));
     if !errs.is_empty() {
-        return Err(review.invalid(errs));
+        return Err(invalid(rt, errs));
     }
     let asked = spec
         .resource_attributes
@@ -93,10 +99,7 @@ pub(super) async fn local(
             "spec.resourceAttributes.namespace must match namespace: {namespace}"
         )));
     }
-    let status = decide(review, &subject_user(&spec), &spec).await;
-    let mut value = value;
-    value["metadata"]["namespace"] = namespace.into();
-    Ok((value, status))
+    Ok(decide(authz, &subject_user(spec), spec).await)
 }
 
 /// Upstream's rule: exactly one of the two attribute kinds.
@@ -144,13 +147,13 @@ fn subject_user(spec: &SubjectAccessReviewSpec) -> UserInfo {
 }
 
 /// The chain's decision on `user` doing what `spec` names, as a review status.
-async fn decide(review: &Review<'_>, user: &UserInfo, spec: &SubjectAccessReviewSpec) -> Value {
+async fn decide(authz: &AuthorizerChain, user: &UserInfo, spec: &SubjectAccessReviewSpec) -> Value {
     let request = request_info(spec);
     let attributes = Attributes {
         user,
         request: &request,
     };
-    match review.req.authz.decide(&attributes).await {
+    match authz.decide(&attributes).await {
         Decision::Allow => json!({"allowed": true}),
         Decision::Deny(reason) => json!({"allowed": false, "denied": true, "reason": reason}),
         Decision::NoOpinion(reason) if reason.is_empty() => json!({"allowed": false}),

@@ -13,9 +13,9 @@ use rsa::pkcs8::DecodePrivateKey;
 use rsa::traits::PublicKeyParts;
 use serde_json::Value;
 
-use crate::config::TokenSignError;
-use crate::config::TokenSigner;
-use crate::config::TokenVerifyError;
+use super::TokenSignError;
+use super::TokenSigner;
+use super::TokenVerifyError;
 
 /// Signs tokens with an RSA key (RS256), naming `issuer` and, by default, `audiences`.
 pub struct RsaTokenSigner {

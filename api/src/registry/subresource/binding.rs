@@ -12,11 +12,10 @@ use serde_json::Value;
 use serde_json::json;
 
 use super::Parent;
-use super::body;
 use crate::error::ApiError;
-use crate::error::GroupKind;
-use crate::error::GroupResource;
 use crate::error::excerpt;
+use crate::group::GroupKind;
+use crate::group::GroupResource;
 use crate::registry::Registry;
 use crate::registry::WriteOptions;
 use crate::storage::Revision;
@@ -26,45 +25,39 @@ use crate::validation::FieldError;
 /// The target kinds a binding may name (empty means Node).
 const TARGET_KINDS: [&str; 2] = ["Node", "<empty>"];
 
-/// Binds the pod `parent` as the Binding `body` says (POST `pods/<name>/binding`): 400 when
-/// the body names another pod, 422 for a target that is not a node or has no name, 404 for a
+/// Binds the pod `parent` as `binding` says (POST `pods/<name>/binding`): 400 when the
+/// binding names another pod, 422 for a target that is not a node or has no name, 404 for a
 /// missing pod, 409 when the pod is already assigned, being deleted or gated, or a
 /// precondition (`metadata.uid`, `metadata.resourceVersion` of the binding) fails.
-pub(super) async fn bind(
+pub(crate) async fn bind(
     parent: &Parent<'_>,
-    body: &[u8],
+    binding: &Binding,
     now: DateTime<Utc>,
     write: WriteOptions,
 ) -> Result<(), ApiError> {
-    let binding: Binding = body::typed(&body::parse(body)?, &["v1"], "Binding")?;
     if binding.metadata.name.as_deref().unwrap_or_default() != parent.name {
         return Err(ApiError::BadRequest(
             "name in URL does not match name in Binding object".to_owned(),
         ));
     }
-    validate(&binding)?;
-    assign(parent, &binding, now, write.dry_run).await
+    validate(binding)?;
+    assign(parent, binding, now, write.dry_run).await
 }
 
-/// Binds the pod the Binding `body` names in `namespace` (POST to the core `bindings`
-/// collection, upstream's `LegacyBindingREST`).
+/// Binds the pod `binding` names in `namespace` (POST to the core `bindings` collection,
+/// upstream's `LegacyBindingREST`).
 pub(crate) async fn bind_collection(
     storage: &dyn Storage,
     registry: &Registry,
     namespace: &str,
-    body: &[u8],
+    binding: &Binding,
     now: DateTime<Utc>,
     write: WriteOptions,
 ) -> Result<(), ApiError> {
     let pods = registry
         .lookup("", "v1", "pods")
         .ok_or(ApiError::UnknownResource)?;
-    let parsed = body::parse(body)?;
-    let name = parsed
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned();
+    let name = binding.metadata.name.clone().unwrap_or_default();
     let parent = Parent {
         storage,
         registry,
@@ -72,7 +65,7 @@ pub(crate) async fn bind_collection(
         namespace,
         name: &name,
     };
-    bind(&parent, body, now, write).await
+    bind(&parent, binding, now, write).await
 }
 
 /// Upstream's `ValidatePodBinding`. Upstream answers these as a 500 (an aggregate error,

@@ -6,22 +6,23 @@
 //! the pod goes; more than one, 500 as upstream; one, its healthy pods are counted live
 //! ([`Budget`]) and, when a disruption is allowed, its status records it (one fewer allowed,
 //! the pod under `disruptedPods`) by compare-and-swap before the pod is deleted with the
-//! Eviction's DeleteOptions; when none is allowed, 429. A dry run checks everything and
-//! writes nothing.
+//! Eviction's DeleteOptions (read by the handler); when none is allowed, 429. A dry run
+//! checks everything and writes nothing.
 
+use chrono::DateTime;
 use chrono::SecondsFormat;
+use chrono::Utc;
 use k8s_openapi::api::policy::v1::Eviction;
 use serde_json::Map;
 use serde_json::Value;
 use serde_json::json;
 
 use super::Parent;
-use super::ResourceRequest;
-use super::body;
 use super::disruption::Budget;
 use super::disruption::is_ready;
+use super::parent::stored;
 use crate::error::ApiError;
-use crate::handlers::delete_options::delete_options;
+use crate::registry::Preconditions;
 use crate::registry::Store;
 use crate::registry::WriteOptions;
 use crate::request::ListOptions;
@@ -45,7 +46,7 @@ async fn items(
     let listed = store
         .list(storage, Some(namespace), &ListOptions::default())
         .await?;
-    let list = body::stored(&listed)?;
+    let list = stored(&listed)?;
     Ok(match list.get("items") {
         Some(Value::Array(items)) => items.clone(),
         _ => Vec::new(),
@@ -89,32 +90,32 @@ fn refused(pdb: &str, budget: Budget) -> ApiError {
     }
 }
 
-/// Evicts the pod `parent` as the Eviction in `req`'s body asks: 400 when it names another
-/// pod, 404 when the pod is absent, 429 when its budget allows no disruption, 500 under
-/// several budgets; the DeleteOptions' preconditions give 409 as on a delete.
-pub(super) async fn evict(
-    parent: &Parent<'_>,
-    req: &ResourceRequest<'_>,
-    write: WriteOptions,
-) -> Result<(), ApiError> {
-    let value = body::parse(&req.body)?;
-    let eviction: Eviction = body::typed(&value, &["policy/v1", "policy/v1beta1"], "Eviction")?;
+/// Checks that `eviction` is about the pod `parent` (400 otherwise), before its
+/// DeleteOptions are read.
+pub(crate) fn check_name(parent: &Parent<'_>, eviction: &Eviction) -> Result<(), ApiError> {
     if eviction.metadata.name.as_deref().unwrap_or_default() != parent.name {
         return Err(ApiError::BadRequest(
             "name in URL does not match name in Eviction object".to_owned(),
         ));
     }
-    let options_body = match value.get("deleteOptions") {
-        Some(options) if !options.is_null() => options.to_string().into_bytes(),
-        _ => Vec::new(),
-    };
-    let options = delete_options(&options_body, req.query, req.flavor)?;
+    Ok(())
+}
+
+/// Evicts the pod `parent` at `now`, deleting it with `preconditions` when its budget allows:
+/// 404 when the pod is absent, 429 when its budget allows no disruption, 500 under several
+/// budgets; the preconditions give 409 as on a delete. Only `write.dry_run` is used.
+pub(crate) async fn evict(
+    parent: &Parent<'_>,
+    preconditions: &Preconditions,
+    now: DateTime<Utc>,
+    write: WriteOptions,
+) -> Result<(), ApiError> {
     let write = WriteOptions {
-        dry_run: write.dry_run || options.dry_run,
+        dry_run: write.dry_run,
         ..WriteOptions::default()
     };
     let (storage, pods, ns, name) = (parent.storage, parent.store, parent.namespace, parent.name);
-    let delete = || pods.delete(storage, ns, name, &options.preconditions, req.now, write);
+    let delete = || pods.delete(storage, ns, name, preconditions, now, write);
     let mut attempt = 0;
     loop {
         attempt += 1;
@@ -170,7 +171,7 @@ pub(super) async fn evict(
             .pointer("/metadata/generation")
             .cloned()
             .unwrap_or(json!(0));
-        let now = req.now.to_rfc3339_opts(SecondsFormat::Secs, true);
+        let now = now.to_rfc3339_opts(SecondsFormat::Secs, true);
         let record = |obj: &mut Value| -> Result<(), ApiError> {
             let status = obj
                 .as_object_mut()

@@ -1,5 +1,6 @@
 //! The server side of the peer RPCs: an axum router that decodes each protobuf request, hands
-//! it to the replica and encodes the answer.
+//! it to the replica and encodes the answer. It lives beside the replica it serves, so the
+//! peer network below stays free of the replica (the replica uses the network's client side).
 //!
 //! Status codes: 200 with a protobuf body for every answer the protocol defines (including
 //! "not the leader" and typed failures inside the body); 400 for a request that does not
@@ -22,21 +23,21 @@ use openraft::vote::RaftLeaderId;
 use prost::Message;
 use tokio::time::Instant;
 
-use super::raft_message;
-use super::replica_message::ForwardWriteRequest;
-use super::replica_message::ForwardWriteResponse;
-use super::replica_message::JoinRequest;
-use super::replica_message::JoinResponse;
-use super::replica_message::ReadIndexResponse;
-use super::replica_message::RemoveMemberRequest;
-use super::replica_message::RemoveMemberResponse;
-use super::replica_message::forward_write_response;
-use super::replica_message::join_response;
-use super::replica_message::read_index_response;
-use super::rpc;
+use super::Replica;
+use super::removal_outcome;
 use crate::mvcc::StoreSnapshot;
-use crate::replica::Replica;
-use crate::replica::removal_outcome;
+use crate::network::raft_message;
+use crate::network::replica_message::ForwardWriteRequest;
+use crate::network::replica_message::ForwardWriteResponse;
+use crate::network::replica_message::JoinRequest;
+use crate::network::replica_message::JoinResponse;
+use crate::network::replica_message::ReadIndexResponse;
+use crate::network::replica_message::RemoveMemberRequest;
+use crate::network::replica_message::RemoveMemberResponse;
+use crate::network::replica_message::forward_write_response;
+use crate::network::replica_message::join_response;
+use crate::network::replica_message::read_index_response;
+use crate::network::rpc;
 use crate::typ;
 use crate::typ::TypeConfig;
 

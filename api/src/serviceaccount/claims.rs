@@ -1,88 +1,99 @@
-//! `tokenreviews` (authentication/v1 TokenReview): whether `spec.token` is one of our
-//! service account tokens (signed by the configured signer, valid at the request time, for
-//! one of the audiences asked for, its service account still there with the same uid), and
-//! the user it authenticates. A token that fails answers `authenticated: false` with
-//! `status.error`, never an HTTP error.
+//! The claims of a service account token: what a TokenRequest issues (upstream's
+//! `serviceaccount.Claims`, lifetime bounds of `ValidateTokenRequest`) and what a TokenReview
+//! accepts (signature, times against the request's clock, audiences, the subject naming the
+//! service account the private claims name).
 
 use chrono::DateTime;
 use chrono::Utc;
-use k8s_openapi::api::authentication::v1::TokenReview;
 use serde_json::Value;
 use serde_json::json;
 
-use super::Review;
-use super::user_info;
+use super::TokenSigner;
 use crate::auth::SYSTEM_AUTHENTICATED;
 use crate::auth::UserInfo;
-use crate::config::TokenSigner;
-use crate::error::ApiError;
 use crate::flavor::Flavor;
-use crate::registry::Registry;
-use crate::storage::ReadConsistency;
-use crate::storage::Storage;
+use crate::validation::FieldError;
 
 /// The group of every service account.
 const SERVICE_ACCOUNTS: &str = "system:serviceaccounts";
 
-/// The request and its `status`; 400 without a token (upstream's wording).
-pub(super) async fn review(
-    review: &Review<'_>,
-    storage: &dyn Storage,
-    registry: &Registry,
-) -> Result<(Value, Value), ApiError> {
-    let (value, typed): (Value, TokenReview) = review.body()?;
-    let spec = typed.spec;
-    let token = spec.token;
-    if token.is_empty() {
-        return Err(ApiError::BadRequest(
-            "token is required for TokenReview in authentication".to_owned(),
-        ));
-    }
-    let req = review.req;
-    let Some(signer) = req.token_signer.as_deref() else {
-        return Ok((
-            value,
-            refused("no service account token signer is configured"),
-        ));
-    };
-    let wanted = match spec.audiences {
-        Some(audiences) if !audiences.is_empty() => audiences,
-        _ => signer.default_audiences().to_vec(),
-    };
-    let status = match verify(signer, &token, &wanted, req.now, req.flavor) {
-        Ok(verified) => match account_is_current(&verified, storage, registry).await {
-            Ok(()) => json!({
-                "authenticated": true,
-                "user": user_info(&verified.user),
-                "audiences": verified.audiences,
-            }),
-            Err(reason) => refused(&reason),
-        },
-        Err(reason) => refused(&reason),
-    };
-    Ok((value, status))
+/// `expirationSeconds` when the request has none.
+pub(crate) const DEFAULT_EXPIRATION_SECONDS: i64 = 3600;
+/// The shortest lifetime a token may ask for (upstream's `MinTokenAgeSec`).
+const MIN_EXPIRATION_SECONDS: i64 = 600;
+/// The longest (upstream's `MaxTokenAgeSec`, 2^32 seconds).
+const MAX_EXPIRATION_SECONDS: i64 = 1 << 32;
+
+/// What a token is issued for.
+pub(crate) struct Grant<'a> {
+    /// The service account's namespace.
+    pub(crate) namespace: &'a str,
+    /// The service account's name.
+    pub(crate) name: &'a str,
+    /// The service account's uid.
+    pub(crate) uid: &'a str,
+    /// The `aud` claim.
+    pub(crate) audiences: Vec<String>,
+    /// `iat` and `nbf`.
+    pub(crate) issued: DateTime<Utc>,
+    /// The lifetime: `exp` is this many seconds after `iat`.
+    pub(crate) expiration_seconds: i64,
 }
 
-/// The status of a token that does not authenticate.
-fn refused(reason: &str) -> Value {
+/// The claims of `grant` signed by `issuer` (upstream's `serviceaccount.Claims`); `jti` is
+/// the token's unique id.
+pub(crate) fn claims(grant: &Grant<'_>, issuer: &str, jti: &str, flavor: Flavor) -> Value {
+    let iat = grant.issued.timestamp();
     json!({
-        "authenticated": false,
-        "user": {},
-        "error": format!("[invalid bearer token, {reason}]"),
+        "aud": grant.audiences,
+        "exp": iat + grant.expiration_seconds,
+        "iat": iat,
+        "iss": issuer,
+        "jti": jti,
+        flavor.label_domain(): {
+            "namespace": grant.namespace,
+            "serviceaccount": {"name": grant.name, "uid": grant.uid},
+        },
+        "nbf": iat,
+        "sub": format!("system:serviceaccount:{}:{}", grant.namespace, grant.name),
     })
+}
+
+/// Upstream's `ValidateTokenRequest` of the lifetime.
+pub(crate) fn validate_expiration(seconds: i64) -> Vec<FieldError> {
+    let field = "spec.expirationSeconds";
+    if seconds < MIN_EXPIRATION_SECONDS {
+        vec![FieldError::invalid(
+            field,
+            seconds,
+            "may not specify a duration less than 10 minutes",
+        )]
+    } else if seconds > MAX_EXPIRATION_SECONDS {
+        vec![FieldError::invalid(
+            field,
+            seconds,
+            "may not specify a duration larger than 2^32 seconds",
+        )]
+    } else {
+        Vec::new()
+    }
 }
 
 /// A token that verified: its user, service account and matching audiences.
 #[derive(Debug, PartialEq)]
-struct Verified {
-    user: UserInfo,
-    namespace: String,
-    name: String,
-    audiences: Vec<String>,
+pub(crate) struct Verified {
+    /// The user the token authenticates.
+    pub(crate) user: UserInfo,
+    /// The service account's namespace.
+    pub(crate) namespace: String,
+    /// The service account's name.
+    pub(crate) name: String,
+    /// The token's audiences that were asked for.
+    pub(crate) audiences: Vec<String>,
 }
 
 /// Checks `token` against `signer` at `now` for one of `wanted`; the reason otherwise.
-fn verify(
+pub(crate) fn verify(
     signer: &dyn TokenSigner,
     token: &str,
     wanted: &[String],
@@ -148,39 +159,6 @@ fn verify(
     })
 }
 
-/// A token outlives nothing: its service account must still exist with the uid it names.
-async fn account_is_current(
-    verified: &Verified,
-    storage: &dyn Storage,
-    registry: &Registry,
-) -> Result<(), String> {
-    let accounts = registry
-        .lookup("", "v1", "serviceaccounts")
-        .ok_or("service accounts are not served")?;
-    let who = format!("{}/{}", verified.namespace, verified.name);
-    let stored = accounts
-        .get(
-            storage,
-            &verified.namespace,
-            &verified.name,
-            ReadConsistency::Linearizable,
-        )
-        .await
-        .map_err(|_| format!("service account {who} has been deleted"))?;
-    let account: Value = serde_json::from_slice(&stored).map_err(|e| e.to_string())?;
-    let uid = account
-        .pointer("/metadata/uid")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    if uid != verified.user.uid {
-        return Err(format!(
-            "service account UID ({uid}) does not match claim ({})",
-            verified.user.uid
-        ));
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use rsa::RsaPrivateKey;
@@ -188,9 +166,40 @@ mod tests {
     use rsa::pkcs8::LineEnding;
 
     use super::*;
-    use crate::RsaTokenSigner;
+    use crate::serviceaccount::RsaTokenSigner;
 
-    fn claims(exp: i64, nbf: i64, sub: &str) -> Value {
+    #[test]
+    fn claims_name_the_service_account() {
+        let grant = Grant {
+            namespace: "ns",
+            name: "sa",
+            uid: "u1",
+            audiences: vec!["api".to_owned()],
+            issued: DateTime::from_timestamp(1_000, 0).expect("a time"),
+            expiration_seconds: 600,
+        };
+        assert_eq!(
+            claims(&grant, "iss", "j", Flavor::Kubernetes),
+            json!({"aud": ["api"], "exp": 1600, "iat": 1000, "iss": "iss", "jti": "j",
+                "kubernetes.io": {"namespace": "ns", "serviceaccount": {"name": "sa", "uid": "u1"}},
+                "nbf": 1000, "sub": "system:serviceaccount:ns:sa"})
+        );
+        let platform = claims(&grant, "iss", "j", Flavor::Platform);
+        assert_eq!(platform["platform.io"]["serviceaccount"]["uid"], "u1");
+    }
+
+    #[test]
+    fn lifetimes_are_bounded() {
+        assert!(validate_expiration(600).is_empty());
+        assert!(validate_expiration(1 << 32).is_empty());
+        assert_eq!(
+            validate_expiration(599)[0].to_string(),
+            "spec.expirationSeconds: Invalid value: 599: may not specify a duration less than 10 minutes"
+        );
+        assert_eq!(validate_expiration((1 << 32) + 1).len(), 1);
+    }
+
+    fn review_claims(exp: i64, nbf: i64, sub: &str) -> Value {
         json!({
             "iss": "i", "aud": ["api"], "exp": exp, "nbf": nbf, "jti": "j", "sub": sub,
             "kubernetes.io": {"namespace": "ns", "serviceaccount": {"name": "sa", "uid": "u"}},
@@ -211,7 +220,7 @@ mod tests {
             verify(&signer, &token, wanted, now, Flavor::Kubernetes)
         };
         let sa = "system:serviceaccount:ns:sa";
-        let ok = check(claims(2_000, 500, sa), &api).expect("valid");
+        let ok = check(review_claims(2_000, 500, sa), &api).expect("valid");
         assert_eq!(ok.user.name, sa);
         assert_eq!(ok.user.uid, "u");
         assert_eq!(
@@ -219,13 +228,16 @@ mod tests {
             vec!["JTI=j".to_owned()]
         );
         assert_eq!(ok.audiences, api);
-        let expired = check(claims(999, 500, sa), &api);
+        let expired = check(review_claims(999, 500, sa), &api);
         assert_eq!(expired, Err("token has expired".to_owned()));
-        let early = check(claims(2_000, 1_001, sa), &api);
+        let early = check(review_claims(2_000, 1_001, sa), &api);
         assert_eq!(early, Err("token is not valid yet".to_owned()));
-        let elsewhere = check(claims(2_000, 500, sa), &["other".to_owned()]);
+        let elsewhere = check(review_claims(2_000, 500, sa), &["other".to_owned()]);
         assert!(elsewhere.is_err_and(|e| e.contains("target audiences")));
-        let impostor = check(claims(2_000, 500, "system:serviceaccount:ns:other"), &api);
+        let impostor = check(
+            review_claims(2_000, 500, "system:serviceaccount:ns:other"),
+            &api,
+        );
         assert_eq!(
             impostor,
             Err("token does not name a service account".to_owned())

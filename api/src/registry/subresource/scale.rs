@@ -9,20 +9,15 @@ use serde_json::Value;
 use serde_json::json;
 
 use super::Parent;
-use super::ResourceRequest;
-use super::body;
+use super::parent::stored;
 use crate::error::ApiError;
-use crate::error::GroupKind;
 use crate::error::excerpt;
-use crate::patch;
-use crate::patch::PATCH_MEDIA_TYPES;
-use crate::patch::PatchType;
-use crate::patch::Shape;
+use crate::group::GroupKind;
 use crate::registry::WriteOptions;
 use crate::validation::FieldError;
 
 /// The `apiVersion` of Scale in every flavor (`autoscaling` has no domain).
-const SCALE_API_VERSION: &str = "autoscaling/v1";
+pub(crate) const SCALE_API_VERSION: &str = "autoscaling/v1";
 /// Attempts of an unconditional scale that races another writer of the parent.
 const RETRY_ATTEMPTS: usize = 5;
 /// The replicas of a parent without `spec.replicas` (every replicated kind defaults to 1).
@@ -140,11 +135,9 @@ fn label_selector(selector: Option<&Value>) -> String {
 
 /// The Scale of the parent, read as a GET of the parent would be (404 when absent); PATCH
 /// applies its patch to this.
-pub(crate) async fn get_scale(parent: &Parent<'_>) -> Result<Vec<u8>, ApiError> {
+pub(crate) async fn get_scale(parent: &Parent<'_>) -> Result<Value, ApiError> {
     let kind = &parent.store.resource().kind;
-    Ok(scale_of(kind, &parent.read().await?)
-        .to_string()
-        .into_bytes())
+    Ok(scale_of(kind, &parent.read().await?))
 }
 
 fn invalid(name: &str, causes: Vec<FieldError>) -> ApiError {
@@ -158,34 +151,9 @@ fn invalid(name: &str, causes: Vec<FieldError>) -> ApiError {
     }
 }
 
-/// Applies the PATCH in `req` to the parent's current Scale and sets the replicas it asks
-/// for (upstream patches the Scale, not the parent). A patch that leaves the `resourceVersion`
-/// it read alone applies unconditionally, as upstream's patcher retries such a patch; one that
-/// sets another `resourceVersion` must match the parent (409 otherwise).
-pub(crate) async fn patch_scale(
-    parent: &Parent<'_>,
-    req: &ResourceRequest<'_>,
-    write: WriteOptions,
-) -> Result<Vec<u8>, ApiError> {
-    let kind = PatchType::from_content_type(req.content_type).ok_or_else(|| {
-        ApiError::UnsupportedMediaType {
-            accepted: PATCH_MEDIA_TYPES.join(", "),
-        }
-    })?;
-    let current = body::stored(&get_scale(parent).await?)?;
-    let read_at = current.pointer("/metadata/resourceVersion").cloned();
-    let mut patched = patch::apply(kind, current, &req.body, Shape::untyped())?;
-    if patched.pointer("/metadata/resourceVersion") == read_at.as_ref()
-        && let Some(meta) = patched.get_mut("metadata").and_then(Value::as_object_mut)
-    {
-        meta.remove("resourceVersion");
-    }
-    update_scale(parent, patched, write).await
-}
-
-/// Sets the parent's replicas to those of `scale` (a Scale as JSON) and answers the new
-/// Scale: the entry of PUT, and of PATCH, which applies the patch to the current Scale (a GET
-/// of the subresource) and hands the result here.
+/// Sets the parent's replicas to those of `typed` (a Scale) and answers the new Scale: the
+/// entry of PUT, and of PATCH, which applies the patch to the current Scale (a GET of the
+/// subresource) and hands the result here.
 ///
 /// Checked as upstream's scale update: the body's name must be the URL's (400), its
 /// `spec.replicas` not negative (422 on `Scale.autoscaling`). With a `resourceVersion`, the
@@ -194,10 +162,9 @@ pub(crate) async fn patch_scale(
 /// apply.
 pub(crate) async fn update_scale(
     parent: &Parent<'_>,
-    scale: Value,
+    typed: Scale,
     write: WriteOptions,
 ) -> Result<Vec<u8>, ApiError> {
-    let typed: Scale = body::typed(&scale, &[SCALE_API_VERSION], "Scale")?;
     let body_name = typed.metadata.name.clone().unwrap_or_default();
     if body_name != parent.name {
         return Err(ApiError::BadRequest(format!(
@@ -256,7 +223,7 @@ pub(crate) async fn update_scale(
         {
             Ok(written) => {
                 let kind = &parent.store.resource().kind;
-                return Ok(scale_of(kind, &body::stored(&written.body)?)
+                return Ok(scale_of(kind, &stored(&written.body)?)
                     .to_string()
                     .into_bytes());
             }

@@ -1,0 +1,138 @@
+//! Create: a POST body decoded, defaulted, given its server-set metadata, validated,
+//! allocated and persisted, with generated names drawn again when taken.
+
+use chrono::DateTime;
+use chrono::Utc;
+use serde_json::Value;
+
+use super::Store;
+use super::WriteOptions;
+use super::Written;
+use super::encode;
+use super::metadata::generated_name;
+use super::metadata::meta_mut;
+use super::metadata::meta_str;
+use super::persistence::Persistence;
+use super::rfc3339;
+use crate::error::ApiError;
+use crate::storage::Storage;
+use crate::storage::StorageError;
+
+/// Attempts of a create whose generated name is taken (Kubernetes retries generated names).
+const GENERATE_NAME_ATTEMPTS: usize = 8;
+
+impl Store {
+    /// Creates an object from a POST body (R-RES-087): the created object, with `uid`,
+    /// `creationTimestamp`, `resourceVersion` (and `generation`) set. 409 AlreadyExists for a
+    /// taken name; a generated name that is taken is drawn again. A dry run answers the same,
+    /// without `resourceVersion` (R-RES-193). Unknown and duplicate fields are answered as
+    /// `write.field_validation` asks, dry run or not.
+    pub async fn create(
+        &self,
+        storage: &dyn Storage,
+        namespace: &str,
+        body: &[u8],
+        now: DateTime<Utc>,
+        write: WriteOptions,
+    ) -> Result<Written, ApiError> {
+        let (obj, warnings) = self.decode_body(body, write)?;
+        let writes = Persistence::new(storage, write.dry_run);
+        let body = match &self.shared {
+            Some(shared) => {
+                self.create_shared(shared, storage, &writes, namespace, obj, now)
+                    .await?
+            }
+            None => {
+                self.create_decoded(storage, &writes, namespace, obj, now)
+                    .await?
+            }
+        };
+        Ok(Written { body, warnings })
+    }
+
+    /// The create of a decoded body.
+    pub(super) async fn create_decoded(
+        &self,
+        storage: &dyn Storage,
+        writes: &Persistence<'_>,
+        namespace: &str,
+        mut obj: Value,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<u8>, ApiError> {
+        if !meta_str(&obj, "resourceVersion").is_empty() {
+            // Kubernetes' storage refuses this (an object copied from a read), worded so.
+            return Err(ApiError::Internal(
+                "resourceVersion should not be set on objects to be created".into(),
+            ));
+        }
+        self.apply_namespace(&mut obj, namespace)?;
+        if self.resource.is_namespaced() {
+            self.check_namespace_open(storage, namespace, meta_str(&obj, "name"))
+                .await?;
+        }
+        self.strategy.default_fields(&mut obj);
+        let generate_prefix = match (meta_str(&obj, "name"), meta_str(&obj, "generateName")) {
+            ("", prefix) if !prefix.is_empty() => Some(prefix.to_owned()),
+            _ => None,
+        };
+        let created = rfc3339(now);
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let mut candidate = obj.clone();
+            {
+                let meta = meta_mut(&mut candidate)?;
+                if let Some(prefix) = &generate_prefix {
+                    meta.insert("name".to_owned(), generated_name(prefix).into());
+                }
+                meta.remove("deletionTimestamp");
+                meta.remove("deletionGracePeriodSeconds");
+                meta.insert("uid".to_owned(), uuid::Uuid::new_v4().to_string().into());
+                meta.insert("creationTimestamp".to_owned(), created.clone().into());
+                if self.strategy.tracks_generation() {
+                    meta.insert("generation".to_owned(), 1.into());
+                } else {
+                    meta.remove("generation");
+                }
+            }
+            self.strategy.prepare_for_create(&mut candidate);
+            let mut errs = self.validate_new(&candidate);
+            self.check_required(&candidate, &mut errs)?;
+            if !errs.is_empty() {
+                return Err(self.invalid(&candidate, errs));
+            }
+            let (reserved, _) = self
+                .allocate(
+                    storage,
+                    &mut candidate,
+                    None,
+                    Some(now),
+                    writes.is_dry_run(),
+                )
+                .await?;
+            self.strategy.canonicalize(&mut candidate);
+            let name = meta_str(&candidate, "name").to_owned();
+            let key = self.resource.object_key(namespace, &name);
+            let written = match encode(&key, &candidate) {
+                Ok(value) => writes.create(&key, value, self.max_object_bytes).await,
+                Err(e) => {
+                    self.release(storage, &reserved).await;
+                    return Err(e);
+                }
+            };
+            if written.is_err() {
+                self.release(storage, &reserved).await;
+            }
+            match written {
+                Ok(stored) if writes.is_dry_run() => return self.respond_unstored(&key, stored),
+                Ok(stored) => return self.respond(&key, stored),
+                Err(StorageError::AlreadyExists { .. })
+                    if generate_prefix.is_some() && attempt < GENERATE_NAME_ATTEMPTS =>
+                {
+                    continue;
+                }
+                Err(e) => return Err(self.storage_error(e, &name)),
+            }
+        }
+    }
+}
