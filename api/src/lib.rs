@@ -11,6 +11,7 @@
 //! - `watch`: watch streams over HTTP.
 //! - [`patch`]: JSON Patch, JSON merge patch and strategic merge patch documents.
 //! - [`discovery`], `openapi`, [`health`], [`bootstrap`].
+//! - [`RandomSource`]: the randomness handed in (uids, generated names, token ids).
 //! - [`limits`]: the nesting budget every value built from request input keeps.
 //! - [`error`]: typed errors and their single translation to `Status`.
 //! - [`flavor`]: the only place product-named identifiers are spelled.
@@ -26,6 +27,7 @@ pub mod health;
 pub mod limits;
 mod openapi;
 pub mod patch;
+mod random;
 pub mod registry;
 pub mod request;
 mod router;
@@ -48,4 +50,5 @@ pub use config::WatchSettings;
 pub use flavor::Flavor;
 pub use handlers::RsaTokenSigner;
 pub use health::Readiness;
+pub use random::RandomSource;
 pub use router::router;

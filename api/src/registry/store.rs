@@ -4,7 +4,8 @@
 //!
 //! Reads never parse stored objects: they splice `resourceVersion` into the stored bytes
 //! ([`StoredJson`]). Writes parse the current object, because they must compare against it.
-//! Time is passed in by the caller (`now`); uids and generated names are random here.
+//! Time is passed in by the caller (`now`); uids and generated names are drawn from the
+//! store's [`RandomSource`].
 //!
 //! A dry run ([`WriteOptions::dry_run`]) takes every step and hands the final writes to
 //! [`Persistence`], which checks them against storage and drops them.
@@ -22,7 +23,6 @@ use bytes::Bytes;
 use chrono::DateTime;
 use chrono::SecondsFormat;
 use chrono::Utc;
-use rand::Rng;
 use serde_json::Map;
 use serde_json::Value;
 use serde_json::json;
@@ -42,6 +42,7 @@ use crate::error::GroupResource;
 use crate::error::OPTIMISTIC_LOCK_MESSAGE;
 use crate::error::excerpt;
 use crate::flavor::Flavor;
+use crate::random::RandomSource;
 use crate::request::ContinueToken;
 use crate::request::ListOptions;
 use crate::request::ListRead;
@@ -139,6 +140,8 @@ pub struct Store {
     /// The most bytes an object's stored form may have (`--max-object-bytes`); a write of a
     /// larger one is a 413 and stores nothing.
     max_object_bytes: usize,
+    /// Draws uids and `generateName` suffixes.
+    random: RandomSource,
 }
 
 fn rfc3339(now: DateTime<Utc>) -> String {
@@ -158,15 +161,14 @@ fn meta_mut(obj: &mut Value) -> Result<&mut Map<String, Value>, ApiError> {
         .ok_or_else(|| ApiError::Internal("object has no metadata".into()))
 }
 
-fn generated_name(prefix: &str) -> String {
-    let mut rng = rand::rng();
+fn generated_name(prefix: &str, random: &RandomSource) -> String {
     let cut = prefix
         .char_indices()
         .nth(MAX_PREFIX_LEN)
         .map_or(prefix.len(), |(i, _)| i);
     let mut name = prefix[..cut].to_owned();
     for _ in 0..SUFFIX_LEN {
-        let i = rng.random_range(0..SUFFIX_ALPHABET.len());
+        let i = random.index(SUFFIX_ALPHABET.len());
         name.push(char::from(SUFFIX_ALPHABET[i]));
     }
     name
@@ -233,6 +235,24 @@ impl Store {
             shared: None,
             allocator: None,
             max_object_bytes: DEFAULT_MAX_OBJECT_BYTES,
+            random: RandomSource::from_os_entropy(),
+        }
+    }
+
+    /// The store, drawing uids and generated names (also those of the objects its writes
+    /// create alongside, such as IPAddress records) from `random`.
+    pub fn with_random(mut self, random: &RandomSource) -> Self {
+        self.set_random(random);
+        self
+    }
+
+    fn set_random(&mut self, random: &RandomSource) {
+        self.random = random.clone();
+        if let Some(shared) = &mut self.shared {
+            shared.home.set_random(random);
+        }
+        if let Some(allocator) = &mut self.allocator {
+            allocator.set_random(random);
         }
     }
 
@@ -740,11 +760,14 @@ impl Store {
             {
                 let meta = meta_mut(&mut candidate)?;
                 if let Some(prefix) = &generate_prefix {
-                    meta.insert("name".to_owned(), generated_name(prefix).into());
+                    meta.insert(
+                        "name".to_owned(),
+                        generated_name(prefix, &self.random).into(),
+                    );
                 }
                 meta.remove("deletionTimestamp");
                 meta.remove("deletionGracePeriodSeconds");
-                meta.insert("uid".to_owned(), uuid::Uuid::new_v4().to_string().into());
+                meta.insert("uid".to_owned(), self.random.uuid().into());
                 meta.insert("creationTimestamp".to_owned(), created.clone().into());
                 if self.strategy.tracks_generation() {
                     meta.insert("generation".to_owned(), 1.into());

@@ -356,9 +356,14 @@ async fn both_flavors_spelling_of_a_group_decode() {
         (Flavor::Kubernetes, "rbac.authorization.k8s.io"),
     ] {
         let storage = Arc::new(MemStorage::default());
-        ensure_system_namespaces(storage.as_ref(), flavor)
-            .await
-            .expect("bootstrap");
+        ensure_system_namespaces(
+            storage.as_ref(),
+            flavor,
+            &crate::SystemClock,
+            &crate::RandomSource::seeded(0),
+        )
+        .await
+        .expect("bootstrap");
         let app = crate::router(storage, ApiConfig::new(flavor, Arc::new(AlwaysReady)));
         let body = format!(
             r#"{{"apiVersion":"{group}/v1","kind":"ClusterRole","metadata":{{"name":"r"}},"rules":[{{"verbs":["get"]}}],"bogus":1}}"#

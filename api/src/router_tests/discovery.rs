@@ -16,9 +16,14 @@ const AGGREGATED_PLATFORM: &str =
 /// The server of `flavor` with `runtime_config` (`--runtime-config` values).
 async fn flavored_app(flavor: Flavor, runtime_config: &[&str]) -> Router {
     let storage = Arc::new(MemStorage::default());
-    ensure_system_namespaces(storage.as_ref(), flavor)
-        .await
-        .expect("bootstrap");
+    ensure_system_namespaces(
+        storage.as_ref(),
+        flavor,
+        &crate::SystemClock,
+        &crate::RandomSource::seeded(0),
+    )
+    .await
+    .expect("bootstrap");
     let mut config = ApiConfig::new(flavor, Arc::new(AlwaysReady));
     config.runtime_config =
         RuntimeConfig::parse(runtime_config.iter().copied(), flavor).expect("runtime config");

@@ -49,9 +49,14 @@ const SMALL_ANSWER: usize = 8 * 1024;
 /// A router whose stores take objects of at most `max_object_bytes` stored bytes.
 async fn app_limited(max_object_bytes: usize) -> (Router, Arc<MemStorage>) {
     let storage = Arc::new(MemStorage::default());
-    ensure_system_namespaces(storage.as_ref(), Flavor::Kubernetes)
-        .await
-        .expect("bootstrap");
+    ensure_system_namespaces(
+        storage.as_ref(),
+        Flavor::Kubernetes,
+        &crate::SystemClock,
+        &crate::RandomSource::seeded(0),
+    )
+    .await
+    .expect("bootstrap");
     let mut config = ApiConfig::new(Flavor::Kubernetes, Arc::new(AlwaysReady));
     config.max_object_bytes = max_object_bytes;
     (crate::router(storage.clone(), config), storage)

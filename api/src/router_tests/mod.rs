@@ -95,9 +95,14 @@ async fn app() -> (Router, Arc<MemStorage>) {
 /// A router over a fresh store in `flavor`, with the system namespaces created.
 async fn app_in(flavor: Flavor) -> (Router, Arc<MemStorage>) {
     let storage = Arc::new(MemStorage::default());
-    ensure_system_namespaces(storage.as_ref(), flavor)
-        .await
-        .expect("bootstrap");
+    ensure_system_namespaces(
+        storage.as_ref(),
+        flavor,
+        &crate::SystemClock,
+        &crate::RandomSource::seeded(0),
+    )
+    .await
+    .expect("bootstrap");
     let config = ApiConfig::new(flavor, Arc::new(AlwaysReady));
     (crate::router(storage.clone(), config), storage)
 }

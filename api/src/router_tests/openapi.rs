@@ -14,9 +14,14 @@ use crate::registry::RuntimeConfig;
 /// it serves.
 async fn flavored(flavor: Flavor, runtime_config: &[&str]) -> (Router, Registry) {
     let storage = Arc::new(MemStorage::default());
-    ensure_system_namespaces(storage.as_ref(), flavor)
-        .await
-        .expect("bootstrap");
+    ensure_system_namespaces(
+        storage.as_ref(),
+        flavor,
+        &crate::SystemClock,
+        &crate::RandomSource::seeded(0),
+    )
+    .await
+    .expect("bootstrap");
     let parsed =
         RuntimeConfig::parse(runtime_config.iter().copied(), flavor).expect("runtime config");
     let registry = Registry::new(flavor, &parsed);

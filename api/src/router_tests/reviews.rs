@@ -56,9 +56,14 @@ fn signer() -> RsaTokenSigner {
 /// front of `system:masters`.
 async fn review_app(flavor: Flavor, deny_deletes: bool) -> Router {
     let storage = Arc::new(MemStorage::default());
-    ensure_system_namespaces(storage.as_ref(), flavor)
-        .await
-        .expect("bootstrap");
+    ensure_system_namespaces(
+        storage.as_ref(),
+        flavor,
+        &crate::SystemClock,
+        &crate::RandomSource::seeded(0),
+    )
+    .await
+    .expect("bootstrap");
     let mut config = ApiConfig::new(flavor, Arc::new(AlwaysReady));
     config.token_signer = Some(Arc::new(signer()));
     if deny_deletes {

@@ -454,6 +454,8 @@ async fn bootstrap_creates_the_api_service() {
             Flavor::Kubernetes,
             ServiceRanges::default(),
             6443,
+            &crate::SystemClock,
+            &crate::RandomSource::seeded(0),
         )
         .await
         .expect("bootstrap");
@@ -475,9 +477,14 @@ async fn bootstrap_creates_the_api_service() {
 #[tokio::test]
 async fn the_platform_flavor_and_configured_ranges() {
     let storage = Arc::new(MemStorage::default());
-    ensure_system_namespaces(storage.as_ref(), Flavor::Platform)
-        .await
-        .expect("bootstrap");
+    ensure_system_namespaces(
+        storage.as_ref(),
+        Flavor::Platform,
+        &crate::SystemClock,
+        &crate::RandomSource::seeded(0),
+    )
+    .await
+    .expect("bootstrap");
     let mut config = ApiConfig::new(Flavor::Platform, Arc::new(AlwaysReady));
     config.service_ranges = ServiceRanges::parse("10.0.0.0/24", "31000-31001").expect("ranges");
     let app = crate::router(storage.clone(), config);

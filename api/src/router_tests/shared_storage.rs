@@ -356,9 +356,14 @@ async fn shared_rows_have_their_storage_versions_hash() {
 async fn identity_versions_share_objects_once_enabled() {
     let flavor = Flavor::Platform;
     let storage = Arc::new(MemStorage::default());
-    ensure_system_namespaces(storage.as_ref(), flavor)
-        .await
-        .expect("bootstrap");
+    ensure_system_namespaces(
+        storage.as_ref(),
+        flavor,
+        &crate::SystemClock,
+        &crate::RandomSource::seeded(0),
+    )
+    .await
+    .expect("bootstrap");
     let mut config = ApiConfig::new(flavor, Arc::new(AlwaysReady));
     config.runtime_config = crate::registry::RuntimeConfig::parse(
         ["coordination.platform.io/v1alpha2,coordination.platform.io/v1beta1"],

@@ -154,9 +154,14 @@ async fn generation_counts_changes_outside_metadata_and_status() {
 #[tokio::test]
 async fn bootstrap_is_idempotent_and_uses_the_create_path() {
     let storage = MemStorage::default();
-    ensure_system_namespaces(&storage, Flavor::Platform)
-        .await
-        .expect("first");
+    ensure_system_namespaces(
+        &storage,
+        Flavor::Platform,
+        &crate::SystemClock,
+        &crate::RandomSource::seeded(0),
+    )
+    .await
+    .expect("first");
     let keys = storage.keys();
     assert_eq!(
         keys,
@@ -173,9 +178,14 @@ async fn bootstrap_is_idempotent_and_uses_the_create_path() {
     let before = platform_system(store, &storage).await;
     assert!(before["metadata"]["uid"].is_string());
     assert!(before["metadata"]["creationTimestamp"].is_string());
-    ensure_system_namespaces(&storage, Flavor::Platform)
-        .await
-        .expect("second");
+    ensure_system_namespaces(
+        &storage,
+        Flavor::Platform,
+        &crate::SystemClock,
+        &crate::RandomSource::seeded(0),
+    )
+    .await
+    .expect("second");
     assert_eq!(storage.keys(), keys);
     let after = platform_system(store, &storage).await;
     assert_eq!(after, before, "existing namespaces are left alone");

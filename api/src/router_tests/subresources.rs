@@ -377,9 +377,14 @@ fn signing_key() -> &'static (String, String) {
 /// A router like [`app`] whose tokens are signed with [`signing_key`].
 async fn app_with_signer(flavor: Flavor) -> Router {
     let storage = Arc::new(MemStorage::default());
-    ensure_system_namespaces(storage.as_ref(), flavor)
-        .await
-        .expect("bootstrap");
+    ensure_system_namespaces(
+        storage.as_ref(),
+        flavor,
+        &crate::SystemClock,
+        &crate::RandomSource::seeded(0),
+    )
+    .await
+    .expect("bootstrap");
     let mut config = ApiConfig::new(flavor, Arc::new(AlwaysReady));
     let signer = RsaTokenSigner::from_pem(
         signing_key().0.as_bytes(),

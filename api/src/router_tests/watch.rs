@@ -32,9 +32,14 @@ pub(super) const PATIENCE: Duration = Duration::from_secs(5);
 /// A router whose watches report progress every `bookmark_interval`.
 async fn app_with(bookmark_interval: Duration) -> (Router, Arc<MemStorage>) {
     let storage = Arc::new(MemStorage::default());
-    ensure_system_namespaces(storage.as_ref(), Flavor::Kubernetes)
-        .await
-        .expect("bootstrap");
+    ensure_system_namespaces(
+        storage.as_ref(),
+        Flavor::Kubernetes,
+        &crate::SystemClock,
+        &crate::RandomSource::seeded(0),
+    )
+    .await
+    .expect("bootstrap");
     let mut config = ApiConfig::new(Flavor::Kubernetes, Arc::new(AlwaysReady));
     config.watch = WatchSettings {
         bookmark_interval,

@@ -146,7 +146,7 @@ pub(super) async fn issue(
         issued: req.now,
         expiration_seconds,
     };
-    let jti = uuid::Uuid::new_v4().to_string();
+    let jti = req.random.uuid();
     let token = signer
         .sign(&claims(&grant, signer.issuer(), &jti, flavor))
         .map_err(|e| ApiError::Internal(e.to_string()))?;
