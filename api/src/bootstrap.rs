@@ -1,12 +1,14 @@
 //! Start-up objects every cluster has: the `default`, system, public and node-lease
 //! namespaces, and the Service in `default` that points at the API servers (`kubernetes`),
-//! created through the normal create path (uid and timestamps set).
+//! created through the normal create path (uid and timestamps set), with the server's clock
+//! and randomness.
 
-use chrono::Utc;
 use serde_json::json;
 
+use crate::config::Clock;
 use crate::error::ApiError;
 use crate::flavor::Flavor;
+use crate::random::RandomSource;
 use crate::registry::Registry;
 use crate::registry::WriteOptions;
 use crate::registry::allocator::ServiceRanges;
@@ -14,12 +16,15 @@ use crate::storage::ReadConsistency;
 use crate::storage::Storage;
 
 /// Creates the system namespaces that do not exist yet; idempotent (existing ones are left
-/// as they are), so every replica may run it at start-up.
+/// as they are), so every replica may run it at start-up. `clock` stamps them, `random` draws
+/// their uids.
 pub async fn ensure_system_namespaces(
     storage: &dyn Storage,
     flavor: Flavor,
+    clock: &dyn Clock,
+    random: &RandomSource,
 ) -> Result<(), ApiError> {
-    let registry = Registry::builtin(flavor);
+    let registry = Registry::builtin(flavor).with_random(random);
     let store = registry
         .namespaces()
         .ok_or_else(|| ApiError::Internal("namespaces are not served".into()))?;
@@ -36,7 +41,7 @@ pub async fn ensure_system_namespaces(
                 storage,
                 "",
                 body.to_string().as_bytes(),
-                Utc::now(),
+                clock.now(),
                 WriteOptions::default(),
             )
             .await
@@ -51,14 +56,18 @@ pub async fn ensure_system_namespaces(
 /// Creates the Service that points at the API servers (`default/kubernetes` in the
 /// kubernetes flavor) unless it exists, as Kubernetes' apiserver does: the first IP of the
 /// cluster IP range, port `https` 443 to `api_port`. Idempotent; needs the `default`
-/// namespace.
+/// namespace. `clock` stamps it, `random` draws its uid and its IPAddress record's.
 pub async fn ensure_api_service(
     storage: &dyn Storage,
     flavor: Flavor,
     ranges: ServiceRanges,
     api_port: u16,
+    clock: &dyn Clock,
+    random: &RandomSource,
 ) -> Result<(), ApiError> {
-    let registry = Registry::builtin(flavor).with_service_ranges(flavor, ranges);
+    let registry = Registry::builtin(flavor)
+        .with_service_ranges(flavor, ranges)
+        .with_random(random);
     let store = registry
         .lookup("", "v1", "services")
         .ok_or_else(|| ApiError::Internal("services are not served".into()))?;
@@ -91,7 +100,7 @@ pub async fn ensure_api_service(
             storage,
             "default",
             body.to_string().as_bytes(),
-            Utc::now(),
+            clock.now(),
             WriteOptions::default(),
         )
         .await

@@ -13,6 +13,7 @@ use crate::auth::SystemMastersAuthorizer;
 use crate::auth::X509Authenticator;
 use crate::flavor::Flavor;
 use crate::health::Readiness;
+use crate::random::RandomSource;
 use crate::registry::RuntimeConfig;
 use crate::registry::allocator::ServiceRanges;
 use crate::serviceaccount::TokenSigner;
@@ -73,6 +74,8 @@ pub struct ApiConfig {
     pub authorizers: Vec<Arc<dyn Authorizer>>,
     /// The time source.
     pub clock: Arc<dyn Clock>,
+    /// The randomness of uids, generated names, token ids and watch timeouts.
+    pub random: RandomSource,
     /// Watch durations.
     pub watch: WatchSettings,
     /// Which API versions and resources are served (`--runtime-config`, R-VER-063).
@@ -89,8 +92,9 @@ pub struct ApiConfig {
 
 impl ApiConfig {
     /// The default configuration: client certificates authenticate, `system:masters` may do
-    /// everything, everyone else is denied; wall-clock time; no token signer; stored objects
-    /// of at most [`DEFAULT_MAX_OBJECT_BYTES`].
+    /// everything, everyone else is denied; wall-clock time; randomness seeded from the
+    /// operating system; no token signer; stored objects of at most
+    /// [`DEFAULT_MAX_OBJECT_BYTES`].
     pub fn new(flavor: Flavor, readiness: Arc<dyn Readiness>) -> Self {
         Self {
             flavor,
@@ -98,6 +102,7 @@ impl ApiConfig {
             authenticators: vec![Arc::new(X509Authenticator)],
             authorizers: vec![Arc::new(SystemMastersAuthorizer)],
             clock: Arc::new(SystemClock),
+            random: RandomSource::from_os_entropy(),
             watch: WatchSettings::default(),
             runtime_config: RuntimeConfig::default(),
             token_signer: None,

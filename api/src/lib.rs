@@ -18,6 +18,7 @@
 //!   claims issued and checked.
 //! - [`limits`]: the budgets of request bodies, of the nesting of every value built from
 //!   request input, and of response warnings.
+//! - [`RandomSource`]: the randomness handed in (uids, generated names, token ids).
 //! - [`error`]: typed errors and their single translation to `Status`.
 //! - [`flavor`]: the only place product-named identifiers are spelled.
 //! - [`group`]: resources and kinds qualified by their API group.
@@ -35,6 +36,7 @@ pub mod labels;
 pub mod limits;
 mod openapi;
 pub mod patch;
+mod random;
 pub mod registry;
 pub mod request;
 mod router;
@@ -51,6 +53,7 @@ pub use config::SystemClock;
 pub use config::WatchSettings;
 pub use flavor::Flavor;
 pub use health::Readiness;
+pub use random::RandomSource;
 pub use router::router;
 pub use serviceaccount::RsaTokenSigner;
 pub use serviceaccount::TokenSignError;

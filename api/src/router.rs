@@ -35,6 +35,7 @@ use crate::handlers::serve_resource;
 use crate::health;
 use crate::health::Readiness;
 use crate::openapi::OpenApi;
+use crate::random::RandomSource;
 use crate::registry::Registry;
 use crate::request::QueryParams;
 use crate::request::RequestInfo;
@@ -50,6 +51,7 @@ struct AppState {
     authn: AuthenticatorChain,
     authz: AuthorizerChain,
     clock: Arc<dyn Clock>,
+    random: RandomSource,
     flavor: Flavor,
     watch: WatchSettings,
     watch_events: Arc<EncodedEvents>,
@@ -63,7 +65,8 @@ struct AppState {
 pub fn router(storage: Arc<dyn Storage>, config: ApiConfig) -> Router {
     let registry = Registry::new(config.flavor, &config.runtime_config)
         .with_service_ranges(config.flavor, config.service_ranges)
-        .with_max_object_bytes(config.max_object_bytes);
+        .with_max_object_bytes(config.max_object_bytes)
+        .with_random(&config.random);
     let discovery = Arc::new(Discovery::new(&registry, config.flavor));
     let registry = Arc::new(registry);
     let state = AppState {
@@ -74,6 +77,7 @@ pub fn router(storage: Arc<dyn Storage>, config: ApiConfig) -> Router {
         authn: AuthenticatorChain::new(config.authenticators),
         authz: AuthorizerChain::new(config.authorizers),
         clock: config.clock,
+        random: config.random,
         flavor: config.flavor,
         watch: config.watch,
         watch_events: Arc::default(),
@@ -192,6 +196,7 @@ async fn pipeline(state: &AppState, request: Request) -> Result<Response, ApiErr
         watch: state.watch,
         watch_events: state.watch_events.clone(),
         token_signer: state.token_signer.clone(),
+        random: state.random.clone(),
         user: &user,
         authz: &state.authz,
         readiness: state.readiness.as_ref(),

@@ -5,7 +5,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use apiary_api::Clock;
 use apiary_api::Flavor;
+use apiary_api::RandomSource;
 use apiary_api::bootstrap::ensure_api_service;
 use apiary_api::bootstrap::ensure_system_namespaces;
 use apiary_api::error::ApiError;
@@ -18,33 +20,44 @@ const FIRST_BACKOFF: Duration = Duration::from_millis(100);
 /// Longest pause between attempts.
 const MAX_BACKOFF: Duration = Duration::from_secs(2);
 
-/// Ensures the system namespaces exist, retrying (no leader yet, leader changing) until it
-/// succeeds (`true`) or `stop` is cancelled (`false`).
-pub async fn ensure_namespaces(
-    storage: Arc<dyn Storage>,
-    flavor: Flavor,
-    stop: CancellationToken,
-) -> bool {
-    ensure_cluster_objects(storage, flavor, None, stop).await
+/// What the start-up objects are made of, besides the storage they are written to.
+#[derive(Clone)]
+pub struct ClusterObjects {
+    /// The API's naming flavor.
+    pub flavor: Flavor,
+    /// The ranges the API servers' Service allocates from.
+    pub service_ranges: ServiceRanges,
+    /// The API port the Service points at.
+    pub api_port: u16,
+    /// Stamps the objects (the replica's clock).
+    pub clock: Arc<dyn Clock>,
+    /// Draws their uids (the replica's randomness).
+    pub random: RandomSource,
 }
 
-/// As [`ensure_namespaces`], and then the API servers' Service when `service` gives the
-/// ranges it allocates from and the API port it points at.
+/// Ensures the system namespaces and then the API servers' Service exist, retrying (no leader
+/// yet, leader changing) until it succeeds (`true`) or `stop` is cancelled (`false`).
 pub async fn ensure_cluster_objects(
     storage: Arc<dyn Storage>,
-    flavor: Flavor,
-    service: Option<(ServiceRanges, u16)>,
+    objects: ClusterObjects,
     stop: CancellationToken,
 ) -> bool {
+    let ClusterObjects {
+        flavor,
+        service_ranges,
+        api_port,
+        clock,
+        random,
+    } = objects;
     let mut backoff = FIRST_BACKOFF;
     loop {
-        let created = match ensure_system_namespaces(storage.as_ref(), flavor).await {
-            Ok(()) => match service {
-                Some((ranges, port)) => {
-                    ensure_api_service(storage.as_ref(), flavor, ranges, port).await
-                }
-                None => Ok(()),
-            },
+        let storage = storage.as_ref();
+        let created = match ensure_system_namespaces(storage, flavor, clock.as_ref(), &random).await
+        {
+            Ok(()) => {
+                let (clock, random) = (clock.as_ref(), &random);
+                ensure_api_service(storage, flavor, service_ranges, api_port, clock, random).await
+            }
             Err(e) => Err(e),
         };
         match created {

@@ -2,7 +2,10 @@
 //! replicas (`apiary dev`, [`dev::run_dev`]).
 //!
 //! # Layout
-//! - [`server`] wires one replica together; [`run`] takes its sockets and shutdown trigger.
+//! - [`wiring`] wires one replica and its API from injected parts ([`wiring::run_host`]): the
+//!   one wiring of `apiary serve` and of every simulated host (`sim/`).
+//! - [`server`] is `apiary serve`: [`run`] injects TLS sockets, the disk, the wall clock and
+//!   OS randomness, and takes the sockets and shutdown trigger it is given.
 //!   [`raft_runtime`] is the runtime raft and the peer network run on, apart from the API.
 //! - [`cli`] is the command line (clap), [`config`] the validated replica configuration,
 //!   [`duration`] the parser of its duration flags.
@@ -35,6 +38,7 @@ pub mod service_account_key;
 pub mod shutdown;
 pub mod testing;
 pub mod tls;
+pub mod wiring;
 
 pub use error::NodeError;
 pub use error::error_chain;

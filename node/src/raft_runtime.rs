@@ -15,7 +15,7 @@
 //!
 //! tokio places work by the runtime that is current, hence the wiring rules:
 //! - openraft spawns its tasks, and the log opens its files, on the runtime current at
-//!   `Replica::start`: [`RaftRuntime::run`] runs it there.
+//!   the replica's start (`wiring::run_host`): [`RaftRuntime::run`] runs it there.
 //! - hyper's pooled connections live on the runtime of the request that opened them, and a socket
 //!   is served by the I/O driver of the runtime that created it: [`RaftTransport`] makes every
 //!   peer call on the raft runtime, the API's own (forwarded writes, read indexes) included.

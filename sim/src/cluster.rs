@@ -1,35 +1,45 @@
-//! [`SimCluster`]: a turmoil simulation with one host per replica, each running the real
-//! [`Replica`] with its peer router, the resource API and a status endpoint on simulated
-//! sockets, seeded from one number.
+//! [`SimCluster`]: a turmoil simulation with one host per replica, seeded from one number. Each
+//! host runs the node crate's own wiring ([`run_host`], as `apiary serve` does: replica, peer
+//! router, resource API, bootstrap, readiness, token signer, compactor) on simulated sockets
+//! without TLS, with raft on the host's one thread, the host's [`VirtualClock`], a
+//! [`RandomSource`] seeded from the cluster's seed, and two sim-only additions plugged into
+//! its seams: the planted bug around the API's storage and the status endpoint beside the API.
 //!
 //! The raft log and the snapshots of each replica live on its host's [`SimDisk`], under
 //! `/data/replica-<id>`: nothing touches the machine's disk.
 //!
 //! Hosts are named `replica-<id>` (ids from 1, as `--initial-cluster` numbers them); peers reach
-//! each other at `http://replica-<id>:7000`; clients use the resource API at
-//! `http://replica-<id>:6443` and the status endpoint at `http://replica-<id>:8000`.
+//! each other at `http://replica-<id>:7000`; clients use the resource API, and the status
+//! endpoint beside it, at `http://replica-<id>:6443`.
 
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
-use std::future::IntoFuture;
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 use std::time::SystemTime;
 
-use apiary_raft::log::LogOptions;
-use apiary_raft::log::LogStore;
+use apiary_api::DEFAULT_MAX_OBJECT_BYTES;
+use apiary_api::RandomSource;
+use apiary_api::RsaTokenSigner;
+use apiary_api::TokenSignError;
+use apiary_api::WatchSettings;
+use apiary_api::auth::ClientCertificate;
+use apiary_api::registry::RuntimeConfig;
+use apiary_api::registry::allocator::ServiceRanges;
+use apiary_node::wiring::HostConfig;
+use apiary_node::wiring::HostParts;
+use apiary_node::wiring::LogParts;
+use apiary_node::wiring::RaftPlacement;
+use apiary_node::wiring::Sockets;
+use apiary_node::wiring::run_host;
 use apiary_raft::log::WriterMode;
 use apiary_raft::replica::RaftTimings;
-use apiary_raft::replica::Replica;
 use apiary_raft::replica::ReplicaConfig;
-use apiary_raft::replica::peer_router;
 use apiary_raft::typ::NodeId;
 use turmoil::Sim;
-
-use apiary_api::auth::ClientCertificate;
-use apiary_node::compactor::run_compactor;
-use tokio_util::sync::CancellationToken;
 
 use crate::clock::VirtualClock;
 use crate::disk::SimDisk;
@@ -40,7 +50,8 @@ use crate::planted::PlantedBug;
 use crate::planted::planted;
 use crate::resource_api;
 use crate::resource_api::API_PORT;
-use crate::status_api::STATUS_PORT;
+use crate::resource_api::BOOKMARK_INTERVAL;
+use crate::resource_api::FLAVOR;
 use crate::status_api::status_router;
 
 /// The port every replica host serves the peer RPCs on.
@@ -67,9 +78,10 @@ pub fn api_url(host: &str) -> String {
     format!("http://{host}:{API_PORT}")
 }
 
-/// The status endpoint base URL of the replica host `host`.
+/// The status endpoint base URL of the replica host `host`: it is served beside the resource
+/// API.
 pub fn status_url(host: &str) -> String {
-    format!("http://{host}:{STATUS_PORT}")
+    api_url(host)
 }
 
 fn peer_url(id: NodeId) -> String {
@@ -82,6 +94,9 @@ pub enum ClusterError {
     /// The clients' certificate could not be generated.
     #[error("generating the client certificate failed")]
     Certificate(#[source] rcgen::Error),
+    /// The service account signing key is unusable.
+    #[error("the service account signing key is unusable")]
+    SigningKey(#[source] TokenSignError),
 }
 
 /// How a simulated cluster is built.
@@ -102,6 +117,9 @@ pub struct ClusterOptions {
     /// How much MVCC history every replica's compactor keeps (`--watch-history`); a watch
     /// resuming from further back gets a 410.
     pub watch_history: Duration,
+    /// How long a watch without `timeoutSeconds` runs at least (`--min-request-timeout`; the
+    /// server ends it after a random time between this and twice this).
+    pub min_request_timeout: Duration,
     /// A bug built into every replica on purpose (see [`crate::planted`]); from the thread's
     /// [`crate::planted::with_planted`] scope, `None` outside one.
     pub planted: Option<PlantedBug>,
@@ -118,6 +136,7 @@ impl ClusterOptions {
             snapshot_logs_threshold: 10_000,
             max_latency: Duration::from_millis(10),
             watch_history: WATCH_HISTORY,
+            min_request_timeout: WatchSettings::default().min_request_timeout,
             planted: planted(),
         }
     }
@@ -140,12 +159,16 @@ pub struct SimCluster<'a> {
     options: ClusterOptions,
     /// The clients' identity every resource API accepts.
     identity: ClientCertificate,
+    /// Signs every replica's service account tokens.
+    token_signer: Arc<RsaTokenSigner>,
 }
 
 impl<'a> SimCluster<'a> {
     /// Registers one host per replica in a new simulation seeded with `options.seed`.
     pub fn build(options: &ClusterOptions) -> Result<Self, ClusterError> {
         let identity = resource_api::client_certificate().map_err(ClusterError::Certificate)?;
+        let token_signer =
+            Arc::new(resource_api::token_signer().map_err(ClusterError::SigningKey)?);
         let sim = turmoil::Builder::new()
             .rng_seed(options.seed)
             .epoch(SystemTime::UNIX_EPOCH + Duration::from_secs(EPOCH_SECS))
@@ -163,6 +186,7 @@ impl<'a> SimCluster<'a> {
             crashed: BTreeSet::new(),
             options: options.clone(),
             identity,
+            token_signer,
         };
         let ids: Vec<NodeId> = (1..=options.replicas).collect();
         for id in &ids {
@@ -190,14 +214,20 @@ impl<'a> SimCluster<'a> {
         // So is the clock: a skew outlasts a restart, as a machine's clock would.
         let clock = VirtualClock::default();
         self.clocks.insert(host.clone(), clock.clone());
-        let software = ApiSoftware {
+        let software = HostSoftware {
+            name: host.clone(),
+            replica: config,
             identity: self.identity.clone(),
+            token_signer: self.token_signer.clone(),
             clock,
+            seed: self.options.seed ^ (id << 48),
+            boots: Arc::default(),
             watch_history: self.options.watch_history,
+            min_request_timeout: self.options.min_request_timeout,
             planted: self.options.planted,
         };
         self.sim.host(host.as_str(), move || {
-            run_replica(config.clone(), disk.clone(), software.clone())
+            run_replica(software.clone(), disk.clone())
         });
         // A powered-off machine answers no new neighbour either (turmoil would otherwise hold
         // a connection to it until the caller's deadline).
@@ -287,66 +317,75 @@ impl<'a> SimCluster<'a> {
     }
 }
 
-/// What a replica host runs besides the replica: how its resource API and compactor are set up.
+/// What a replica host's software is made of, besides its disk.
 #[derive(Clone)]
-struct ApiSoftware {
+struct HostSoftware {
+    /// The host name (the replica's name in logs).
+    name: String,
+    /// The raft replica.
+    replica: ReplicaConfig,
     /// The client identity every API request carries.
     identity: ClientCertificate,
+    /// Signs service account tokens.
+    token_signer: Arc<RsaTokenSigner>,
     /// The host's wall clock, which the API stamps into objects.
     clock: VirtualClock,
+    /// The host's share of the cluster's seed; each boot seeds its randomness from it and the
+    /// boot's number, so a restarted replica draws no uid it drew before.
+    seed: u64,
+    /// How often the host's software has started (shared by the host's boots).
+    boots: Arc<AtomicU64>,
     /// How much history the compactor keeps.
     watch_history: Duration,
+    /// The API's shortest server-side watch timeout.
+    min_request_timeout: Duration,
     /// A bug built into the API's storage on purpose.
     planted: Option<PlantedBug>,
 }
 
-/// One replica host's software: bind, open the log on the host's simulated disk, start the
-/// replica, serve the peer RPCs, the resource API and the status endpoint, and compact, until
-/// the host is crashed.
-async fn run_replica(
-    config: ReplicaConfig,
-    disk: SimDisk,
-    software: ApiSoftware,
-) -> turmoil::Result {
+/// One replica host's software: bind, then run the node's wiring on the host's simulated
+/// sockets, disk and clock, with raft on the host's thread, until the host is crashed.
+async fn run_replica(software: HostSoftware, disk: SimDisk) -> turmoil::Result {
     // Bind before starting, so peers that already run find the ports open.
-    let peer_listener = SimListener::bind(PEER_PORT).await?;
-    let api_listener = SimListener::bind(API_PORT).await?;
-    let status_listener = SimListener::bind(STATUS_PORT).await?;
-    let mount = Arc::new(disk.mount());
-    // The disk is memory, so the writer never blocks: as a task it stays inside virtual time.
-    let options = LogOptions {
-        fs: mount.clone(),
-        writer: WriterMode::Task,
-        ..LogOptions::default()
+    let peer = SimListener::bind(PEER_PORT).await?;
+    let api = SimListener::bind(API_PORT).await?;
+    let boot = software.boots.fetch_add(1, Ordering::Relaxed);
+    let config = HostConfig {
+        name: software.name,
+        replica: software.replica,
+        flavor: FLAVOR,
+        watch_history: software.watch_history,
+        watch: WatchSettings {
+            bookmark_interval: BOOKMARK_INTERVAL,
+            min_request_timeout: software.min_request_timeout,
+        },
+        runtime_config: RuntimeConfig::default(),
+        token_signer: software.token_signer,
+        service_ranges: ServiceRanges::default(),
+        max_object_bytes: DEFAULT_MAX_OBJECT_BYTES,
     };
-    // Opening blocks, but only on memory: no reason to leave the host's thread.
-    let log = LogStore::open(config.data_dir.join("log"), options)?;
-    let replica = Replica::start_with_storage(config, Arc::new(SimTransport), log, mount).await?;
-    let peer = axum::serve(peer_listener, peer_router(Arc::clone(&replica)));
-    let api = axum::serve(
-        api_listener,
-        resource_api::serve_router(
-            &replica,
-            software.identity,
-            software.clock,
-            software.planted,
-        ),
-    );
-    // Never cancelled: the compactor ends when the host is crashed, with the host's tasks.
-    let compactor = run_compactor(
-        Arc::clone(&replica),
-        software.watch_history,
-        CancellationToken::new(),
-    );
-    let status = axum::serve(status_listener, status_router(replica));
-    tokio::try_join!(
-        peer.into_future(),
-        api.into_future(),
-        status.into_future(),
-        async {
-            compactor.await;
-            Ok(())
-        }
-    )?;
+    let parts = HostParts {
+        sockets: Sockets::Plain {
+            api,
+            peer,
+            identity: software.identity,
+        },
+        transport: Arc::new(SimTransport),
+        // The disk is memory, so the writer never blocks: as a task it stays inside virtual
+        // time.
+        log: LogParts {
+            fs: Arc::new(disk.mount()),
+            writer: WriterMode::Task,
+        },
+        clock: Arc::new(software.clock),
+        random: RandomSource::seeded(software.seed ^ (boot << 32)),
+        raft: RaftPlacement::Current,
+        storage_layer: software
+            .planted
+            .map(|bug| Box::new(move |storage| bug.plant(storage)) as _),
+        extra_routes: Some(Box::new(status_router)),
+    };
+    // Never shut down gracefully: the host's tasks end when it is crashed.
+    run_host(config, parts, std::future::pending()).await?;
     Ok(())
 }

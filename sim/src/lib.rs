@@ -3,15 +3,18 @@
 //! them (DESIGN.md §6).
 //!
 //! # Layout
-//! - [`cluster`]: a seeded simulation with one host per replica.
+//! - [`cluster`]: a seeded simulation with one host per replica, each running the node crate's
+//!   own wiring (`apiary_node::wiring::run_host`) on simulated parts.
 //! - [`clock`]: each replica host's wall clock, which clock-skew faults shift.
 //! - [`disk`]: the in-memory disk under each replica's raft log.
 //! - [`fault`]: host crashes and restarts, link latency and loss, clock skew a client asks
 //!   for mid-run.
-//! - [`net`]: the real routers on simulated sockets, and deadline-bounded calls between hosts.
-//! - [`resource_api`]: the real resource API each replica host serves.
+//! - [`net`]: simulated sockets the real routers are served on, the peer transport, and
+//!   deadline-bounded calls between hosts.
+//! - [`resource_api`]: what each host's resource API is configured with (port, identity,
+//!   signing key).
 //! - [`planted`]: bugs built into the replicas on purpose, to prove the checkers catch them.
-//! - [`status_api`]: which leader a replica follows, for aiming faults.
+//! - [`status_api`]: which leader a replica follows, for aiming faults; served beside the API.
 //! - [`client`]: calls both, recording a [`history::History`].
 //! - [`watch`]: watchers that stream events, resume across replicas and record a
 //!   [`watch_history::WatchLog`].

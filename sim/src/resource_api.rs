@@ -1,29 +1,19 @@
-//! The resource API on a simulated replica host: `apiary_api::router` over the node crate's
-//! `ReplicaStorage`, with the node's readiness and namespace bootstrap, wired as `apiary serve`
-//! wires them, on a plain simulated socket.
+//! What the resource API of a simulated replica host is configured with: its port, flavor,
+//! bookmark interval, the clients' identity and the service account signing key. The API
+//! itself is wired by the node crate ([`apiary_node::wiring::run_host`]), as for `apiary serve`.
 //!
 //! TLS is not simulated. What a verified TLS client certificate would give the API, the
-//! [`ClientCertificate`] request extension, is inserted directly for every request, so the real
-//! x509 authenticator and `system:masters` authorizer still decide who the client is.
+//! [`ClientCertificate`] request extension, is inserted by the wiring for every request
+//! ([`apiary_node::wiring::Sockets::Plain`]), so the real x509 authenticator and
+//! `system:masters` authorizer still decide who the client is.
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use apiary_api::ApiConfig;
 use apiary_api::Flavor;
+use apiary_api::RsaTokenSigner;
+use apiary_api::TokenSignError;
 use apiary_api::auth::ClientCertificate;
 use apiary_api::auth::SYSTEM_MASTERS;
-use apiary_api::storage::Storage;
-use apiary_node::backend::ReplicaStorage;
-use apiary_node::bootstrap::ensure_namespaces;
-use apiary_node::readiness::ReplicaReadiness;
-use apiary_raft::replica::Replica;
-use axum::Extension;
-use axum::Router;
-use tokio_util::sync::CancellationToken;
-
-use crate::clock::VirtualClock;
-use crate::planted::PlantedBug;
 
 /// The port every replica host serves the resource API on.
 pub const API_PORT: u16 = 6443;
@@ -52,25 +42,18 @@ pub fn client_certificate() -> Result<ClientCertificate, rcgen::Error> {
     Ok(ClientCertificate(certificate.der().to_vec()))
 }
 
-/// The resource API of `replica`, every request carrying `identity`, stamping objects with
-/// `clock`, over storage with the `planted` bug if one is given. Also starts, on the
-/// current host, the node's bootstrap of the system namespaces (retried until a leader takes
-/// it), which lives as long as the host's software.
-pub fn serve_router(
-    replica: &Arc<Replica>,
-    identity: ClientCertificate,
-    clock: VirtualClock,
-    planted: Option<PlantedBug>,
-) -> Router {
-    let mut storage: Arc<dyn Storage> = Arc::new(ReplicaStorage::new(Arc::clone(replica)));
-    if let Some(bug) = planted {
-        storage = bug.plant(storage);
-    }
-    let stopping = CancellationToken::new();
-    let readiness = Arc::new(ReplicaReadiness::new(Arc::clone(replica), stopping.clone()));
-    let mut config = ApiConfig::new(FLAVOR, readiness);
-    config.clock = Arc::new(clock);
-    config.watch.bookmark_interval = BOOKMARK_INTERVAL;
-    tokio::spawn(ensure_namespaces(Arc::clone(&storage), FLAVOR, stopping));
-    apiary_api::router(storage, config).layer(Extension(identity))
+/// Signs every simulated replica's service account tokens: a fixed key, held in memory, so
+/// no host touches the machine's disk and no run spends time generating one.
+const SERVICE_ACCOUNT_KEY: &str = include_str!("service_account_key.pem");
+/// The issuer of the simulated replicas' service account tokens.
+const SERVICE_ACCOUNT_ISSUER: &str = "https://apiary.sim";
+
+/// The signer of the simulated replicas' service account tokens.
+pub fn token_signer() -> Result<RsaTokenSigner, TokenSignError> {
+    let issuer = SERVICE_ACCOUNT_ISSUER.to_owned();
+    RsaTokenSigner::from_pem(
+        SERVICE_ACCOUNT_KEY.as_bytes(),
+        &issuer,
+        vec![issuer.clone()],
+    )
 }

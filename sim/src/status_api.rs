@@ -1,4 +1,5 @@
-//! The sim-only endpoints each simulated replica host serves next to the resource API: its
+//! The sim-only endpoints each simulated replica host serves beside the resource API, on its
+//! listener (the wiring's extra routes, [`apiary_node::wiring::HostParts::extra_routes`]): its
 //! status (which leader it follows, the voters it knows), so that scenarios can aim faults at
 //! the leader and see a membership change through; and member removal, which calls the
 //! replica's real [`Replica::remove_member`] (the resource API has no such endpoint).
@@ -16,8 +17,6 @@ use axum::response::Response;
 use axum::routing::post;
 use prost::Message;
 
-/// The port every replica host serves the status endpoint on.
-pub const STATUS_PORT: u16 = 8000;
 /// Path of the status endpoint: empty body, answer [`StatusReply`].
 pub const STATUS_PATH: &str = "/sim/status";
 /// Path of the removal endpoint: body [`RemoveRequest`], answer [`RemoveReply`] (200), or the

@@ -15,7 +15,7 @@ fn run(scenario: scenario::ScenarioFn, seed: u64) -> (Report, TraceDigest) {
     }
 }
 
-fn assert_replays(scenario: scenario::ScenarioFn, seed: u64, other_seed: u64) {
+fn assert_replays(scenario: scenario::ScenarioFn, seed: u64, other_seed: u64) -> Report {
     let (first, first_trace) = run(scenario, seed);
     let (again, again_trace) = run(scenario, seed);
     println!("seed {seed}: {first_trace}, ended at {:?}", first.elapsed);
@@ -42,6 +42,26 @@ fn assert_replays(scenario: scenario::ScenarioFn, seed: u64, other_seed: u64) {
         "another seed, another run"
     );
     assert_ne!(first.history_hash, other.history_hash);
+    first
+}
+
+// R-HA-013: watches that reach the server's randomised timeout (no `timeoutSeconds`), whose
+// length each replica draws from its seeded randomness as it draws uids and generated names,
+// replay exactly; the run really had the server end streams.
+#[test]
+fn server_watch_timeouts_replay_bit_exactly() {
+    let report = assert_replays(scenario::watchers_resume_after_server_timeouts, 21, 22);
+    let ended: u64 = report
+        .notes
+        .iter()
+        .filter_map(|note| note.split_once(" ended by the server)"))
+        .filter_map(|(before, _)| before.rsplit_once('(')?.1.parse::<u64>().ok())
+        .sum();
+    assert!(
+        ended > 0,
+        "no watch reached its server-side timeout: {:?}",
+        report.notes
+    );
 }
 
 // R-HA-013: the partition scenario (elections, forwarding, read index) replays exactly.

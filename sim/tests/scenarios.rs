@@ -115,6 +115,17 @@ fn watchers_relist_after_compaction() {
     }
 }
 
+// R-RES-175, R-HA-010, R-HA-014: watches without `timeoutSeconds` end at the server's
+// randomised timeout (here one to two seconds) among the partition and the crash; the
+// watchers resume from the newest revision they saw and the six watch guarantees hold.
+#[test]
+fn watchers_resume_after_server_timeouts() {
+    run_seeds(
+        RELIST_SEEDS,
+        scenario::watchers_resume_after_server_timeouts,
+    );
+}
+
 /// Seeds of each mixed-faults test: four tests per cluster size, so that nextest runs them in
 /// parallel; 8 × 25 = 200 seeds in all (see sim/README.md, "CI budget"). The first block's test
 /// carries the scenario's own name, so the reproduce command (`-- <scenario> --exact`) runs a

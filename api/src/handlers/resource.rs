@@ -25,6 +25,7 @@ use crate::flavor::Flavor;
 use crate::health::Readiness;
 use crate::patch::PATCH_MEDIA_TYPES;
 use crate::patch::PatchType;
+use crate::random::RandomSource;
 use crate::registry::Preconditions;
 use crate::registry::Registry;
 use crate::registry::WriteOptions;
@@ -58,6 +59,8 @@ pub(crate) struct ResourceRequest<'a> {
     pub watch_events: Arc<EncodedEvents>,
     /// The signer of service account tokens, if configured.
     pub token_signer: Option<Arc<dyn TokenSigner>>,
+    /// The randomness of token ids and watch timeouts.
+    pub random: RandomSource,
     /// The authenticated user (the self reviews answer about them).
     pub user: &'a UserInfo,
     /// The authorizer chain (the access reviews ask it).
@@ -196,6 +199,7 @@ pub(crate) async fn serve_resource(
                 query: req.query,
                 flavor: req.flavor,
                 settings: req.watch,
+                random: req.random,
                 encoded: req.watch_events,
             };
             crate::watch::serve_watch(storage, store, target).await

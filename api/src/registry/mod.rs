@@ -44,6 +44,7 @@ pub use subresource::subresource_kind;
 use self::allocator::ServiceAllocator;
 use self::allocator::ServiceRanges;
 use crate::flavor::Flavor;
+use crate::random::RandomSource;
 
 /// The built-in resource types: the stores of the served ones, in discovery order, and the
 /// registered rows that are not served (off, or waiting for conversions). Computed kinds
@@ -132,6 +133,16 @@ impl Registry {
         self.stores = std::mem::take(&mut self.stores)
             .into_iter()
             .map(|s| s.with_max_object_bytes(limit))
+            .collect();
+        self
+    }
+
+    /// The registry with every store drawing uids and generated names from `random`; call it
+    /// after the other builders, as it reaches into what they set up.
+    pub fn with_random(mut self, random: &RandomSource) -> Self {
+        self.stores = std::mem::take(&mut self.stores)
+            .into_iter()
+            .map(|s| s.with_random(random))
             .collect();
         self
     }

@@ -10,7 +10,8 @@
 //!
 //! Reads never parse stored objects: they splice `resourceVersion` into the stored bytes
 //! ([`StoredJson`]). Writes parse the current object, because they must compare against it.
-//! Time is passed in by the caller (`now`); uids and generated names are random here.
+//! Time is passed in by the caller (`now`); uids and generated names are drawn from the
+//! store's [`RandomSource`].
 //!
 //! A dry run ([`WriteOptions::dry_run`]) takes every step and hands the final writes to
 //! `Persistence`, which checks them against storage and drops them.
@@ -46,6 +47,7 @@ use crate::config::DEFAULT_MAX_OBJECT_BYTES;
 use crate::error::ApiError;
 use crate::flavor::Flavor;
 use crate::group::GroupResource;
+use crate::random::RandomSource;
 use crate::schema::FieldValidation;
 use crate::schema::Format;
 use crate::schema::SchemaFn;
@@ -109,6 +111,8 @@ pub struct Store {
     /// The most bytes an object's stored form may have (`--max-object-bytes`); a write of a
     /// larger one is a 413 and stores nothing.
     max_object_bytes: usize,
+    /// Draws uids and `generateName` suffixes.
+    random: RandomSource,
 }
 
 fn rfc3339(now: DateTime<Utc>) -> String {
@@ -136,6 +140,24 @@ impl Store {
             shared: None,
             allocator: None,
             max_object_bytes: DEFAULT_MAX_OBJECT_BYTES,
+            random: RandomSource::from_os_entropy(),
+        }
+    }
+
+    /// The store, drawing uids and generated names (also those of the objects its writes
+    /// create alongside, such as IPAddress records) from `random`.
+    pub fn with_random(mut self, random: &RandomSource) -> Self {
+        self.set_random(random);
+        self
+    }
+
+    fn set_random(&mut self, random: &RandomSource) {
+        self.random = random.clone();
+        if let Some(shared) = &mut self.shared {
+            shared.home.set_random(random);
+        }
+        if let Some(allocator) = &mut self.allocator {
+            allocator.set_random(random);
         }
     }
 

@@ -35,7 +35,6 @@ use axum::response::Response;
 use http::HeaderValue;
 use http::StatusCode;
 use http::header;
-use rand::Rng;
 use tokio::time::Instant;
 
 pub(crate) use self::encoded::EncodedEvents;
@@ -48,6 +47,7 @@ use self::stream::EventStream;
 use crate::config::WatchSettings;
 use crate::error::ApiError;
 use crate::flavor::Flavor;
+use crate::random::RandomSource;
 use crate::registry::Store;
 use crate::request::ListOptions;
 use crate::request::QueryParams;
@@ -67,6 +67,8 @@ pub(crate) struct WatchTarget<'a> {
     pub flavor: Flavor,
     /// The server's watch durations.
     pub settings: WatchSettings,
+    /// Draws the timeout of a watch without `timeoutSeconds`.
+    pub random: RandomSource,
     /// Events other watches of this replica already encoded.
     pub encoded: Arc<EncodedEvents>,
 }
@@ -82,11 +84,11 @@ const MAX_WATCH_TIMEOUT: Duration = Duration::from_secs(10 * 365 * 24 * 60 * 60)
 /// and not zero (a negative one has already passed, so the watch ends once its initial events
 /// are sent; at most [`MAX_WATCH_TIMEOUT`]), otherwise a random time between the minimum
 /// request timeout and twice it, so that clients do not all reconnect at once.
-fn timeout(options: &ListOptions, settings: &WatchSettings) -> Duration {
+fn timeout(options: &ListOptions, settings: &WatchSettings, random: &RandomSource) -> Duration {
     match options.timeout_seconds {
         None | Some(0) => {
             let secs = settings.min_request_timeout.as_secs_f64();
-            Duration::try_from_secs_f64(secs * (1.0 + rand::rng().random::<f64>()))
+            Duration::try_from_secs_f64(secs * (1.0 + random.fraction()))
                 .unwrap_or(MAX_WATCH_TIMEOUT)
         }
         Some(secs) => u64::try_from(secs).map_or(Duration::ZERO, Duration::from_secs),
@@ -182,7 +184,7 @@ pub(crate) async fn serve_watch(
         },
         interval: target.settings.bookmark_interval,
     });
-    let deadline = deadline(started, timeout(&options, &target.settings));
+    let deadline = deadline(started, timeout(&options, &target.settings, &target.random));
     let events = EventStream::new(
         initial,
         end_bookmark,
@@ -204,7 +206,7 @@ mod tests {
             timeout_seconds: seconds,
             ..ListOptions::default()
         };
-        timeout(&options, settings)
+        timeout(&options, settings, &RandomSource::seeded(1))
     }
 
     #[test]

@@ -39,6 +39,8 @@ use serde_json::Value;
 use tower::ServiceExt;
 
 use apiary_api::ApiConfig;
+use apiary_api::RandomSource;
+use apiary_api::SystemClock;
 use apiary_api::auth::ClientCertificate;
 use apiary_api::bootstrap::ensure_system_namespaces;
 use apiary_api::flavor::Flavor;
@@ -75,7 +77,7 @@ fn empty_backend() -> Backend {
 /// bootstrap every replica runs, and that replica.
 async fn backend_in(flavor: Flavor) -> (Arc<Backend>, Arc<LocalReplica>) {
     let (storage, replica) = fresh();
-    ensure_system_namespaces(&storage, flavor)
+    ensure_system_namespaces(&storage, flavor, &SystemClock, &RandomSource::seeded(0))
         .await
         .expect("bootstrap");
     (Arc::new(storage), replica)

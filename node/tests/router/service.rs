@@ -458,6 +458,8 @@ async fn bootstrap_creates_the_api_service() {
             Flavor::Kubernetes,
             ServiceRanges::default(),
             6443,
+            &apiary_api::SystemClock,
+            &apiary_api::RandomSource::seeded(0),
         )
         .await
         .expect("bootstrap");

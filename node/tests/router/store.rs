@@ -13,6 +13,8 @@ use super::Backend;
 use super::Inspect;
 use super::empty_backend;
 use apiary_api::Flavor;
+use apiary_api::RandomSource;
+use apiary_api::SystemClock;
 use apiary_api::bootstrap::ensure_system_namespaces;
 use apiary_api::error::ApiError;
 use apiary_api::registry::CRUD_VERBS;
@@ -156,9 +158,14 @@ async fn generation_counts_changes_outside_metadata_and_status() {
 #[tokio::test]
 async fn bootstrap_is_idempotent_and_uses_the_create_path() {
     let storage = empty_backend();
-    ensure_system_namespaces(&storage, Flavor::Platform)
-        .await
-        .expect("first");
+    ensure_system_namespaces(
+        &storage,
+        Flavor::Platform,
+        &SystemClock,
+        &RandomSource::seeded(0),
+    )
+    .await
+    .expect("first");
     let keys = storage.keys().await;
     assert_eq!(
         keys,
@@ -175,9 +182,14 @@ async fn bootstrap_is_idempotent_and_uses_the_create_path() {
     let before = platform_system(store, &storage).await;
     assert!(before["metadata"]["uid"].is_string());
     assert!(before["metadata"]["creationTimestamp"].is_string());
-    ensure_system_namespaces(&storage, Flavor::Platform)
-        .await
-        .expect("second");
+    ensure_system_namespaces(
+        &storage,
+        Flavor::Platform,
+        &SystemClock,
+        &RandomSource::seeded(0),
+    )
+    .await
+    .expect("second");
     assert_eq!(storage.keys().await, keys);
     let after = platform_system(store, &storage).await;
     assert_eq!(after, before, "existing namespaces are left alone");

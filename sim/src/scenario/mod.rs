@@ -35,8 +35,10 @@ pub use mixed_faults::mixed_faults_five_replicas;
 pub use mixed_faults::mixed_faults_three_replicas;
 pub use watchers_resume::WATCHERS_RELIST;
 pub use watchers_resume::WATCHERS_RESUME;
+pub use watchers_resume::WATCHERS_TIME_OUT;
 pub use watchers_resume::watchers_relist_after_compaction;
 pub use watchers_resume::watchers_resume_across_partition_and_crash;
+pub use watchers_resume::watchers_resume_after_server_timeouts;
 
 /// The environment variable that pins a scenario run to one seed.
 pub const SEED_ENV: &str = "APIARY_SIM_SEED";
@@ -88,6 +90,7 @@ pub const ALL: &[(&str, ScenarioFn)] = &[
     ),
     (WATCHERS_RESUME, watchers_resume_across_partition_and_crash),
     (WATCHERS_RELIST, watchers_relist_after_compaction),
+    (WATCHERS_TIME_OUT, watchers_resume_after_server_timeouts),
     (MIXED_FAULTS_3, mixed_faults_three_replicas),
     (MIXED_FAULTS_5, mixed_faults_five_replicas),
     (MEMBERSHIP_CHANGES, membership_changes),

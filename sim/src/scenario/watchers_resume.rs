@@ -15,6 +15,11 @@
 //! (and any watcher whose stream went silent long enough, its replica cut off or crashed)
 //! resumes from a revision already compacted, gets a 410, lists again and watches on; the six
 //! guarantees still hold, each relist starting afresh.
+//!
+//! Its variant `watchers_resume_after_server_timeouts` (R-RES-175) runs the same with
+//! replicas whose shortest server-side watch timeout ([`SHORT_WATCH_TIMEOUT`]) is shorter than
+//! a watcher's longest session: watches (none sends `timeoutSeconds`) also end because the
+//! server's randomised timeout passed, and the watchers resume from there.
 
 use std::time::Duration;
 
@@ -38,6 +43,7 @@ use crate::scenario::verdict::judge;
 use crate::scenario::workload::StopSignal;
 use crate::scenario::workload::WriterOptions;
 use crate::scenario::workload::write_until;
+use crate::watch::SERVER_ENDED;
 use crate::watch::WatchGoal;
 use crate::watch::Watcher;
 use crate::watch::WatcherOptions;
@@ -48,6 +54,12 @@ use crate::watch_history::WatchLog;
 pub const WATCHERS_RESUME: &str = "watchers_resume_across_partition_and_crash";
 /// The short-history variant's name, as its test is named.
 pub const WATCHERS_RELIST: &str = "watchers_relist_after_compaction";
+/// The server-timeout variant's name, as its test is named.
+pub const WATCHERS_TIME_OUT: &str = "watchers_resume_after_server_timeouts";
+
+/// The server-timeout variant's `--min-request-timeout`: a watch ends after one to two
+/// seconds, within the watchers' sessions of one to four.
+const SHORT_WATCH_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// The variant's `--watch-history`: shorter than the silence after which a watcher leaves its
 /// replica (`idle`), so a watcher cut off by the partition or the crash resumes from a revision
@@ -106,6 +118,15 @@ pub fn watchers_relist_after_compaction(seed: u64) -> Result<Report, ScenarioFai
         ..ClusterOptions::new(seed)
     };
     run(WATCHERS_RELIST, &options, AWAY)
+}
+
+/// Runs the server-timeout variant with `seed`.
+pub fn watchers_resume_after_server_timeouts(seed: u64) -> Result<Report, ScenarioFailure> {
+    let options = ClusterOptions {
+        min_request_timeout: SHORT_WATCH_TIMEOUT,
+        ..ClusterOptions::new(seed)
+    };
+    run(WATCHERS_TIME_OUT, &options, Duration::ZERO)
 }
 
 /// Runs `scenario` in a cluster built from `options`; the first watcher stays `away` after
@@ -263,7 +284,7 @@ async fn faults_script(
 /// One line about what a watcher did.
 fn describe(log: &WatchLog) -> String {
     let mut replicas = std::collections::BTreeSet::new();
-    let (mut streams, mut bookmarks) = (0, 0);
+    let (mut streams, mut bookmarks, mut server_ended) = (0, 0, 0);
     for entry in &log.entries {
         match entry {
             WatchEntry::Opened { replica, .. } => {
@@ -271,6 +292,7 @@ fn describe(log: &WatchLog) -> String {
                 replicas.insert(replica.as_str());
             }
             WatchEntry::Bookmark { .. } => bookmarks += 1,
+            WatchEntry::Closed { reason, .. } if reason == SERVER_ENDED => server_ended += 1,
             WatchEntry::Listed { .. }
             | WatchEntry::Event { .. }
             | WatchEntry::Gone { .. }
@@ -278,8 +300,8 @@ fn describe(log: &WatchLog) -> String {
         }
     }
     format!(
-        "{}: {} events, {bookmarks} bookmarks, {streams} streams on {replicas:?}, {} relists \
-         after a 410, up to {:?}",
+        "{}: {} events, {bookmarks} bookmarks, {streams} streams on {replicas:?} \
+         ({server_ended} ended by the server), {} relists after a 410, up to {:?}",
         log.watcher,
         log.events(),
         log.relists(),

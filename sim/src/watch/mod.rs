@@ -9,6 +9,7 @@ mod watcher_tests;
 
 pub use event::WatchLine;
 pub use event::parse_watch_line;
+pub use watcher::SERVER_ENDED;
 pub use watcher::WatchGoal;
 pub use watcher::Watcher;
 pub use watcher::WatcherOptions;

@@ -28,6 +28,9 @@ use crate::watch::event::parse_watch_line;
 use crate::watch_history::WatchEntry;
 use crate::watch_history::WatchLog;
 
+/// Why a stream ended when the server ended it cleanly (its watch timeout passed).
+pub const SERVER_ENDED: &str = "the server ended the stream";
+
 /// Pause after a failed list or a stream that could not be opened, before the next replica.
 const RETRY_PAUSE: Duration = Duration::from_millis(100);
 
@@ -232,7 +235,7 @@ impl<'a> Watcher<'a> {
             }
             let line = match stream.next_line(self.options.idle.min(left)).await {
                 Ok(Some(line)) => line,
-                Ok(None) => return closed("the server ended the stream".to_owned()),
+                Ok(None) => return closed(SERVER_ENDED.to_owned()),
                 Err(LineError::Idle { .. }) if now() >= session_end => continue,
                 Err(error) => return closed(error_chain(&error)),
             };

@@ -79,7 +79,8 @@ pub(crate) async fn serve_subresource(
             let value = body::parse(&req.body)?;
             let request: TokenRequest = body::typed(&value, &[&api_version], "TokenRequest")?;
             let signer = req.token_signer.as_deref();
-            let body = token::issue(&parent, request, signer, req.now, req.flavor).await?;
+            let body =
+                token::issue(&parent, request, signer, req.now, req.flavor, &req.random).await?;
             Ok(json_response(StatusCode::CREATED, body))
         }
         _ => Err(ApiError::MethodNotAllowed {

@@ -16,6 +16,7 @@ use serde_json::json;
 use super::AllocError;
 use super::RangeError;
 use crate::flavor::Flavor;
+use crate::random::RandomSource;
 use crate::registry::ResourceType;
 use crate::registry::StoredJson;
 use crate::storage::ReadConsistency;
@@ -129,6 +130,8 @@ pub struct ClusterIps {
     range: ClusterIpRange,
     ip_addresses: ResourceType,
     flavor: Flavor,
+    /// Draws the records' uids.
+    random: RandomSource,
 }
 
 impl ClusterIps {
@@ -139,7 +142,13 @@ impl ClusterIps {
             range,
             ip_addresses,
             flavor,
+            random: RandomSource::from_os_entropy(),
         }
+    }
+
+    /// Draws the records' uids from `random`.
+    pub(super) fn set_random(&mut self, random: &RandomSource) {
+        self.random = random.clone();
     }
 
     /// The range allocated from.
@@ -157,7 +166,7 @@ impl ClusterIps {
         });
         let mut metadata = json!({
             "name": ip.to_string(),
-            "uid": uuid::Uuid::new_v4().to_string(),
+            "uid": self.random.uuid(),
             "labels": labels,
         });
         if let Some(now) = now {

@@ -21,6 +21,7 @@ pub use self::node_port::NodePorts;
 pub use self::node_port::PortChange;
 pub use self::node_port::PortRange;
 use crate::flavor::Flavor;
+use crate::random::RandomSource;
 use crate::registry::ResourceType;
 use crate::storage::StorageError;
 
@@ -201,6 +202,11 @@ impl ServiceAllocator {
             ips: ClusterIps::new(ranges.cluster_ips, ip_addresses, flavor),
             ports: NodePorts::new(ranges.node_ports),
         }
+    }
+
+    /// Draws the uids of IPAddress records from `random`.
+    pub(crate) fn set_random(&mut self, random: &RandomSource) {
+        self.ips.set_random(random);
     }
 
     /// Reserves what `svc` (a Service to be created, or updated from `old`) needs and writes

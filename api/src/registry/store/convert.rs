@@ -103,7 +103,7 @@ impl ReadConversion {
 /// The storage side of a store that shares another version's storage.
 pub(super) struct Shared {
     /// The store of the storage version: its strategy, validation and persistence.
-    home: Box<Store>,
+    pub(super) home: Box<Store>,
     read: ReadConversion,
 }
 

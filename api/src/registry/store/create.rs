@@ -83,11 +83,14 @@ impl Store {
             {
                 let meta = meta_mut(&mut candidate)?;
                 if let Some(prefix) = &generate_prefix {
-                    meta.insert("name".to_owned(), generated_name(prefix).into());
+                    meta.insert(
+                        "name".to_owned(),
+                        generated_name(prefix, &self.random).into(),
+                    );
                 }
                 meta.remove("deletionTimestamp");
                 meta.remove("deletionGracePeriodSeconds");
-                meta.insert("uid".to_owned(), uuid::Uuid::new_v4().to_string().into());
+                meta.insert("uid".to_owned(), self.random.uuid().into());
                 meta.insert("creationTimestamp".to_owned(), created.clone().into());
                 if self.strategy.tracks_generation() {
                     meta.insert("generation".to_owned(), 1.into());

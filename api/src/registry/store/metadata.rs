@@ -1,12 +1,12 @@
 //! Kubernetes' metadata rules: the namespace from the path, generated names, generation
 //! counting, the server-owned fields an update carries over, and `ValidateObjectMeta`.
 
-use rand::Rng;
 use serde_json::Map;
 use serde_json::Value;
 
 use super::Store;
 use crate::error::ApiError;
+use crate::random::RandomSource;
 use crate::validation::FieldError;
 
 /// Characters of generated name suffixes (Kubernetes' `utilrand.String`: no vowels, no
@@ -32,15 +32,15 @@ pub(super) fn meta_mut(obj: &mut Value) -> Result<&mut Map<String, Value>, ApiEr
         .ok_or_else(|| ApiError::Internal("object has no metadata".into()))
 }
 
-pub(super) fn generated_name(prefix: &str) -> String {
-    let mut rng = rand::rng();
+/// `prefix` (cut to fit) and a suffix drawn from `random`.
+pub(super) fn generated_name(prefix: &str, random: &RandomSource) -> String {
     let cut = prefix
         .char_indices()
         .nth(MAX_PREFIX_LEN)
         .map_or(prefix.len(), |(i, _)| i);
     let mut name = prefix[..cut].to_owned();
     for _ in 0..SUFFIX_LEN {
-        let i = rng.random_range(0..SUFFIX_ALPHABET.len());
+        let i = random.index(SUFFIX_ALPHABET.len());
         name.push(char::from(SUFFIX_ALPHABET[i]));
     }
     name

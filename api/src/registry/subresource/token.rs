@@ -19,6 +19,7 @@ use crate::error::ApiError;
 use crate::error::excerpt;
 use crate::flavor::Flavor;
 use crate::group::GroupKind;
+use crate::random::RandomSource;
 use crate::serviceaccount::DEFAULT_EXPIRATION_SECONDS;
 use crate::serviceaccount::Grant;
 use crate::serviceaccount::TokenSigner;
@@ -39,7 +40,7 @@ fn invalid(flavor: Flavor, causes: Vec<FieldError>) -> ApiError {
 }
 
 /// Issues a token for the service account `parent` as the TokenRequest `request` asks, signed
-/// by `signer` at `now`: 400 for a request naming another service account or asking for a
+/// by `signer` at `now`, its `jti` drawn from `random`: 400 for a request naming another service account or asking for a
 /// bound token (not served yet), 422 for a lifetime out of range, 404 for a missing service
 /// account, 500 without a signer. Answers the TokenRequest with
 /// its defaults filled in and `status.token` and `status.expirationTimestamp` set.
@@ -49,6 +50,7 @@ pub(crate) async fn issue(
     signer: Option<&dyn TokenSigner>,
     now: DateTime<Utc>,
     flavor: Flavor,
+    random: &RandomSource,
 ) -> Result<Vec<u8>, ApiError> {
     let api_version = format!("authentication.{}/v1", flavor.group_domain());
     let spec = request.spec.unwrap_or_default();
@@ -96,7 +98,7 @@ pub(crate) async fn issue(
         issued: now,
         expiration_seconds,
     };
-    let jti = uuid::Uuid::new_v4().to_string();
+    let jti = random.uuid();
     let token = signer
         .sign(&claims(&grant, signer.issuer(), &jti, flavor))
         .map_err(|e| ApiError::Internal(e.to_string()))?;

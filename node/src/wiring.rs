@@ -1,0 +1,354 @@
+//! The one wiring of a replica and its API, from injected parts: [`run_host`]. `apiary serve`
+//! reaches it through [`crate::run`] (TLS sockets, the disk, the wall clock, OS randomness, raft
+//! on its own [`RaftRuntime`]); every simulated host calls it directly (turmoil sockets without
+//! TLS, a simulated disk and network, a virtual clock, a seeded [`RandomSource`], everything on
+//! the host's one thread). So both run the same replica start-up, peer router, API, bootstrap
+//! ([`ensure_cluster_objects`]), readiness, token signer, compactor and shutdown order.
+//!
+//! Shutdown order: stop reporting ready, drain the API listener (requests in flight may still
+//! need the peers, e.g. a write forwarded to the leader) and stop the bootstrap and the
+//! compactor, then the peer listener, then raft, then the raft runtime if there is one.
+//!
+//! Two seams let a caller add to a host without re-wiring it: [`HostParts::storage_layer`]
+//! wraps the API's storage (the simulation's planted bugs), [`HostParts::extra_routes`] adds
+//! routes beside the API on its listener (the simulation's status endpoint).
+
+use std::fmt::Debug;
+use std::future::IntoFuture;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use apiary_api::ApiConfig;
+use apiary_api::Clock;
+use apiary_api::Flavor;
+use apiary_api::RandomSource;
+use apiary_api::TokenSigner;
+use apiary_api::WatchSettings;
+use apiary_api::auth::ClientCertificate;
+use apiary_api::registry::RuntimeConfig;
+use apiary_api::registry::allocator::ServiceRanges;
+use apiary_api::storage::Storage;
+use apiary_raft::log::LogFs;
+use apiary_raft::log::LogOptions;
+use apiary_raft::log::LogStore;
+use apiary_raft::log::WriterMode;
+use apiary_raft::network::Transport;
+use apiary_raft::replica::Replica;
+use apiary_raft::replica::ReplicaConfig;
+use apiary_raft::replica::ReplicaError;
+use apiary_raft::replica::peer_router;
+use axum::Extension;
+use axum::Router;
+use axum::serve::Listener;
+use rustls::ServerConfig;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::backend::ReplicaStorage;
+use crate::bootstrap::ClusterObjects;
+use crate::bootstrap::ensure_cluster_objects;
+use crate::compactor::run_compactor;
+use crate::error::NodeError;
+use crate::https::HttpLimits;
+use crate::https::serve_https;
+use crate::raft_runtime::RaftRuntime;
+use crate::readiness::ReplicaReadiness;
+
+/// After shutdown, a plain listener's open connections get this long to finish their requests
+/// (as [`serve_https`] gives its own).
+const PLAIN_DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// What one replica host is, apart from the parts injected into it ([`HostParts`]).
+pub struct HostConfig {
+    /// The replica's name (logs).
+    pub name: String,
+    /// The raft replica: id, data directory, members, timings.
+    pub replica: ReplicaConfig,
+    /// Product naming of the API.
+    pub flavor: Flavor,
+    /// How much history the leader keeps before it compacts (`--watch-history`).
+    pub watch_history: Duration,
+    /// Watch durations and bookmark interval of the API.
+    pub watch: WatchSettings,
+    /// Which API versions and resources are served.
+    pub runtime_config: RuntimeConfig,
+    /// Signs service account tokens.
+    pub token_signer: Arc<dyn TokenSigner>,
+    /// Where Services get cluster IPs and node ports.
+    pub service_ranges: ServiceRanges,
+    /// The most bytes an object's stored form may have.
+    pub max_object_bytes: usize,
+}
+
+/// The replica's two bound sockets and how their connections are secured.
+pub enum Sockets<L> {
+    /// TLS on both: the API's (client certificates optional) and the peers' (mutual), served
+    /// within [`HttpLimits`]. With [`RaftPlacement::OwnRuntime`] the peer listener moves there.
+    Tls {
+        /// The API listener.
+        api: TcpListener,
+        /// The peer listener.
+        peer: TcpListener,
+        /// The API listener's TLS configuration.
+        api_tls: Arc<ServerConfig>,
+        /// The peer listener's TLS configuration.
+        peer_tls: Arc<ServerConfig>,
+    },
+    /// No TLS (the simulation), both served on the current runtime. Every API request carries
+    /// `identity`, as a verified client certificate would give it, so the real x509
+    /// authenticator and authorizer still decide who the client is.
+    Plain {
+        /// The API listener.
+        api: L,
+        /// The peer listener.
+        peer: L,
+        /// The client certificate every API request is taken to come with.
+        identity: ClientCertificate,
+    },
+}
+
+/// Where raft runs.
+pub enum RaftPlacement {
+    /// On a runtime of its own, apart from the API (production; see [`crate::raft_runtime`]).
+    OwnRuntime(RaftRuntime),
+    /// On the current runtime, with the API (the simulation: turmoil runs each host on one
+    /// thread, which keeps it deterministic).
+    Current,
+}
+
+/// The raft log's file system and writer.
+pub struct LogParts {
+    /// The file system of the log and the snapshots.
+    pub fs: Arc<dyn LogFs>,
+    /// Where the log's writer runs. [`WriterMode::Task`] means `fs` never blocks, so the log
+    /// is opened right on the current task; otherwise it is opened on a blocking thread.
+    pub writer: WriterMode,
+}
+
+/// Wraps the storage the API uses.
+pub type StorageLayer = Box<dyn FnOnce(Arc<dyn Storage>) -> Arc<dyn Storage> + Send>;
+
+/// Routes served beside the API, on its listener, made once the replica has started.
+pub type ExtraRoutes = Box<dyn FnOnce(Arc<Replica>) -> Router + Send>;
+
+/// The parts injected into one replica host.
+pub struct HostParts<L> {
+    /// The bound sockets.
+    pub sockets: Sockets<L>,
+    /// How raft reaches the peers.
+    pub transport: Arc<dyn Transport>,
+    /// Where the raft log lives.
+    pub log: LogParts,
+    /// The wall clock the API and the bootstrap stamp objects with.
+    pub clock: Arc<dyn Clock>,
+    /// The randomness of uids, generated names, token ids and watch timeouts.
+    pub random: RandomSource,
+    /// Where raft runs.
+    pub raft: RaftPlacement,
+    /// Wraps the API's storage, if given.
+    pub storage_layer: Option<StorageLayer>,
+    /// Routes added beside the API, if given.
+    pub extra_routes: Option<ExtraRoutes>,
+}
+
+/// Runs one replica host from `parts` until `shutdown` resolves, then shuts it down in order.
+/// Fails only at start-up (the data directory, the raft state); once serving, failures are
+/// answered per request.
+pub async fn run_host<L>(
+    config: HostConfig,
+    parts: HostParts<L>,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), NodeError>
+where
+    L: Listener<Addr = SocketAddr>,
+{
+    let HostParts {
+        sockets,
+        transport,
+        log,
+        clock,
+        random,
+        raft,
+        storage_layer,
+        extra_routes,
+    } = parts;
+    let name = config.name.clone();
+    let replica = match &raft {
+        RaftPlacement::OwnRuntime(runtime) => {
+            let transport = Arc::new(runtime.transport(transport));
+            runtime
+                .run(start_replica(config.replica.clone(), transport, log))
+                .await
+                .map_err(NodeError::ReplicaStart)?
+        }
+        RaftPlacement::Current => start_replica(config.replica.clone(), transport, log).await,
+    }
+    .map_err(NodeError::Replica)?;
+    tracing::info!(%name, id = config.replica.id, "replica started");
+
+    let stop_api = CancellationToken::new();
+    let stop_peer = CancellationToken::new();
+    let peers = peer_router(replica.clone());
+    let mut storage: Arc<dyn Storage> = Arc::new(ReplicaStorage::new(replica.clone()));
+    if let Some(layer) = storage_layer {
+        storage = layer(storage);
+    }
+    let readiness = ReplicaReadiness::new(replica.clone(), stop_api.clone());
+    let mut api_config = ApiConfig::new(config.flavor, Arc::new(readiness.clone()));
+    api_config.clock = clock.clone();
+    api_config.random = random.clone();
+    api_config.watch = config.watch;
+    api_config.runtime_config = config.runtime_config.clone();
+    api_config.token_signer = Some(config.token_signer.clone());
+    api_config.service_ranges = config.service_ranges;
+    api_config.max_object_bytes = config.max_object_bytes;
+    let mut app = apiary_api::router(storage.clone(), api_config);
+    if let Some(extra) = extra_routes {
+        app = app.merge(extra(replica.clone()));
+    }
+
+    let (api_port, api_server, peer_server) = match sockets {
+        Sockets::Tls {
+            api,
+            peer,
+            api_tls,
+            peer_tls,
+        } => {
+            let api_port = api.local_addr().map_or(443, |a| a.port());
+            let limits = HttpLimits::default();
+            let api_server = tokio::spawn(serve_https(
+                api,
+                api_tls,
+                app,
+                limits.clone(),
+                stop_api.clone(),
+            ));
+            let peer_server = match &raft {
+                RaftPlacement::OwnRuntime(runtime) => {
+                    let peer = runtime.adopt(peer).map_err(NodeError::PeerListener)?;
+                    runtime.spawn(serve_https(
+                        peer,
+                        peer_tls,
+                        peers,
+                        limits,
+                        stop_peer.clone(),
+                    ))
+                }
+                RaftPlacement::Current => tokio::spawn(serve_https(
+                    peer,
+                    peer_tls,
+                    peers,
+                    limits,
+                    stop_peer.clone(),
+                )),
+            };
+            (api_port, api_server, peer_server)
+        }
+        Sockets::Plain {
+            api,
+            peer,
+            identity,
+        } => {
+            let api_port = api.local_addr().map_or(443, |a| a.port());
+            let app = app.layer(Extension(identity));
+            let api_server = serve_plain(api, app, stop_api.clone());
+            let peer_server = serve_plain(peer, peers, stop_peer.clone());
+            (api_port, api_server, peer_server)
+        }
+    };
+
+    let objects = ClusterObjects {
+        flavor: config.flavor,
+        service_ranges: config.service_ranges,
+        api_port,
+        clock,
+        random,
+    };
+    let stop_bootstrap = stop_api.clone();
+    let bootstrap = tokio::spawn(async move {
+        if ensure_cluster_objects(storage, objects, stop_bootstrap).await {
+            readiness.mark_bootstrapped();
+        }
+    });
+    let compactor = tokio::spawn(run_compactor(
+        replica.clone(),
+        config.watch_history,
+        stop_api.clone(),
+    ));
+
+    shutdown.await;
+    tracing::info!(%name, "shutting down");
+    stop_api.cancel();
+    for task in [api_server, bootstrap, compactor] {
+        if let Err(error) = task.await {
+            tracing::warn!(%error, "API task ended abnormally");
+        }
+    }
+    stop_peer.cancel();
+    if let Err(error) = peer_server.await {
+        tracing::warn!(%error, "peer listener ended abnormally");
+    }
+    if let Err(error) = replica.shutdown().await {
+        tracing::warn!(%error, "raft did not stop cleanly");
+    }
+    if let RaftPlacement::OwnRuntime(runtime) = raft {
+        runtime.shutdown().await;
+    }
+    tracing::info!(%name, "stopped");
+    Ok(())
+}
+
+/// Opens the raft log on `log` and starts the replica on the current runtime.
+async fn start_replica(
+    config: ReplicaConfig,
+    transport: Arc<dyn Transport>,
+    log: LogParts,
+) -> Result<Arc<Replica>, ReplicaError> {
+    let path = config.data_dir.join("log");
+    let options = LogOptions {
+        fs: log.fs.clone(),
+        writer: log.writer,
+        ..LogOptions::default()
+    };
+    let open_error = |source: Box<dyn std::error::Error + Send + Sync>| ReplicaError::OpenLog {
+        path: path.clone(),
+        source,
+    };
+    let opened = match log.writer {
+        WriterMode::Task => LogStore::open(&path, options),
+        WriterMode::Thread => {
+            let open_path = path.clone();
+            tokio::task::spawn_blocking(move || LogStore::open(open_path, options))
+                .await
+                .map_err(|e| open_error(Box::new(e)))?
+        }
+    };
+    let store = opened.map_err(|e| open_error(Box::new(e)))?;
+    Replica::start_with_storage(config, transport, store, log.fs).await
+}
+
+/// Serves `app` on `listener` without TLS until `stop` is cancelled, then gives open
+/// connections [`PLAIN_DRAIN_TIMEOUT`] to finish.
+fn serve_plain<L>(listener: L, app: Router, stop: CancellationToken) -> JoinHandle<()>
+where
+    L: Listener,
+    L::Addr: Debug,
+{
+    let serving = axum::serve(listener, app).with_graceful_shutdown(stop.clone().cancelled_owned());
+    let drained = async move {
+        stop.cancelled().await;
+        tokio::time::sleep(PLAIN_DRAIN_TIMEOUT).await;
+    };
+    tokio::spawn(async move {
+        tokio::select! {
+            served = serving.into_future() => {
+                if let Err(error) = served {
+                    tracing::warn!(%error, "listener failed");
+                }
+            }
+            () = drained => {}
+        }
+    })
+}
