@@ -13,31 +13,32 @@ use super::*;
 /// indexes), failures can be injected.
 struct LocalReplica {
     shared: std::sync::Arc<SharedState>,
-    fail_with: Mutex<Option<ReplicaFailure>>,
+    fail_writes: Mutex<Option<WriteError>>,
+    fail_reads: Mutex<Option<ReadError>>,
 }
 
 impl Default for LocalReplica {
     fn default() -> Self {
         Self {
             shared: SharedState::new(),
-            fail_with: Mutex::default(),
+            fail_writes: Mutex::default(),
+            fail_reads: Mutex::default(),
         }
     }
 }
 
 impl LocalReplica {
-    fn injected(&self) -> Result<(), ReplicaFailure> {
-        match self.fail_with.lock().unwrap().clone() {
-            Some(failure) => Err(failure),
-            None => Ok(()),
-        }
+    fn injected_read(&self) -> Result<(), ReadError> {
+        self.fail_reads.lock().unwrap().clone().map_or(Ok(()), Err)
     }
 }
 
 #[async_trait::async_trait]
 impl ReplicatedStore for std::sync::Arc<LocalReplica> {
-    async fn write(&self, txn: Txn) -> Result<CommandResponse, ReplicaFailure> {
-        self.injected()?;
+    async fn write(&self, txn: Txn) -> Result<CommandResponse, WriteError> {
+        if let Some(error) = self.fail_writes.lock().unwrap().clone() {
+            return Err(error);
+        }
         // Skip one index per write, as membership or blank entries would.
         let revision = self.shared.applied() + 2;
         Ok(self
@@ -46,17 +47,13 @@ impl ReplicatedStore for std::sync::Arc<LocalReplica> {
             .expect("revisions grow"))
     }
 
-    async fn read_index(&self) -> Result<Revision, ReplicaFailure> {
-        self.injected()?;
+    async fn read_index(&self) -> Result<Revision, ReadError> {
+        self.injected_read()?;
         Ok(self.shared.applied())
     }
 
-    async fn wait_applied(
-        &self,
-        revision: Revision,
-        timeout: Duration,
-    ) -> Result<bool, ReplicaFailure> {
-        self.injected()?;
+    async fn wait_applied(&self, revision: Revision, timeout: Duration) -> Result<bool, ReadError> {
+        self.injected_read()?;
         Ok(self.shared.wait_applied(revision, timeout).await)
     }
 
@@ -283,16 +280,16 @@ async fn future_revisions_wait_then_time_out() {
 #[tokio::test]
 async fn replica_failures_map_to_retryable_or_fatal() {
     let (replica, storage) = storage();
-    *replica.fail_with.lock().unwrap() = Some(ReplicaFailure::Unavailable {
+    *replica.fail_reads.lock().unwrap() = Some(ReadError::Unavailable {
         reason: "no leader".into(),
     });
     assert_eq!(
         storage.get("/a", ReadConsistency::Linearizable).await,
         Err(StorageError::Unavailable {
-            reason: "no leader".into()
+            reason: "cannot confirm a quorum: no leader".into()
         })
     );
-    *replica.fail_with.lock().unwrap() = Some(ReplicaFailure::Fatal {
+    *replica.fail_writes.lock().unwrap() = Some(WriteError::Fatal {
         reason: "disk".into(),
     });
     assert_eq!(
@@ -303,6 +300,53 @@ async fn replica_failures_map_to_retryable_or_fatal() {
     );
     // Any reads need no replica round trip, so they still answer.
     assert_eq!(storage.get("/a", ReadConsistency::Any).await, Ok(None));
+}
+
+// A write that certainly did not happen is retryable; one that may have happened, or did and
+// is not applied here yet, is an unknown outcome, for every kind of write.
+#[tokio::test]
+async fn write_failures_keep_unknown_outcomes_apart() {
+    let (replica, storage) = storage();
+    let cases = [
+        (
+            WriteError::Unavailable {
+                reason: "no leader".into(),
+            },
+            StorageError::Unavailable {
+                reason: "no leader is available: no leader".into(),
+            },
+        ),
+        (
+            WriteError::ForwardToLeader {
+                leader_id: None,
+                leader_url: None,
+            },
+            StorageError::Unavailable {
+                reason: "not the leader; last known leader None at None".into(),
+            },
+        ),
+        (
+            WriteError::OutcomeUnknown {
+                reason: "leader lost".into(),
+            },
+            StorageError::OutcomeUnknown {
+                reason: "the write's outcome is unknown: leader lost".into(),
+            },
+        ),
+        (
+            WriteError::NotApplied { revision: 7 },
+            StorageError::OutcomeUnknown {
+                reason: "write committed at revision 7 but not yet applied on this replica".into(),
+            },
+        ),
+    ];
+    for (failure, expected) in cases {
+        *replica.fail_writes.lock().unwrap() = Some(failure);
+        let expected = Err(expected);
+        assert_eq!(storage.create("/a", v("1")).await, expected);
+        assert_eq!(storage.update("/a", v("2"), 1).await, expected);
+        assert_eq!(storage.delete("/a", None).await, expected);
+    }
 }
 
 // R-RES-230, R-RES-232, R-HA-010: the backend's watch turns the replica's events into changes;
