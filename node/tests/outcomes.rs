@@ -1,9 +1,9 @@
 //! Unknown write outcomes over a real three-replica cluster on loopback: the API router over
-//! [`ReplicaStorage`] on a follower, whose writes are forwarded to the leader through a peer
-//! transport the test can break. A forwarded write whose answer is lost (committed, but its
-//! commit not observed before the deadline) is answered 504 without Retry-After and exists
-//! exactly once; a write no leader could take is answered 503 with Retry-After and did not
-//! happen.
+//! [`ReplicaStorage`] on the leader and on a follower, each replica's peer transport breakable
+//! by the test. A write whose commit is not observed before the deadline (the leader's
+//! replication answers lost, or the leader's answer to a forwarded write lost) is answered 504
+//! without Retry-After and exists exactly once afterwards; a write no leader could take is
+//! answered 503 with Retry-After and did not happen.
 
 #![allow(
     clippy::unwrap_used,
@@ -47,19 +47,45 @@ use tower::ServiceExt;
 /// How long the cluster may take to elect a leader.
 const PATIENCE: Duration = Duration::from_secs(10);
 
-/// What the follower's transport does to a forwarded write.
+/// A fault of one replica's peer transport.
 #[derive(Debug, Clone, Copy)]
 enum Fault {
-    /// The leader cannot be reached: the write is never delivered.
-    Unreachable,
-    /// The write is delivered and served, but its answer never comes back before the deadline.
-    AnswerLost,
+    /// Forwarded writes cannot reach the leader: they are never delivered.
+    ForwardUnreachable,
+    /// Forwarded writes are delivered and served, but their answers never come back.
+    ForwardAnswerLost,
+    /// Replication carrying more than [`BIG_APPEND`] bytes is delivered, but its answers never
+    /// come back; heartbeats and small appends get through.
+    BigAppendAnswerLost,
 }
 
-/// The plain HTTP peer transport, with a fault applied to forwarded writes.
+/// An append larger than this carries the test's large ConfigMap.
+const BIG_APPEND: usize = 4096;
+
+/// What the transport does with one call.
+enum Action {
+    Pass,
+    Refuse,
+    LoseAnswer,
+}
+
+/// The plain HTTP peer transport, with a fault the test can switch on.
 struct Faulty {
     inner: HttpTransport,
     fault: Arc<Mutex<Option<Fault>>>,
+}
+
+impl Faulty {
+    fn action(&self, rpc: &str, body: &Bytes) -> Action {
+        match (*self.fault.lock().unwrap(), rpc) {
+            (Some(Fault::ForwardUnreachable), rpc::FORWARD_WRITE) => Action::Refuse,
+            (Some(Fault::ForwardAnswerLost), rpc::FORWARD_WRITE) => Action::LoseAnswer,
+            (Some(Fault::BigAppendAnswerLost), rpc::APPEND_ENTRIES) if body.len() > BIG_APPEND => {
+                Action::LoseAnswer
+            }
+            _ => Action::Pass,
+        }
+    }
 }
 
 #[async_trait::async_trait]
@@ -71,20 +97,16 @@ impl Transport for Faulty {
         body: Bytes,
         deadline: Duration,
     ) -> Result<Bytes, TransportError> {
-        let fault = match rpc {
-            rpc::FORWARD_WRITE => *self.fault.lock().unwrap(),
-            _ => None,
-        };
-        match fault {
-            None => self.inner.call(target, rpc, body, deadline).await,
-            Some(Fault::Unreachable) => Err(TransportError::Unreachable {
+        match self.action(rpc, &body) {
+            Action::Pass => self.inner.call(target, rpc, body, deadline).await,
+            Action::Refuse => Err(TransportError::Unreachable {
                 target: target.to_owned(),
                 source: "link cut by the test".into(),
             }),
-            Some(Fault::AnswerLost) => {
+            Action::LoseAnswer => {
                 let give_up = Instant::now() + deadline;
                 let served = self.inner.call(target, rpc, body, deadline).await;
-                assert!(served.is_ok(), "the leader served the write: {served:?}");
+                assert!(served.is_ok(), "the peer served {rpc}: {served:?}");
                 tokio::time::sleep_until(give_up).await;
                 Err(TransportError::Timeout {
                     target: target.to_owned(),
@@ -105,13 +127,23 @@ impl Readiness for AlwaysReady {
     }
 }
 
-/// Three replicas, the API of one follower, and the fault switch of that follower's transport.
+/// Which replica's API a request goes to.
+#[derive(Debug, Clone, Copy)]
+enum Role {
+    Leader,
+    Follower,
+}
+
+/// Three replicas, the fault switches of their transports, and the APIs of the leader and of one
+/// follower.
 struct Cluster {
     _dir: tempfile::TempDir,
     replicas: BTreeMap<NodeId, Arc<Replica>>,
     servers: Vec<JoinHandle<()>>,
-    follower_fault: Arc<Mutex<Option<Fault>>>,
-    api: Router,
+    faults: BTreeMap<NodeId, Arc<Mutex<Option<Fault>>>>,
+    leader: NodeId,
+    follower: NodeId,
+    apis: BTreeMap<NodeId, Router>,
 }
 
 impl Cluster {
@@ -159,38 +191,59 @@ impl Cluster {
         }
         let leader = wait_leader(&replicas).await;
         let follower = *replicas.keys().find(|id| **id != leader).unwrap();
-        let storage = Arc::new(ReplicaStorage::new(replicas[&follower].clone()));
-        ensure_system_namespaces(storage.as_ref(), Flavor::Kubernetes)
-            .await
-            .unwrap();
-        let config = ApiConfig::new(Flavor::Kubernetes, Arc::new(AlwaysReady));
+        let mut apis = BTreeMap::new();
+        for id in [leader, follower] {
+            let storage = Arc::new(ReplicaStorage::new(replicas[&id].clone()));
+            ensure_system_namespaces(storage.as_ref(), Flavor::Kubernetes)
+                .await
+                .unwrap();
+            let config = ApiConfig::new(Flavor::Kubernetes, Arc::new(AlwaysReady));
+            apis.insert(id, apiary_api::router(storage, config));
+        }
         Self {
             _dir: dir,
-            follower_fault: faults[&follower].clone(),
-            api: apiary_api::router(storage, config),
             replicas,
             servers,
+            faults,
+            leader,
+            follower,
+            apis,
         }
     }
 
-    fn set_fault(&self, fault: Option<Fault>) {
-        *self.follower_fault.lock().unwrap() = fault;
+    fn id(&self, role: Role) -> NodeId {
+        match role {
+            Role::Leader => self.leader,
+            Role::Follower => self.follower,
+        }
     }
 
-    /// POSTs a ConfigMap named by `generateName: prefix` to the follower's API.
-    async fn create_generated(&self, prefix: &str) -> (StatusCode, http::HeaderMap, Value) {
+    /// Switches the fault of the transport of the replica in `role`.
+    fn set_fault(&self, role: Role, fault: Option<Fault>) {
+        *self.faults[&self.id(role)].lock().unwrap() = fault;
+    }
+
+    /// POSTs a ConfigMap named by `generateName: prefix` and holding `data` to the API of the
+    /// replica in `role`.
+    async fn create_generated(
+        &self,
+        role: Role,
+        prefix: &str,
+        data: &str,
+    ) -> (StatusCode, http::HeaderMap, Value) {
         let body = json!({
             "apiVersion": "v1",
             "kind": "ConfigMap",
             "metadata": {"generateName": prefix},
-            "data": {"k": "v"},
+            "data": {"k": data},
         });
-        self.call("POST", Body::from(body.to_string())).await
+        self.call(role, "POST", Body::from(body.to_string())).await
     }
 
-    /// The names of the ConfigMaps in `default` starting with `prefix`, from a quorum read.
-    async fn names(&self, prefix: &str) -> Vec<String> {
-        let (status, _, list) = self.call("GET", Body::empty()).await;
+    /// The names of the ConfigMaps in `default` starting with `prefix`, from a quorum read on
+    /// the replica in `role`.
+    async fn names(&self, role: Role, prefix: &str) -> Vec<String> {
+        let (status, _, list) = self.call(role, "GET", Body::empty()).await;
         assert_eq!(status, StatusCode::OK, "{list}");
         list["items"]
             .as_array()
@@ -202,7 +255,12 @@ impl Cluster {
             .collect()
     }
 
-    async fn call(&self, method: &str, body: Body) -> (StatusCode, http::HeaderMap, Value) {
+    async fn call(
+        &self,
+        role: Role,
+        method: &str,
+        body: Body,
+    ) -> (StatusCode, http::HeaderMap, Value) {
         let mut request = Request::builder()
             .method(method)
             .uri("/api/v1/namespaces/default/configmaps")
@@ -210,7 +268,8 @@ impl Cluster {
             .body(body)
             .unwrap();
         request.extensions_mut().insert(admin());
-        let response = self.api.clone().oneshot(request).await.unwrap();
+        let api = self.apis[&self.id(role)].clone();
+        let response = api.oneshot(request).await.unwrap();
         let status = response.status();
         let headers = response.headers().clone();
         let bytes = response.into_body().collect().await.unwrap().to_bytes();
@@ -255,24 +314,57 @@ async fn wait_leader(replicas: &BTreeMap<NodeId, Arc<Replica>>) -> NodeId {
     }
 }
 
-// R-RES-236: a forwarded write whose commit the follower does not observe before its deadline
-// is answered with kube-apiserver's 504 Timeout and no invitation to retry; it happened once.
+/// The expected answer to a write whose outcome is unknown: kube-apiserver's request timeout.
+fn timeout_status() -> Value {
+    json!({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",
+        "message":"Timeout: request did not complete within requested timeout - context deadline exceeded",
+        "reason":"Timeout","details":{},"code":504})
+}
+
+// R-RES-236: a write the leader proposed and replicated, but whose commit it did not learn
+// before the deadline (the followers' answers to its replication were lost), is answered with
+// kube-apiserver's 504 Timeout and no invitation to retry; once the answers get through the
+// write commits, and it exists exactly once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_whose_commit_the_leader_does_not_see_is_a_504_and_happens_once() {
+    let cluster = Cluster::start().await;
+    let big = "x".repeat(2 * BIG_APPEND);
+    cluster.set_fault(Role::Leader, Some(Fault::BigAppendAnswerLost));
+    let (status, headers, body) = cluster
+        .create_generated(Role::Leader, "unseen-", &big)
+        .await;
+    assert_eq!(status, StatusCode::GATEWAY_TIMEOUT, "{body}");
+    assert_eq!(headers.get(header::RETRY_AFTER), None);
+    assert_eq!(body, timeout_status());
+
+    cluster.set_fault(Role::Leader, None);
+    let start = Instant::now();
+    let created = loop {
+        let created = cluster.names(Role::Follower, "unseen-").await;
+        if !created.is_empty() || start.elapsed() > PATIENCE {
+            break created;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(created.len(), 1, "{created:?}");
+    assert_eq!(cluster.names(Role::Leader, "unseen-").await, created);
+    cluster.stop().await;
+}
+
+// R-RES-236: a forwarded write whose answer from the leader is lost (committed, but the
+// follower does not observe it before its deadline) is answered with kube-apiserver's 504
+// Timeout and no invitation to retry; it happened once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_whose_commit_is_not_observed_is_a_504_and_happens_once() {
     let cluster = Cluster::start().await;
-    cluster.set_fault(Some(Fault::AnswerLost));
-    let (status, headers, body) = cluster.create_generated("lost-").await;
+    cluster.set_fault(Role::Follower, Some(Fault::ForwardAnswerLost));
+    let (status, headers, body) = cluster.create_generated(Role::Follower, "lost-", "v").await;
     assert_eq!(status, StatusCode::GATEWAY_TIMEOUT, "{body}");
     assert_eq!(headers.get(header::RETRY_AFTER), None);
-    assert_eq!(
-        body,
-        json!({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",
-            "message":"Timeout: request did not complete within requested timeout - context deadline exceeded",
-            "reason":"Timeout","details":{},"code":504})
-    );
+    assert_eq!(body, timeout_status());
 
-    cluster.set_fault(None);
-    let created = cluster.names("lost-").await;
+    cluster.set_fault(Role::Follower, None);
+    let created = cluster.names(Role::Follower, "lost-").await;
     assert_eq!(created.len(), 1, "{created:?}");
     cluster.stop().await;
 }
@@ -281,17 +373,24 @@ async fn a_write_whose_commit_is_not_observed_is_a_504_and_happens_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_refused_before_proposing_is_a_503_with_retry_after() {
     let cluster = Cluster::start().await;
-    cluster.set_fault(Some(Fault::Unreachable));
-    let (status, headers, body) = cluster.create_generated("refused-").await;
+    cluster.set_fault(Role::Follower, Some(Fault::ForwardUnreachable));
+    let (status, headers, body) = cluster
+        .create_generated(Role::Follower, "refused-", "v")
+        .await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
     assert_eq!(headers[header::RETRY_AFTER], "1");
     assert_eq!(body["reason"], "ServiceUnavailable");
     assert_eq!(body["details"]["retryAfterSeconds"], 1);
 
-    cluster.set_fault(None);
-    assert_eq!(cluster.names("refused-").await, Vec::<String>::new());
-    let (status, _, body) = cluster.create_generated("refused-").await;
+    cluster.set_fault(Role::Follower, None);
+    assert_eq!(
+        cluster.names(Role::Follower, "refused-").await,
+        Vec::<String>::new()
+    );
+    let (status, _, body) = cluster
+        .create_generated(Role::Follower, "refused-", "v")
+        .await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
-    assert_eq!(cluster.names("refused-").await.len(), 1);
+    assert_eq!(cluster.names(Role::Follower, "refused-").await.len(), 1);
     cluster.stop().await;
 }
