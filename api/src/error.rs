@@ -217,9 +217,20 @@ pub enum ApiError {
         /// The replica's newest revision.
         current: Revision,
     },
-    /// 503 ServiceUnavailable: the store cannot answer now; retrying may succeed.
+    /// 503 ServiceUnavailable: the store cannot answer now and did nothing; retrying may
+    /// succeed.
     #[error("{0}")]
     ServiceUnavailable(String),
+    /// 504 Timeout: a write was proposed but did not complete in time; it may still take effect,
+    /// so no retry is offered (kube-apiserver's `NewTimeoutError` for a request past its
+    /// deadline).
+    #[error(
+        "Timeout: request did not complete within requested timeout - context deadline exceeded"
+    )]
+    Timeout {
+        /// Why the outcome is unknown (logged, not sent).
+        reason: String,
+    },
     /// 500 InternalError: a failure retrying will not fix.
     #[error("Internal error occurred: {0}")]
     Internal(String),
@@ -315,6 +326,7 @@ impl ApiError {
                 Self::TooLargeResourceVersion { requested, current }
             }
             StorageError::Unavailable { reason } => Self::ServiceUnavailable(reason),
+            StorageError::OutcomeUnknown { reason } => Self::Timeout { reason },
             StorageError::Internal { reason } => Self::Internal(reason),
             StorageError::TooLarge { size, limit, .. } => Self::ObjectTooLarge { size, limit },
         }
@@ -338,7 +350,9 @@ impl ApiError {
             }
             Self::Forbidden { .. } => StatusCode::FORBIDDEN,
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
-            Self::TooLargeResourceVersion { .. } => StatusCode::GATEWAY_TIMEOUT,
+            Self::TooLargeResourceVersion { .. } | Self::Timeout { .. } => {
+                StatusCode::GATEWAY_TIMEOUT
+            }
             Self::ServiceUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
             Self::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
@@ -365,7 +379,7 @@ impl ApiError {
             Self::Gone { .. } | Self::ListExpired | Self::ContinueExpired { .. } => "Expired",
             Self::Forbidden { .. } => "Forbidden",
             Self::Unauthorized => "Unauthorized",
-            Self::TooLargeResourceVersion { .. } => "Timeout",
+            Self::TooLargeResourceVersion { .. } | Self::Timeout { .. } => "Timeout",
             Self::ServiceUnavailable(_) => "ServiceUnavailable",
             Self::Internal(_) => "InternalError",
             Self::TooManyRequests { .. } => "TooManyRequests",
@@ -406,7 +420,9 @@ impl ApiError {
                 }
                 Some(d)
             }
-            Self::UnknownResource | Self::PatchNotApplicable(_) => Some(json!({})),
+            Self::UnknownResource | Self::PatchNotApplicable(_) | Self::Timeout { .. } => {
+                Some(json!({}))
+            }
             Self::TooLargeResourceVersion { .. } => Some(json!({
                 "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
                 "retryAfterSeconds": RETRY_AFTER_SECONDS,
@@ -471,8 +487,10 @@ fn details(name: &str, group: &str, kind: &str) -> Value {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let code = self.code();
-        if code.is_server_error() {
-            tracing::error!(error = %self, "request failed");
+        match &self {
+            Self::Timeout { reason } => tracing::error!(error = %self, reason, "request failed"),
+            _ if code.is_server_error() => tracing::error!(error = %self, "request failed"),
+            _ => {}
         }
         let body = self.status().to_string();
         let mut res = (code, body).into_response();
@@ -558,6 +576,41 @@ mod tests {
             reason: "disk".into(),
         });
         assert_eq!(broken.code(), StatusCode::INTERNAL_SERVER_ERROR);
+    }
+
+    // R-RES-236: a write whose outcome is unknown is kube-apiserver's request timeout (504
+    // `Timeout`, empty details) and offers no retry; one refused before it was proposed is a 503
+    // that does.
+    #[test]
+    fn unknown_outcome_is_a_timeout_without_retry() {
+        let unknown = ApiError::from_storage(
+            StorageError::OutcomeUnknown {
+                reason: "leader lost".into(),
+            },
+            &cm(),
+            "x",
+        );
+        assert_eq!(
+            unknown.status(),
+            json!({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",
+                "message":"Timeout: request did not complete within requested timeout - context deadline exceeded",
+                "reason":"Timeout","details":{},"code":504})
+        );
+        let res = unknown.into_response();
+        assert_eq!(res.status(), StatusCode::GATEWAY_TIMEOUT);
+        assert_eq!(res.headers().get(header::RETRY_AFTER), None);
+
+        let refused = ApiError::from_storage(
+            StorageError::Unavailable {
+                reason: "no leader".into(),
+            },
+            &cm(),
+            "x",
+        );
+        assert_eq!(refused.status()["details"]["retryAfterSeconds"], 1);
+        let res = refused.into_response();
+        assert_eq!(res.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(res.headers()[header::RETRY_AFTER], "1");
     }
 
     // R-RES-166, R-RES-236: list 410s are Kubernetes' `NewResourceExpired`; an expired

@@ -96,8 +96,10 @@ pub trait WatchStream: Send {
     fn progress(&self) -> Revision;
 }
 
-/// Why a storage call failed. Fatal and retryable failures are kept apart: `Unavailable` may
-/// succeed if tried again (no leader yet, a deadline passed), `Internal` will not.
+/// Why a storage call failed. Fatal, retryable and outcome-unknown failures are kept apart:
+/// `Unavailable` did nothing and may succeed if tried again (no leader yet, a deadline passed
+/// before the write was proposed), `OutcomeUnknown` is a write that may have happened, and
+/// `Internal` will not succeed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StorageError {
     /// No object at the key (or not at the requested revision).
@@ -142,6 +144,13 @@ pub enum StorageError {
     #[error("storage unavailable: {reason}")]
     Unavailable {
         /// What was unavailable.
+        reason: String,
+    },
+    /// A write was proposed but its commit was not observed here in time: it may have happened
+    /// (or did, and is not applied on this replica yet). Retrying it blindly could apply it twice.
+    #[error("the write's outcome is unknown: {reason}")]
+    OutcomeUnknown {
+        /// Why the outcome is unknown.
         reason: String,
     },
     /// The store failed in a way retrying will not fix.

@@ -26,10 +26,11 @@ use apiary_raft::command::Txn;
 use apiary_raft::mvcc;
 use apiary_raft::mvcc::EventKind;
 use apiary_raft::mvcc::MvccError;
+use apiary_raft::replica::ReadError;
+use apiary_raft::replica::WriteError;
 use apiary_raft::state_machine;
 use bytes::Bytes;
 
-use crate::replicated::ReplicaFailure;
 use crate::replicated::ReplicatedStore;
 
 /// How long a `NotOlderThan`/`Exact` read waits for this replica to apply the revision before
@@ -58,7 +59,7 @@ impl<R: ReplicatedStore> ReplicaStorage<R> {
     }
 
     async fn write(&self, txn: Txn) -> Result<CommandResponse, StorageError> {
-        let response = self.replica.write(txn).await.map_err(replica_error)?;
+        let response = self.replica.write(txn).await.map_err(write_error)?;
         match &response.error {
             Some(reason) => Err(StorageError::Internal {
                 reason: reason.clone(),
@@ -75,7 +76,7 @@ impl<R: ReplicatedStore> ReplicaStorage<R> {
     ) -> Result<Option<Revision>, StorageError> {
         match consistency {
             ReadConsistency::Linearizable => {
-                self.replica.read_index().await.map_err(replica_error)?;
+                self.replica.read_index().await.map_err(read_error)?;
                 Ok(None)
             }
             ReadConsistency::Any => Ok(None),
@@ -95,7 +96,7 @@ impl<R: ReplicatedStore> ReplicaStorage<R> {
             .replica
             .wait_applied(revision, self.wait_bound)
             .await
-            .map_err(replica_error)?;
+            .map_err(read_error)?;
         if reached {
             Ok(())
         } else {
@@ -308,10 +309,33 @@ fn stored(kv: KeyValue) -> StoredObject {
     }
 }
 
-fn replica_error(failure: ReplicaFailure) -> StorageError {
-    match failure {
-        ReplicaFailure::Unavailable { reason } => StorageError::Unavailable { reason },
-        ReplicaFailure::Fatal { reason } => StorageError::Internal { reason },
+/// A failed write, kept apart by what the client may do: retry (nothing was proposed), check
+/// before retrying (it may have happened, or did happen and is not applied here yet), or give up.
+fn write_error(error: WriteError) -> StorageError {
+    match error {
+        WriteError::Unavailable { .. } | WriteError::ForwardToLeader { .. } => {
+            StorageError::Unavailable {
+                reason: error.to_string(),
+            }
+        }
+        // A committed write not yet applied here is no safer to retry than an unknown one: a
+        // retried `generateName` create would store a second object.
+        WriteError::OutcomeUnknown { .. } | WriteError::NotApplied { .. } => {
+            StorageError::OutcomeUnknown {
+                reason: error.to_string(),
+            }
+        }
+        WriteError::Fatal { reason } => StorageError::Internal { reason },
+    }
+}
+
+/// A failed read: nothing happened, so every failure but a fatal one is worth a retry.
+fn read_error(error: ReadError) -> StorageError {
+    match error {
+        ReadError::Unavailable { .. } | ReadError::NotApplied { .. } => StorageError::Unavailable {
+            reason: error.to_string(),
+        },
+        ReadError::Fatal { reason } => StorageError::Internal { reason },
     }
 }
 

@@ -211,16 +211,16 @@ async fn future_revisions_wait_then_time_out() {
 #[tokio::test]
 async fn replica_failures_map_to_retryable_or_fatal() {
     let (replica, storage) = storage();
-    replica.fail_with(Some(ReplicaFailure::Unavailable {
+    replica.fail_reads(Some(ReadError::Unavailable {
         reason: "no leader".into(),
     }));
     assert_eq!(
         storage.get("/a", ReadConsistency::Linearizable).await,
         Err(StorageError::Unavailable {
-            reason: "no leader".into()
+            reason: "cannot confirm a quorum: no leader".into()
         })
     );
-    replica.fail_with(Some(ReplicaFailure::Fatal {
+    replica.fail_writes(Some(WriteError::Fatal {
         reason: "disk".into(),
     }));
     assert_eq!(
@@ -231,6 +231,53 @@ async fn replica_failures_map_to_retryable_or_fatal() {
     );
     // Any reads need no replica round trip, so they still answer.
     assert_eq!(storage.get("/a", ReadConsistency::Any).await, Ok(None));
+}
+
+// A write that certainly did not happen is retryable; one that may have happened, or did and
+// is not applied here yet, is an unknown outcome, for every kind of write.
+#[tokio::test]
+async fn write_failures_keep_unknown_outcomes_apart() {
+    let (replica, storage) = storage();
+    let cases = [
+        (
+            WriteError::Unavailable {
+                reason: "no leader".into(),
+            },
+            StorageError::Unavailable {
+                reason: "no leader is available: no leader".into(),
+            },
+        ),
+        (
+            WriteError::ForwardToLeader {
+                leader_id: None,
+                leader_url: None,
+            },
+            StorageError::Unavailable {
+                reason: "not the leader; last known leader None at None".into(),
+            },
+        ),
+        (
+            WriteError::OutcomeUnknown {
+                reason: "leader lost".into(),
+            },
+            StorageError::OutcomeUnknown {
+                reason: "the write's outcome is unknown: leader lost".into(),
+            },
+        ),
+        (
+            WriteError::NotApplied { revision: 7 },
+            StorageError::OutcomeUnknown {
+                reason: "write committed at revision 7 but not yet applied on this replica".into(),
+            },
+        ),
+    ];
+    for (failure, expected) in cases {
+        replica.fail_writes(Some(failure));
+        let expected = Err(expected);
+        assert_eq!(storage.create("/a", v("1")).await, expected);
+        assert_eq!(storage.update("/a", v("2"), 1).await, expected);
+        assert_eq!(storage.delete("/a", None).await, expected);
+    }
 }
 
 // R-RES-230, R-RES-232, R-HA-010: the backend's watch turns the replica's events into changes;

@@ -1,6 +1,7 @@
 //! The seam between the storage backend and the replica: the few operations
-//! [`crate::backend::ReplicaStorage`] needs, with the replica's many error types folded into
-//! retryable versus fatal. Implemented by the raft [`Replica`]; tests implement it over a bare
+//! [`crate::backend::ReplicaStorage`] needs, failing with the replica's own typed errors
+//! ([`WriteError`], [`ReadError`]) so the backend can tell "nothing happened" from "the outcome
+//! is unknown". Implemented by the raft [`Replica`]; tests implement it over a bare
 //! [`mvcc::Store`] to check the backend's transactions and error mapping without a cluster.
 
 use std::sync::Arc;
@@ -15,24 +16,6 @@ use apiary_raft::replica::Replica;
 use apiary_raft::replica::WriteError;
 use apiary_raft::state_machine::WatchStream;
 
-/// Why a replica could not serve an operation.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ReplicaFailure {
-    /// Retrying may succeed: no leader yet, the leader unreachable, a deadline passed, the
-    /// replica shutting down.
-    #[error("replica unavailable: {reason}")]
-    Unavailable {
-        /// What was unavailable.
-        reason: String,
-    },
-    /// Retrying will not help (storage failure, a broken invariant).
-    #[error("replica failed: {reason}")]
-    Fatal {
-        /// What failed.
-        reason: String,
-    },
-}
-
 /// A replica of the revisioned store, as the storage backend uses it.
 ///
 /// ### Correctness requirements
@@ -44,19 +27,18 @@ pub enum ReplicaFailure {
 /// - [`ReplicatedStore::read`] sees only applied state, never partially applied entries.
 #[async_trait::async_trait]
 pub trait ReplicatedStore: Send + Sync + 'static {
-    /// Proposes `txn` (through the leader) and waits until this replica has applied it.
-    async fn write(&self, txn: Txn) -> Result<CommandResponse, ReplicaFailure>;
+    /// Proposes `txn` (through the leader) and waits until this replica has applied it. The
+    /// error says whether the write certainly did not happen (`Unavailable`,
+    /// `ForwardToLeader`), may have happened (`OutcomeUnknown`), did happen without being
+    /// applied here in time (`NotApplied`), or cannot happen (`Fatal`).
+    async fn write(&self, txn: Txn) -> Result<CommandResponse, WriteError>;
 
     /// A linearizable read point, applied locally before it is returned.
-    async fn read_index(&self) -> Result<Revision, ReplicaFailure>;
+    async fn read_index(&self) -> Result<Revision, ReadError>;
 
     /// Waits until this replica has applied `revision`: `Ok(true)` once it has, `Ok(false)` if
     /// `timeout` passed first.
-    async fn wait_applied(
-        &self,
-        revision: Revision,
-        timeout: Duration,
-    ) -> Result<bool, ReplicaFailure>;
+    async fn wait_applied(&self, revision: Revision, timeout: Duration) -> Result<bool, ReadError>;
 
     /// Runs `f` on the locally applied store.
     fn read<T>(&self, f: impl FnOnce(&mvcc::Store) -> T) -> T;
@@ -67,36 +49,19 @@ pub trait ReplicatedStore: Send + Sync + 'static {
 
 #[async_trait::async_trait]
 impl ReplicatedStore for Arc<Replica> {
-    async fn write(&self, txn: Txn) -> Result<CommandResponse, ReplicaFailure> {
-        Replica::write(self, txn)
-            .await
-            .map_err(|error| match error {
-                WriteError::Fatal { reason } => ReplicaFailure::Fatal { reason },
-                // Nothing proposed (no leader, leader moving), or proposed with the outcome or the
-                // local apply still pending: the client may retry after checking, which is what
-                // a retryable "unavailable" (503/504) tells it.
-                WriteError::Unavailable { .. }
-                | WriteError::ForwardToLeader { .. }
-                | WriteError::OutcomeUnknown { .. }
-                | WriteError::NotApplied { .. } => ReplicaFailure::Unavailable {
-                    reason: error.to_string(),
-                },
-            })
+    async fn write(&self, txn: Txn) -> Result<CommandResponse, WriteError> {
+        Replica::write(self, txn).await
     }
 
-    async fn read_index(&self) -> Result<Revision, ReplicaFailure> {
-        Replica::read_index(self).await.map_err(read_failure)
+    async fn read_index(&self) -> Result<Revision, ReadError> {
+        Replica::read_index(self).await
     }
 
-    async fn wait_applied(
-        &self,
-        revision: Revision,
-        timeout: Duration,
-    ) -> Result<bool, ReplicaFailure> {
+    async fn wait_applied(&self, revision: Revision, timeout: Duration) -> Result<bool, ReadError> {
         match Replica::wait_applied(self, revision, timeout).await {
             Ok(()) => Ok(true),
             Err(ReadError::NotApplied { .. }) => Ok(false),
-            Err(error) => Err(read_failure(error)),
+            Err(error) => Err(error),
         }
     }
 
@@ -106,16 +71,5 @@ impl ReplicatedStore for Arc<Replica> {
 
     fn watch(&self, prefix: &str, after: Revision) -> Result<WatchStream, mvcc::MvccError> {
         Replica::watch(self, prefix, after)
-    }
-}
-
-fn read_failure(error: ReadError) -> ReplicaFailure {
-    match error {
-        ReadError::Fatal { reason } => ReplicaFailure::Fatal { reason },
-        ReadError::Unavailable { .. } | ReadError::NotApplied { .. } => {
-            ReplicaFailure::Unavailable {
-                reason: error.to_string(),
-            }
-        }
     }
 }

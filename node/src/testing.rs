@@ -12,33 +12,41 @@ use apiary_raft::command::Txn;
 use apiary_raft::mvcc;
 use apiary_raft::mvcc::MvccError;
 use apiary_raft::mvcc::Revision;
+use apiary_raft::replica::ReadError;
+use apiary_raft::replica::WriteError;
 use apiary_raft::state_machine;
 use apiary_raft::state_machine::SharedState;
 
-use crate::replicated::ReplicaFailure;
 use crate::replicated::ReplicatedStore;
 
 /// A one-replica "cluster": writes apply at the next revision (gaps allowed, as raft log
 /// indexes), failures can be injected.
 pub struct LocalReplica {
     shared: Arc<SharedState>,
-    fail_with: Mutex<Option<ReplicaFailure>>,
+    fail_writes: Mutex<Option<WriteError>>,
+    fail_reads: Mutex<Option<ReadError>>,
 }
 
 impl Default for LocalReplica {
     fn default() -> Self {
         Self {
             shared: SharedState::new(),
-            fail_with: Mutex::default(),
+            fail_writes: Mutex::default(),
+            fail_reads: Mutex::default(),
         }
     }
 }
 
 impl LocalReplica {
-    /// Makes every later write, linearizable read and wait fail with `failure` (`None`: serve
+    /// Makes every later write fail with `failure` (`None`: write again).
+    pub fn fail_writes(&self, failure: Option<WriteError>) {
+        *lock(&self.fail_writes) = failure;
+    }
+
+    /// Makes every later linearizable read and wait fail with `failure` (`None`: serve
     /// again). Reads that need no round trip still answer, as on a real replica.
-    pub fn fail_with(&self, failure: Option<ReplicaFailure>) {
-        *self.lock_failure() = failure;
+    pub fn fail_reads(&self, failure: Option<ReadError>) {
+        *lock(&self.fail_reads) = failure;
     }
 
     /// The newest revision applied.
@@ -58,22 +66,22 @@ impl LocalReplica {
         assert_eq!(response.error, None, "compaction to {revision}");
     }
 
-    fn lock_failure(&self) -> std::sync::MutexGuard<'_, Option<ReplicaFailure>> {
-        self.fail_with.lock().unwrap_or_else(|e| e.into_inner())
+    fn injected_read(&self) -> Result<(), ReadError> {
+        lock(&self.fail_reads).clone().map_or(Ok(()), Err)
     }
+}
 
-    fn injected(&self) -> Result<(), ReplicaFailure> {
-        match self.lock_failure().clone() {
-            Some(failure) => Err(failure),
-            None => Ok(()),
-        }
-    }
+/// The injected failure, also after a panicking test poisoned its lock.
+fn lock<T>(failure: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    failure.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 #[async_trait::async_trait]
 impl ReplicatedStore for Arc<LocalReplica> {
-    async fn write(&self, txn: Txn) -> Result<CommandResponse, ReplicaFailure> {
-        self.injected()?;
+    async fn write(&self, txn: Txn) -> Result<CommandResponse, WriteError> {
+        if let Some(error) = lock(&self.fail_writes).clone() {
+            return Err(error);
+        }
         // Skip one index per write, as membership or blank entries would.
         let revision = self.shared.applied() + 2;
         Ok(self
@@ -82,17 +90,13 @@ impl ReplicatedStore for Arc<LocalReplica> {
             .expect("revisions grow"))
     }
 
-    async fn read_index(&self) -> Result<Revision, ReplicaFailure> {
-        self.injected()?;
+    async fn read_index(&self) -> Result<Revision, ReadError> {
+        self.injected_read()?;
         Ok(self.shared.applied())
     }
 
-    async fn wait_applied(
-        &self,
-        revision: Revision,
-        timeout: Duration,
-    ) -> Result<bool, ReplicaFailure> {
-        self.injected()?;
+    async fn wait_applied(&self, revision: Revision, timeout: Duration) -> Result<bool, ReadError> {
+        self.injected_read()?;
         Ok(self.shared.wait_applied(revision, timeout).await)
     }
 

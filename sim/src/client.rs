@@ -30,7 +30,10 @@ use crate::net::send;
 use crate::status_api::STATUS_PATH;
 use crate::status_api::StatusReply;
 
+mod generated;
 mod paged_list;
+
+pub use generated::GeneratedCreate;
 
 /// The namespace the clients' ConfigMaps live in (created by every replica's bootstrap).
 pub const NAMESPACE: &str = "default";
@@ -76,6 +79,38 @@ pub fn now() -> Duration {
 /// The collection path of the clients' ConfigMaps.
 pub fn configmaps_path() -> String {
     format!("/api/v1/namespaces/{NAMESPACE}/configmaps")
+}
+
+/// How a write ended, from its answer (`Ok` with the revision it carried, if any). Rejected
+/// only when the API says the write did not happen: a 4xx other than 408 Request Timeout, or a
+/// 503 inviting a retry with `Retry-After` (the API answers so only for a write it never
+/// proposed). Unknown otherwise: a 504 Timeout says the write may have happened, other 5xx
+/// and transport failures promise nothing.
+fn write_outcome(answer: Result<Option<u64>, ClientError>) -> WriteOutcome {
+    match answer {
+        Ok(revision) => WriteOutcome::Acked { revision },
+        Err(ClientError::Call {
+            source:
+                CallError::Status {
+                    status,
+                    retry_after,
+                    body,
+                },
+            ..
+        }) if not_done(status, retry_after) => WriteOutcome::Rejected {
+            status: status.as_u16(),
+            reason: String::from_utf8_lossy(&body).into_owned(),
+        },
+        Err(error) => WriteOutcome::Unknown {
+            reason: error_chain(&error),
+        },
+    }
+}
+
+/// Whether an answer with `status` (and `Retry-After` seconds) says the write did not happen.
+fn not_done(status: StatusCode, retry_after: Option<u64>) -> bool {
+    (status.is_client_error() && status != StatusCode::REQUEST_TIMEOUT)
+        || (status == StatusCode::SERVICE_UNAVAILABLE && retry_after.is_some())
 }
 
 /// The value and revision of a ConfigMap as the API served it.
@@ -144,8 +179,9 @@ impl SimClient {
     }
 
     /// Creates ConfigMap `name` holding `value` through `replica` and records the write and its
-    /// outcome: acknowledged with the answer's `resourceVersion`, rejected by a 4xx (other
-    /// than 408 Request Timeout, which promises nothing), or unknown.
+    /// outcome: acknowledged with the answer's `resourceVersion`, rejected by an answer saying
+    /// nothing was done, or unknown (see [`write_outcome`]). A write is sent once: an unknown
+    /// outcome (a 504 Timeout above all) is never retried blindly.
     pub async fn create(&self, replica: &str, name: &str, value: &str) -> WriteRecord {
         self.write(WriteOp::Create, replica, name, value).await
     }
@@ -220,21 +256,7 @@ impl SimClient {
             }
             WriteOp::Delete => Ok(None),
         });
-        let outcome = match answer {
-            Ok(revision) => WriteOutcome::Acked { revision },
-            Err(ClientError::Call {
-                source: CallError::Status { status, body },
-                ..
-            }) if status.is_client_error() && status != StatusCode::REQUEST_TIMEOUT => {
-                WriteOutcome::Rejected {
-                    status: status.as_u16(),
-                    reason: String::from_utf8_lossy(&body).into_owned(),
-                }
-            }
-            Err(error) => WriteOutcome::Unknown {
-                reason: error_chain(&error),
-            },
-        };
+        let outcome = write_outcome(answer);
         let record = WriteRecord {
             op,
             key: name.to_owned(),

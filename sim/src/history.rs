@@ -38,17 +38,17 @@ pub enum WriteOutcome {
         /// The committed revision, if the answer carried it.
         revision: Option<u64>,
     },
-    /// The API refused the write with a client error (4xx other than 408): nothing was
-    /// stored.
+    /// The API refused the write with a client error (4xx other than 408), or with a 503 that
+    /// invites a retry (`Retry-After`: the write was never proposed): nothing was stored.
     Rejected {
         /// The HTTP status.
         status: u16,
         /// The API's answer.
         reason: String,
     },
-    /// No definite answer (server error, timeout, partition): the write may or may not have
-    /// been committed, so a checker may neither require nor forbid its effect on that basis
-    /// alone.
+    /// No definite answer (a 504 Timeout, another server error, a timeout, a partition): the
+    /// write may or may not have been committed, so a checker may neither require nor forbid
+    /// its effect on that basis alone.
     Unknown {
         /// Why the client gave up.
         reason: String,

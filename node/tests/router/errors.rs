@@ -5,7 +5,8 @@ use serde_json::json;
 
 use super::*;
 use apiary_api::limits::MAX_BODY_BYTES;
-use apiary_node::replicated::ReplicaFailure;
+use apiary_raft::replica::ReadError;
+use apiary_raft::replica::WriteError;
 
 // R-RES-012, R-RES-236
 #[tokio::test]
@@ -228,7 +229,7 @@ async fn unsupported_verbs_are_405() {
 #[tokio::test]
 async fn unavailable_storage_is_503_with_retry_after() {
     let (app, _, replica) = app_on_replica(Flavor::Kubernetes).await;
-    replica.fail_with(Some(ReplicaFailure::Unavailable {
+    replica.fail_reads(Some(ReadError::Unavailable {
         reason: "no leader".into(),
     }));
     let r = admin_call(&app, "GET", &format!("{CM_PATH}/x"), None).await;
@@ -237,6 +238,132 @@ async fn unavailable_storage_is_503_with_retry_after() {
         r.headers.get("retry-after").map(|v| v.as_bytes()),
         Some(&b"1"[..])
     );
+}
+
+/// Every kind of write, each against objects that exist before the replica starts failing:
+/// create, update, patch, delete, deletecollection and a subresource write.
+fn every_write() -> Vec<(&'static str, String, &'static str, String)> {
+    let json = "application/json";
+    let merge = "application/merge-patch+json";
+    vec![
+        ("POST", CM_PATH.to_owned(), json, cm("new")),
+        (
+            "PUT",
+            format!("{CM_PATH}/x"),
+            json,
+            r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"},"data":{"a":"2"}}"#
+                .to_owned(),
+        ),
+        (
+            "PATCH",
+            format!("{CM_PATH}/x"),
+            merge,
+            r#"{"data":{"k":"v"}}"#.to_owned(),
+        ),
+        ("DELETE", format!("{CM_PATH}/x"), json, String::new()),
+        ("DELETE", CM_PATH.to_owned(), json, String::new()),
+        (
+            "PATCH",
+            format!("{DEPLOYMENTS_PATH}/d/scale"),
+            merge,
+            r#"{"spec":{"replicas":3}}"#.to_owned(),
+        ),
+    ]
+}
+
+const DEPLOYMENTS_PATH: &str = "/apis/apps/v1/namespaces/default/deployments";
+
+/// A router over a replica holding ConfigMap `x` and Deployment `d`.
+async fn app_with_objects() -> (Router, Arc<Backend>, Arc<LocalReplica>) {
+    let (app, storage, replica) = app_on_replica(Flavor::Kubernetes).await;
+    created(&app, CM_PATH, &cm("x")).await;
+    let deployment = json!({
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": "d"}},
+            "template": {
+                "metadata": {"labels": {"app": "d"}},
+                "spec": {"containers": [{"name": "c", "image": "i"}]},
+            },
+        },
+    });
+    created(&app, DEPLOYMENTS_PATH, &deployment.to_string()).await;
+    (app, storage, replica)
+}
+
+// R-RES-236: a write the replica proposed without seeing its outcome is answered 504 Timeout
+// in kube-apiserver's words, without Retry-After (a client must not re-send it blindly), on
+// every write path; so is one committed but not yet applied on this replica.
+#[tokio::test]
+async fn an_unknown_write_outcome_is_504_without_retry_after() {
+    let unknown = [
+        WriteError::OutcomeUnknown {
+            reason: "leader changed".into(),
+        },
+        WriteError::NotApplied { revision: 99 },
+    ];
+    for failure in unknown {
+        let (app, _, replica) = app_with_objects().await;
+        replica.fail_writes(Some(failure.clone()));
+        for (method, path, content_type, body) in every_write() {
+            let r = send_as(&app, method, &path, content_type, &body).await;
+            assert_eq!(
+                r.status,
+                504,
+                "{method} {path} after {failure}: {}",
+                r.text()
+            );
+            let s = assert_status(&r, 504, "Timeout");
+            assert_eq!(
+                s["message"],
+                "Timeout: request did not complete within requested timeout - context deadline exceeded",
+                "{method} {path} after {failure}"
+            );
+            assert_eq!(r.headers.get("retry-after"), None, "{method} {path}");
+            assert_eq!(
+                s["details"].get("retryAfterSeconds"),
+                None,
+                "{method} {path}"
+            );
+        }
+    }
+}
+
+// R-RES-236: a write refused before anything was proposed (no leader, the leader moving) is
+// 503 with Retry-After on every write path, and nothing was stored.
+#[tokio::test]
+async fn a_write_never_proposed_is_503_with_retry_after() {
+    let refused = [
+        WriteError::Unavailable {
+            reason: "no leader".into(),
+        },
+        WriteError::ForwardToLeader {
+            leader_id: None,
+            leader_url: None,
+        },
+    ];
+    for failure in refused {
+        let (app, storage, replica) = app_with_objects().await;
+        let before = storage.keys().await;
+        replica.fail_writes(Some(failure.clone()));
+        for (method, path, content_type, body) in every_write() {
+            let r = send_as(&app, method, &path, content_type, &body).await;
+            assert_eq!(
+                r.status,
+                503,
+                "{method} {path} after {failure}: {}",
+                r.text()
+            );
+            assert_status(&r, 503, "ServiceUnavailable");
+            assert_eq!(
+                r.headers.get("retry-after").map(|v| v.as_bytes()),
+                Some(&b"1"[..]),
+                "{method} {path} after {failure}"
+            );
+        }
+        assert_eq!(storage.keys().await, before);
+    }
 }
 
 // R-RES-172

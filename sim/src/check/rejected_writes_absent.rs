@@ -1,6 +1,7 @@
-//! Guarantee `rejected_writes_absent`: a write the API refused with a client error stored
-//! nothing, so no replica serves it afterwards (the `Storage` contract: "a failed write stores
-//! nothing"; Kubernetes answers 4xx only for requests it did not carry out).
+//! Guarantee `rejected_writes_absent`: a write the API refused with a client error, or with a
+//! 503 inviting a retry, stored nothing, so no replica serves it afterwards (the `Storage`
+//! contract: "a failed write stores nothing"; Kubernetes answers 4xx only for requests it did
+//! not carry out, and Apiary answers 503 with Retry-After only for a write it never proposed).
 //!
 //! A key that no other write touched must be absent everywhere at the end; the scenarios give
 //! each create its own key. On a key other writes touched, a rejected write's value (each write's

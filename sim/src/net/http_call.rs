@@ -60,9 +60,23 @@ pub enum CallError {
     Status {
         /// The status code.
         status: StatusCode,
+        /// The seconds of the answer's `Retry-After` header, if it had one: the server invites
+        /// a retry.
+        retry_after: Option<u64>,
         /// The answer's body.
         body: Bytes,
     },
+}
+
+/// The seconds of a `Retry-After` header in `headers`, if there is one in that form.
+pub(super) fn retry_after(headers: &http::HeaderMap) -> Option<u64> {
+    headers
+        .get(http::header::RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
 }
 
 /// POSTs the protobuf `body` to `base_url` + `path` and returns the answer's body, as
@@ -155,6 +169,7 @@ impl Exchange<'_> {
             .map_err(CallError::Request)?;
         let response = sender.send_request(request).await.map_err(http_error)?;
         let status = response.status();
+        let retry_after = retry_after(response.headers());
         let body = response
             .into_body()
             .collect()
@@ -164,7 +179,11 @@ impl Exchange<'_> {
         if status.is_success() {
             Ok(body)
         } else {
-            Err(CallError::Status { status, body })
+            Err(CallError::Status {
+                status,
+                retry_after,
+                body,
+            })
         }
     }
 }

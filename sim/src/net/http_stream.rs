@@ -21,6 +21,7 @@ use tokio::task::JoinHandle;
 use super::dial::Dialed;
 use super::dial::dial;
 use super::dial::http_error;
+use super::http_call::retry_after;
 use crate::net::CallError;
 
 /// Why reading the next line failed.
@@ -128,10 +129,15 @@ async fn open(base_url: &str, path: &str) -> Result<LineStream, CallError> {
     };
     let status = response.status();
     if !status.is_success() {
+        let retry_after = retry_after(response.headers());
         let body = response.into_body().collect().await;
         connection.abort();
         let body = body.map_err(http_error)?.to_bytes();
-        return Err(CallError::Status { status, body });
+        return Err(CallError::Status {
+            status,
+            retry_after,
+            body,
+        });
     }
     Ok(LineStream {
         body: response.into_body(),

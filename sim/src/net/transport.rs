@@ -59,7 +59,7 @@ fn transport_error(target: &str, rpc: &str, error: CallError) -> TransportError 
             rpc: rpc.to_owned(),
             deadline,
         },
-        CallError::Status { status, body } => TransportError::Rejected {
+        CallError::Status { status, body, .. } => TransportError::Rejected {
             target: target.to_owned(),
             rpc: rpc.to_owned(),
             status: status.as_u16(),

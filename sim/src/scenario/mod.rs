@@ -5,6 +5,7 @@
 mod failure;
 mod fault_script;
 mod leader_crashed;
+mod leader_isolated_mid_write;
 mod leader_partitioned;
 mod members;
 mod membership;
@@ -25,6 +26,10 @@ pub use leader_crashed::LEADER_CRASHED;
 pub use leader_crashed::TWO_OF_FIVE_CRASHED;
 pub use leader_crashed::leader_crashed_restarts_and_catches_up;
 pub use leader_crashed::two_of_five_crashed_restart_and_catch_up;
+pub use leader_isolated_mid_write::LEADER_ISOLATED_MID_WRITE;
+pub use leader_isolated_mid_write::TIMED_OUT_NOTE;
+pub use leader_isolated_mid_write::TIMED_OUT_TOOK_EFFECT_NOTE;
+pub use leader_isolated_mid_write::leader_isolated_mid_write_answers_unknown;
 pub use leader_partitioned::LEADER_PARTITIONED;
 pub use leader_partitioned::leader_partitioned_writes_resume_on_majority;
 pub use membership::MEMBERSHIP_CHANGES;
@@ -94,6 +99,10 @@ pub const ALL: &[(&str, ScenarioFn)] = &[
     (MIXED_FAULTS_3, mixed_faults_three_replicas),
     (MIXED_FAULTS_5, mixed_faults_five_replicas),
     (MEMBERSHIP_CHANGES, membership_changes),
+    (
+        LEADER_ISOLATED_MID_WRITE,
+        leader_isolated_mid_write_answers_unknown,
+    ),
 ];
 
 /// The scenario called `name`.
