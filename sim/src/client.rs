@@ -270,11 +270,9 @@ impl SimClient {
         record
     }
 
-    /// Lists the ConfigMaps on `replica` with a quorum read (no `resourceVersion`) and returns
-    /// the list's `metadata.resourceVersion`: the revision a watch started from it continues
-    /// at. Not recorded in the history (a watcher records it in its own log).
-    pub async fn list_revision(&self, replica: &str) -> Result<u64, ClientError> {
-        let body = send(
+    /// The body of one quorum list of the ConfigMaps on `replica` (no `resourceVersion`).
+    async fn quorum_list(&self, replica: &str) -> Result<Bytes, ClientError> {
+        send(
             Method::GET,
             &api_url(replica),
             &configmaps_path(),
@@ -283,7 +281,14 @@ impl SimClient {
             self.deadline,
         )
         .await
-        .map_err(Self::call_error(replica))?;
+        .map_err(Self::call_error(replica))
+    }
+
+    /// Lists the ConfigMaps on `replica` with a quorum read (no `resourceVersion`) and returns
+    /// the list's `metadata.resourceVersion`: the revision a watch started from it continues
+    /// at. Not recorded in the history (a watcher records it in its own log).
+    pub async fn list_revision(&self, replica: &str) -> Result<u64, ClientError> {
+        let body = self.quorum_list(replica).await?;
         serde_json::from_slice::<Value>(&body)
             .ok()
             .and_then(|list| list["metadata"]["resourceVersion"].as_str()?.parse().ok())

@@ -87,16 +87,7 @@ impl SimClient {
 
     /// The value of every ConfigMap by name, from one quorum list on `replica` (not recorded).
     pub async fn values(&self, replica: &str) -> Result<BTreeMap<String, Bytes>, ClientError> {
-        let body = send(
-            Method::GET,
-            &api_url(replica),
-            &configmaps_path(),
-            "application/json",
-            Bytes::new(),
-            self.deadline,
-        )
-        .await
-        .map_err(Self::call_error(replica))?;
+        let body = self.quorum_list(replica).await?;
         let malformed = |reason: &str| ClientError::Malformed {
             replica: replica.to_owned(),
             reason: reason.to_owned(),
