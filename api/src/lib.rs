@@ -21,11 +21,13 @@
 //! - [`RandomSource`]: the randomness handed in (uids, generated names, token ids).
 //! - [`error`]: typed errors and their single translation to `Status`.
 //! - [`flavor`]: the only place product-named identifiers are spelled.
+//! - `compression`: gzip of large responses (`APIResponseCompression`).
 //! - [`features`]: the feature gates (`--feature-gates`) and their typed lookup.
 //! - [`group`]: resources and kinds qualified by their API group.
 
 pub mod auth;
 pub mod bootstrap;
+mod compression;
 mod config;
 pub mod discovery;
 pub mod error;
