@@ -76,17 +76,18 @@ pub struct Gate {
     pub default: bool,
 }
 
-/// Every gate Apiary knows, in name order (byte-wise, as kube-apiserver lists them).
+/// Every gate Apiary knows, in name order (byte-wise, as kube-apiserver lists them). Where a
+/// stage comes from (the specification's documents, else kube-apiserver's versioned gate
+/// table for the release Apiary reports):
 ///
-/// - `APIResponseCompression`: beta, on (000 "Accept-Encoding: gzip"; beta since Kubernetes
-///   1.16).
-/// - `AllowUnsafeMalformedObjectDeletion`: alpha, off (000, forced deletion).
-/// - `APIListChunking`: removed (GA and locked in Kubernetes 1.29, removed in 1.32); chunked
-///   lists are always served.
-/// - `AuthorizeNodeWithSelectors`, `AuthorizeWithSelectors`: GA and locked on in 1.37
-///   (CHECKLIST.md's differences table; the spec's older alpha/beta wording is not followed).
-/// - `CBORServingAndStorage`: alpha, off (000, media types).
-/// - `WatchList`: beta, on (Kubernetes 1.32 onwards).
+/// - `APIResponseCompression`: beta, on (000, "Accept-Encoding: gzip"; beta since 1.16).
+/// - `AllowUnsafeMalformedObjectDeletion`: alpha, off (000, forced deletion; alpha since 1.32).
+/// - `APIListChunking`: removed (GA and locked in 1.29, removed in 1.32); chunked lists are
+///   always served.
+/// - `AuthorizeNodeWithSelectors`, `AuthorizeWithSelectors`: GA and locked on (GA since 1.34;
+///   CHECKLIST.md's differences table: the spec's older alpha/beta wording is not followed).
+/// - `CBORServingAndStorage`: alpha, off (000, media types; alpha since 1.32).
+/// - `WatchList`: beta, on (beta since 1.32, on by default again since 1.34).
 pub const GATES: &[Gate] = &[
     Gate {
         name: "APIListChunking",
