@@ -11,6 +11,7 @@ use crate::auth::Authenticator;
 use crate::auth::Authorizer;
 use crate::auth::SystemMastersAuthorizer;
 use crate::auth::X509Authenticator;
+use crate::features::FeatureGates;
 use crate::flavor::Flavor;
 use crate::health::Readiness;
 use crate::random::RandomSource;
@@ -88,13 +89,15 @@ pub struct ApiConfig {
     /// The most bytes an object's stored form may have (`--max-object-bytes`, default
     /// [`DEFAULT_MAX_OBJECT_BYTES`]); a write of a larger one is a 413 and stores nothing.
     pub max_object_bytes: usize,
+    /// Which gated features are on (`--feature-gates`).
+    pub feature_gates: FeatureGates,
 }
 
 impl ApiConfig {
     /// The default configuration: client certificates authenticate, `system:masters` may do
     /// everything, everyone else is denied; wall-clock time; randomness seeded from the
     /// operating system; no token signer; stored objects of at most
-    /// [`DEFAULT_MAX_OBJECT_BYTES`].
+    /// [`DEFAULT_MAX_OBJECT_BYTES`]; every feature gate at its default.
     pub fn new(flavor: Flavor, readiness: Arc<dyn Readiness>) -> Self {
         Self {
             flavor,
@@ -108,6 +111,7 @@ impl ApiConfig {
             token_signer: None,
             service_ranges: ServiceRanges::default(),
             max_object_bytes: DEFAULT_MAX_OBJECT_BYTES,
+            feature_gates: FeatureGates::default(),
         }
     }
 }

@@ -21,13 +21,17 @@
 //! - [`RandomSource`]: the randomness handed in (uids, generated names, token ids).
 //! - [`error`]: typed errors and their single translation to `Status`.
 //! - [`flavor`]: the only place product-named identifiers are spelled.
+//! - `compression`: gzip of large responses (`APIResponseCompression`).
+//! - [`features`]: the feature gates (`--feature-gates`) and their typed lookup.
 //! - [`group`]: resources and kinds qualified by their API group.
 
 pub mod auth;
 pub mod bootstrap;
+mod compression;
 mod config;
 pub mod discovery;
 pub mod error;
+pub mod features;
 pub mod flavor;
 pub mod group;
 mod handlers;
@@ -51,6 +55,8 @@ pub use config::Clock;
 pub use config::DEFAULT_MAX_OBJECT_BYTES;
 pub use config::SystemClock;
 pub use config::WatchSettings;
+pub use features::Feature;
+pub use features::FeatureGates;
 pub use flavor::Flavor;
 pub use health::Readiness;
 pub use random::RandomSource;

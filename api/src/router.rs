@@ -2,6 +2,7 @@
 //! credentials; everything else through authentication -> request info -> authorization ->
 //! discovery or the resource handlers. Every failure leaves as a `Status` (crate::error), and
 //! a panic, should one slip through, becomes a 500 `Status` instead of a dropped connection.
+//! Large responses are gzip-compressed while `APIResponseCompression` is on (crate::compression).
 
 use std::any::Any;
 use std::sync::Arc;
@@ -21,6 +22,7 @@ use tower_http::catch_panic::CatchPanicLayer;
 use crate::auth::Attributes;
 use crate::auth::AuthenticatorChain;
 use crate::auth::AuthorizerChain;
+use crate::compression;
 use crate::config::ApiConfig;
 use crate::config::Clock;
 use crate::config::WatchSettings;
@@ -28,6 +30,7 @@ use crate::discovery;
 use crate::discovery::Answer;
 use crate::discovery::Discovery;
 use crate::error::ApiError;
+use crate::features::Feature;
 use crate::flavor::Flavor;
 use crate::handlers::json_response;
 use crate::handlers::read_body;
@@ -84,12 +87,20 @@ pub fn router(storage: Arc<dyn Storage>, config: ApiConfig) -> Router {
         token_signer: config.token_signer,
         readiness: config.readiness.clone(),
     };
-    Router::new()
+    let router = Router::new()
         .route("/version", get(version).fallback(not_allowed))
         .fallback(serve)
         .with_state(state)
         .merge(health::routes(config.readiness))
-        .layer(CatchPanicLayer::custom(panic_response))
+        .layer(CatchPanicLayer::custom(panic_response));
+    if config
+        .feature_gates
+        .enabled(Feature::APIResponseCompression)
+    {
+        compression::compress(router)
+    } else {
+        router
+    }
 }
 
 async fn version() -> Response {

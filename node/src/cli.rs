@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use apiary_api::DEFAULT_MAX_OBJECT_BYTES;
+use apiary_api::FeatureGates;
 use apiary_api::registry::allocator::DEFAULT_CLUSTER_IP_RANGE;
 use apiary_api::registry::allocator::DEFAULT_NODE_PORT_RANGE;
 use clap::Args;
@@ -145,6 +146,9 @@ pub struct ServeArgs {
     /// `--max-request-bytes`.
     #[arg(long, default_value_t = DEFAULT_MAX_OBJECT_BYTES, value_parser = parse_object_bytes)]
     pub max_object_bytes: usize,
+    /// Feature gates as comma-separated `Name=true|false`, repeatable (help: the gate table).
+    #[arg(long, value_delimiter = ',', help = FeatureGates::help())]
+    pub feature_gates: Vec<String>,
     /// History, watch and continue-token lifetimes.
     #[command(flatten)]
     pub watch: WatchArgs,
@@ -203,6 +207,9 @@ pub struct DevArgs {
     /// `--max-object-bytes`, passed on to every replica.
     #[arg(long, default_value_t = DEFAULT_MAX_OBJECT_BYTES, value_parser = parse_object_bytes)]
     pub max_object_bytes: usize,
+    /// `--feature-gates` entries (`Name=true|false`), passed on to every replica.
+    #[arg(long, value_delimiter = ',')]
+    pub feature_gates: Vec<String>,
     /// First API port; replica N serves its API on `base-port + N - 1` and its peer listener on
     /// `base-port + 1000 + N - 1`, all on 127.0.0.1.
     #[arg(long, default_value_t = 6443, value_parser = clap::value_parser!(u16).range(1..=63535))]
@@ -344,6 +351,44 @@ mod tests {
             ]);
             assert!(bad_size.is_err(), "{bytes}");
         }
+    }
+
+    #[test]
+    fn serve_help_lists_every_feature_gate_with_stage_and_default() {
+        use clap::CommandFactory;
+        let mut cli = Cli::command();
+        let serve = cli.find_subcommand_mut("serve").expect("serve");
+        let help = serve.render_long_help().to_string();
+        for gate in apiary_api::features::GATES {
+            assert!(
+                help.contains(&gate.help_line()),
+                "{} missing:\n{help}",
+                gate.name
+            );
+        }
+        assert!(help.contains("APIResponseCompression=true|false (BETA - default=true)"));
+    }
+
+    #[test]
+    fn feature_gates_are_comma_separated_and_repeatable() {
+        let cli = parse(&[
+            "dev",
+            "--feature-gates=APIResponseCompression=false,WatchList=true",
+            "--feature-gates",
+            "CBORServingAndStorage=true",
+        ])
+        .unwrap();
+        let Command::Dev(dev) = cli.command else {
+            panic!("not dev");
+        };
+        assert_eq!(
+            dev.feature_gates,
+            vec![
+                "APIResponseCompression=false",
+                "WatchList=true",
+                "CBORServingAndStorage=true"
+            ]
+        );
     }
 
     #[test]

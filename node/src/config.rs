@@ -7,7 +7,10 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use apiary_api::FeatureGates;
 use apiary_api::WatchSettings;
+use apiary_api::features::FeatureGateError;
+use apiary_api::features::GateWarning;
 use apiary_api::registry::RuntimeConfig;
 use apiary_api::registry::RuntimeConfigError;
 use apiary_api::registry::allocator::RangeError;
@@ -67,6 +70,14 @@ pub enum ConfigError {
     /// `--runtime-config` names an unknown group, version or resource, or a bad value.
     #[error(transparent)]
     RuntimeConfig(#[from] RuntimeConfigError),
+    /// `--feature-gates` names an unknown or removed gate, unlocks a GA one, or is malformed.
+    #[error("invalid argument {value:?} for \"--feature-gates\" flag: {problem}")]
+    FeatureGates {
+        /// The flag's values, comma-joined.
+        value: String,
+        /// What is wrong with them.
+        problem: FeatureGateError,
+    },
     /// `--service-cluster-ip-range` or `--service-node-port-range` is malformed.
     #[error(transparent)]
     ServiceRange(#[from] RangeError),
@@ -147,6 +158,10 @@ pub struct ServeConfig {
     pub service_ranges: ServiceRanges,
     /// The most bytes an object's stored form may have (`--max-object-bytes`).
     pub max_object_bytes: usize,
+    /// Which gated features are on (`--feature-gates`).
+    pub feature_gates: FeatureGates,
+    /// What setting `--feature-gates` left to log: GA or deprecated gates that were set.
+    pub feature_gate_warnings: Vec<GateWarning>,
 }
 
 impl ServeConfig {
@@ -160,6 +175,13 @@ impl ServeConfig {
             .ok_or_else(|| ConfigError::NotAMember {
                 name: args.name.clone(),
             })?;
+        let (feature_gates, feature_gate_warnings) = FeatureGates::parse(
+            args.feature_gates.iter().map(String::as_str),
+        )
+        .map_err(|problem| ConfigError::FeatureGates {
+            value: args.feature_gates.join(","),
+            problem,
+        })?;
         Ok(Self {
             name: args.name.clone(),
             id,
@@ -194,6 +216,8 @@ impl ServeConfig {
                 &args.service_node_port_range,
             )?,
             max_object_bytes: args.max_object_bytes,
+            feature_gates,
+            feature_gate_warnings,
         })
     }
 }
@@ -288,6 +312,7 @@ fn is_peer_url(url: &str) -> bool {
 mod tests {
     use clap::Parser;
 
+    use apiary_api::Feature;
     use apiary_api::Flavor;
 
     use super::*;
@@ -490,6 +515,66 @@ mod tests {
                 name: "node-9".into()
             })
         );
+    }
+
+    fn serve_args(feature_gates: &[&str]) -> ServeArgs {
+        let mut argv = vec![
+            "apiary",
+            "serve",
+            "--name=n",
+            "--data-dir=/d",
+            "--initial-cluster=n=https://127.0.0.1:7001",
+            "--tls-cert-file=s.crt",
+            "--tls-private-key-file=s.key",
+            "--peer-cert-file=p.crt",
+            "--peer-key-file=p.key",
+            "--peer-trusted-ca-file=ca.crt",
+        ];
+        argv.extend(feature_gates);
+        let Command::Serve(args) = Cli::try_parse_from(argv).unwrap().command else {
+            panic!("not serve");
+        };
+        args
+    }
+
+    // R-VER-087: a beta gate set off reaches the replica's config.
+    #[test]
+    fn feature_gates_reach_the_config() {
+        let config = ServeConfig::from_args(&serve_args(&[])).unwrap();
+        assert_eq!(config.feature_gates, FeatureGates::default());
+        assert!(config.feature_gate_warnings.is_empty());
+        let config = ServeConfig::from_args(&serve_args(&[
+            "--feature-gates= APIResponseCompression=false, CBORServingAndStorage=true",
+            "--feature-gates=AuthorizeWithSelectors=true",
+        ]))
+        .unwrap();
+        assert!(
+            !config
+                .feature_gates
+                .enabled(Feature::APIResponseCompression)
+        );
+        assert!(config.feature_gates.enabled(Feature::CBORServingAndStorage));
+        assert_eq!(config.feature_gate_warnings.len(), 1);
+    }
+
+    // R-VER-051 R-VER-088 R-VER-089: unlocking a GA gate, setting a removed or an unknown gate,
+    // or a malformed entry stops start-up, with kube-apiserver's wording.
+    #[test]
+    fn bad_feature_gates_stop_start_up() {
+        let error = |flag: &str| {
+            ServeConfig::from_args(&serve_args(&[flag]))
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            error("--feature-gates=AuthorizeWithSelectors=false"),
+            "invalid argument \"AuthorizeWithSelectors=false\" for \"--feature-gates\" flag: \
+             cannot set feature gate AuthorizeWithSelectors to false, feature is locked to true"
+        );
+        assert!(error("--feature-gates=APIListChunking=true").contains("has been removed"));
+        assert!(error("--feature-gates=Nope=true").ends_with("unrecognized feature gate: Nope"));
+        assert!(error("--feature-gates=WatchList").contains("expect string=bool"));
+        assert!(error("--feature-gates=WatchList=yes").contains("invalid value of WatchList=yes"));
     }
 
     #[test]

@@ -76,6 +76,9 @@ pub async fn run(
     listeners: Listeners,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), NodeError> {
+    for warning in &config.feature_gate_warnings {
+        tracing::warn!("{warning}");
+    }
     tls::install_crypto_provider();
     let api_tls = tls::api_server_config(&config.api_tls)?;
     let peer_tls = tls::peer_server_config(&config.peer_tls)?;
@@ -108,6 +111,7 @@ pub async fn run(
         token_signer,
         service_ranges: config.service_ranges,
         max_object_bytes: config.max_object_bytes,
+        feature_gates: config.feature_gates,
     };
     let parts: HostParts<TcpListener> = HostParts {
         sockets: Sockets::Tls {

@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use apiary_api::ApiConfig;
 use apiary_api::Clock;
+use apiary_api::FeatureGates;
 use apiary_api::Flavor;
 use apiary_api::RandomSource;
 use apiary_api::TokenSigner;
@@ -80,6 +81,8 @@ pub struct HostConfig {
     pub service_ranges: ServiceRanges,
     /// The most bytes an object's stored form may have.
     pub max_object_bytes: usize,
+    /// Which gated features are on.
+    pub feature_gates: FeatureGates,
 }
 
 /// The replica's two bound sockets and how their connections are secured.
@@ -204,6 +207,7 @@ where
     api_config.token_signer = Some(config.token_signer.clone());
     api_config.service_ranges = config.service_ranges;
     api_config.max_object_bytes = config.max_object_bytes;
+    api_config.feature_gates = config.feature_gates;
     let mut app = apiary_api::router(storage.clone(), api_config);
     if let Some(extra) = extra_routes {
         app = app.merge(extra(replica.clone()));

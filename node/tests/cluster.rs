@@ -133,6 +133,8 @@ impl Cluster {
             service_account_issuer: "https://apiary.test".to_owned(),
             service_ranges: ServiceRanges::default(),
             max_object_bytes: apiary_api::DEFAULT_MAX_OBJECT_BYTES,
+            feature_gates: apiary_api::FeatureGates::default(),
+            feature_gate_warnings: Vec::new(),
         };
         let stop = CancellationToken::new();
         self.api.push(listeners.api.local_addr().unwrap());

@@ -22,6 +22,7 @@ use std::time::Duration;
 use std::time::SystemTime;
 
 use apiary_api::DEFAULT_MAX_OBJECT_BYTES;
+use apiary_api::FeatureGates;
 use apiary_api::RandomSource;
 use apiary_api::RsaTokenSigner;
 use apiary_api::TokenSignError;
@@ -363,6 +364,7 @@ async fn run_replica(software: HostSoftware, disk: SimDisk) -> turmoil::Result {
         token_signer: software.token_signer,
         service_ranges: ServiceRanges::default(),
         max_object_bytes: DEFAULT_MAX_OBJECT_BYTES,
+        feature_gates: FeatureGates::default(),
     };
     let parts = HostParts {
         sockets: Sockets::Plain {

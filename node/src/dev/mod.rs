@@ -156,6 +156,9 @@ pub fn replica_specs(args: &DevArgs, dir: &Path, pki: &DevPki, program: &Path) -
             if !args.runtime_config.is_empty() {
                 argv.push(format!("--runtime-config={}", args.runtime_config.join(",")).into());
             }
+            if !args.feature_gates.is_empty() {
+                argv.push(format!("--feature-gates={}", args.feature_gates.join(",")).into());
+            }
             ReplicaSpec {
                 name: name.clone(),
                 program: program.to_owned(),
@@ -273,6 +276,10 @@ mod tests {
             service_cluster_ip_range: "10.0.0.0/24".into(),
             service_node_port_range: "31000-31999".into(),
             max_object_bytes: 2048,
+            feature_gates: vec![
+                "APIResponseCompression=false".into(),
+                "WatchList=true".into(),
+            ],
             base_port: 20000,
             init_only: false,
             watch: WatchArgs {
@@ -321,6 +328,11 @@ mod tests {
                 apiary_api::registry::allocator::ServiceRanges::parse("10.0.0.0/24", "31000-31999")
             );
             assert_eq!(config.max_object_bytes, 2048);
+            assert!(
+                !config
+                    .feature_gates
+                    .enabled(apiary_api::Feature::APIResponseCompression)
+            );
         }
         assert_eq!(configs[1].initial_cluster[&2], "https://127.0.0.1:21001");
         assert_eq!(specs[2].pid_file, dir.path().join("node-3.pid"));
@@ -338,6 +350,7 @@ mod tests {
             service_cluster_ip_range: "10.96.0.0/12".into(),
             service_node_port_range: "30000-32767".into(),
             max_object_bytes: apiary_api::DEFAULT_MAX_OBJECT_BYTES,
+            feature_gates: Vec::new(),
             base_port: 6443,
             init_only: true,
             watch: WatchArgs {

@@ -3,6 +3,7 @@
 //! Each test names the CHECKLIST requirements it proves.
 
 mod auth;
+mod compression;
 mod conformance;
 mod crud;
 mod decode;
