@@ -268,9 +268,7 @@ where
     };
     let stop_bootstrap = stop_api.clone();
     let bootstrap = tokio::spawn(async move {
-        if ensure_cluster_objects(storage, objects, stop_bootstrap).await {
-            readiness.mark_bootstrapped();
-        }
+        ensure_cluster_objects(storage, objects, readiness, stop_bootstrap).await;
     });
     let compactor = tokio::spawn(run_compactor(
         replica.clone(),

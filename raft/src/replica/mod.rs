@@ -212,6 +212,7 @@ impl Replica {
         let m = metrics.borrow_watched();
         ReplicaStatus {
             id: self.id,
+            running: m.running_state.is_ok(),
             leader: m.current_leader,
             term: m.current_term,
             applied: self.shared.applied(),
