@@ -148,6 +148,9 @@ pub struct ServeArgs {
     /// History, watch and continue-token lifetimes.
     #[command(flatten)]
     pub watch: WatchArgs,
+    /// Graceful shutdown.
+    #[command(flatten)]
+    pub shutdown: ShutdownArgs,
 }
 
 /// `--max-object-bytes`: a positive number of bytes.
@@ -177,6 +180,21 @@ pub struct WatchArgs {
     /// How often a watch that allows bookmarks gets one (`1s`, `60s`).
     #[arg(long, default_value = "60s", value_parser = parse_duration)]
     pub watch_bookmark_interval: Duration,
+}
+
+/// Flags about graceful shutdown, shared by `apiary serve` and `apiary dev` (which passes them
+/// on to every replica); kube-apiserver's names and defaults.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Args)]
+pub struct ShutdownArgs {
+    /// How long the API keeps serving after a shutdown signal while `/readyz` already fails,
+    /// so load balancers stop sending requests first (`0s`, `10s`).
+    #[arg(long, default_value = "0s", value_parser = parse_duration)]
+    pub shutdown_delay_duration: Duration,
+    /// Once the delay has passed, keep listening until the requests in flight finished and
+    /// answer new ones 429 with `Retry-After` and `Connection: close`.
+    #[arg(long, default_value_t = false, num_args = 0..=1, default_missing_value = "true",
+          action = clap::ArgAction::Set)]
+    pub shutdown_send_retry_after: bool,
 }
 
 /// Flags of `apiary dev`.
@@ -214,6 +232,9 @@ pub struct DevArgs {
     /// History and watch flags, passed on to every replica.
     #[command(flatten)]
     pub watch: WatchArgs,
+    /// Graceful shutdown flags, passed on to every replica.
+    #[command(flatten)]
+    pub shutdown: ShutdownArgs,
 }
 
 #[cfg(test)]

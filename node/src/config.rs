@@ -19,6 +19,7 @@ use crate::cli::ClusterState;
 use crate::cli::FlavorName;
 use crate::cli::ServeArgs;
 use crate::cli::WatchArgs;
+use crate::drain::ShutdownSettings;
 use crate::server::flavor;
 use crate::service_account_key::DEFAULT_KEY_FILE;
 
@@ -147,6 +148,8 @@ pub struct ServeConfig {
     pub service_ranges: ServiceRanges,
     /// The most bytes an object's stored form may have (`--max-object-bytes`).
     pub max_object_bytes: usize,
+    /// Graceful shutdown (`--shutdown-delay-duration`, `--shutdown-send-retry-after`).
+    pub shutdown: ShutdownSettings,
 }
 
 impl ServeConfig {
@@ -194,6 +197,10 @@ impl ServeConfig {
                 &args.service_node_port_range,
             )?,
             max_object_bytes: args.max_object_bytes,
+            shutdown: ShutdownSettings {
+                delay: args.shutdown.shutdown_delay_duration,
+                send_retry_after: args.shutdown.shutdown_send_retry_after,
+            },
         })
     }
 }

@@ -108,6 +108,7 @@ pub async fn run(
         token_signer,
         service_ranges: config.service_ranges,
         max_object_bytes: config.max_object_bytes,
+        shutdown: config.shutdown,
     };
     let parts: HostParts<TcpListener> = HostParts {
         sockets: Sockets::Tls {

@@ -29,6 +29,7 @@ use apiary_api::WatchSettings;
 use apiary_api::auth::ClientCertificate;
 use apiary_api::registry::RuntimeConfig;
 use apiary_api::registry::allocator::ServiceRanges;
+use apiary_node::drain::ShutdownSettings;
 use apiary_node::wiring::HostConfig;
 use apiary_node::wiring::HostParts;
 use apiary_node::wiring::LogParts;
@@ -363,6 +364,7 @@ async fn run_replica(software: HostSoftware, disk: SimDisk) -> turmoil::Result {
         token_signer: software.token_signer,
         service_ranges: ServiceRanges::default(),
         max_object_bytes: DEFAULT_MAX_OBJECT_BYTES,
+        shutdown: ShutdownSettings::default(),
     };
     let parts = HostParts {
         sockets: Sockets::Plain {
