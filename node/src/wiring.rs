@@ -9,7 +9,8 @@
 //! for the shutdown delay, then, with `send_retry_after`, refuse new requests with 429 until the
 //! requests in flight finished; then close and drain the API listener (requests in flight may
 //! still need the peers, e.g. a write forwarded to the leader) and stop the bootstrap and the
-//! compactor, then the peer listener, then raft, then the raft runtime if there is one.
+//! compactor; a leader then hands raft leadership to another voter; then the peer listener,
+//! then raft, then the raft runtime if there is one.
 //!
 //! Two seams let a caller add to a host without re-wiring it: [`HostParts::storage_layer`]
 //! wraps the API's storage (the simulation's planted bugs), [`HostParts::extra_routes`] adds
@@ -309,6 +310,11 @@ where
         if let Err(error) = task.await {
             tracing::warn!(%error, "API task ended abnormally");
         }
+    }
+    // A leader hands over while its peer listener still answers its successor's vote request.
+    let hand_over = config.replica.raft.election_timeout_max * 2;
+    if let Some(leader) = replica.transfer_leadership(hand_over).await {
+        tracing::info!(%name, leader, "raft leadership handed over");
     }
     stop_peer.cancel();
     if let Err(error) = peer_server.await {

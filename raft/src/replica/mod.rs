@@ -18,6 +18,7 @@ mod propose;
 mod read;
 mod removal;
 mod status;
+mod transfer;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
