@@ -234,89 +234,6 @@ pub struct InstallSnapshotResponse {
     pub vote: Option<wire::Vote>,
 }
 
-#[cfg(test)]
-mod tests {
-    use openraft::EntryPayload;
-    use prost::Message;
-
-    use super::*;
-    use crate::command::Command;
-
-    fn log_id(index: u64) -> typ::LogId {
-        typ::LogId::from(wire::LogId {
-            term: 3,
-            node_id: 2,
-            index,
-        })
-    }
-
-    // R-HA-001: followers must receive exactly the entries the leader sent.
-    #[test]
-    fn append_entries_round_trips() {
-        let request = RaftAppendRequest::<TypeConfig> {
-            vote: typ::Vote::new_committed(3, 2),
-            prev_log_id: Some(log_id(4)),
-            entries: vec![
-                typ::Entry {
-                    log_id: log_id(5),
-                    payload: EntryPayload::Blank,
-                },
-                typ::Entry {
-                    log_id: log_id(6),
-                    payload: EntryPayload::Normal(Command::compact(3)),
-                },
-            ],
-            leader_commit: Some(log_id(5)),
-        };
-        let bytes = AppendEntriesRequest::from(&request).encode_to_vec();
-        let back = RaftAppendRequest::<TypeConfig>::try_from(
-            AppendEntriesRequest::decode(bytes.as_slice()).unwrap(),
-        )
-        .unwrap();
-        assert_eq!(request.vote, back.vote);
-        assert_eq!(request.prev_log_id, back.prev_log_id);
-        assert_eq!(request.entries, back.entries);
-        assert_eq!(request.leader_commit, back.leader_commit);
-
-        for response in [
-            RaftAppendResponse::<TypeConfig>::Success,
-            RaftAppendResponse::PartialSuccess(Some(log_id(5))),
-            RaftAppendResponse::PartialSuccess(None),
-            RaftAppendResponse::Conflict,
-            RaftAppendResponse::HigherVote(typ::Vote::new(9, 1)),
-        ] {
-            let bytes = AppendEntriesResponse::from(&response).encode_to_vec();
-            let back = RaftAppendResponse::<TypeConfig>::try_from(
-                AppendEntriesResponse::decode(bytes.as_slice()).unwrap(),
-            )
-            .unwrap();
-            assert_eq!(response, back);
-        }
-    }
-
-    #[test]
-    fn vote_round_trips() {
-        let request = RaftVoteRequest::<TypeConfig>::new(typ::Vote::new(4, 1), Some(log_id(7)));
-        let back = RaftVoteRequest::try_from(VoteRequest::from(&request)).unwrap();
-        assert_eq!(request, back);
-        let response = RaftVoteResponse::<TypeConfig>::new(typ::Vote::new(4, 1), None, true);
-        let back = RaftVoteResponse::try_from(VoteResponse::from(&response)).unwrap();
-        assert_eq!(response, back);
-    }
-
-    #[test]
-    fn messages_without_required_fields_are_errors() {
-        assert!(
-            RaftAppendRequest::<TypeConfig>::try_from(AppendEntriesRequest::default()).is_err()
-        );
-        assert!(
-            RaftAppendResponse::<TypeConfig>::try_from(AppendEntriesResponse::default()).is_err()
-        );
-        assert!(RaftVoteRequest::<TypeConfig>::try_from(VoteRequest::default()).is_err());
-        assert!(RaftVoteResponse::<TypeConfig>::try_from(VoteResponse::default()).is_err());
-    }
-}
-
 /// TransferLeader request: the leader names its successor, which then stands for election at
 /// once.
 #[derive(Clone, Copy, PartialEq, Eq, prost::Message)]
@@ -433,5 +350,124 @@ impl TryFrom<TransferLeaderResponse> for RaftTransferResponse<TypeConfig> {
             }));
         }
         Ok(Ok(()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use openraft::EntryPayload;
+    use prost::Message;
+
+    use super::*;
+    use crate::command::Command;
+
+    fn log_id(index: u64) -> typ::LogId {
+        typ::LogId::from(wire::LogId {
+            term: 3,
+            node_id: 2,
+            index,
+        })
+    }
+
+    // R-HA-001: followers must receive exactly the entries the leader sent.
+    #[test]
+    fn append_entries_round_trips() {
+        let request = RaftAppendRequest::<TypeConfig> {
+            vote: typ::Vote::new_committed(3, 2),
+            prev_log_id: Some(log_id(4)),
+            entries: vec![
+                typ::Entry {
+                    log_id: log_id(5),
+                    payload: EntryPayload::Blank,
+                },
+                typ::Entry {
+                    log_id: log_id(6),
+                    payload: EntryPayload::Normal(Command::compact(3)),
+                },
+            ],
+            leader_commit: Some(log_id(5)),
+        };
+        let bytes = AppendEntriesRequest::from(&request).encode_to_vec();
+        let back = RaftAppendRequest::<TypeConfig>::try_from(
+            AppendEntriesRequest::decode(bytes.as_slice()).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(request.vote, back.vote);
+        assert_eq!(request.prev_log_id, back.prev_log_id);
+        assert_eq!(request.entries, back.entries);
+        assert_eq!(request.leader_commit, back.leader_commit);
+
+        for response in [
+            RaftAppendResponse::<TypeConfig>::Success,
+            RaftAppendResponse::PartialSuccess(Some(log_id(5))),
+            RaftAppendResponse::PartialSuccess(None),
+            RaftAppendResponse::Conflict,
+            RaftAppendResponse::HigherVote(typ::Vote::new(9, 1)),
+        ] {
+            let bytes = AppendEntriesResponse::from(&response).encode_to_vec();
+            let back = RaftAppendResponse::<TypeConfig>::try_from(
+                AppendEntriesResponse::decode(bytes.as_slice()).unwrap(),
+            )
+            .unwrap();
+            assert_eq!(response, back);
+        }
+    }
+
+    #[test]
+    fn vote_round_trips() {
+        let request = RaftVoteRequest::<TypeConfig>::new(typ::Vote::new(4, 1), Some(log_id(7)));
+        let back = RaftVoteRequest::try_from(VoteRequest::from(&request)).unwrap();
+        assert_eq!(request, back);
+        let response = RaftVoteResponse::<TypeConfig>::new(typ::Vote::new(4, 1), None, true);
+        let back = RaftVoteResponse::try_from(VoteResponse::from(&response)).unwrap();
+        assert_eq!(response, back);
+    }
+
+    #[test]
+    fn transfer_leader_round_trips() {
+        let request = RaftTransferRequest::<TypeConfig>::new(
+            typ::Vote::new_committed(4, 1),
+            3,
+            Some(log_id(7)),
+        );
+        let bytes = TransferLeaderRequest::from(&request).encode_to_vec();
+        let back = RaftTransferRequest::<TypeConfig>::try_from(
+            TransferLeaderRequest::decode(bytes.as_slice()).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(request, back);
+        for response in [
+            Ok(()),
+            Err(TransferLeaderError::VoteChanged {
+                expected: typ::Vote::new_committed(4, 1),
+                actual: typ::Vote::new(5, 2),
+            }),
+            Err(TransferLeaderError::LogNotFlushed {
+                expected: Some(log_id(7)),
+                actual: None,
+            }),
+        ] {
+            let bytes = TransferLeaderResponse::from(&response).encode_to_vec();
+            let back = RaftTransferResponse::<TypeConfig>::try_from(
+                TransferLeaderResponse::decode(bytes.as_slice()).unwrap(),
+            )
+            .unwrap();
+            assert_eq!(response, back);
+        }
+    }
+
+    #[test]
+    fn messages_without_required_fields_are_errors() {
+        assert!(
+            RaftAppendRequest::<TypeConfig>::try_from(AppendEntriesRequest::default()).is_err()
+        );
+        assert!(
+            RaftAppendResponse::<TypeConfig>::try_from(AppendEntriesResponse::default()).is_err()
+        );
+        assert!(RaftVoteRequest::<TypeConfig>::try_from(VoteRequest::default()).is_err());
+        assert!(RaftVoteResponse::<TypeConfig>::try_from(VoteResponse::default()).is_err());
+        assert!(
+            RaftTransferRequest::<TypeConfig>::try_from(TransferLeaderRequest::default()).is_err()
+        );
     }
 }
