@@ -148,9 +148,9 @@ pub struct ServeArgs {
     /// History, watch and continue-token lifetimes.
     #[command(flatten)]
     pub watch: WatchArgs,
-    /// Graceful shutdown.
+    /// Start-up and graceful shutdown.
     #[command(flatten)]
-    pub shutdown: ShutdownArgs,
+    pub lifecycle: LifecycleArgs,
 }
 
 /// `--max-object-bytes`: a positive number of bytes.
@@ -182,10 +182,14 @@ pub struct WatchArgs {
     pub watch_bookmark_interval: Duration,
 }
 
-/// Flags about graceful shutdown, shared by `apiary serve` and `apiary dev` (which passes them
-/// on to every replica); kube-apiserver's names and defaults.
+/// Flags about start-up and graceful shutdown, shared by `apiary serve` and `apiary dev` (which
+/// passes them on to every replica); kube-apiserver's names and defaults.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Args)]
-pub struct ShutdownArgs {
+pub struct LifecycleArgs {
+    /// How long after start `/livez` passes the start-up steps (`poststarthook/...` checks)
+    /// that have not finished yet, so a supervisor does not restart a replica still starting.
+    #[arg(long, default_value = "0s", value_parser = parse_duration)]
+    pub livez_grace_period: Duration,
     /// How long the API keeps serving after a shutdown signal while `/readyz` already fails,
     /// so load balancers stop sending requests first (`0s`, `10s`).
     #[arg(long, default_value = "0s", value_parser = parse_duration)]
@@ -232,9 +236,9 @@ pub struct DevArgs {
     /// History and watch flags, passed on to every replica.
     #[command(flatten)]
     pub watch: WatchArgs,
-    /// Graceful shutdown flags, passed on to every replica.
+    /// Start-up and graceful shutdown flags, passed on to every replica.
     #[command(flatten)]
-    pub shutdown: ShutdownArgs,
+    pub lifecycle: LifecycleArgs,
 }
 
 #[cfg(test)]

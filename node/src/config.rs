@@ -150,6 +150,8 @@ pub struct ServeConfig {
     pub max_object_bytes: usize,
     /// Graceful shutdown (`--shutdown-delay-duration`, `--shutdown-send-retry-after`).
     pub shutdown: ShutdownSettings,
+    /// How long after start `/livez` passes unfinished start-up steps (`--livez-grace-period`).
+    pub livez_grace_period: Duration,
 }
 
 impl ServeConfig {
@@ -198,9 +200,10 @@ impl ServeConfig {
             )?,
             max_object_bytes: args.max_object_bytes,
             shutdown: ShutdownSettings {
-                delay: args.shutdown.shutdown_delay_duration,
-                send_retry_after: args.shutdown.shutdown_send_retry_after,
+                delay: args.lifecycle.shutdown_delay_duration,
+                send_retry_after: args.lifecycle.shutdown_send_retry_after,
             },
+            livez_grace_period: args.lifecycle.livez_grace_period,
         })
     }
 }

@@ -1,7 +1,8 @@
 //! The health checks of a replica, named as kube-apiserver names their analogues: `etcd` (raft
 //! runs), `etcd-readiness` (a leader is known and everything known committed is applied), one
-//! `poststarthook/<name>` per start-up step ([`PostStartHook`]) and `shutdown` (fails once
-//! shutdown began, so load balancers stop sending requests before the listener closes).
+//! `poststarthook/<name>` per start-up step ([`PostStartHook`], passed by `/livez` within the
+//! `--livez-grace-period`) and `shutdown` (fails once shutdown began, so load balancers stop
+//! sending requests before the listener closes).
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -11,6 +12,7 @@ use apiary_api::health::CheckScope;
 use apiary_api::health::HealthCheck;
 use apiary_api::health::Readiness;
 use apiary_raft::replica::Replica;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 /// The start-up steps a replica reports as `poststarthook/<name>` checks.
@@ -45,17 +47,24 @@ pub struct ReplicaReadiness {
     replica: Arc<Replica>,
     hooks: Arc<[AtomicBool; PostStartHook::ALL.len()]>,
     shutting_down: CancellationToken,
+    live_from: Instant,
 }
 
 impl ReplicaReadiness {
     /// Readiness of `replica`; not ready before every [`PostStartHook`] is marked done (a
     /// client sent here as soon as it is ready must find the `default` namespace), nor once
-    /// `shutting_down` is cancelled.
-    pub fn new(replica: Arc<Replica>, shutting_down: CancellationToken) -> Self {
+    /// `shutting_down` is cancelled. Until `live_from` (start plus `--livez-grace-period`),
+    /// `/livez` passes the start-up steps not finished yet.
+    pub fn new(
+        replica: Arc<Replica>,
+        shutting_down: CancellationToken,
+        live_from: Instant,
+    ) -> Self {
         Self {
             replica,
             hooks: Arc::new([AtomicBool::new(false), AtomicBool::new(false)]),
             shutting_down,
+            live_from,
         }
     }
 
@@ -128,5 +137,13 @@ impl Readiness for ReplicaReadiness {
                 None => Err(format!("no check named {name:?}")),
             },
         }
+    }
+
+    fn run_live(&self, name: &str) -> Result<(), String> {
+        let hook = PostStartHook::ALL.iter().any(|h| h.check_name() == name);
+        if hook && Instant::now() < self.live_from {
+            return Ok(());
+        }
+        self.run(name)
     }
 }

@@ -109,6 +109,7 @@ pub async fn run(
         service_ranges: config.service_ranges,
         max_object_bytes: config.max_object_bytes,
         shutdown: config.shutdown,
+        livez_grace_period: config.livez_grace_period,
     };
     let parts: HostParts<TcpListener> = HostParts {
         sockets: Sockets::Tls {

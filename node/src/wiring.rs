@@ -91,6 +91,8 @@ pub struct HostConfig {
     pub max_object_bytes: usize,
     /// The shutdown delay and whether to refuse requests while draining.
     pub shutdown: ShutdownSettings,
+    /// How long after start `/livez` passes unfinished start-up steps.
+    pub livez_grace_period: Duration,
 }
 
 /// The replica's two bound sockets and how their connections are secured.
@@ -207,7 +209,8 @@ where
     if let Some(layer) = storage_layer {
         storage = layer(storage);
     }
-    let readiness = ReplicaReadiness::new(replica.clone(), shutting_down.clone());
+    let live_from = tokio::time::Instant::now() + config.livez_grace_period;
+    let readiness = ReplicaReadiness::new(replica.clone(), shutting_down.clone(), live_from);
     let mut api_config = ApiConfig::new(config.flavor, Arc::new(readiness.clone()));
     api_config.clock = clock.clone();
     api_config.random = random.clone();

@@ -61,6 +61,8 @@ struct Cluster {
     replicas: Vec<JoinHandle<Result<(), apiary_node::NodeError>>>,
     /// The shutdown flags of replicas started from now on.
     shutdown: ShutdownSettings,
+    /// The `--livez-grace-period` of replicas started from now on.
+    livez_grace_period: Duration,
 }
 
 async fn bind() -> Listeners {
@@ -99,6 +101,7 @@ impl Cluster {
             stops: Vec::new(),
             replicas: Vec::new(),
             shutdown,
+            livez_grace_period: Duration::ZERO,
         };
         for (l, id) in listeners.iter().zip(1..) {
             let url = format!("https://{}", l.peer.local_addr().unwrap());
@@ -149,6 +152,7 @@ impl Cluster {
             service_ranges: ServiceRanges::default(),
             max_object_bytes: apiary_api::DEFAULT_MAX_OBJECT_BYTES,
             shutdown: self.shutdown,
+            livez_grace_period: self.livez_grace_period,
         };
         let stop = CancellationToken::new();
         self.api.push(listeners.api.local_addr().unwrap());
@@ -594,6 +598,68 @@ async fn readyz_fails_first_and_the_replica_serves_through_the_shutdown_delay() 
     }
     read_configmap(&admin, cluster.api[2], "during-delay").await;
     for index in 1..3 {
+        cluster.stop_replica(index).await;
+    }
+}
+
+// R-VER-036, R-VER-045, R-VER-046: replicas of a five-member cluster of which only two run
+// never finish their start-up steps (no quorum, no leader): both are alive as far as raft goes
+// (`etcd`) and neither is ready; within its `--livez-grace-period` the first one's `/livez`
+// passes the unfinished `poststarthook/...` checks, while the second's, without a grace period,
+// fails on them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn livez_passes_unfinished_start_up_steps_within_the_grace_period() {
+    let dir = tempfile::tempdir().unwrap();
+    let pki = DevPki::load_or_generate(dir.path(), 5).unwrap();
+    let client_ca = pki.ca.cert_path.clone();
+    let mut listeners = Vec::new();
+    for _ in 0..5 {
+        listeners.push(bind().await);
+    }
+    let mut cluster =
+        Cluster::start_with(dir.path(), pki, &client_ca, 0, ShutdownSettings::default()).await;
+    for (l, id) in listeners.iter().zip(1..) {
+        let url = format!("https://{}", l.peer.local_addr().unwrap());
+        cluster.initial_cluster.insert(id, url);
+    }
+    let mut listeners = listeners.into_iter();
+    cluster.livez_grace_period = Duration::from_secs(3600);
+    cluster.spawn(listeners.next().unwrap(), false);
+    cluster.livez_grace_period = Duration::ZERO;
+    cluster.spawn(listeners.next().unwrap(), false);
+    let admin = cluster.admin();
+
+    let deadline = tokio::time::Instant::now() + READY_TIMEOUT;
+    let failing = loop {
+        // The listener answers once the replica has started.
+        if let Ok((StatusCode::INTERNAL_SERVER_ERROR, body)) =
+            call(&admin, cluster.api[1], Method::GET, "/livez?verbose", None).await
+        {
+            break body;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no answer from /livez"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(
+        failing,
+        "[+]ping ok\n[+]log ok\n[+]etcd ok\n\
+         [-]poststarthook/start-system-namespaces-controller failed: reason withheld\n\
+         [-]poststarthook/bootstrap-controller failed: reason withheld\nlivez check failed\n"
+    );
+    let (status, graced) = call(&admin, cluster.api[0], Method::GET, "/livez?verbose", None)
+        .await
+        .unwrap();
+    assert_eq!(status, StatusCode::OK, "{graced}");
+    for addr in &cluster.api {
+        let (status, _) = call(&admin, *addr, Method::GET, "/readyz", None)
+            .await
+            .unwrap();
+        assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+    }
+    for index in 0..2 {
         cluster.stop_replica(index).await;
     }
 }

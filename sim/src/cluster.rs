@@ -365,6 +365,7 @@ async fn run_replica(software: HostSoftware, disk: SimDisk) -> turmoil::Result {
         service_ranges: ServiceRanges::default(),
         max_object_bytes: DEFAULT_MAX_OBJECT_BYTES,
         shutdown: ShutdownSettings::default(),
+        livez_grace_period: Duration::ZERO,
     };
     let parts = HostParts {
         sockets: Sockets::Plain {

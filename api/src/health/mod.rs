@@ -65,6 +65,12 @@ pub trait Readiness: Send + Sync + 'static {
         let _ = name;
         self.check()
     }
+
+    /// Runs the named check `name` for `/livez`. By default [`Readiness::run`]; a replica
+    /// within its `--livez-grace-period` passes its unfinished start-up steps here.
+    fn run_live(&self, name: &str) -> Result<(), String> {
+        self.run(name)
+    }
 }
 
 /// The checks every endpoint runs first, whatever the replica: the server answers, and its
@@ -109,11 +115,14 @@ impl HealthState {
             .collect()
     }
 
-    fn run(&self, check: &str) -> Result<(), String> {
+    fn run(&self, endpoint: Endpoint, check: &str) -> Result<(), String> {
         if BUILTIN.contains(&check) {
             return Ok(());
         }
-        self.readiness.run(check)
+        match endpoint {
+            Endpoint::Livez => self.readiness.run_live(check),
+            Endpoint::Readyz | Endpoint::Healthz => self.readiness.run(check),
+        }
     }
 }
 
@@ -143,7 +152,7 @@ fn endpoint(state: &HealthState, endpoint: Endpoint, query: Option<&str>) -> Res
             let _ = writeln!(out, "[+]{check} excluded: ok");
             continue;
         }
-        match state.run(check) {
+        match state.run(endpoint, check) {
             Ok(()) => {
                 let _ = writeln!(out, "[+]{check} ok");
             }
@@ -177,7 +186,7 @@ fn single(state: &HealthState, endpoint: Endpoint, check: &str) -> Response {
     if !state.checks(endpoint).contains(&check) {
         return ApiError::UnknownResource.into_response();
     }
-    match state.run(check) {
+    match state.run(endpoint, check) {
         Ok(()) => text(StatusCode::OK, "ok".to_owned()),
         Err(reason) => {
             tracing::warn!(check, %reason, "health check failed");

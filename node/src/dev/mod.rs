@@ -153,10 +153,12 @@ pub fn replica_specs(args: &DevArgs, dir: &Path, pki: &DevPki, program: &Path) -
             );
             argv.push(format!("--service-node-port-range={}", args.service_node_port_range).into());
             argv.push(format!("--max-object-bytes={}", args.max_object_bytes).into());
-            let shutdown = &args.shutdown;
-            let delay = format_duration(shutdown.shutdown_delay_duration);
+            let lifecycle = &args.lifecycle;
+            let grace = format_duration(lifecycle.livez_grace_period);
+            argv.push(format!("--livez-grace-period={grace}").into());
+            let delay = format_duration(lifecycle.shutdown_delay_duration);
             argv.push(format!("--shutdown-delay-duration={delay}").into());
-            let retry_after = shutdown.shutdown_send_retry_after;
+            let retry_after = lifecycle.shutdown_send_retry_after;
             argv.push(format!("--shutdown-send-retry-after={retry_after}").into());
             if !args.runtime_config.is_empty() {
                 argv.push(format!("--runtime-config={}", args.runtime_config.join(",")).into());
@@ -243,8 +245,8 @@ mod tests {
     use crate::cli::Cli;
     use crate::cli::Command;
     use crate::cli::FlavorName;
+    use crate::cli::LifecycleArgs;
     use crate::cli::ServeArgs;
-    use crate::cli::ShutdownArgs;
     use crate::cli::WatchArgs;
     use crate::config::ServeConfig;
     use crate::drain::ShutdownSettings;
@@ -287,7 +289,8 @@ mod tests {
                 min_request_timeout: 7,
                 watch_bookmark_interval: Duration::from_millis(1500),
             },
-            shutdown: ShutdownArgs {
+            lifecycle: LifecycleArgs {
+                livez_grace_period: Duration::from_secs(9),
                 shutdown_delay_duration: Duration::from_secs(3),
                 shutdown_send_retry_after: true,
             },
@@ -332,12 +335,13 @@ mod tests {
                 apiary_api::registry::allocator::ServiceRanges::parse("10.0.0.0/24", "31000-31999")
             );
             assert_eq!(config.max_object_bytes, 2048);
-            // The shutdown flags too.
+            // The start-up and shutdown flags too.
             let shutdown = ShutdownSettings {
                 delay: Duration::from_secs(3),
                 send_retry_after: true,
             };
             assert_eq!(config.shutdown, shutdown);
+            assert_eq!(config.livez_grace_period, Duration::from_secs(9));
         }
         assert_eq!(configs[1].initial_cluster[&2], "https://127.0.0.1:21001");
         assert_eq!(specs[2].pid_file, dir.path().join("node-3.pid"));
@@ -362,7 +366,7 @@ mod tests {
                 min_request_timeout: 1800,
                 watch_bookmark_interval: Duration::from_secs(60),
             },
-            shutdown: ShutdownArgs::default(),
+            lifecycle: LifecycleArgs::default(),
         };
         run_dev(args, std::future::pending()).await.unwrap();
         let cluster = dir.path().join("fresh");
