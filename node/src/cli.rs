@@ -199,6 +199,10 @@ pub struct LifecycleArgs {
     #[arg(long, default_value_t = false, num_args = 0..=1, default_missing_value = "true",
           action = clap::ArgAction::Set)]
     pub shutdown_send_retry_after: bool,
+    /// When shutting down, how long the open watches (ended after their current event) get to
+    /// finish sending before the listener closes.
+    #[arg(long, default_value = "0s", value_parser = parse_duration)]
+    pub shutdown_watch_termination_grace_period: Duration,
 }
 
 /// Flags of `apiary dev`.

@@ -202,6 +202,7 @@ impl ServeConfig {
             shutdown: ShutdownSettings {
                 delay: args.lifecycle.shutdown_delay_duration,
                 send_retry_after: args.lifecycle.shutdown_send_retry_after,
+                watch_termination_grace: args.lifecycle.shutdown_watch_termination_grace_period,
             },
             livez_grace_period: args.lifecycle.livez_grace_period,
         })

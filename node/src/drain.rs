@@ -3,18 +3,22 @@
 //! so load balancers take the replica out, then it drains. With `--shutdown-send-retry-after`
 //! the listener stays open while the requests in flight finish and every new request is
 //! refused with 429, `Retry-After` and `Connection: close` ([`DrainGate`]); health probes are
-//! still answered.
+//! still answered. Open watches then end with a clean end of stream after their last whole
+//! event (clients resume elsewhere from the last resource version they saw), given up to
+//! `--shutdown-watch-termination-grace-period` to finish sending.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use apiary_api::error::ApiError;
 use axum::Router;
+use axum::body::Body;
 use axum::extract::Request;
 use axum::extract::State;
 use axum::middleware::Next;
 use axum::response::IntoResponse;
 use axum::response::Response;
+use futures::StreamExt;
 use http::HeaderValue;
 use http::header;
 use tokio::sync::watch;
@@ -32,6 +36,8 @@ pub struct ShutdownSettings {
     /// Whether to keep listening while requests drain, refusing new ones with 429
     /// (`--shutdown-send-retry-after`).
     pub send_retry_after: bool,
+    /// How long closed watches get to finish sending (`--shutdown-watch-termination-grace-period`).
+    pub watch_termination_grace: Duration,
 }
 
 /// Counts the API's requests in flight (watches excepted: they run until closed) and, once
@@ -41,6 +47,8 @@ pub struct DrainGate {
     draining: CancellationToken,
     refuse: bool,
     in_flight: Arc<watch::Sender<usize>>,
+    close_watches: CancellationToken,
+    watches: Arc<watch::Sender<usize>>,
 }
 
 impl DrainGate {
@@ -51,6 +59,8 @@ impl DrainGate {
             draining: CancellationToken::new(),
             refuse,
             in_flight: Arc::new(watch::Sender::new(0)),
+            close_watches: CancellationToken::new(),
+            watches: Arc::new(watch::Sender::new(0)),
         }
     }
 
@@ -66,10 +76,25 @@ impl DrainGate {
 
     /// Resolves once no counted request is in flight.
     pub async fn drained(&self) {
-        let mut count = self.in_flight.subscribe();
-        // The sender lives in `self`, so waiting cannot fail.
-        let _ = count.wait_for(|n| *n == 0).await;
+        zero(&self.in_flight).await;
     }
+
+    /// Ends every open watch after its current event, and every watch opened from now on at
+    /// once.
+    pub fn close_watches(&self) {
+        self.close_watches.cancel();
+    }
+
+    /// Resolves once no watch response is being sent.
+    pub async fn watches_closed(&self) {
+        zero(&self.watches).await;
+    }
+}
+
+async fn zero(count: &watch::Sender<usize>) {
+    let mut count = count.subscribe();
+    // The sender outlives this borrow, so waiting cannot fail.
+    let _ = count.wait_for(|n| *n == 0).await;
 }
 
 /// One counted request in flight; uncounted when dropped (also when the request is cancelled).
@@ -111,7 +136,16 @@ async fn gate(State(gate): State<DrainGate>, request: Request, next: Next) -> Re
         return response;
     }
     if is_watch(&request) {
-        return next.run(request).await;
+        let watch = InFlight::enter(&gate.watches);
+        let (parts, body) = next.run(request).await.into_parts();
+        // Each body frame holds whole events, so ending between frames is a clean end.
+        let frames = body
+            .into_data_stream()
+            .take_until(gate.close_watches.clone().cancelled_owned())
+            .inspect(move |_| {
+                let _ = &watch;
+            });
+        return Response::from_parts(parts, Body::from_stream(frames));
     }
     let _in_flight = InFlight::enter(&gate.in_flight);
     next.run(request).await
@@ -119,7 +153,6 @@ async fn gate(State(gate): State<DrainGate>, request: Request, next: Next) -> Re
 
 #[cfg(test)]
 mod tests {
-    use axum::body::Body;
     use axum::routing::get;
     use tower::ServiceExt;
 
@@ -167,6 +200,28 @@ mod tests {
         let app = app(&gate);
         gate.start_draining();
         assert_eq!(status_of(&app, "/api/v1/namespaces").await.status(), 200);
+    }
+
+    // Closing the watches ends an open watch's body cleanly after the events already sent, and
+    // the gate then sees no watch open.
+    #[tokio::test]
+    async fn closing_watches_ends_them_cleanly() {
+        use http_body_util::BodyExt;
+
+        let gate = DrainGate::new(false);
+        let events = || async {
+            let first = futures::stream::iter([Ok::<_, std::convert::Infallible>("event-1\n")]);
+            Body::from_stream(first.chain(futures::stream::pending()))
+        };
+        let app = gate.wrap(Router::new().route("/api/v1/pods", get(events)));
+        let mut body = status_of(&app, "/api/v1/pods?watch=true").await.into_body();
+        let frame = body.frame().await.unwrap().unwrap().into_data().unwrap();
+        assert_eq!(frame, "event-1\n");
+        assert_eq!(*gate.watches.borrow(), 1);
+        gate.close_watches();
+        assert!(body.frame().await.is_none(), "the body ends");
+        drop(body);
+        gate.watches_closed().await;
     }
 
     // The drain waits for the requests in flight.

@@ -7,7 +7,8 @@
 //!
 //! Shutdown order ([`crate::drain`]): stop reporting ready (the `shutdown` check), keep serving
 //! for the shutdown delay, then, with `send_retry_after`, refuse new requests with 429 until the
-//! requests in flight finished; then close and drain the API listener (requests in flight may
+//! requests in flight finished; then end the open watches cleanly (waiting up to the watch
+//! termination grace period); then close and drain the API listener (requests in flight may
 //! still need the peers, e.g. a write forwarded to the leader) and stop the bootstrap and the
 //! compactor; a leader then hands raft leadership to another voter; then the peer listener,
 //! then raft, then the raft runtime if there is one.
@@ -307,6 +308,14 @@ where
         {
             tracing::warn!(%name, "requests still in flight after the drain limit");
         }
+    }
+    gate.close_watches();
+    let grace = config.shutdown.watch_termination_grace;
+    if tokio::time::timeout(grace, gate.watches_closed())
+        .await
+        .is_err()
+    {
+        tracing::info!(%name, ?grace, "watches still sending after the grace period");
     }
     stop_api.cancel();
     for task in [api_server, bootstrap, compactor] {

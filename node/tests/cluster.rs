@@ -512,6 +512,7 @@ async fn readyz_fails_first_and_the_replica_serves_through_the_shutdown_delay() 
     let shutdown = ShutdownSettings {
         delay: DELAY,
         send_retry_after: false,
+        watch_termination_grace: Duration::ZERO,
     };
     let mut cluster = Cluster::start_with(dir.path(), pki, &client_ca, 3, shutdown).await;
     let admin = cluster.admin();

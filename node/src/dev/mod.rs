@@ -160,6 +160,8 @@ pub fn replica_specs(args: &DevArgs, dir: &Path, pki: &DevPki, program: &Path) -
             argv.push(format!("--shutdown-delay-duration={delay}").into());
             let retry_after = lifecycle.shutdown_send_retry_after;
             argv.push(format!("--shutdown-send-retry-after={retry_after}").into());
+            let watch_grace = format_duration(lifecycle.shutdown_watch_termination_grace_period);
+            argv.push(format!("--shutdown-watch-termination-grace-period={watch_grace}").into());
             if !args.runtime_config.is_empty() {
                 argv.push(format!("--runtime-config={}", args.runtime_config.join(",")).into());
             }
@@ -293,6 +295,7 @@ mod tests {
                 livez_grace_period: Duration::from_secs(9),
                 shutdown_delay_duration: Duration::from_secs(3),
                 shutdown_send_retry_after: true,
+                shutdown_watch_termination_grace_period: Duration::from_secs(4),
             },
         };
         let pki = DevPki::load_or_generate(dir.path(), 3).unwrap();
@@ -339,6 +342,7 @@ mod tests {
             let shutdown = ShutdownSettings {
                 delay: Duration::from_secs(3),
                 send_retry_after: true,
+                watch_termination_grace: Duration::from_secs(4),
             };
             assert_eq!(config.shutdown, shutdown);
             assert_eq!(config.livez_grace_period, Duration::from_secs(9));
