@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use openraft::Instant;
 use openraft::ServerState;
 use openraft::async_runtime::watch::WatchReceiver;
 
@@ -12,8 +13,9 @@ use crate::typ::NodeId;
 
 impl Replica {
     /// If this replica leads, hands leadership to the voter that has replicated the most of
-    /// its log and waits up to `limit` for another leader. Returns the new leader; `None` when
-    /// this replica did not lead, has no other voter, or saw no new leader in time (the
+    /// its log among those answering heartbeats, and waits up to `limit` for another leader.
+    /// Returns the new leader; `None` when this replica did not lead, no other voter answers,
+    /// or it saw no new leader in time (the
     /// cluster then elects one after the election timeout, as after a crash).
     pub async fn transfer_leadership(&self, limit: Duration) -> Option<NodeId> {
         let successor = {
@@ -24,9 +26,19 @@ impl Replica {
             }
             let voters: Vec<NodeId> = m.membership_config.membership().voter_ids().collect();
             let matched = m.replication.clone().unwrap_or_default();
+            let acked = m.heartbeat.clone().unwrap_or_default();
+            // A voter that has not answered a heartbeat within an election timeout is
+            // probably down: it could not take over.
+            let answers = |id: &NodeId| {
+                acked
+                    .get(id)
+                    .copied()
+                    .flatten()
+                    .is_some_and(|at| at.elapsed() < self.timings.election_timeout_min)
+            };
             voters
                 .into_iter()
-                .filter(|id| *id != self.id)
+                .filter(|id| *id != self.id && answers(id))
                 .max_by_key(|id| matched.get(id).copied().flatten().map(|l| l.index))
         }?;
         tracing::info!(

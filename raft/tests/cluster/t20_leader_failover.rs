@@ -115,3 +115,27 @@ async fn a_leader_hands_leadership_over_before_it_stops() {
         .expect("write after the hand-over");
     cluster.stop_all().await;
 }
+
+// A leader whose voters stopped answering names no successor (none could take over), so its
+// shutdown does not wait for a hand-over that cannot happen, and it stays the leader it was.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leader_without_answering_voters_hands_nothing_over() {
+    let mut cluster = Cluster::founded(3, 1000).await;
+    let leader_id = cluster.wait_leader().await;
+    let leader = cluster.replica(leader_id);
+    for id in cluster.running() {
+        if id != leader_id {
+            cluster.stop(id).await;
+        }
+    }
+    // Let the followers' last heartbeat answers grow older than an election timeout.
+    tokio::time::sleep(crate::harness::timings().election_timeout_max * 2).await;
+    // Handing over to a stopped voter would wait the whole (here: hour-long) limit.
+    let hand_over = leader.transfer_leadership(std::time::Duration::from_secs(3600));
+    let answer = tokio::time::timeout(crate::harness::PATIENCE, hand_over)
+        .await
+        .expect("no hand-over to wait for");
+    assert_eq!(answer, None);
+    assert!(leader.status().is_leader);
+    cluster.stop_all().await;
+}
