@@ -243,6 +243,10 @@ pub enum ApiError {
     /// (Kubernetes' `NewRequestEntityTooLargeError` with the patch's message).
     #[error("Request entity too large: {0}")]
     PatchTooLarge(String),
+    /// 429 TooManyRequests with `Retry-After`: the server is shutting down and takes no new
+    /// request (`--shutdown-send-retry-after`); another replica will answer the retry.
+    #[error("The apiserver is shutting down, please try again later.")]
+    ShuttingDown,
     /// 429 TooManyRequests: the request would break a limit that may lift later (an
     /// eviction a disruption budget does not allow now); `causes` say which.
     #[error("{message}")]
@@ -296,6 +300,10 @@ fn forbidden_message(resource: &Option<GroupResource>, name: &str, reason: &str)
 
 /// Seconds a client should wait before retrying a retryable failure.
 const RETRY_AFTER_SECONDS: u64 = 1;
+
+/// `Retry-After` of a request refused while the server shuts down (kube-apiserver's 5 s: long
+/// enough for the load balancer to have taken this replica out).
+const SHUTDOWN_RETRY_AFTER_SECONDS: u64 = 5;
 
 impl ApiError {
     /// Interprets a storage failure for an operation on `name` of `resource` (the single
@@ -355,7 +363,7 @@ impl ApiError {
             }
             Self::ServiceUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
-            Self::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
+            Self::TooManyRequests { .. } | Self::ShuttingDown => StatusCode::TOO_MANY_REQUESTS,
             Self::StatusFailure { code, .. } => {
                 StatusCode::from_u16(*code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
             }
@@ -382,7 +390,7 @@ impl ApiError {
             Self::TooLargeResourceVersion { .. } | Self::Timeout { .. } => "Timeout",
             Self::ServiceUnavailable(_) => "ServiceUnavailable",
             Self::Internal(_) => "InternalError",
-            Self::TooManyRequests { .. } => "TooManyRequests",
+            Self::TooManyRequests { .. } | Self::ShuttingDown => "TooManyRequests",
             Self::StatusFailure { .. } => "",
         }
     }
@@ -392,6 +400,7 @@ impl ApiError {
             Self::TooLargeResourceVersion { .. } | Self::ServiceUnavailable(_) => {
                 Some(RETRY_AFTER_SECONDS)
             }
+            Self::ShuttingDown => Some(SHUTDOWN_RETRY_AFTER_SECONDS),
             _ => None,
         }
     }
@@ -428,6 +437,7 @@ impl ApiError {
                 "retryAfterSeconds": RETRY_AFTER_SECONDS,
             })),
             Self::ServiceUnavailable(_) => Some(json!({"retryAfterSeconds": RETRY_AFTER_SECONDS})),
+            Self::ShuttingDown => Some(json!({"retryAfterSeconds": SHUTDOWN_RETRY_AFTER_SECONDS})),
             Self::Internal(message) => Some(json!({"causes": [{"message": message}]})),
             Self::TooManyRequests { causes, .. } => {
                 let causes: Vec<Value> = causes

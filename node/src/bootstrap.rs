@@ -15,6 +15,9 @@ use apiary_api::registry::allocator::ServiceRanges;
 use apiary_api::storage::Storage;
 use tokio_util::sync::CancellationToken;
 
+use crate::readiness::PostStartHook;
+use crate::readiness::ReplicaReadiness;
+
 /// First pause between attempts; doubled up to [`MAX_BACKOFF`].
 const FIRST_BACKOFF: Duration = Duration::from_millis(100);
 /// Longest pause between attempts.
@@ -36,12 +39,14 @@ pub struct ClusterObjects {
 }
 
 /// Ensures the system namespaces and then the API servers' Service exist, retrying (no leader
-/// yet, leader changing) until it succeeds (`true`) or `stop` is cancelled (`false`).
+/// yet, leader changing) until it succeeds or `stop` is cancelled. Each step
+/// done is marked on `readiness` (its `poststarthook/<name>` check).
 pub async fn ensure_cluster_objects(
     storage: Arc<dyn Storage>,
     objects: ClusterObjects,
+    readiness: ReplicaReadiness,
     stop: CancellationToken,
-) -> bool {
+) {
     let ClusterObjects {
         flavor,
         service_ranges,
@@ -55,6 +60,7 @@ pub async fn ensure_cluster_objects(
         let created = match ensure_system_namespaces(storage, flavor, clock.as_ref(), &random).await
         {
             Ok(()) => {
+                readiness.mark_done(PostStartHook::SystemNamespaces);
                 let (clock, random) = (clock.as_ref(), &random);
                 ensure_api_service(storage, flavor, service_ranges, api_port, clock, random).await
             }
@@ -62,8 +68,9 @@ pub async fn ensure_cluster_objects(
         };
         match created {
             Ok(()) => {
+                readiness.mark_done(PostStartHook::ApiService);
                 tracing::info!("system namespaces present");
-                return true;
+                return;
             }
             // No leader yet is the expected start-up state; anything else (a corrupt store, a
             // refused object) will not go away by itself, so it is logged where it is seen.
@@ -73,7 +80,7 @@ pub async fn ensure_cluster_objects(
             Err(error) => tracing::warn!(%error, "creating the system namespaces failed; retrying"),
         }
         tokio::select! {
-            () = stop.cancelled() => return false,
+            () = stop.cancelled() => return,
             () = tokio::time::sleep(backoff) => {}
         }
         backoff = (backoff * 2).min(MAX_BACKOFF);

@@ -152,6 +152,9 @@ pub struct ServeArgs {
     /// History, watch and continue-token lifetimes.
     #[command(flatten)]
     pub watch: WatchArgs,
+    /// Start-up and graceful shutdown.
+    #[command(flatten)]
+    pub lifecycle: LifecycleArgs,
 }
 
 /// `--max-object-bytes`: a positive number of bytes.
@@ -181,6 +184,29 @@ pub struct WatchArgs {
     /// How often a watch that allows bookmarks gets one (`1s`, `60s`).
     #[arg(long, default_value = "60s", value_parser = parse_duration)]
     pub watch_bookmark_interval: Duration,
+}
+
+/// Flags about start-up and graceful shutdown, shared by `apiary serve` and `apiary dev` (which
+/// passes them on to every replica); kube-apiserver's names and defaults.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Args)]
+pub struct LifecycleArgs {
+    /// How long after start `/livez` passes the start-up steps (`poststarthook/...` checks)
+    /// that have not finished yet, so a supervisor does not restart a replica still starting.
+    #[arg(long, default_value = "0s", value_parser = parse_duration)]
+    pub livez_grace_period: Duration,
+    /// How long the API keeps serving after a shutdown signal while `/readyz` already fails,
+    /// so load balancers stop sending requests first (`0s`, `10s`).
+    #[arg(long, default_value = "0s", value_parser = parse_duration)]
+    pub shutdown_delay_duration: Duration,
+    /// Once the delay has passed, keep listening until the requests in flight finished and
+    /// answer new ones 429 with `Retry-After` and `Connection: close`.
+    #[arg(long, default_value_t = false, num_args = 0..=1, default_missing_value = "true",
+          action = clap::ArgAction::Set)]
+    pub shutdown_send_retry_after: bool,
+    /// When shutting down, how long the open watches (ended after their current event) get to
+    /// finish sending before the listener closes.
+    #[arg(long, default_value = "0s", value_parser = parse_duration)]
+    pub shutdown_watch_termination_grace_period: Duration,
 }
 
 /// Flags of `apiary dev`.
@@ -221,6 +247,9 @@ pub struct DevArgs {
     /// History and watch flags, passed on to every replica.
     #[command(flatten)]
     pub watch: WatchArgs,
+    /// Start-up and graceful shutdown flags, passed on to every replica.
+    #[command(flatten)]
+    pub lifecycle: LifecycleArgs,
 }
 
 #[cfg(test)]

@@ -22,6 +22,7 @@ use crate::cli::ClusterState;
 use crate::cli::FlavorName;
 use crate::cli::ServeArgs;
 use crate::cli::WatchArgs;
+use crate::drain::ShutdownSettings;
 use crate::server::flavor;
 use crate::service_account_key::DEFAULT_KEY_FILE;
 
@@ -162,6 +163,10 @@ pub struct ServeConfig {
     pub feature_gates: FeatureGates,
     /// What setting `--feature-gates` left to log: GA or deprecated gates that were set.
     pub feature_gate_warnings: Vec<GateWarning>,
+    /// Graceful shutdown (`--shutdown-delay-duration`, `--shutdown-send-retry-after`).
+    pub shutdown: ShutdownSettings,
+    /// How long after start `/livez` passes unfinished start-up steps (`--livez-grace-period`).
+    pub livez_grace_period: Duration,
 }
 
 impl ServeConfig {
@@ -218,6 +223,12 @@ impl ServeConfig {
             max_object_bytes: args.max_object_bytes,
             feature_gates,
             feature_gate_warnings,
+            shutdown: ShutdownSettings {
+                delay: args.lifecycle.shutdown_delay_duration,
+                send_retry_after: args.lifecycle.shutdown_send_retry_after,
+                watch_termination_grace: args.lifecycle.shutdown_watch_termination_grace_period,
+            },
+            livez_grace_period: args.lifecycle.livez_grace_period,
         })
     }
 }

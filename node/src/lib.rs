@@ -17,7 +17,8 @@
 //!   [`testing`] holds a one-replica store without raft on which tests run that adapter (the
 //!   router tests in `tests/router` run the whole HTTP API over it).
 //! - [`readiness`] and [`bootstrap`] are the replica's `/readyz` and start-up objects.
-//! - [`shutdown`] turns SIGINT and SIGTERM into a future; [`logging`] is the binary's log output.
+//! - [`shutdown`] turns SIGINT and SIGTERM into a future, [`drain`] is the API's graceful
+//!   shutdown (delay, 429 while draining); [`logging`] is the binary's log output.
 //! - [`dev`] holds the certificates, kubeconfig and child processes of `apiary dev`.
 
 pub mod backend;
@@ -26,6 +27,7 @@ pub mod cli;
 pub mod compactor;
 pub mod config;
 pub mod dev;
+pub mod drain;
 pub mod duration;
 pub mod error;
 pub mod https;

@@ -1,48 +1,87 @@
-//! `/readyz` for a replica: ready when it knows a leader, has applied everything it knows to be
-//! committed, its start-up objects (system namespaces) exist, and it is not shutting down.
+//! The health checks of a replica, named as kube-apiserver names their analogues: `etcd` (raft
+//! runs), `etcd-readiness` (a leader is known and everything known committed is applied), one
+//! `poststarthook/<name>` per start-up step ([`PostStartHook`], passed by `/livez` within the
+//! `--livez-grace-period`) and `shutdown` (fails once shutdown began, so load balancers stop
+//! sending requests before the listener closes).
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering;
 
+use apiary_api::health::CheckScope;
+use apiary_api::health::HealthCheck;
 use apiary_api::health::Readiness;
 use apiary_raft::replica::Replica;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
+
+/// The start-up steps a replica reports as `poststarthook/<name>` checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PostStartHook {
+    /// The system namespaces exist (kube-apiserver's `start-system-namespaces-controller`).
+    SystemNamespaces,
+    /// The API servers' own Service exists (kube-apiserver's `bootstrap-controller`).
+    ApiService,
+}
+
+impl PostStartHook {
+    const ALL: [Self; 2] = [Self::SystemNamespaces, Self::ApiService];
+
+    /// The check's name.
+    fn check_name(self) -> &'static str {
+        match self {
+            Self::SystemNamespaces => "poststarthook/start-system-namespaces-controller",
+            Self::ApiService => "poststarthook/bootstrap-controller",
+        }
+    }
+}
+
+/// The names of the checks that are not post-start hooks.
+const ETCD: &str = "etcd";
+const ETCD_READINESS: &str = "etcd-readiness";
+const SHUTDOWN: &str = "shutdown";
 
 /// The readiness of one replica. Clones share the state.
 #[derive(Debug, Clone)]
 pub struct ReplicaReadiness {
     replica: Arc<Replica>,
-    bootstrapped: Arc<AtomicBool>,
-    stopping: CancellationToken,
+    hooks: Arc<[AtomicBool; PostStartHook::ALL.len()]>,
+    shutting_down: CancellationToken,
+    live_from: Instant,
 }
 
 impl ReplicaReadiness {
-    /// Readiness of `replica`; not ready before [`ReplicaReadiness::mark_bootstrapped`] (a
+    /// Readiness of `replica`; not ready before every [`PostStartHook`] is marked done (a
     /// client sent here as soon as it is ready must find the `default` namespace), nor once
-    /// `stopping` is cancelled (load balancers stop sending requests while it drains).
-    pub fn new(replica: Arc<Replica>, stopping: CancellationToken) -> Self {
+    /// `shutting_down` is cancelled. Until `live_from` (start plus `--livez-grace-period`),
+    /// `/livez` passes the start-up steps not finished yet.
+    pub fn new(
+        replica: Arc<Replica>,
+        shutting_down: CancellationToken,
+        live_from: Instant,
+    ) -> Self {
         Self {
             replica,
-            bootstrapped: Arc::new(AtomicBool::new(false)),
-            stopping,
+            hooks: Arc::new([AtomicBool::new(false), AtomicBool::new(false)]),
+            shutting_down,
+            live_from,
         }
     }
 
-    /// Records that the start-up objects exist.
-    pub fn mark_bootstrapped(&self) {
-        self.bootstrapped.store(true, Ordering::Release);
+    /// Records that the start-up step `hook` completed.
+    pub fn mark_done(&self, hook: PostStartHook) {
+        self.hooks[hook as usize].store(true, Ordering::Release);
     }
-}
 
-impl Readiness for ReplicaReadiness {
-    fn check(&self) -> Result<(), String> {
-        if self.stopping.is_cancelled() {
-            return Err("shutting down".to_owned());
+    fn etcd(&self) -> Result<(), String> {
+        let status = self.replica.status();
+        if !status.running {
+            return Err(format!("raft of replica {} has stopped", status.id));
         }
-        if !self.bootstrapped.load(Ordering::Acquire) {
-            return Err("system namespaces not created yet".to_owned());
-        }
+        Ok(())
+    }
+
+    fn etcd_readiness(&self) -> Result<(), String> {
         let status = self.replica.status();
         if status.leader.is_none() {
             return Err(format!(
@@ -58,5 +97,53 @@ impl Readiness for ReplicaReadiness {
             ));
         }
         Ok(())
+    }
+}
+
+impl Readiness for ReplicaReadiness {
+    fn check(&self) -> Result<(), String> {
+        self.checks()
+            .into_iter()
+            .try_for_each(|c| self.run(c.name).map_err(|e| format!("{}: {e}", c.name)))
+    }
+
+    fn checks(&self) -> Vec<HealthCheck> {
+        let health = |name| HealthCheck {
+            name,
+            scope: CheckScope::Health,
+        };
+        let readiness = |name| HealthCheck {
+            name,
+            scope: CheckScope::Readiness,
+        };
+        let mut checks = vec![health(ETCD), readiness(ETCD_READINESS)];
+        checks.extend(PostStartHook::ALL.map(|h| health(h.check_name())));
+        checks.push(readiness(SHUTDOWN));
+        checks
+    }
+
+    fn run(&self, name: &str) -> Result<(), String> {
+        match name {
+            ETCD => self.etcd(),
+            ETCD_READINESS => self.etcd_readiness(),
+            SHUTDOWN if self.shutting_down.is_cancelled() => Err("shutting down".to_owned()),
+            SHUTDOWN => Ok(()),
+            _ => match PostStartHook::ALL
+                .into_iter()
+                .find(|h| h.check_name() == name)
+            {
+                Some(hook) if self.hooks[hook as usize].load(Ordering::Acquire) => Ok(()),
+                Some(_) => Err("not finished".to_owned()),
+                None => Err(format!("no check named {name:?}")),
+            },
+        }
+    }
+
+    fn run_live(&self, name: &str) -> Result<(), String> {
+        let hook = PostStartHook::ALL.iter().any(|h| h.check_name() == name);
+        if hook && Instant::now() < self.live_from {
+            return Ok(());
+        }
+        self.run(name)
     }
 }

@@ -112,6 +112,8 @@ pub async fn run(
         service_ranges: config.service_ranges,
         max_object_bytes: config.max_object_bytes,
         feature_gates: config.feature_gates,
+        shutdown: config.shutdown,
+        livez_grace_period: config.livez_grace_period,
     };
     let parts: HostParts<TcpListener> = HostParts {
         sockets: Sockets::Tls {

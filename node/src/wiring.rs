@@ -5,9 +5,13 @@
 //! the host's one thread). So both run the same replica start-up, peer router, API, bootstrap
 //! ([`ensure_cluster_objects`]), readiness, token signer, compactor and shutdown order.
 //!
-//! Shutdown order: stop reporting ready, drain the API listener (requests in flight may still
-//! need the peers, e.g. a write forwarded to the leader) and stop the bootstrap and the
-//! compactor, then the peer listener, then raft, then the raft runtime if there is one.
+//! Shutdown order ([`crate::drain`]): stop reporting ready (the `shutdown` check), keep serving
+//! for the shutdown delay, then, with `send_retry_after`, refuse new requests with 429 until the
+//! requests in flight finished; then end the open watches cleanly (waiting up to the watch
+//! termination grace period); then close and drain the API listener (requests in flight may
+//! still need the peers, e.g. a write forwarded to the leader) and stop the bootstrap and the
+//! compactor; a leader then hands raft leadership to another voter; then the peer listener,
+//! then raft, then the raft runtime if there is one.
 //!
 //! Two seams let a caller add to a host without re-wiring it: [`HostParts::storage_layer`]
 //! wraps the API's storage (the simulation's planted bugs), [`HostParts::extra_routes`] adds
@@ -51,6 +55,8 @@ use crate::backend::ReplicaStorage;
 use crate::bootstrap::ClusterObjects;
 use crate::bootstrap::ensure_cluster_objects;
 use crate::compactor::run_compactor;
+use crate::drain::DrainGate;
+use crate::drain::ShutdownSettings;
 use crate::error::NodeError;
 use crate::https::HttpLimits;
 use crate::https::serve_https;
@@ -60,6 +66,10 @@ use crate::readiness::ReplicaReadiness;
 /// After shutdown, a plain listener's open connections get this long to finish their requests
 /// (as [`serve_https`] gives its own).
 const PLAIN_DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// With `send_retry_after`, the longest wait for the requests in flight before the listener
+/// closes anyway (the longest a non-watch request may take: kube-apiserver's request timeout).
+const DRAIN_LIMIT: Duration = Duration::from_secs(60);
 
 /// What one replica host is, apart from the parts injected into it ([`HostParts`]).
 pub struct HostConfig {
@@ -83,6 +93,10 @@ pub struct HostConfig {
     pub max_object_bytes: usize,
     /// Which gated features are on.
     pub feature_gates: FeatureGates,
+    /// The shutdown delay and whether to refuse requests while draining.
+    pub shutdown: ShutdownSettings,
+    /// How long after start `/livez` passes unfinished start-up steps.
+    pub livez_grace_period: Duration,
 }
 
 /// The replica's two bound sockets and how their connections are secured.
@@ -191,6 +205,7 @@ where
     .map_err(NodeError::Replica)?;
     tracing::info!(%name, id = config.replica.id, "replica started");
 
+    let shutting_down = CancellationToken::new();
     let stop_api = CancellationToken::new();
     let stop_peer = CancellationToken::new();
     let peers = peer_router(replica.clone());
@@ -198,7 +213,8 @@ where
     if let Some(layer) = storage_layer {
         storage = layer(storage);
     }
-    let readiness = ReplicaReadiness::new(replica.clone(), stop_api.clone());
+    let live_from = tokio::time::Instant::now() + config.livez_grace_period;
+    let readiness = ReplicaReadiness::new(replica.clone(), shutting_down.clone(), live_from);
     let mut api_config = ApiConfig::new(config.flavor, Arc::new(readiness.clone()));
     api_config.clock = clock.clone();
     api_config.random = random.clone();
@@ -212,6 +228,8 @@ where
     if let Some(extra) = extra_routes {
         app = app.merge(extra(replica.clone()));
     }
+    let gate = DrainGate::new(config.shutdown.send_retry_after);
+    let app = gate.wrap(app);
 
     let (api_port, api_server, peer_server) = match sockets {
         Sockets::Tls {
@@ -272,9 +290,7 @@ where
     };
     let stop_bootstrap = stop_api.clone();
     let bootstrap = tokio::spawn(async move {
-        if ensure_cluster_objects(storage, objects, stop_bootstrap).await {
-            readiness.mark_bootstrapped();
-        }
+        ensure_cluster_objects(storage, objects, readiness, stop_bootstrap).await;
     });
     let compactor = tokio::spawn(run_compactor(
         replica.clone(),
@@ -283,12 +299,38 @@ where
     ));
 
     shutdown.await;
-    tracing::info!(%name, "shutting down");
+    let delay = config.shutdown.delay;
+    tracing::info!(%name, ?delay, "shutting down: not ready, serving for the delay");
+    shutting_down.cancel();
+    tokio::time::sleep(delay).await;
+    gate.start_draining();
+    if config.shutdown.send_retry_after {
+        tracing::info!(%name, "draining: new requests get 429");
+        if tokio::time::timeout(DRAIN_LIMIT, gate.drained())
+            .await
+            .is_err()
+        {
+            tracing::warn!(%name, "requests still in flight after the drain limit");
+        }
+    }
+    gate.close_watches();
+    let grace = config.shutdown.watch_termination_grace;
+    if tokio::time::timeout(grace, gate.watches_closed())
+        .await
+        .is_err()
+    {
+        tracing::info!(%name, ?grace, "watches still sending after the grace period");
+    }
     stop_api.cancel();
     for task in [api_server, bootstrap, compactor] {
         if let Err(error) = task.await {
             tracing::warn!(%error, "API task ended abnormally");
         }
+    }
+    // A leader hands over while its peer listener still answers its successor's vote request.
+    let hand_over = config.replica.raft.election_timeout_max * 2;
+    if let Some(leader) = replica.transfer_leadership(hand_over).await {
+        tracing::info!(%name, leader, "raft leadership handed over");
     }
     stop_peer.cancel();
     if let Err(error) = peer_server.await {

@@ -25,6 +25,7 @@ use apiary_node::config::ServeConfig;
 use apiary_node::dev::DevPki;
 use apiary_node::dev::PemPair;
 use apiary_node::dev::node_name;
+use apiary_node::drain::ShutdownSettings;
 use apiary_raft::replica::RaftTimings;
 use bytes::Bytes;
 use http::Method;
@@ -58,6 +59,10 @@ struct Cluster {
     peer: Vec<SocketAddr>,
     stops: Vec<CancellationToken>,
     replicas: Vec<JoinHandle<Result<(), apiary_node::NodeError>>>,
+    /// The shutdown flags of replicas started from now on.
+    shutdown: ShutdownSettings,
+    /// The `--livez-grace-period` of replicas started from now on.
+    livez_grace_period: Duration,
 }
 
 async fn bind() -> Listeners {
@@ -71,6 +76,17 @@ impl Cluster {
     /// Founds a cluster of `nodes` replicas (`pki` must hold certificates for every replica
     /// that will ever run).
     async fn start(dir: &Path, pki: DevPki, client_ca: &Path, nodes: usize) -> Self {
+        Self::start_with(dir, pki, client_ca, nodes, ShutdownSettings::default()).await
+    }
+
+    /// [`Cluster::start`] with the given shutdown flags on every replica.
+    async fn start_with(
+        dir: &Path,
+        pki: DevPki,
+        client_ca: &Path,
+        nodes: usize,
+        shutdown: ShutdownSettings,
+    ) -> Self {
         let mut listeners = Vec::new();
         for _ in 0..nodes {
             listeners.push(bind().await);
@@ -84,6 +100,8 @@ impl Cluster {
             peer: Vec::new(),
             stops: Vec::new(),
             replicas: Vec::new(),
+            shutdown,
+            livez_grace_period: Duration::ZERO,
         };
         for (l, id) in listeners.iter().zip(1..) {
             let url = format!("https://{}", l.peer.local_addr().unwrap());
@@ -135,6 +153,8 @@ impl Cluster {
             max_object_bytes: apiary_api::DEFAULT_MAX_OBJECT_BYTES,
             feature_gates: apiary_api::FeatureGates::default(),
             feature_gate_warnings: Vec::new(),
+            shutdown: self.shutdown,
+            livez_grace_period: self.livez_grace_period,
         };
         let stop = CancellationToken::new();
         self.api.push(listeners.api.local_addr().unwrap());
@@ -477,6 +497,172 @@ async fn a_replica_joins_a_running_cluster() {
     read_configmap(&admin, cluster.api[1], "late").await;
 
     for index in 0..4 {
+        cluster.stop_replica(index).await;
+    }
+}
+
+// R-VER-037, R-VER-038, R-VER-046: a ready replica of a real cluster passes kube-apiserver's
+// named checks; once it is told to stop, its `/readyz` fails on the `shutdown` check alone
+// while it keeps serving requests for `--shutdown-delay-duration`, and the cluster keeps
+// serving through the other replicas after it stopped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn readyz_fails_first_and_the_replica_serves_through_the_shutdown_delay() {
+    const DELAY: Duration = Duration::from_secs(3);
+    let dir = tempfile::tempdir().unwrap();
+    let pki = DevPki::load_or_generate(dir.path(), 3).unwrap();
+    let client_ca = pki.ca.cert_path.clone();
+    let shutdown = ShutdownSettings {
+        delay: DELAY,
+        send_retry_after: false,
+        watch_termination_grace: Duration::ZERO,
+    };
+    let mut cluster = Cluster::start_with(dir.path(), pki, &client_ca, 3, shutdown).await;
+    let admin = cluster.admin();
+    for addr in &cluster.api {
+        wait_ready(&admin, *addr).await;
+    }
+    let stopping = cluster.api[0];
+    let (status, verbose) = call(&admin, stopping, Method::GET, "/readyz?verbose", None)
+        .await
+        .unwrap();
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        verbose,
+        "[+]ping ok\n[+]log ok\n[+]etcd ok\n[+]etcd-readiness ok\n\
+         [+]poststarthook/start-system-namespaces-controller ok\n\
+         [+]poststarthook/bootstrap-controller ok\n[+]shutdown ok\nreadyz check passed\n"
+    );
+
+    cluster.stops[0].cancel();
+    let started = tokio::time::Instant::now();
+    let deadline = started + DELAY / 2;
+    let readyz = loop {
+        let (status, body) = call(&admin, stopping, Method::GET, "/readyz?verbose", None)
+            .await
+            .unwrap();
+        if status != StatusCode::OK {
+            break body;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "/readyz still passes"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(
+        readyz,
+        "[+]ping ok\n[+]log ok\n[+]etcd ok\n[+]etcd-readiness ok\n\
+         [+]poststarthook/start-system-namespaces-controller ok\n\
+         [+]poststarthook/bootstrap-controller ok\n\
+         [-]shutdown failed: reason withheld\nreadyz check failed\n"
+    );
+    // Liveness is not readiness: the stopping replica is still alive, and it still serves.
+    let (live, _) = call(&admin, stopping, Method::GET, "/livez", None)
+        .await
+        .unwrap();
+    assert_eq!(live, StatusCode::OK);
+    create_configmap(&admin, stopping, "during-delay").await;
+    assert!(
+        tokio::time::Instant::now() < started + DELAY,
+        "the checks above ran within the delay"
+    );
+
+    let replica = &mut cluster.replicas[0];
+    tokio::time::timeout(Duration::from_secs(20), replica)
+        .await
+        .expect("replica stops in time")
+        .unwrap()
+        .unwrap();
+    assert!(started.elapsed() >= DELAY, "served for the whole delay");
+    assert!(
+        call(&admin, stopping, Method::GET, "/readyz", None)
+            .await
+            .is_err()
+    );
+
+    // The other two keep the cluster serving.
+    let deadline = tokio::time::Instant::now() + READY_TIMEOUT;
+    loop {
+        let body = configmap("after-stop");
+        let (status, body) = call(
+            &admin,
+            cluster.api[1],
+            Method::POST,
+            CONFIGMAPS,
+            Some(&body),
+        )
+        .await
+        .unwrap();
+        if status == StatusCode::CREATED {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{status} {body}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    read_configmap(&admin, cluster.api[2], "during-delay").await;
+    for index in 1..3 {
+        cluster.stop_replica(index).await;
+    }
+}
+
+// R-VER-036, R-VER-045, R-VER-046: replicas of a five-member cluster of which only two run
+// never finish their start-up steps (no quorum, no leader): both are alive as far as raft goes
+// (`etcd`) and neither is ready; within its `--livez-grace-period` the first one's `/livez`
+// passes the unfinished `poststarthook/...` checks, while the second's, without a grace period,
+// fails on them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn livez_passes_unfinished_start_up_steps_within_the_grace_period() {
+    let dir = tempfile::tempdir().unwrap();
+    let pki = DevPki::load_or_generate(dir.path(), 5).unwrap();
+    let client_ca = pki.ca.cert_path.clone();
+    let mut listeners = Vec::new();
+    for _ in 0..5 {
+        listeners.push(bind().await);
+    }
+    let mut cluster =
+        Cluster::start_with(dir.path(), pki, &client_ca, 0, ShutdownSettings::default()).await;
+    for (l, id) in listeners.iter().zip(1..) {
+        let url = format!("https://{}", l.peer.local_addr().unwrap());
+        cluster.initial_cluster.insert(id, url);
+    }
+    let mut listeners = listeners.into_iter();
+    cluster.livez_grace_period = Duration::from_secs(3600);
+    cluster.spawn(listeners.next().unwrap(), false);
+    cluster.livez_grace_period = Duration::ZERO;
+    cluster.spawn(listeners.next().unwrap(), false);
+    let admin = cluster.admin();
+
+    let deadline = tokio::time::Instant::now() + READY_TIMEOUT;
+    let failing = loop {
+        // The listener answers once the replica has started.
+        if let Ok((StatusCode::INTERNAL_SERVER_ERROR, body)) =
+            call(&admin, cluster.api[1], Method::GET, "/livez?verbose", None).await
+        {
+            break body;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no answer from /livez"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(
+        failing,
+        "[+]ping ok\n[+]log ok\n[+]etcd ok\n\
+         [-]poststarthook/start-system-namespaces-controller failed: reason withheld\n\
+         [-]poststarthook/bootstrap-controller failed: reason withheld\nlivez check failed\n"
+    );
+    let (status, graced) = call(&admin, cluster.api[0], Method::GET, "/livez?verbose", None)
+        .await
+        .unwrap();
+    assert_eq!(status, StatusCode::OK, "{graced}");
+    for addr in &cluster.api {
+        let (status, _) = call(&admin, *addr, Method::GET, "/readyz", None)
+            .await
+            .unwrap();
+        assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+    }
+    for index in 0..2 {
         cluster.stop_replica(index).await;
     }
 }

@@ -30,6 +30,7 @@ use apiary_api::WatchSettings;
 use apiary_api::auth::ClientCertificate;
 use apiary_api::registry::RuntimeConfig;
 use apiary_api::registry::allocator::ServiceRanges;
+use apiary_node::drain::ShutdownSettings;
 use apiary_node::wiring::HostConfig;
 use apiary_node::wiring::HostParts;
 use apiary_node::wiring::LogParts;
@@ -365,6 +366,8 @@ async fn run_replica(software: HostSoftware, disk: SimDisk) -> turmoil::Result {
         service_ranges: ServiceRanges::default(),
         max_object_bytes: DEFAULT_MAX_OBJECT_BYTES,
         feature_gates: FeatureGates::default(),
+        shutdown: ShutdownSettings::default(),
+        livez_grace_period: Duration::ZERO,
     };
     let parts = HostParts {
         sockets: Sockets::Plain {

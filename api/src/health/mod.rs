@@ -1,6 +1,7 @@
 //! Health endpoints (spec 002 "Health", R-VER-036..047): `/livez`, `/readyz` and the
 //! deprecated `/healthz`, each with `?verbose`, `?exclude=<check>` and `/<endpoint>/<check>`.
-//! They need no credentials: load balancers and supervisors probe them.
+//! They need no credentials: load balancers and supervisors probe them. Every endpoint runs
+//! `ping` and `log`, then the replica's named checks ([`Readiness::checks`]) of its scope.
 
 use std::fmt::Write;
 use std::sync::Arc;
@@ -19,6 +20,26 @@ use http::header;
 use crate::error::ApiError;
 use crate::request::QueryParams;
 
+/// Which endpoints run a named check, as kube-apiserver adds them: a health check runs in
+/// `/livez`, `/readyz` and `/healthz`, a readiness check in `/readyz` only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CheckScope {
+    /// `/livez`, `/readyz` and `/healthz` (e.g. `etcd`, `poststarthook/<name>`).
+    Health,
+    /// `/readyz` only (e.g. `etcd-readiness`, `shutdown`).
+    Readiness,
+}
+
+/// One named check of a replica: its name as verbose output and `/<endpoint>/<name>` show it,
+/// and where it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HealthCheck {
+    /// The check's name (`etcd`, `poststarthook/bootstrap-controller`, ...).
+    pub name: &'static str,
+    /// Which endpoints run it.
+    pub scope: CheckScope,
+}
+
 /// Whether this replica can serve (the node answers from its raft and apply state).
 ///
 /// ### Correctness requirements
@@ -28,7 +49,33 @@ use crate::request::QueryParams;
 pub trait Readiness: Send + Sync + 'static {
     /// `Ok` when ready; `Err(reason)` otherwise.
     fn check(&self) -> Result<(), String>;
+
+    /// The named checks run besides `ping` and `log`, in the order verbose output lists them.
+    /// By default one readiness check, `etcd-readiness`, which runs [`Readiness::check`].
+    fn checks(&self) -> Vec<HealthCheck> {
+        vec![HealthCheck {
+            name: "etcd-readiness",
+            scope: CheckScope::Readiness,
+        }]
+    }
+
+    /// Runs the named check `name`, one of [`Readiness::checks`]: `Ok` when it passes,
+    /// `Err(reason)` otherwise. By default [`Readiness::check`].
+    fn run(&self, name: &str) -> Result<(), String> {
+        let _ = name;
+        self.check()
+    }
+
+    /// Runs the named check `name` for `/livez`. By default [`Readiness::run`]; a replica
+    /// within its `--livez-grace-period` passes its unfinished start-up steps here.
+    fn run_live(&self, name: &str) -> Result<(), String> {
+        self.run(name)
+    }
 }
+
+/// The checks every endpoint runs first, whatever the replica: the server answers, and its
+/// log is writable (both pass whenever a request is answered at all).
+const BUILTIN: [&str; 2] = ["ping", "log"];
 
 /// The three endpoints and the checks each runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,13 +94,9 @@ impl Endpoint {
         }
     }
 
-    /// Liveness does not depend on the store: a replica cut off from its peers is alive and
-    /// must not be restarted for it, but it is not ready.
-    fn checks(self) -> &'static [&'static str] {
-        match self {
-            Self::Livez => &["ping", "log"],
-            Self::Readyz | Self::Healthz => &["ping", "log", "storage"],
-        }
+    /// Whether this endpoint runs checks of `scope`.
+    fn runs(self, scope: CheckScope) -> bool {
+        scope == CheckScope::Health || self == Self::Readyz
     }
 }
 
@@ -63,10 +106,22 @@ struct HealthState {
 }
 
 impl HealthState {
-    fn run(&self, check: &str) -> Result<(), String> {
-        match check {
-            "storage" => self.readiness.check(),
-            _ => Ok(()),
+    /// The names of the checks `endpoint` runs, in order.
+    fn checks(&self, endpoint: Endpoint) -> Vec<&'static str> {
+        let named = self.readiness.checks().into_iter();
+        BUILTIN
+            .into_iter()
+            .chain(named.filter(|c| endpoint.runs(c.scope)).map(|c| c.name))
+            .collect()
+    }
+
+    fn run(&self, endpoint: Endpoint, check: &str) -> Result<(), String> {
+        if BUILTIN.contains(&check) {
+            return Ok(());
+        }
+        match endpoint {
+            Endpoint::Livez => self.readiness.run_live(check),
+            Endpoint::Readyz | Endpoint::Healthz => self.readiness.run(check),
         }
     }
 }
@@ -87,16 +142,17 @@ fn text(code: StatusCode, body: String) -> Response {
 
 fn endpoint(state: &HealthState, endpoint: Endpoint, query: Option<&str>) -> Response {
     let query = QueryParams::parse(query);
-    let excluded: Vec<&str> = query.get_all("exclude").collect();
+    let mut excluded: Vec<&str> = query.get_all("exclude").collect();
     let mut out = String::new();
     let mut failed = false;
-    for check in endpoint.checks() {
+    for check in state.checks(endpoint) {
         // Writing to a String cannot fail.
-        if excluded.contains(check) {
+        if excluded.contains(&check) {
+            excluded.retain(|e| *e != check);
             let _ = writeln!(out, "[+]{check} excluded: ok");
             continue;
         }
-        match state.run(check) {
+        match state.run(endpoint, check) {
             Ok(()) => {
                 let _ = writeln!(out, "[+]{check} ok");
             }
@@ -106,6 +162,14 @@ fn endpoint(state: &HealthState, endpoint: Endpoint, query: Option<&str>) -> Res
                 let _ = writeln!(out, "[-]{check} failed: reason withheld");
             }
         }
+    }
+    if !excluded.is_empty() {
+        let quoted: Vec<String> = excluded.iter().map(|e| format!("{e:?}")).collect();
+        let _ = writeln!(
+            out,
+            "warn: some health checks cannot be excluded: no matches for {}",
+            quoted.join(",")
+        );
     }
     if failed {
         let _ = writeln!(out, "{} check failed", endpoint.name());
@@ -119,10 +183,10 @@ fn endpoint(state: &HealthState, endpoint: Endpoint, query: Option<&str>) -> Res
 }
 
 fn single(state: &HealthState, endpoint: Endpoint, check: &str) -> Response {
-    if !endpoint.checks().contains(&check) {
+    if !state.checks(endpoint).contains(&check) {
         return ApiError::UnknownResource.into_response();
     }
-    match state.run(check) {
+    match state.run(endpoint, check) {
         Ok(()) => text(StatusCode::OK, "ok".to_owned()),
         Err(reason) => {
             tracing::warn!(check, %reason, "health check failed");
@@ -158,7 +222,7 @@ pub(crate) fn routes<S>(readiness: Arc<dyn Readiness>) -> Router<S> {
                 .fallback(not_allowed),
             )
             .route(
-                &format!("/{}/{{check}}", ep.name()),
+                &format!("/{}/{{*check}}", ep.name()),
                 get(
                     move |State(s): State<HealthState>, Path(check): Path<String>| async move {
                         single(&s, ep, &check)

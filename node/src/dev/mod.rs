@@ -153,6 +153,15 @@ pub fn replica_specs(args: &DevArgs, dir: &Path, pki: &DevPki, program: &Path) -
             );
             argv.push(format!("--service-node-port-range={}", args.service_node_port_range).into());
             argv.push(format!("--max-object-bytes={}", args.max_object_bytes).into());
+            let lifecycle = &args.lifecycle;
+            let grace = format_duration(lifecycle.livez_grace_period);
+            argv.push(format!("--livez-grace-period={grace}").into());
+            let delay = format_duration(lifecycle.shutdown_delay_duration);
+            argv.push(format!("--shutdown-delay-duration={delay}").into());
+            let retry_after = lifecycle.shutdown_send_retry_after;
+            argv.push(format!("--shutdown-send-retry-after={retry_after}").into());
+            let watch_grace = format_duration(lifecycle.shutdown_watch_termination_grace_period);
+            argv.push(format!("--shutdown-watch-termination-grace-period={watch_grace}").into());
             if !args.runtime_config.is_empty() {
                 argv.push(format!("--runtime-config={}", args.runtime_config.join(",")).into());
             }
@@ -241,9 +250,11 @@ mod tests {
     use crate::cli::Cli;
     use crate::cli::Command;
     use crate::cli::FlavorName;
+    use crate::cli::LifecycleArgs;
     use crate::cli::ServeArgs;
     use crate::cli::WatchArgs;
     use crate::config::ServeConfig;
+    use crate::drain::ShutdownSettings;
 
     #[test]
     fn ports_follow_the_base_port() {
@@ -286,6 +297,12 @@ mod tests {
                 watch_history: Duration::from_secs(2),
                 min_request_timeout: 7,
                 watch_bookmark_interval: Duration::from_millis(1500),
+            },
+            lifecycle: LifecycleArgs {
+                livez_grace_period: Duration::from_secs(9),
+                shutdown_delay_duration: Duration::from_secs(3),
+                shutdown_send_retry_after: true,
+                shutdown_watch_termination_grace_period: Duration::from_secs(4),
             },
         };
         let pki = DevPki::load_or_generate(dir.path(), 3).unwrap();
@@ -333,6 +350,14 @@ mod tests {
                     .feature_gates
                     .enabled(apiary_api::Feature::APIResponseCompression)
             );
+            // The start-up and shutdown flags too.
+            let shutdown = ShutdownSettings {
+                delay: Duration::from_secs(3),
+                send_retry_after: true,
+                watch_termination_grace: Duration::from_secs(4),
+            };
+            assert_eq!(config.shutdown, shutdown);
+            assert_eq!(config.livez_grace_period, Duration::from_secs(9));
         }
         assert_eq!(configs[1].initial_cluster[&2], "https://127.0.0.1:21001");
         assert_eq!(specs[2].pid_file, dir.path().join("node-3.pid"));
@@ -358,6 +383,7 @@ mod tests {
                 min_request_timeout: 1800,
                 watch_bookmark_interval: Duration::from_secs(60),
             },
+            lifecycle: LifecycleArgs::default(),
         };
         run_dev(args, std::future::pending()).await.unwrap();
         let cluster = dir.path().join("fresh");

@@ -21,6 +21,8 @@ use openraft::network::RaftNetworkV2;
 use openraft::raft::AppendEntriesRequest;
 use openraft::raft::AppendEntriesResponse;
 use openraft::raft::SnapshotResponse;
+use openraft::raft::TransferLeaderRequest;
+use openraft::raft::TransferLeaderResponse;
 use openraft::raft::VoteRequest;
 use openraft::raft::VoteResponse;
 use openraft::type_config::alias::SnapshotOf;
@@ -116,6 +118,27 @@ impl RaftNetworkV2<TypeConfig> for PeerConnection {
         self.observe(&answer);
         let answer = answer.map_err(|e| self.rpc_error(RPCTypes::Vote, e))?;
         VoteResponse::try_from(answer).map_err(|e| RPCError::Unreachable(Unreachable::new(&e)))
+    }
+
+    async fn transfer_leader(
+        &mut self,
+        req: TransferLeaderRequest<TypeConfig>,
+        option: RPCOption,
+    ) -> Result<TransferLeaderResponse<TypeConfig>, RPCError<TypeConfig>> {
+        let request = raft_message::TransferLeaderRequest::from(&req);
+        let answer = self
+            .client
+            .call::<_, raft_message::TransferLeaderResponse>(
+                &self.url,
+                rpc::TRANSFER_LEADER,
+                &request,
+                option.soft_ttl(),
+            )
+            .await;
+        self.observe(&answer);
+        let answer = answer.map_err(|e| self.rpc_error(RPCTypes::TransferLeader, e))?;
+        TransferLeaderResponse::try_from(answer)
+            .map_err(|e| RPCError::Unreachable(Unreachable::new(&e)))
     }
 
     /// Asks the peer over [`rpc::PRE_VOTE`]. A peer that does not know that RPC (an older

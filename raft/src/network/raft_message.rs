@@ -1,9 +1,13 @@
-//! Protobuf forms of openraft's RPC messages (AppendEntries, Vote, snapshot install), built on
+//! Protobuf forms of openraft's RPC messages (AppendEntries, Vote, snapshot install,
+//! TransferLeader), built on
 //! [`crate::wire`]. Fields are only ever added, with new tags.
 
 use bytes::Bytes;
 use openraft::raft::AppendEntriesRequest as RaftAppendRequest;
 use openraft::raft::AppendEntriesResponse as RaftAppendResponse;
+use openraft::raft::TransferLeaderError;
+use openraft::raft::TransferLeaderRequest as RaftTransferRequest;
+use openraft::raft::TransferLeaderResponse as RaftTransferResponse;
 use openraft::raft::VoteRequest as RaftVoteRequest;
 use openraft::raft::VoteResponse as RaftVoteResponse;
 
@@ -230,6 +234,125 @@ pub struct InstallSnapshotResponse {
     pub vote: Option<wire::Vote>,
 }
 
+/// TransferLeader request: the leader names its successor, which then stands for election at
+/// once.
+#[derive(Clone, Copy, PartialEq, Eq, prost::Message)]
+pub struct TransferLeaderRequest {
+    /// The vote of the leader handing over. Required.
+    #[prost(message, optional, tag = "1")]
+    pub from_leader: Option<wire::Vote>,
+    /// The successor.
+    #[prost(uint64, tag = "2")]
+    pub to_node_id: u64,
+    /// The leader's last log id, which the successor must have flushed.
+    #[prost(message, optional, tag = "3")]
+    pub last_log_id: Option<wire::LogId>,
+}
+
+impl From<&RaftTransferRequest<TypeConfig>> for TransferLeaderRequest {
+    fn from(r: &RaftTransferRequest<TypeConfig>) -> Self {
+        Self {
+            from_leader: Some(wire::Vote::from(r.from_leader())),
+            to_node_id: *r.to_node_id(),
+            last_log_id: r.last_log_id().map(wire::LogId::from),
+        }
+    }
+}
+
+impl TryFrom<TransferLeaderRequest> for RaftTransferRequest<TypeConfig> {
+    type Error = WireError;
+
+    fn try_from(w: TransferLeaderRequest) -> Result<Self, WireError> {
+        let from = w
+            .from_leader
+            .ok_or(WireError::MissingField("TransferLeaderRequest.from_leader"))?;
+        Ok(Self::new(
+            typ::Vote::from(from),
+            w.to_node_id,
+            w.last_log_id.map(typ::LogId::from),
+        ))
+    }
+}
+
+/// An expected and an actual vote.
+#[derive(Clone, Copy, PartialEq, Eq, prost::Message)]
+pub struct VotePair {
+    /// The vote the request carried. Required.
+    #[prost(message, optional, tag = "1")]
+    pub expected: Option<wire::Vote>,
+    /// The vote the target holds. Required.
+    #[prost(message, optional, tag = "2")]
+    pub actual: Option<wire::Vote>,
+}
+
+/// An expected and an actual last log id.
+#[derive(Clone, Copy, PartialEq, Eq, prost::Message)]
+pub struct LogIdPair {
+    /// The leader's last log id.
+    #[prost(message, optional, tag = "1")]
+    pub expected: Option<wire::LogId>,
+    /// The target's last log id.
+    #[prost(message, optional, tag = "2")]
+    pub actual: Option<wire::LogId>,
+}
+
+/// TransferLeader response: accepted when neither rejection is set.
+#[derive(Clone, Copy, PartialEq, Eq, prost::Message)]
+pub struct TransferLeaderResponse {
+    /// Rejected: the target holds another vote than the leader's.
+    #[prost(message, optional, tag = "1")]
+    pub vote_changed: Option<VotePair>,
+    /// Rejected: the target has not flushed the leader's last log entry yet.
+    #[prost(message, optional, tag = "2")]
+    pub log_not_flushed: Option<LogIdPair>,
+}
+
+impl From<&RaftTransferResponse<TypeConfig>> for TransferLeaderResponse {
+    fn from(r: &RaftTransferResponse<TypeConfig>) -> Self {
+        match r {
+            Ok(()) => Self::default(),
+            Err(TransferLeaderError::VoteChanged { expected, actual }) => Self {
+                vote_changed: Some(VotePair {
+                    expected: Some(wire::Vote::from(expected)),
+                    actual: Some(wire::Vote::from(actual)),
+                }),
+                log_not_flushed: None,
+            },
+            Err(TransferLeaderError::LogNotFlushed { expected, actual }) => Self {
+                vote_changed: None,
+                log_not_flushed: Some(LogIdPair {
+                    expected: expected.as_ref().map(wire::LogId::from),
+                    actual: actual.as_ref().map(wire::LogId::from),
+                }),
+            },
+        }
+    }
+}
+
+impl TryFrom<TransferLeaderResponse> for RaftTransferResponse<TypeConfig> {
+    type Error = WireError;
+
+    fn try_from(w: TransferLeaderResponse) -> Result<Self, WireError> {
+        if let Some(pair) = w.vote_changed {
+            let missing = WireError::MissingField("VotePair");
+            let (Some(expected), Some(actual)) = (pair.expected, pair.actual) else {
+                return Err(missing);
+            };
+            return Ok(Err(TransferLeaderError::VoteChanged {
+                expected: typ::Vote::from(expected),
+                actual: typ::Vote::from(actual),
+            }));
+        }
+        if let Some(pair) = w.log_not_flushed {
+            return Ok(Err(TransferLeaderError::LogNotFlushed {
+                expected: pair.expected.map(typ::LogId::from),
+                actual: pair.actual.map(typ::LogId::from),
+            }));
+        }
+        Ok(Ok(()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use openraft::EntryPayload;
@@ -301,6 +424,39 @@ mod tests {
     }
 
     #[test]
+    fn transfer_leader_round_trips() {
+        let request = RaftTransferRequest::<TypeConfig>::new(
+            typ::Vote::new_committed(4, 1),
+            3,
+            Some(log_id(7)),
+        );
+        let bytes = TransferLeaderRequest::from(&request).encode_to_vec();
+        let back = RaftTransferRequest::<TypeConfig>::try_from(
+            TransferLeaderRequest::decode(bytes.as_slice()).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(request, back);
+        for response in [
+            Ok(()),
+            Err(TransferLeaderError::VoteChanged {
+                expected: typ::Vote::new_committed(4, 1),
+                actual: typ::Vote::new(5, 2),
+            }),
+            Err(TransferLeaderError::LogNotFlushed {
+                expected: Some(log_id(7)),
+                actual: None,
+            }),
+        ] {
+            let bytes = TransferLeaderResponse::from(&response).encode_to_vec();
+            let back = RaftTransferResponse::<TypeConfig>::try_from(
+                TransferLeaderResponse::decode(bytes.as_slice()).unwrap(),
+            )
+            .unwrap();
+            assert_eq!(response, back);
+        }
+    }
+
+    #[test]
     fn messages_without_required_fields_are_errors() {
         assert!(
             RaftAppendRequest::<TypeConfig>::try_from(AppendEntriesRequest::default()).is_err()
@@ -310,5 +466,8 @@ mod tests {
         );
         assert!(RaftVoteRequest::<TypeConfig>::try_from(VoteRequest::default()).is_err());
         assert!(RaftVoteResponse::<TypeConfig>::try_from(VoteResponse::default()).is_err());
+        assert!(
+            RaftTransferRequest::<TypeConfig>::try_from(TransferLeaderRequest::default()).is_err()
+        );
     }
 }

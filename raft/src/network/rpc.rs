@@ -10,6 +10,8 @@ pub const APPEND_ENTRIES: &str = "append-entries";
 pub const VOTE: &str = "vote";
 /// Raft Pre-Vote: would the peer vote for this candidate? (Changes nothing on the peer.)
 pub const PRE_VOTE: &str = "pre-vote";
+/// Raft leadership transfer: the leader asks its successor to stand for election now.
+pub const TRANSFER_LEADER: &str = "transfer-leader";
 /// Raft snapshot install (the whole snapshot in one message).
 pub const INSTALL_SNAPSHOT: &str = "install-snapshot";
 /// A follower forwards a client write to the leader.

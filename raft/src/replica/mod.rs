@@ -18,6 +18,7 @@ mod propose;
 mod read;
 mod removal;
 mod status;
+mod transfer;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -212,6 +213,7 @@ impl Replica {
         let m = metrics.borrow_watched();
         ReplicaStatus {
             id: self.id,
+            running: m.running_state.is_ok(),
             leader: m.current_leader,
             term: m.current_term,
             applied: self.shared.applied(),

@@ -17,6 +17,7 @@ use axum::response::IntoResponse;
 use axum::response::Response;
 use axum::routing::post;
 use openraft::raft::AppendEntriesRequest;
+use openraft::raft::TransferLeaderRequest;
 use openraft::raft::VoteRequest;
 use openraft::type_config::alias::SnapshotOf;
 use openraft::vote::RaftLeaderId;
@@ -53,6 +54,7 @@ pub fn peer_router(replica: Arc<Replica>) -> Router {
         .route(&route(rpc::VOTE), post(vote))
         .route(&route(rpc::PRE_VOTE), post(pre_vote))
         .route(&route(rpc::INSTALL_SNAPSHOT), post(install_snapshot))
+        .route(&route(rpc::TRANSFER_LEADER), post(transfer_leader))
         .route(&route(rpc::FORWARD_WRITE), post(forward_write))
         .route(&route(rpc::READ_INDEX), post(read_index))
         .route(&route(rpc::JOIN), post(join))
@@ -124,6 +126,21 @@ async fn pre_vote(State(replica): State<Arc<Replica>>, body: Bytes) -> Response 
     };
     match replica.raft().pre_vote(request).await {
         Ok(answer) => ok(&raft_message::VoteResponse::from(&answer)),
+        Err(e) => unavailable(e),
+    }
+}
+
+async fn transfer_leader(State(replica): State<Arc<Replica>>, body: Bytes) -> Response {
+    let request = match decode_into::<
+        raft_message::TransferLeaderRequest,
+        TransferLeaderRequest<TypeConfig>,
+    >(body)
+    {
+        Ok(r) => r,
+        Err(e) => return bad_request(e),
+    };
+    match replica.raft().handle_transfer_leader(request).await {
+        Ok(answer) => ok(&raft_message::TransferLeaderResponse::from(&answer)),
         Err(e) => unavailable(e),
     }
 }

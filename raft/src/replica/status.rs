@@ -10,6 +10,8 @@ use crate::typ::NodeId;
 pub struct ReplicaStatus {
     /// This replica's id.
     pub id: NodeId,
+    /// Whether raft runs here (not shut down, no fatal error).
+    pub running: bool,
     /// The current leader, as far as this replica knows.
     pub leader: Option<NodeId>,
     /// The current raft term.

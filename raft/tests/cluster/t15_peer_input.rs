@@ -45,6 +45,7 @@ async fn malformed_and_forged_peer_messages_are_refused() {
         for name in [
             rpc::APPEND_ENTRIES,
             rpc::VOTE,
+            rpc::TRANSFER_LEADER,
             rpc::INSTALL_SNAPSHOT,
             rpc::FORWARD_WRITE,
             rpc::JOIN,
@@ -58,6 +59,7 @@ async fn malformed_and_forged_peer_messages_are_refused() {
         for name in [
             rpc::APPEND_ENTRIES,
             rpc::VOTE,
+            rpc::TRANSFER_LEADER,
             rpc::INSTALL_SNAPSHOT,
             rpc::FORWARD_WRITE,
         ] {

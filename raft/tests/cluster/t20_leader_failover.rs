@@ -83,3 +83,59 @@ async fn a_replica_without_quorum_fails_reads_instead_of_answering() {
     );
     cluster.stop_all().await;
 }
+
+// A leader about to stop hands leadership over: while it still runs and heartbeats (so no
+// election timeout can fire), another voter becomes leader in the next term, and writes go on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leader_hands_leadership_over_before_it_stops() {
+    let mut cluster = Cluster::founded(3, 1000).await;
+    let old_leader = cluster.wait_leader().await;
+    let leader = cluster.replica(old_leader);
+    let before = leader.status().term;
+
+    let new_leader = leader
+        .transfer_leadership(crate::harness::PATIENCE)
+        .await
+        .expect("another replica took over");
+    assert_ne!(new_leader, old_leader);
+    assert_eq!(cluster.wait_leader().await, new_leader);
+    assert!(cluster.replica(new_leader).status().term > before);
+    // Only a leader hands over.
+    assert_eq!(
+        leader.transfer_leadership(crate::harness::PATIENCE).await,
+        None
+    );
+
+    cluster.stop(old_leader).await;
+    let survivor = cluster.running()[0];
+    cluster
+        .replica(survivor)
+        .write(put("/after-hand-over", "x"))
+        .await
+        .expect("write after the hand-over");
+    cluster.stop_all().await;
+}
+
+// A leader whose voters stopped answering names no successor (none could take over), so its
+// shutdown does not wait for a hand-over that cannot happen, and it stays the leader it was.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leader_without_answering_voters_hands_nothing_over() {
+    let mut cluster = Cluster::founded(3, 1000).await;
+    let leader_id = cluster.wait_leader().await;
+    let leader = cluster.replica(leader_id);
+    for id in cluster.running() {
+        if id != leader_id {
+            cluster.stop(id).await;
+        }
+    }
+    // Let the followers' last heartbeat answers grow older than an election timeout.
+    tokio::time::sleep(crate::harness::timings().election_timeout_max * 2).await;
+    // Handing over to a stopped voter would wait the whole (here: hour-long) limit.
+    let hand_over = leader.transfer_leadership(std::time::Duration::from_secs(3600));
+    let answer = tokio::time::timeout(crate::harness::PATIENCE, hand_over)
+        .await
+        .expect("no hand-over to wait for");
+    assert_eq!(answer, None);
+    assert!(leader.status().is_leader);
+    cluster.stop_all().await;
+}

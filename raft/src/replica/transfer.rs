@@ -1,0 +1,70 @@
+//! Leadership hand-over before a planned stop: a leader that is about to exit names the most
+//! up-to-date voter as its successor (openraft's TransferLeader), which stands for election at
+//! once, so the cluster does not wait an election timeout for a new leader.
+
+use std::time::Duration;
+
+use openraft::Instant;
+use openraft::ServerState;
+use openraft::async_runtime::watch::WatchReceiver;
+
+use super::Replica;
+use crate::typ::NodeId;
+
+impl Replica {
+    /// If this replica leads, hands leadership to the voter that has replicated the most of
+    /// its log among those answering heartbeats, and waits up to `limit` for another leader.
+    /// Returns the new leader; `None` when this replica did not lead, no other voter answers,
+    /// or it saw no new leader in time (the
+    /// cluster then elects one after the election timeout, as after a crash).
+    pub async fn transfer_leadership(&self, limit: Duration) -> Option<NodeId> {
+        let successor = {
+            let metrics = self.raft.metrics();
+            let m = metrics.borrow_watched();
+            if m.state != ServerState::Leader {
+                return None;
+            }
+            let voters: Vec<NodeId> = m.membership_config.membership().voter_ids().collect();
+            let matched = m.replication.clone().unwrap_or_default();
+            let acked = m.heartbeat.clone().unwrap_or_default();
+            // A voter that has not answered a heartbeat within an election timeout is
+            // probably down: it could not take over.
+            let answers = |id: &NodeId| {
+                acked
+                    .get(id)
+                    .copied()
+                    .flatten()
+                    .is_some_and(|at| at.elapsed() < self.timings.election_timeout_min)
+            };
+            voters
+                .into_iter()
+                .filter(|id| *id != self.id && answers(id))
+                .max_by_key(|id| matched.get(id).copied().flatten().map(|l| l.index))
+        }?;
+        tracing::info!(
+            from = self.id,
+            to = successor,
+            "handing raft leadership over"
+        );
+        if let Err(error) = self.raft.trigger().transfer_leader(successor).await {
+            tracing::warn!(%error, "raft stopped before the leadership hand-over");
+            return None;
+        }
+        let me = self.id;
+        let waited = self
+            .raft
+            .wait(Some(limit))
+            .metrics(
+                |m| m.current_leader.is_some_and(|leader| leader != me),
+                "another leader",
+            )
+            .await;
+        match waited {
+            Ok(m) => m.current_leader,
+            Err(error) => {
+                tracing::warn!(%error, to = successor, "no new leader after the hand-over");
+                None
+            }
+        }
+    }
+}
