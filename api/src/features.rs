@@ -7,6 +7,8 @@
 
 use std::fmt;
 
+use crate::request::parse_bool;
+
 /// A gate that changes what Apiary serves; read through [`FeatureGates::enabled`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Feature {
@@ -315,15 +317,6 @@ impl FeatureGates {
             help.push_str(&gate.help_line());
         }
         help
-    }
-}
-
-/// A boolean as Go's `strconv.ParseBool` reads it (kube-apiserver's flag parser).
-fn parse_bool(value: &str) -> Option<bool> {
-    match value {
-        "1" | "t" | "T" | "true" | "TRUE" | "True" => Some(true),
-        "0" | "f" | "F" | "false" | "FALSE" | "False" => Some(false),
-        _ => None,
     }
 }
 

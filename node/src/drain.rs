@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use apiary_api::error::ApiError;
+use apiary_api::request::QueryParams;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::Request;
@@ -113,14 +114,14 @@ impl Drop for InFlight {
     }
 }
 
-/// Whether `request` is a watch (a long-running request, not waited for).
+/// Whether `request` is a watch (a long-running request, not waited for): a `watch` flag read
+/// as the API reads it, or a path under `/watch/`.
 fn is_watch(request: &Request) -> bool {
     let uri = request.uri();
-    let watch_param = uri.query().is_some_and(|q| {
-        q.split('&')
-            .any(|pair| matches!(pair, "watch=true" | "watch=1" | "watch"))
-    });
-    watch_param || uri.path().contains("/watch/")
+    uri.path().contains("/watch/")
+        || uri
+            .query()
+            .is_some_and(|query| QueryParams::parse(Some(query)).flag("watch"))
 }
 
 async fn gate(State(gate): State<DrainGate>, request: Request, next: Next) -> Response {

@@ -33,6 +33,7 @@ pub use info::Verb;
 pub use list_options::ListOptions;
 pub use list_options::ResourceVersionMatch;
 pub use query::QueryParams;
+pub(crate) use query::parse_bool;
 pub use read_consistency::ListRead;
 pub use read_consistency::get_consistency;
 pub use selector::Selectors;
