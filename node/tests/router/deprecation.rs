@@ -131,8 +131,8 @@ async fn a_watch_of_a_deprecated_version_warns() {
     assert_eq!(res.extensions().get::<DeprecatedApi>(), Some(&svm_api("")));
 }
 
-// The deprecation warning goes through the one warning recorder: first, then the warnings of
-// the request's own body, deduplicated.
+// The deprecation warning goes through the one warning recorder (its cap and dedupe): first,
+// then the warnings of the request's own body.
 #[tokio::test]
 async fn the_deprecation_warning_leads_the_recorded_warnings() {
     let app = app_with(Flavor::Kubernetes, &["storagemigration.k8s.io/v1beta1"]).await;
