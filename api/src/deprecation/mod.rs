@@ -15,7 +15,6 @@ mod lifecycle;
 #[cfg(test)]
 mod tests;
 
-use std::collections::HashMap;
 use std::fmt;
 
 use k8s_openapi::Resource;
@@ -148,11 +147,12 @@ pub struct Deprecation {
     pub warning: String,
 }
 
-/// The deprecated built-in kinds of one flavor, by group, version and kind.
+/// The deprecated built-in kinds of one flavor, by group, version and kind (a few dozen at
+/// most: a scan, which allocates nothing on the request path).
 #[derive(Debug, Clone)]
 pub struct DeprecationTable {
     flavor: Flavor,
-    deprecated: HashMap<(String, String, String), Deprecation>,
+    deprecated: Vec<((String, String, String), Deprecation)>,
 }
 
 impl DeprecationTable {
@@ -163,7 +163,7 @@ impl DeprecationTable {
 
     /// The kinds deprecated in `current`.
     pub fn at(flavor: Flavor, current: Release) -> Self {
-        let mut deprecated = HashMap::new();
+        let mut deprecated = Vec::new();
         for declared in lifecycle::declared_lifecycles() {
             let (Some(deprecated_in), removed_in) = declared.lifecycle() else {
                 continue;
@@ -197,7 +197,7 @@ impl DeprecationTable {
                 replacement,
                 warning,
             };
-            deprecated.insert(key, entry);
+            deprecated.push((key, entry));
         }
         Self { flavor, deprecated }
     }
@@ -206,7 +206,9 @@ impl DeprecationTable {
     /// it, empty for core), if it is deprecated.
     pub fn lookup(&self, group: &str, version: &str, kind: &str) -> Option<&Deprecation> {
         self.deprecated
-            .get(&(group.to_owned(), version.to_owned(), kind.to_owned()))
+            .iter()
+            .find(|((g, v, k), _)| g == group && v == version && k == kind)
+            .map(|(_, deprecation)| deprecation)
     }
 
     /// What a request to `subresource` (empty: the resource itself) of the served type `rt`
