@@ -24,11 +24,14 @@
 //! - `compression`: gzip of large responses (`APIResponseCompression`).
 //! - [`features`]: the feature gates (`--feature-gates`) and their typed lookup.
 //! - [`group`]: resources and kinds qualified by their API group.
+//! - [`deprecation`]: the deprecated built-in versions, their `Warning` and the value the
+//!   metric and the audit annotations read.
 
 pub mod auth;
 pub mod bootstrap;
 mod compression;
 mod config;
+pub mod deprecation;
 pub mod discovery;
 pub mod error;
 pub mod features;

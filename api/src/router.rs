@@ -26,6 +26,7 @@ use crate::compression;
 use crate::config::ApiConfig;
 use crate::config::Clock;
 use crate::config::WatchSettings;
+use crate::deprecation::DeprecationTable;
 use crate::discovery;
 use crate::discovery::Answer;
 use crate::discovery::Discovery;
@@ -62,6 +63,7 @@ struct AppState {
     token_signer: Option<Arc<dyn TokenSigner>>,
     openapi: Arc<OpenApi>,
     readiness: Arc<dyn Readiness>,
+    deprecations: Arc<DeprecationTable>,
 }
 
 /// The whole HTTP API over `storage`.
@@ -86,6 +88,7 @@ pub fn router(storage: Arc<dyn Storage>, config: ApiConfig) -> Router {
         watch_events: Arc::default(),
         token_signer: config.token_signer,
         readiness: config.readiness.clone(),
+        deprecations: Arc::new(DeprecationTable::new(config.flavor)),
     };
     let router = Router::new()
         .route("/version", get(version).fallback(not_allowed))
@@ -211,6 +214,7 @@ async fn pipeline(state: &AppState, request: Request) -> Result<Response, ApiErr
         user: &user,
         authz: &state.authz,
         readiness: state.readiness.as_ref(),
+        deprecations: &state.deprecations,
     };
     serve_resource(state.storage.as_ref(), &state.registry, req).await
 }

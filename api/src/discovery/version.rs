@@ -3,15 +3,17 @@
 use serde_json::Value;
 use serde_json::json;
 
-/// The Kubernetes release whose API Apiary reports (clients use it to pick features).
-const MAJOR: &str = "1";
-const MINOR: &str = "37";
+/// The major number of the Kubernetes release whose API Apiary reports (clients use it to
+/// pick features; deprecations are judged against it).
+pub(crate) const MAJOR: u32 = 1;
+/// The minor number of that release.
+pub(crate) const MINOR: u32 = 37;
 
 /// The `/version` document.
 pub fn version_info() -> Value {
     json!({
-        "major": MAJOR,
-        "minor": MINOR,
+        "major": MAJOR.to_string(),
+        "minor": MINOR.to_string(),
         "gitVersion": format!("v{MAJOR}.{MINOR}.0"),
         "gitCommit": "",
         "gitTreeState": "",

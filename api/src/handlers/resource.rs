@@ -1,9 +1,12 @@
 //! A resource request, by verb, to its store (spec 000 "Verbs", R-RES-083..093). Scope,
 //! subresource and verb are checked against the resource type first: unknown resources and
-//! paths of the wrong scope are 404, verbs the type does not serve are 405.
+//! paths of the wrong scope are 404, verbs the type does not serve are 405. A request to a
+//! deprecated kind then answers, success or failure, with its deprecation `Warning` first and
+//! the [`DeprecatedApi`] in the response's extensions (crate::deprecation).
 
 use std::sync::Arc;
 
+use axum::response::IntoResponse;
 use axum::response::Response;
 use bytes::Bytes;
 use chrono::DateTime;
@@ -20,6 +23,8 @@ use super::write_options::write_options;
 use crate::auth::AuthorizerChain;
 use crate::auth::UserInfo;
 use crate::config::WatchSettings;
+use crate::deprecation::DeprecatedApi;
+use crate::deprecation::DeprecationTable;
 use crate::error::ApiError;
 use crate::flavor::Flavor;
 use crate::health::Readiness;
@@ -28,6 +33,7 @@ use crate::patch::PatchType;
 use crate::random::RandomSource;
 use crate::registry::Preconditions;
 use crate::registry::Registry;
+use crate::registry::Store;
 use crate::registry::WriteOptions;
 use crate::request::ListOptions;
 use crate::request::QueryParams;
@@ -67,6 +73,8 @@ pub(crate) struct ResourceRequest<'a> {
     pub authz: &'a AuthorizerChain,
     /// Whether this replica can serve (componentstatuses).
     pub readiness: &'a dyn Readiness,
+    /// The deprecated kinds (their requests warn).
+    pub deprecations: &'a DeprecationTable,
 }
 
 /// The media types request bodies may have (Protobuf and CBOR come with the codecs).
@@ -133,6 +141,37 @@ pub(crate) async fn serve_resource(
     if !supported {
         return Err(not_allowed());
     }
+    let deprecated = req.deprecations.resolve(rt, sub);
+    let mut warnings: Vec<String> = deprecated.iter().map(|(d, _)| d.warning.clone()).collect();
+    let response = match dispatch(storage, registry, store, &req, &mut warnings).await {
+        Ok(response) => response,
+        Err(error) if deprecated.is_none() => return Err(error),
+        Err(error) => error.into_response(),
+    };
+    let mut response = with_warnings(response, &warnings);
+    if let Some((_, api)) = deprecated {
+        response.extensions_mut().insert::<DeprecatedApi>(api);
+    }
+    Ok(response)
+}
+
+/// Serves a request whose resource, subresource and verb were checked, recording the
+/// warnings of its answer after those in `warnings`.
+async fn dispatch(
+    storage: &dyn Storage,
+    registry: &Registry,
+    store: &Store,
+    req: &ResourceRequest<'_>,
+    warnings: &mut Vec<String>,
+) -> Result<Response, ApiError> {
+    let info = req.info;
+    let rt = store.resource();
+    let namespace = info.is_namespaced_path().then_some(info.namespace.as_str());
+    let not_allowed = || ApiError::MethodNotAllowed {
+        resource: rt.group_resource(),
+        name: info.name.clone(),
+    };
+    let sub = info.subresource.as_str();
     // A patch's media type is checked first, as Kubernetes does (R-RES-130: no CBOR patch).
     let patch_type = match info.verb {
         Verb::Patch => Some(patch_type(req.content_type)?),
@@ -173,7 +212,7 @@ pub(crate) async fn serve_resource(
         (false, _) => Some(""),
     };
     if review::is_computed(rt) {
-        return review::serve(storage, registry, rt, item_ns, &req).await;
+        return review::serve(storage, registry, rt, item_ns, req).await;
     }
     if subresource::is_handled(sub) {
         let namespace = item_ns.ok_or(ApiError::UnknownResource)?;
@@ -184,7 +223,7 @@ pub(crate) async fn serve_resource(
             namespace,
             name: &info.name,
         };
-        return subresource::serve_subresource(parent, &req, write).await;
+        return subresource::serve_subresource(parent, req, write).await;
     }
     match (&info.verb, item_ns) {
         (Verb::List, _) => {
@@ -199,8 +238,8 @@ pub(crate) async fn serve_resource(
                 query: req.query,
                 flavor: req.flavor,
                 settings: req.watch,
-                random: req.random,
-                encoded: req.watch_events,
+                random: req.random.clone(),
+                encoded: req.watch_events.clone(),
             };
             crate::watch::serve_watch(storage, store, target).await
         }
@@ -218,22 +257,22 @@ pub(crate) async fn serve_resource(
         }
         (Verb::Create, Some(ns)) if info.name.is_empty() && sub.is_empty() => {
             let written = store.create(storage, ns, &req.body, req.now, write).await?;
-            let response = json_response(StatusCode::CREATED, written.body);
-            Ok(with_warnings(response, &written.warnings))
+            warnings.extend(written.warnings);
+            Ok(json_response(StatusCode::CREATED, written.body))
         }
         (Verb::Update, Some(ns)) => {
             let written = store
                 .update(storage, ns, &info.name, sub, &req.body, write)
                 .await?;
-            let response = json_response(StatusCode::OK, written.body);
-            Ok(with_warnings(response, &written.warnings))
+            warnings.extend(written.warnings);
+            Ok(json_response(StatusCode::OK, written.body))
         }
         (Verb::Patch, Some(ns)) => {
             let kind = patch_type.ok_or_else(not_allowed)?;
             let target = (ns, info.name.as_str(), sub);
             let written = store.patch(storage, target, kind, &req.body, write).await?;
-            let response = json_response(StatusCode::OK, written.body);
-            Ok(with_warnings(response, &written.warnings))
+            warnings.extend(written.warnings);
+            Ok(json_response(StatusCode::OK, written.body))
         }
         (Verb::Delete, Some(ns)) if sub.is_empty() => {
             let body = store

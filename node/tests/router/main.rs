@@ -9,6 +9,7 @@ mod crud;
 mod decode;
 mod decode_fuzz;
 mod decode_limits;
+mod deprecation;
 mod discovery;
 mod dry_run;
 mod errors;
