@@ -208,7 +208,6 @@ async fn send(app: &Router, request: Request<Body>) -> Reply {
     }
 }
 
-/// `method path` with `body` as `who` (`None`: no credentials).
 /// GET `path` as the admin with `headers`.
 async fn get_with(app: &Router, path: &str, headers: &[(&str, &str)]) -> Reply {
     let mut req = Request::builder().method("GET").uri(path);
@@ -220,6 +219,7 @@ async fn get_with(app: &Router, path: &str, headers: &[(&str, &str)]) -> Reply {
     send(app, req).await
 }
 
+/// `method path` with `body` as `who` (`None`: no credentials).
 async fn call(
     app: &Router,
     method: &str,

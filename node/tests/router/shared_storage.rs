@@ -255,6 +255,61 @@ async fn hpas_round_trip_between_autoscaling_v1_and_v2() {
     assert_status(&r, 404, "NotFound");
 }
 
+// R-VER-070, R-RES-090: a patch through a version that shares another's storage is applied
+// to that version's form of the object, and what it changed reads back through both versions.
+#[tokio::test]
+async fn patches_through_a_shared_version_apply_to_its_own_form() {
+    let (app, _) = app().await;
+    ok(
+        &app,
+        "POST",
+        EVENTS,
+        Some(&events_api_event("e1", "hello")),
+        201,
+    )
+    .await;
+    let merge = "application/merge-patch+json";
+    let r = send_as(
+        &app,
+        "PATCH",
+        &format!("{EVENTS}/e1"),
+        merge,
+        r#"{"note":"patched"}"#,
+    )
+    .await;
+    assert_eq!(r.status.as_u16(), 200, "{}", r.text());
+    let patched = r.json();
+    assert_eq!(patched["apiVersion"], "events.k8s.io/v1");
+    assert_eq!(patched["note"], "patched");
+    let core = ok(&app, "GET", &format!("{CORE}/e1"), None, 200).await;
+    assert_eq!(core["message"], "patched");
+    assert_eq!(rv(&core), rv(&patched));
+
+    ok(&app, "POST", HPA_V2, Some(&hpa_v2("a")), 201).await;
+    let json_patch =
+        r#"[{"op":"replace","path":"/spec/targetCPUUtilizationPercentage","value":60}]"#;
+    let r = send_as(
+        &app,
+        "PATCH",
+        &format!("{HPA_V1}/a"),
+        "application/json-patch+json",
+        json_patch,
+    )
+    .await;
+    assert_eq!(r.status.as_u16(), 200, "{}", r.text());
+    assert_eq!(r.json()["spec"]["targetCPUUtilizationPercentage"], 60);
+    let v2 = ok(&app, "GET", &format!("{HPA_V2}/a"), None, 200).await;
+    assert_eq!(
+        v2["spec"]["metrics"][1]["resource"]["target"]["averageUtilization"],
+        60
+    );
+    let status = r#"{"status":{"currentReplicas":2}}"#;
+    let r = send_as(&app, "PATCH", &format!("{HPA_V1}/a/status"), merge, status).await;
+    assert_eq!(r.status.as_u16(), 200, "{}", r.text());
+    let v2 = ok(&app, "GET", &format!("{HPA_V2}/a"), None, 200).await;
+    assert_eq!(v2["status"]["currentReplicas"], 2);
+}
+
 fn typed(event: &Value) -> (String, String, String, String) {
     let s = |v: &Value| v.as_str().unwrap_or_default().to_owned();
     let o = &event["object"];

@@ -82,13 +82,19 @@ impl ReadConversion {
         self.encode(obj).map(Bytes::from)
     }
 
-    /// A storage-version object in the served version, as JSON.
-    fn encode(&self, obj: Value) -> Result<Vec<u8>, ApiError> {
+    /// A storage-version object in the served version.
+    pub(super) fn served(&self, obj: Value) -> Result<Value, ApiError> {
         let mut obj = self
             .conversion
             .to_served(obj, self.flavor)
             .map_err(|e| ApiError::Internal(format!("stored object cannot be converted: {e}")))?;
         set_type(&mut obj, &self.api_version, &self.kind);
+        Ok(obj)
+    }
+
+    /// A storage-version object in the served version, as JSON.
+    fn encode(&self, obj: Value) -> Result<Vec<u8>, ApiError> {
+        let obj = self.served(obj)?;
         serde_json::to_vec(&obj).map_err(|e| ApiError::Internal(e.to_string()))
     }
 
@@ -104,7 +110,7 @@ impl ReadConversion {
 pub(super) struct Shared {
     /// The store of the storage version: its strategy, validation and persistence.
     pub(super) home: Box<Store>,
-    read: ReadConversion,
+    pub(super) read: ReadConversion,
 }
 
 impl Shared {

@@ -1,6 +1,6 @@
 //! The patch step of the generic store (R-RES-090, R-RES-114..117, R-RES-198, R-RES-199), in
 //! the order of Kubernetes' patcher: read the current object (linearizably), apply the patch
-//! to its JSON, then the normal update path (decode and type check, defaults, prepare,
+//! to its JSON (in the served version's form), then the normal update path (decode and type check, defaults, prepare,
 //! validate, compare-and-swap). The patched object carries the resourceVersion it was built
 //! from, so a write that lost a race is a conflict; a patch that did not set a
 //! resourceVersion itself is then applied again to the new current object, as upstream's
@@ -55,13 +55,25 @@ impl Store {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let (current, _, mut obj) = self.read_current(storage, &key, name).await?;
+            let (current, _, stored) = self.read_current(storage, &key, name).await?;
+            // A version that shares another's storage patches its own form of the object.
+            let mut obj = match &self.shared {
+                Some(shared) => shared.read.served(stored)?,
+                None => stored,
+            };
             let revision = current.mod_revision.to_string();
             meta_mut(&mut obj)?.insert("resourceVersion".to_owned(), revision.clone().into());
             let patched = patch::apply(kind, obj, body, shape)?;
             let own_revision = meta_str(&patched, "resourceVersion") == revision;
             let (decoded, warnings) = self.decode_patched(&patched, write.field_validation)?;
-            match self.update_decoded(storage, &writes, target, decoded).await {
+            let updated = match &self.shared {
+                Some(shared) => {
+                    self.update_shared(shared, storage, &writes, target, decoded)
+                        .await
+                }
+                None => self.update_decoded(storage, &writes, target, decoded).await,
+            };
+            match updated {
                 Ok(body) => return Ok(Written { body, warnings }),
                 Err(ApiError::Conflict { .. }) if own_revision && attempt < RETRY_ATTEMPTS => {
                     continue;
