@@ -73,6 +73,8 @@ fn serve_help_lists_the_gates() {
          replica)",
         "CBORServingAndStorage=true|false (ALPHA - default=false, same on every replica)",
         "WatchList=true|false (BETA - default=true)",
+        "AllAlpha=true|false (ALPHA - default=false)",
+        "AllBeta=true|false (BETA - default=false)",
         "AuthorizeWithSelectors=true|false (GA - default=true, locked)",
         "AuthorizeNodeWithSelectors=true|false (GA - default=true, locked)",
     ] {
