@@ -65,8 +65,8 @@ fn record(gates: &FeatureGates) -> BTreeMap<String, bool> {
         .collect()
 }
 
-/// The first gate whose value differs between `local` and `cluster`. A gate the record does
-/// not name (one a newer binary added) is not a difference.
+/// Fails on the first gate whose value differs between `local` and `cluster`. A gate the
+/// record does not name (one a newer binary added) is not a difference.
 pub fn first_difference(
     local: &BTreeMap<String, bool>,
     cluster: &BTreeMap<String, bool>,
