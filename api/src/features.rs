@@ -70,25 +70,40 @@ impl Stage {
 pub struct Gate {
     /// The name set in `--feature-gates`.
     pub name: &'static str,
-    /// The feature it turns on; `None` for a removed gate, which turns nothing on any more.
+    /// The feature it turns on; `None` for a removed gate, which turns nothing on any more,
+    /// and for the global toggles ([`Gate::toggles`]).
     pub feature: Option<Feature>,
     /// Its stage.
     pub stage: Stage,
     /// Its value when not set (for a GA gate, the value it is locked to).
     pub default: bool,
+    /// Whether it changes what is stored or replicated, so every replica of a cluster must
+    /// have the same value (the node refuses to start a replica that differs).
+    pub cluster_wide: bool,
 }
+
+/// The gate that sets every alpha gate not set explicitly (kube-apiserver's global toggle).
+pub const ALL_ALPHA: &str = "AllAlpha";
+
+/// The gate that sets every beta gate not set explicitly.
+pub const ALL_BETA: &str = "AllBeta";
 
 /// Every gate Apiary knows, in name order (byte-wise, as kube-apiserver lists them). Where a
 /// stage comes from (the specification's documents, else kube-apiserver's versioned gate
 /// table for the release Apiary reports):
 ///
 /// - `APIResponseCompression`: beta, on (000, "Accept-Encoding: gzip"; beta since 1.16).
-/// - `AllowUnsafeMalformedObjectDeletion`: alpha, off (000, forced deletion; alpha since 1.32).
+/// - `AllowUnsafeMalformedObjectDeletion`: alpha, off (000, forced deletion; alpha since 1.32);
+///   cluster-wide: it decides which deletes are replicated.
+/// - `AllAlpha`, `AllBeta`: kube-apiserver's global toggles (alpha and beta, off): each sets
+///   every gate of its stage that `--feature-gates` does not set explicitly, whatever the order
+///   of the entries; GA, deprecated and removed gates are never touched.
 /// - `APIListChunking`: removed (GA and locked in 1.29, removed in 1.32); chunked lists are
 ///   always served.
 /// - `AuthorizeNodeWithSelectors`, `AuthorizeWithSelectors`: GA and locked on (GA since 1.34;
 ///   CHECKLIST.md's differences table: the spec's older alpha/beta wording is not followed).
-/// - `CBORServingAndStorage`: alpha, off (000, media types; alpha since 1.32).
+/// - `CBORServingAndStorage`: alpha, off (000, media types; alpha since 1.32); cluster-wide:
+///   it decides the stored encoding.
 /// - `WatchList`: beta, on (beta since 1.32, on by default again since 1.34).
 pub const GATES: &[Gate] = &[
     Gate {
@@ -96,42 +111,63 @@ pub const GATES: &[Gate] = &[
         feature: None,
         stage: Stage::Removed,
         default: true,
+        cluster_wide: false,
     },
     Gate {
         name: "APIResponseCompression",
         feature: Some(Feature::APIResponseCompression),
         stage: Stage::Beta,
         default: true,
+        cluster_wide: false,
+    },
+    Gate {
+        name: ALL_ALPHA,
+        feature: None,
+        stage: Stage::Alpha,
+        default: false,
+        cluster_wide: false,
+    },
+    Gate {
+        name: ALL_BETA,
+        feature: None,
+        stage: Stage::Beta,
+        default: false,
+        cluster_wide: false,
     },
     Gate {
         name: "AllowUnsafeMalformedObjectDeletion",
         feature: Some(Feature::AllowUnsafeMalformedObjectDeletion),
         stage: Stage::Alpha,
         default: false,
+        cluster_wide: true,
     },
     Gate {
         name: "AuthorizeNodeWithSelectors",
         feature: Some(Feature::AuthorizeNodeWithSelectors),
         stage: Stage::Ga,
         default: true,
+        cluster_wide: false,
     },
     Gate {
         name: "AuthorizeWithSelectors",
         feature: Some(Feature::AuthorizeWithSelectors),
         stage: Stage::Ga,
         default: true,
+        cluster_wide: false,
     },
     Gate {
         name: "CBORServingAndStorage",
         feature: Some(Feature::CBORServingAndStorage),
         stage: Stage::Alpha,
         default: false,
+        cluster_wide: true,
     },
     Gate {
         name: "WatchList",
         feature: Some(Feature::WatchList),
         stage: Stage::Beta,
         default: true,
+        cluster_wide: false,
     },
 ];
 
@@ -202,6 +238,15 @@ impl fmt::Display for GateWarning {
 }
 
 impl Gate {
+    /// The stage whose gates this global toggle sets (`AllAlpha`, `AllBeta`), if it is one.
+    pub fn toggles(&self) -> Option<Stage> {
+        match self.name {
+            ALL_ALPHA => Some(Stage::Alpha),
+            ALL_BETA => Some(Stage::Beta),
+            _ => None,
+        }
+    }
+
     /// Whether `value` may be set on this gate, by its stage: alpha and beta take either
     /// value, a GA gate only the one it is locked to, a deprecated gate either with a warning,
     /// a removed gate none. A GA gate set to its locked value warns too, as it will go away.
@@ -233,10 +278,15 @@ impl Gate {
                 self.name, self.default
             ),
             stage => format!(
-                "{}=true|false ({} - default={})",
+                "{}=true|false ({} - default={}{})",
                 self.name,
                 stage.label(),
-                self.default
+                self.default,
+                if self.cluster_wide {
+                    ", same on every replica"
+                } else {
+                    ""
+                }
             ),
         }
     }
@@ -267,13 +317,23 @@ impl FeatureGates {
         self.enabled[feature.index()]
     }
 
+    /// The value of every cluster-wide gate ([`Gate::cluster_wide`]), by name.
+    pub fn cluster_wide(&self) -> impl Iterator<Item = (&'static str, bool)> + '_ {
+        GATES
+            .iter()
+            .filter(|g| g.cluster_wide)
+            .filter_map(|g| g.feature.map(|feature| (g.name, self.enabled(feature))))
+    }
+
     /// The gates from `--feature-gates` values: each a comma-separated list of `Name=bool`
     /// (whitespace around names and values trimmed, empty entries skipped, booleans spelled as
-    /// kube-apiserver accepts them), later entries winning. Returns the warnings to log.
+    /// kube-apiserver accepts them), later entries winning. `AllAlpha` and `AllBeta` set every
+    /// alpha or beta gate that no entry names, so an explicit entry wins over them in any
+    /// order. Returns the warnings to log.
     pub fn parse<'a>(
         values: impl IntoIterator<Item = &'a str>,
     ) -> Result<(Self, Vec<GateWarning>), FeatureGateError> {
-        let mut gates = Self::default();
+        let mut set: Vec<(&Gate, bool)> = Vec::new();
         let mut warnings = Vec::new();
         for pair in values.into_iter().flat_map(|v| v.split(',')) {
             let pair = pair.trim();
@@ -298,6 +358,20 @@ impl FeatureGates {
                         name: name.to_owned(),
                     })?;
             warnings.extend(gate.check(value)?);
+            set.push((gate, value));
+        }
+        let mut gates = Self::default();
+        for (toggle, value) in &set {
+            let Some(stage) = toggle.toggles() else {
+                continue;
+            };
+            for gate in GATES.iter().filter(|g| g.stage == stage) {
+                if let Some(feature) = gate.feature {
+                    gates.enabled[feature.index()] = *value;
+                }
+            }
+        }
+        for (gate, value) in set {
             if let Some(feature) = gate.feature {
                 gates.enabled[feature.index()] = value;
             }

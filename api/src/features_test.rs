@@ -12,6 +12,7 @@ fn gate(stage: Stage, default: bool) -> Gate {
         feature: None,
         stage,
         default,
+        cluster_wide: false,
     }
 }
 
@@ -29,7 +30,7 @@ fn every_feature_has_exactly_one_row_and_rows_are_sorted() {
     for row in GATES {
         assert_eq!(
             row.feature.is_none(),
-            row.stage == Stage::Removed,
+            row.stage == Stage::Removed || row.toggles().is_some(),
             "{}",
             row.name
         );
@@ -46,7 +47,7 @@ fn defaults_follow_the_stages_the_spec_names() {
     assert!(!gates.enabled(Feature::AllowUnsafeMalformedObjectDeletion));
     assert!(gates.enabled(Feature::AuthorizeWithSelectors));
     assert!(gates.enabled(Feature::AuthorizeNodeWithSelectors));
-    for row in GATES {
+    for row in GATES.iter().filter(|row| row.toggles().is_none()) {
         match row.stage {
             Stage::Alpha => assert!(!row.default, "{}", row.name),
             Stage::Beta | Stage::Ga => assert!(row.default, "{}", row.name),
@@ -173,7 +174,53 @@ fn help_lists_every_gate_with_stage_and_default() {
         assert!(help.contains(row.name), "{}", row.name);
     }
     assert!(help.contains("APIResponseCompression=true|false (BETA - default=true)"));
-    assert!(help.contains("CBORServingAndStorage=true|false (ALPHA - default=false)"));
+    assert!(help.contains(
+        "CBORServingAndStorage=true|false (ALPHA - default=false, same on every replica)"
+    ));
+    assert!(help.contains("AllAlpha=true|false (ALPHA - default=false)"));
+    assert!(help.contains("AllBeta=true|false (BETA - default=false)"));
     assert!(help.contains("AuthorizeWithSelectors=true|false (GA - default=true, locked)"));
     assert!(help.contains("APIListChunking (REMOVED - setting it is an error)"));
+}
+
+// AllAlpha and AllBeta set every gate of their stage that no entry names, in any order of the
+// entries; an explicit entry wins; GA gates are not touched.
+#[test]
+fn all_alpha_and_all_beta_set_the_gates_not_set_explicitly() {
+    let (gates, warnings) = parse(&["AllAlpha=true"]).unwrap();
+    assert!(gates.enabled(Feature::CBORServingAndStorage));
+    assert!(gates.enabled(Feature::AllowUnsafeMalformedObjectDeletion));
+    assert!(
+        gates.enabled(Feature::WatchList),
+        "beta gates keep their default"
+    );
+    assert!(warnings.is_empty());
+    for entries in [
+        &["CBORServingAndStorage=false", "AllAlpha=true"][..],
+        &["AllAlpha=true,CBORServingAndStorage=false"][..],
+    ] {
+        let (gates, _) = parse(entries).unwrap();
+        assert!(
+            !gates.enabled(Feature::CBORServingAndStorage),
+            "{entries:?}"
+        );
+        assert!(
+            gates.enabled(Feature::AllowUnsafeMalformedObjectDeletion),
+            "{entries:?}"
+        );
+    }
+    let (gates, _) = parse(&["AllBeta=false", "WatchList=true"]).unwrap();
+    assert!(!gates.enabled(Feature::APIResponseCompression));
+    assert!(gates.enabled(Feature::WatchList));
+    assert!(
+        gates.enabled(Feature::AuthorizeWithSelectors),
+        "GA stays locked on"
+    );
+    assert!(
+        !gates.enabled(Feature::CBORServingAndStorage),
+        "alpha keeps its default"
+    );
+    let (gates, _) = parse(&["AllAlpha=true", "AllAlpha=false"]).unwrap();
+    assert_eq!(gates, FeatureGates::default(), "the last toggle entry wins");
+    assert!(parse(&["AllAlpha=maybe"]).is_err());
 }

@@ -149,6 +149,11 @@ pub struct ServeArgs {
     /// Feature gates as comma-separated `Name=true|false`, repeatable (help: the gate table).
     #[arg(long, value_delimiter = ',', help = FeatureGates::help())]
     pub feature_gates: Vec<String>,
+    /// Make this replica's values of the gates marked "same on every replica" the cluster's,
+    /// replacing the recorded ones (a deliberate change, with every other replica stopped);
+    /// without it, a replica whose values differ from the cluster's refuses to start.
+    #[arg(long)]
+    pub replace_cluster_feature_gates: bool,
     /// History, watch and continue-token lifetimes.
     #[command(flatten)]
     pub watch: WatchArgs,

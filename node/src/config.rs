@@ -22,6 +22,7 @@ use crate::cli::ClusterState;
 use crate::cli::FlavorName;
 use crate::cli::ServeArgs;
 use crate::cli::WatchArgs;
+use crate::cluster_gates::GateRecord;
 use crate::drain::ShutdownSettings;
 use crate::server::flavor;
 use crate::service_account_key::DEFAULT_KEY_FILE;
@@ -163,6 +164,9 @@ pub struct ServeConfig {
     pub feature_gates: FeatureGates,
     /// What setting `--feature-gates` left to log: GA or deprecated gates that were set.
     pub feature_gate_warnings: Vec<GateWarning>,
+    /// Whether this replica's cluster-wide gates replace the cluster's
+    /// (`--replace-cluster-feature-gates`) or must agree with them.
+    pub gate_record: GateRecord,
     /// Graceful shutdown (`--shutdown-delay-duration`, `--shutdown-send-retry-after`).
     pub shutdown: ShutdownSettings,
     /// How long after start `/livez` passes unfinished start-up steps (`--livez-grace-period`).
@@ -223,6 +227,11 @@ impl ServeConfig {
             max_object_bytes: args.max_object_bytes,
             feature_gates,
             feature_gate_warnings,
+            gate_record: if args.replace_cluster_feature_gates {
+                GateRecord::Replace
+            } else {
+                GateRecord::Agree
+            },
             shutdown: ShutdownSettings {
                 delay: args.lifecycle.shutdown_delay_duration,
                 send_retry_after: args.lifecycle.shutdown_send_retry_after,

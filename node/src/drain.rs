@@ -6,6 +6,10 @@
 //! still answered. Open watches then end with a clean end of stream after their last whole
 //! event (clients resume elsewhere from the last resource version they saw), given up to
 //! `--shutdown-watch-termination-grace-period` to finish sending.
+//!
+//! At start-up the same gate holds requests other than health probes (503 with `Retry-After`)
+//! until it is opened: the replica admits requests only once its cluster-wide feature gates
+//! agree with the cluster's ([`crate::cluster_gates`]).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -45,6 +49,7 @@ pub struct ShutdownSettings {
 /// draining with `send_retry_after`, refuses new requests. Clones share the state.
 #[derive(Debug, Clone)]
 pub struct DrainGate {
+    opened: CancellationToken,
     draining: CancellationToken,
     refuse: bool,
     in_flight: Arc<watch::Sender<usize>>,
@@ -56,7 +61,16 @@ impl DrainGate {
     /// A gate that, once [`DrainGate::start_draining`] was called, refuses new requests when
     /// `refuse` (`--shutdown-send-retry-after`) and lets them through otherwise.
     pub fn new(refuse: bool) -> Self {
+        let gate = Self::held(refuse);
+        gate.open();
+        gate
+    }
+
+    /// A gate like [`DrainGate::new`]'s that answers every request but health probes with 503
+    /// until [`DrainGate::open`] is called.
+    pub fn held(refuse: bool) -> Self {
         Self {
+            opened: CancellationToken::new(),
             draining: CancellationToken::new(),
             refuse,
             in_flight: Arc::new(watch::Sender::new(0)),
@@ -68,6 +82,11 @@ impl DrainGate {
     /// `app` behind this gate.
     pub fn wrap(&self, app: Router) -> Router {
         app.layer(axum::middleware::from_fn_with_state(self.clone(), gate))
+    }
+
+    /// From now on requests are admitted (until draining).
+    pub fn open(&self) {
+        self.opened.cancel();
     }
 
     /// From now on new requests are refused (if the gate refuses at all).
@@ -128,6 +147,11 @@ async fn gate(State(gate): State<DrainGate>, request: Request, next: Next) -> Re
     let path = request.uri().path();
     if EXEMPT_PREFIXES.iter().any(|p| path.starts_with(p)) {
         return next.run(request).await;
+    }
+    if !gate.opened.is_cancelled() {
+        let starting = "the replica is starting: its feature gates are not yet checked against \
+                        the cluster's";
+        return ApiError::ServiceUnavailable(starting.to_owned()).into_response();
     }
     if gate.refuse && gate.draining.is_cancelled() {
         let mut response = ApiError::ShuttingDown.into_response();
@@ -192,6 +216,19 @@ mod tests {
         assert_eq!(status["details"]["retryAfterSeconds"], 5);
         assert_eq!(status_of(&app, "/readyz").await.status(), 200);
         gate.drained().await;
+    }
+
+    // A held gate answers 503 with Retry-After to everything but health probes until opened.
+    #[tokio::test]
+    async fn a_held_gate_admits_only_probes_until_opened() {
+        let gate = DrainGate::held(false);
+        let app = app(&gate);
+        let held = status_of(&app, "/api/v1/namespaces").await;
+        assert_eq!(held.status(), 503);
+        assert!(held.headers().contains_key(header::RETRY_AFTER));
+        assert_eq!(status_of(&app, "/readyz").await.status(), 200);
+        gate.open();
+        assert_eq!(status_of(&app, "/api/v1/namespaces").await.status(), 200);
     }
 
     // Without --shutdown-send-retry-after, draining refuses nothing (the listener closes).

@@ -31,6 +31,9 @@ pub enum NodeError {
     /// The signal handlers could not be installed.
     #[error("cannot install signal handlers")]
     Signals(#[source] std::io::Error),
+    /// A cluster-wide feature gate differs from the cluster's value.
+    #[error("feature gates disagree with the cluster")]
+    FeatureGates(#[source] crate::cluster_gates::GateAgreementError),
     /// The replica could not start (its data directory, its raft state).
     #[error("cannot start the replica")]
     Replica(#[source] apiary_raft::replica::ReplicaError),

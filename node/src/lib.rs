@@ -24,6 +24,7 @@
 pub mod backend;
 pub mod bootstrap;
 pub mod cli;
+pub mod cluster_gates;
 pub mod compactor;
 pub mod config;
 pub mod dev;

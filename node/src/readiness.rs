@@ -1,12 +1,18 @@
 //! The health checks of a replica, named as kube-apiserver names their analogues: `etcd` (raft
-//! runs), `etcd-readiness` (a leader is known and everything known committed is applied), one
+//! runs), `etcd-readiness` (a leader is known and everything known committed is applied; once
+//! the replica was in that state, a lapse shorter than [`SETTLING`] is tolerated, as the
+//! moments between a commit and its apply under steady writes, or a leadership hand-over,
+//! are not a replica in trouble), one
 //! `poststarthook/<name>` per start-up step ([`PostStartHook`], passed by `/livez` within the
 //! `--livez-grace-period`) and `shutdown` (fails once shutdown began, so load balancers stop
 //! sending requests before the listener closes).
 
 use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::PoisonError;
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 use apiary_api::health::CheckScope;
 use apiary_api::health::HealthCheck;
@@ -41,10 +47,31 @@ const ETCD: &str = "etcd";
 const ETCD_READINESS: &str = "etcd-readiness";
 const SHUTDOWN: &str = "shutdown";
 
+/// How long a replica that was settled (knew a leader, had applied everything it knew
+/// committed) may know no leader, or leave a known-committed index unapplied, before
+/// `etcd-readiness` fails.
+const SETTLING: Duration = Duration::from_secs(1);
+
+/// What `etcd-readiness` remembers between two checks.
+#[derive(Debug, Default)]
+struct Settled {
+    /// Whether the replica ever knew a leader; before that, knowing none fails at once.
+    led: bool,
+    /// Since when the replica knows no leader.
+    leaderless: Option<Instant>,
+    /// Whether the replica ever had applied everything it knew committed; before that, being
+    /// behind fails at once (a replica still replaying its log would answer "Any" reads from
+    /// an old state).
+    caught_up: bool,
+    /// The committed index seen unapplied, and since when.
+    behind: Option<(u64, Instant)>,
+}
+
 /// The readiness of one replica. Clones share the state.
 #[derive(Debug, Clone)]
 pub struct ReplicaReadiness {
     replica: Arc<Replica>,
+    settled: Arc<Mutex<Settled>>,
     hooks: Arc<[AtomicBool; PostStartHook::ALL.len()]>,
     shutting_down: CancellationToken,
     live_from: Instant,
@@ -62,6 +89,7 @@ impl ReplicaReadiness {
     ) -> Self {
         Self {
             replica,
+            settled: Arc::default(),
             hooks: Arc::new([AtomicBool::new(false), AtomicBool::new(false)]),
             shutting_down,
             live_from,
@@ -83,14 +111,34 @@ impl ReplicaReadiness {
 
     fn etcd_readiness(&self) -> Result<(), String> {
         let status = self.replica.status();
-        if status.leader.is_none() {
-            return Err(format!(
-                "replica {} knows no leader (term {}, applied {})",
-                status.id, status.term, status.applied
-            ));
+        let now = Instant::now();
+        let mut settled = self.settled.lock().unwrap_or_else(PoisonError::into_inner);
+        let lapsed = |since: Instant| now.duration_since(since) >= SETTLING;
+        if status.leader.is_some() {
+            settled.led = true;
+            settled.leaderless = None;
+        } else {
+            let since = *settled.leaderless.get_or_insert(now);
+            if !settled.led || lapsed(since) {
+                return Err(format!(
+                    "replica {} knows no leader (term {}, applied {})",
+                    status.id, status.term, status.applied
+                ));
+            }
         }
-        // A replica still replaying its log would answer "Any" reads from an old state.
-        if status.applied < status.committed {
+        if status.applied >= status.committed {
+            settled.caught_up = true;
+            settled.behind = None;
+            return Ok(());
+        }
+        let since = match settled.behind {
+            Some((target, since)) if target > status.applied => since,
+            _ => {
+                settled.behind = Some((status.committed, now));
+                now
+            }
+        };
+        if !settled.caught_up || lapsed(since) {
             return Err(format!(
                 "replica {} has applied {} of {} committed",
                 status.id, status.applied, status.committed

@@ -112,6 +112,7 @@ pub async fn run(
         service_ranges: config.service_ranges,
         max_object_bytes: config.max_object_bytes,
         feature_gates: config.feature_gates,
+        gate_record: config.gate_record,
         shutdown: config.shutdown,
         livez_grace_period: config.livez_grace_period,
     };

@@ -5,6 +5,10 @@
 //! the host's one thread). So both run the same replica start-up, peer router, API, bootstrap
 //! ([`ensure_cluster_objects`]), readiness, token signer, compactor and shutdown order.
 //!
+//! Until the cluster-wide feature gates agree with the cluster's record
+//! ([`crate::cluster_gates`]) the API answers only health probes (others get 503) and the
+//! bootstrap waits; a replica that differs shuts down as below and ends with the error.
+//!
 //! Shutdown order ([`crate::drain`]): stop reporting ready (the `shutdown` check), keep serving
 //! for the shutdown delay, then, with `send_retry_after`, refuse new requests with 429 until the
 //! requests in flight finished; then end the open watches cleanly (waiting up to the watch
@@ -54,6 +58,8 @@ use tokio_util::sync::CancellationToken;
 use crate::backend::ReplicaStorage;
 use crate::bootstrap::ClusterObjects;
 use crate::bootstrap::ensure_cluster_objects;
+use crate::cluster_gates::GateRecord;
+use crate::cluster_gates::ensure_agreement;
 use crate::compactor::run_compactor;
 use crate::drain::DrainGate;
 use crate::drain::ShutdownSettings;
@@ -93,6 +99,8 @@ pub struct HostConfig {
     pub max_object_bytes: usize,
     /// Which gated features are on.
     pub feature_gates: FeatureGates,
+    /// How the cluster-wide gates meet the cluster's record (before the API admits requests).
+    pub gate_record: GateRecord,
     /// The shutdown delay and whether to refuse requests while draining.
     pub shutdown: ShutdownSettings,
     /// How long after start `/livez` passes unfinished start-up steps.
@@ -228,7 +236,7 @@ where
     if let Some(extra) = extra_routes {
         app = app.merge(extra(replica.clone()));
     }
-    let gate = DrainGate::new(config.shutdown.send_retry_after);
+    let gate = DrainGate::held(config.shutdown.send_retry_after);
     let app = gate.wrap(app);
 
     let (api_port, api_server, peer_server) = match sockets {
@@ -289,7 +297,21 @@ where
         random,
     };
     let stop_bootstrap = stop_api.clone();
+    let (refused, refusal) = tokio::sync::oneshot::channel();
+    let agreement = (replica.clone(), config.feature_gates, config.gate_record);
+    let admit = gate.clone();
     let bootstrap = tokio::spawn(async move {
+        let (replica, gates, mode) = agreement;
+        tokio::select! {
+            agreed = ensure_agreement(&replica, &gates, mode) => match agreed {
+                Ok(()) => admit.open(),
+                Err(error) => {
+                    let _ = refused.send(error);
+                    return;
+                }
+            },
+            () = stop_bootstrap.cancelled() => return,
+        }
         ensure_cluster_objects(storage, objects, readiness, stop_bootstrap).await;
     });
     let compactor = tokio::spawn(run_compactor(
@@ -298,8 +320,15 @@ where
         stop_api.clone(),
     ));
 
-    shutdown.await;
-    let delay = config.shutdown.delay;
+    let refusal = tokio::select! {
+        () = shutdown => None,
+        Ok(error) = refusal => Some(error),
+    };
+    let delay = if refusal.is_some() {
+        Duration::ZERO
+    } else {
+        config.shutdown.delay
+    };
     tracing::info!(%name, ?delay, "shutting down: not ready, serving for the delay");
     shutting_down.cancel();
     tokio::time::sleep(delay).await;
@@ -343,7 +372,7 @@ where
         runtime.shutdown().await;
     }
     tracing::info!(%name, "stopped");
-    Ok(())
+    refusal.map_or(Ok(()), |error| Err(NodeError::FeatureGates(error)))
 }
 
 /// Opens the raft log on `log` and starts the replica on the current runtime.

@@ -14,11 +14,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use apiary_api::FeatureGates;
 use apiary_api::WatchSettings;
 use apiary_api::registry::RuntimeConfig;
 use apiary_api::registry::allocator::ServiceRanges;
 use apiary_node::Listeners;
 use apiary_node::cli::FlavorName;
+use apiary_node::cluster_gates::GateRecord;
 use apiary_node::config::ApiTlsFiles;
 use apiary_node::config::PeerTlsFiles;
 use apiary_node::config::ServeConfig;
@@ -63,6 +65,10 @@ struct Cluster {
     shutdown: ShutdownSettings,
     /// The `--livez-grace-period` of replicas started from now on.
     livez_grace_period: Duration,
+    /// The `--feature-gates` of replicas started from now on.
+    feature_gates: FeatureGates,
+    /// Whether replicas started from now on replace the cluster's gate record.
+    gate_record: GateRecord,
 }
 
 async fn bind() -> Listeners {
@@ -102,6 +108,8 @@ impl Cluster {
             replicas: Vec::new(),
             shutdown,
             livez_grace_period: Duration::ZERO,
+            feature_gates: FeatureGates::default(),
+            gate_record: GateRecord::Agree,
         };
         for (l, id) in listeners.iter().zip(1..) {
             let url = format!("https://{}", l.peer.local_addr().unwrap());
@@ -151,8 +159,9 @@ impl Cluster {
             service_account_issuer: "https://apiary.test".to_owned(),
             service_ranges: ServiceRanges::default(),
             max_object_bytes: apiary_api::DEFAULT_MAX_OBJECT_BYTES,
-            feature_gates: apiary_api::FeatureGates::default(),
+            feature_gates: self.feature_gates,
             feature_gate_warnings: Vec::new(),
+            gate_record: self.gate_record,
             shutdown: self.shutdown,
             livez_grace_period: self.livez_grace_period,
         };
@@ -395,6 +404,42 @@ async fn three_replicas_serve_the_api_over_tls() {
 }
 
 /// The collection of config maps in `default`, which every test writes to.
+// A gate that changes what is stored must agree on every replica: a replica started with
+// another value than the cluster's refuses to start, naming the gate and both values; a gate
+// that does not change what is stored may differ.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_replica_whose_cluster_wide_gate_differs_refuses_to_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut cluster, admin) = ready_cluster(dir.path(), 5, 3).await;
+    (cluster.feature_gates, _) = FeatureGates::parse(["CBORServingAndStorage=true"]).unwrap();
+    cluster.join().await;
+    let refused = tokio::time::timeout(Duration::from_secs(60), &mut cluster.replicas[3])
+        .await
+        .expect("the replica refuses in time")
+        .unwrap()
+        .expect_err("the replica refuses to start");
+    let message = apiary_node::error::error_chain(&refused);
+    assert!(
+        message.contains(
+            "feature gate CBORServingAndStorage is true on this replica but false in the cluster"
+        ),
+        "{message}"
+    );
+    assert!(
+        message.contains("--replace-cluster-feature-gates"),
+        "{message}"
+    );
+
+    (cluster.feature_gates, _) = FeatureGates::parse(["APIResponseCompression=false"]).unwrap();
+    cluster.join().await;
+    wait_ready(&admin, cluster.api[4]).await;
+    create_configmap(&admin, cluster.api[4], "agreed").await;
+
+    for index in [0, 1, 2, 4] {
+        cluster.stop_replica(index).await;
+    }
+}
+
 const CONFIGMAPS: &str = "/api/v1/namespaces/default/configmaps";
 
 fn configmap(name: &str) -> Value {

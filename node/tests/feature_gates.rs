@@ -69,9 +69,12 @@ fn serve_help_lists_the_gates() {
     let help = String::from_utf8_lossy(&output.stdout);
     for line in [
         "APIResponseCompression=true|false (BETA - default=true)",
-        "AllowUnsafeMalformedObjectDeletion=true|false (ALPHA - default=false)",
-        "CBORServingAndStorage=true|false (ALPHA - default=false)",
+        "AllowUnsafeMalformedObjectDeletion=true|false (ALPHA - default=false, same on every \
+         replica)",
+        "CBORServingAndStorage=true|false (ALPHA - default=false, same on every replica)",
         "WatchList=true|false (BETA - default=true)",
+        "AllAlpha=true|false (ALPHA - default=false)",
+        "AllBeta=true|false (BETA - default=false)",
         "AuthorizeWithSelectors=true|false (GA - default=true, locked)",
         "AuthorizeNodeWithSelectors=true|false (GA - default=true, locked)",
     ] {

@@ -30,6 +30,7 @@ use apiary_api::WatchSettings;
 use apiary_api::auth::ClientCertificate;
 use apiary_api::registry::RuntimeConfig;
 use apiary_api::registry::allocator::ServiceRanges;
+use apiary_node::cluster_gates::GateRecord;
 use apiary_node::drain::ShutdownSettings;
 use apiary_node::wiring::HostConfig;
 use apiary_node::wiring::HostParts;
@@ -366,6 +367,7 @@ async fn run_replica(software: HostSoftware, disk: SimDisk) -> turmoil::Result {
         service_ranges: ServiceRanges::default(),
         max_object_bytes: DEFAULT_MAX_OBJECT_BYTES,
         feature_gates: FeatureGates::default(),
+        gate_record: GateRecord::Agree,
         shutdown: ShutdownSettings::default(),
         livez_grace_period: Duration::ZERO,
     };

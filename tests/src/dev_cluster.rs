@@ -229,6 +229,15 @@ impl DevCluster {
         process::wait_gone(pid, Signal::Kill, Duration::from_secs(10))
     }
 
+    /// Asks replica `index` (1-based) to stop gracefully with SIGTERM, as a supervisor does,
+    /// and returns its process id (to see it gone with [`process::is_alive`]). `apiary dev` does
+    /// not restart it.
+    pub fn terminate_replica(&self, index: usize) -> Result<u32> {
+        let pid = self.pid(index)?;
+        process::send(pid, Signal::Terminate)?;
+        Ok(pid)
+    }
+
     /// Freezes replica `index` (1-based) with SIGSTOP: it neither applies nor answers until
     /// [`DevCluster::resume_replica`], while the others go on (a replica that lags).
     pub fn pause_replica(&self, index: usize) -> Result<()> {

@@ -15,13 +15,16 @@ use crate::typ;
 use crate::typ::NodeId;
 use crate::typ::TypeConfig;
 
+/// Each peer's reachability, by id, as the raft calls to it found it.
+pub(crate) type PeerHealthMap = Arc<Mutex<BTreeMap<NodeId, Arc<PeerHealth>>>>;
+
 /// Creates raft network clients over a shared [`PeerClient`].
 #[derive(Debug, Clone)]
 pub struct PeerNetworkFactory {
     client: PeerClient,
     local: NodeId,
     /// Each target's reachability, made at its first connection.
-    health: Arc<Mutex<BTreeMap<NodeId, Arc<PeerHealth>>>>,
+    health: PeerHealthMap,
 }
 
 impl PeerNetworkFactory {
@@ -32,6 +35,11 @@ impl PeerNetworkFactory {
             local,
             health: Arc::default(),
         }
+    }
+
+    /// The reachability of the peers this factory's clients call (shared, kept up to date).
+    pub(crate) fn health(&self) -> PeerHealthMap {
+        self.health.clone()
     }
 }
 

@@ -22,6 +22,7 @@ use peer_health::PeerHealth;
 pub use connection::PeerConnection;
 pub use connector::Connector;
 pub use connector::MaybeTlsStream;
+pub(crate) use factory::PeerHealthMap;
 pub use factory::PeerNetworkFactory;
 pub use http_transport::HttpTransport;
 pub use peer_client::PeerCallError;

@@ -66,6 +66,8 @@ enum State {
 pub struct PeerHealth {
     peer: NodeId,
     state: Mutex<State>,
+    /// When the latest call failed.
+    last_failure: Mutex<Option<Instant>>,
 }
 
 impl PeerHealth {
@@ -74,7 +76,18 @@ impl PeerHealth {
         Self {
             peer,
             state: Mutex::new(State::Answering),
+            last_failure: Mutex::new(None),
         }
+    }
+
+    /// Whether a call to the peer failed at or after `at` and none was answered since.
+    pub fn failing_since(&self, at: Instant) -> bool {
+        let answering = matches!(
+            *self.state.lock().unwrap_or_else(|e| e.into_inner()),
+            State::Answering
+        );
+        let last = *self.last_failure.lock().unwrap_or_else(|e| e.into_inner());
+        !answering && last.is_some_and(|last| last >= at)
     }
 
     /// Records an answered call at `now` (any answer: the peer is there, whatever it said).
@@ -95,6 +108,7 @@ impl PeerHealth {
 
     /// Records a failed call at `now`.
     pub fn failed(&self, now: Instant) -> Option<Report> {
+        *self.last_failure.lock().unwrap_or_else(|e| e.into_inner()) = Some(now);
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let (next, report) = match *state {
             State::Answering => (
@@ -270,5 +284,24 @@ mod tests {
         ));
         let (second, _) = fail_for(&health, now + HEARTBEAT, Duration::from_secs(2));
         assert_eq!(second, vec![Report::Unreachable { failures: 11 }]);
+    }
+
+    // A leader's hand-over gives up on a successor only for a failure after it began, with no
+    // answer since.
+    #[test]
+    fn failing_since_counts_only_later_failures_without_an_answer() {
+        let health = PeerHealth::new(2);
+        let start = Instant::now();
+        assert!(
+            !health.failing_since(start),
+            "a peer not called yet answers"
+        );
+        health.failed(start);
+        let later = start + HEARTBEAT;
+        assert!(!health.failing_since(later), "the failure came before");
+        health.failed(later);
+        assert!(health.failing_since(later));
+        health.answered(later + HEARTBEAT);
+        assert!(!health.failing_since(later), "it answered since");
     }
 }

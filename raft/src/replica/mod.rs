@@ -50,6 +50,7 @@ use crate::log::StdFs;
 use crate::mvcc;
 use crate::mvcc::Revision;
 use crate::network::PeerClient;
+use crate::network::PeerHealthMap;
 use crate::network::PeerNetworkFactory;
 use crate::network::Transport;
 use crate::state_machine::ApplyNotice;
@@ -71,6 +72,8 @@ pub struct Replica {
     raft: RaftHandle,
     shared: Arc<SharedState>,
     peers: PeerClient,
+    /// Whether each peer answers raft's calls.
+    peer_health: PeerHealthMap,
     /// The background task asking the cluster to admit this replica (`join_existing`).
     join_task: Mutex<Option<JoinHandle<()>>>,
 }
@@ -135,6 +138,7 @@ impl Replica {
         let peers = PeerClient::new(transport);
         let raft_config = raft_config(&config)?;
         let network = PeerNetworkFactory::new(peers.clone(), config.id);
+        let peer_health = network.health();
         let raft = RaftHandle::new(
             config.id,
             Arc::new(raft_config),
@@ -152,6 +156,7 @@ impl Replica {
             raft,
             shared,
             peers,
+            peer_health,
             join_task: Mutex::new(None),
         });
         if config.join_existing {

@@ -4,17 +4,23 @@
 
 use std::time::Duration;
 
-use openraft::Instant;
+use openraft::Instant as _;
 use openraft::ServerState;
 use openraft::async_runtime::watch::WatchReceiver;
+use openraft::metrics::WaitError;
+use tokio::time::Instant;
 
 use super::Replica;
 use crate::typ::NodeId;
+
+/// How often a hand-over in progress looks whether its successor still answers.
+const ANSWER_POLL: Duration = Duration::from_millis(20);
 
 impl Replica {
     /// If this replica leads, hands leadership to the voter that has replicated the most of
     /// its log among those answering heartbeats, and waits up to `limit` for another leader.
     /// Returns the new leader; `None` when this replica did not lead, no other voter answers,
+    /// the successor stops answering while it is waited for (every replica stopping at once),
     /// or it saw no new leader in time (the
     /// cluster then elects one after the election timeout, as after a crash).
     pub async fn transfer_leadership(&self, limit: Duration) -> Option<NodeId> {
@@ -51,20 +57,41 @@ impl Replica {
             return None;
         }
         let me = self.id;
-        let waited = self
-            .raft
-            .wait(Some(limit))
-            .metrics(
-                |m| m.current_leader.is_some_and(|leader| leader != me),
-                "another leader",
-            )
-            .await;
-        match waited {
-            Ok(m) => m.current_leader,
-            Err(error) => {
-                tracing::warn!(%error, to = successor, "no new leader after the hand-over");
-                None
+        let started = Instant::now();
+        let deadline = started + limit;
+        // The successor's answers are watched as the wait goes: one that stopped answering
+        // (a whole cluster stopping at once) cannot take over, so waiting longer is pointless.
+        loop {
+            let slice = ANSWER_POLL.min(deadline.saturating_duration_since(Instant::now()));
+            let waited = self
+                .raft
+                .wait(Some(slice))
+                .metrics(
+                    |m| m.current_leader.is_some_and(|leader| leader != me),
+                    "another leader",
+                )
+                .await;
+            match waited {
+                Ok(m) => return m.current_leader,
+                Err(WaitError::Timeout(..)) if self.stopped_answering(successor, started) => {
+                    tracing::warn!(
+                        to = successor,
+                        "the successor stopped answering; no hand-over"
+                    );
+                    return None;
+                }
+                Err(WaitError::Timeout(..)) if Instant::now() < deadline => {}
+                Err(error) => {
+                    tracing::warn!(%error, to = successor, "no new leader after the hand-over");
+                    return None;
+                }
             }
         }
+    }
+
+    /// Whether a raft call to `peer` failed since `at` and none was answered after it.
+    fn stopped_answering(&self, peer: NodeId, at: Instant) -> bool {
+        let health = self.peer_health.lock().unwrap_or_else(|e| e.into_inner());
+        health.get(&peer).is_some_and(|peer| peer.failing_since(at))
     }
 }

@@ -139,3 +139,26 @@ async fn a_leader_without_answering_voters_hands_nothing_over() {
     assert!(leader.status().is_leader);
     cluster.stop_all().await;
 }
+
+// A leader whose successor stops while it hands over (every replica stopping at once) gives up
+// as soon as the successor no longer answers, instead of waiting the whole limit for a leader
+// that cannot come.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leader_gives_up_the_hand_over_when_its_successor_stops_answering() {
+    let mut cluster = Cluster::founded(3, 1000).await;
+    let leader_id = cluster.wait_leader().await;
+    let leader = cluster.replica(leader_id);
+    for id in cluster.running() {
+        if id != leader_id {
+            cluster.stop(id).await;
+        }
+    }
+    // Right after the stops the followers' last heartbeat answers are fresh, so one of them is
+    // named; the hand-over's call to it fails.
+    let hand_over = leader.transfer_leadership(std::time::Duration::from_secs(3600));
+    let answer = tokio::time::timeout(crate::harness::PATIENCE, hand_over)
+        .await
+        .expect("the hand-over gives up");
+    assert_eq!(answer, None);
+    cluster.stop_all().await;
+}
