@@ -10,6 +10,7 @@
 //!   the subresources and reviews that the generic store does not serve.
 //! - `handlers`: HTTP glue: decode a request, call the registry, render the answer.
 //! - [`auth`]: authentication and authorization chains.
+//! - [`audit`]: the audit policy, events and their log and webhook backends.
 //! - `watch`: watch streams over HTTP.
 //! - [`patch`]: JSON Patch, JSON merge patch and strategic merge patch documents.
 //! - [`discovery`], `openapi`, [`health`], [`bootstrap`].
@@ -25,6 +26,7 @@
 //! - [`features`]: the feature gates (`--feature-gates`) and their typed lookup.
 //! - [`group`]: resources and kinds qualified by their API group.
 
+pub mod audit;
 pub mod auth;
 pub mod bootstrap;
 mod compression;

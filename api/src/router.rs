@@ -19,6 +19,7 @@ use http::StatusCode;
 use http::header;
 use tower_http::catch_panic::CatchPanicLayer;
 
+use crate::audit;
 use crate::auth::Attributes;
 use crate::auth::AuthenticatorChain;
 use crate::auth::AuthorizerChain;
@@ -87,11 +88,21 @@ pub fn router(storage: Arc<dyn Storage>, config: ApiConfig) -> Router {
         token_signer: config.token_signer,
         readiness: config.readiness.clone(),
     };
+    let auditor = audit::filter::Auditor::new(
+        config.audit,
+        config.flavor,
+        state.clock.clone(),
+        state.random.clone(),
+    );
     let router = Router::new()
         .route("/version", get(version).fallback(not_allowed))
         .fallback(serve)
         .with_state(state)
         .merge(health::routes(config.readiness))
+        .layer(axum::middleware::from_fn_with_state(
+            auditor,
+            audit::filter::audit,
+        ))
         .layer(CatchPanicLayer::custom(panic_response));
     if config
         .feature_gates
@@ -163,11 +174,14 @@ async fn pipeline(state: &AppState, request: Request) -> Result<Response, ApiErr
     let user = state.authn.authenticate(&parts).await?;
     let query = QueryParams::parse(parts.uri.query());
     let info = RequestInfo::parse(&parts.method, parts.uri.path(), &query);
+    audit::received(&user, &info).await?;
     let attributes = Attributes {
         user: &user,
         request: &info,
     };
-    state.authz.authorize(&attributes).await?;
+    let authorized = state.authz.authorize(&attributes).await;
+    audit::authorization(&authorized);
+    authorized?;
     if !info.is_resource_request {
         if parts.method != Method::GET && parts.method != Method::HEAD {
             return Err(ApiError::MethodNotAllowed {
@@ -193,6 +207,7 @@ async fn pipeline(state: &AppState, request: Request) -> Result<Response, ApiErr
         return Ok(discovery_response(&answer));
     }
     let body = read_body(&parts.headers, body).await?;
+    audit::request_body(&body);
     let content_type = parts
         .headers
         .get(http::header::CONTENT_TYPE)

@@ -168,6 +168,7 @@ pub fn replica_specs(args: &DevArgs, dir: &Path, pki: &DevPki, program: &Path) -
             if !args.feature_gates.is_empty() {
                 argv.push(format!("--feature-gates={}", args.feature_gates.join(",")).into());
             }
+            argv.extend(args.audit.replica_flags(&data_dir));
             ReplicaSpec {
                 name: name.clone(),
                 program: program.to_owned(),
