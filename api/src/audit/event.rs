@@ -189,3 +189,71 @@ pub struct EventList<'a> {
     /// The events.
     pub items: &'a [Event],
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// An event with id `id` whose request object holds `pad` bytes.
+    pub(crate) fn sample(id: &str, pad: usize) -> Event {
+        let at = DateTime::parse_from_rfc3339("2026-11-26T01:02:03.456789Z")
+            .expect("time")
+            .with_timezone(&Utc);
+        Event {
+            kind: "Event",
+            api_version: "audit.k8s.io/v1",
+            level: Level::Request,
+            audit_id: id.into(),
+            stage: Stage::ResponseComplete,
+            request_uri: "/api/v1/namespaces/default/configmaps".into(),
+            verb: "create".into(),
+            user: EventUser {
+                username: "alice".into(),
+                groups: vec!["system:authenticated".into()],
+                ..EventUser::default()
+            },
+            impersonated_user: None,
+            source_ips: vec!["10.0.0.1".into()],
+            user_agent: String::new(),
+            object_ref: Some(ObjectReference {
+                resource: "configmaps".into(),
+                namespace: "default".into(),
+                api_version: "v1".into(),
+                ..ObjectReference::default()
+            }),
+            response_status: Some(ResponseStatus {
+                code: 201,
+                ..ResponseStatus::default()
+            }),
+            request_object: Some(serde_json::json!({"data": "x".repeat(pad)})),
+            response_object: None,
+            request_received_timestamp: at,
+            stage_timestamp: at,
+            annotations: BTreeMap::new(),
+        }
+    }
+
+    #[test]
+    fn events_are_written_as_kubernetes_writes_them() {
+        let written = serde_json::to_value(sample("id-1", 1)).expect("json");
+        assert_eq!(
+            written,
+            serde_json::json!({
+                "kind": "Event",
+                "apiVersion": "audit.k8s.io/v1",
+                "level": "Request",
+                "auditID": "id-1",
+                "stage": "ResponseComplete",
+                "requestURI": "/api/v1/namespaces/default/configmaps",
+                "verb": "create",
+                "user": {"username": "alice", "groups": ["system:authenticated"]},
+                "sourceIPs": ["10.0.0.1"],
+                "objectRef": {"resource": "configmaps", "namespace": "default", "apiVersion": "v1"},
+                "responseStatus": {"metadata": {}, "code": 201},
+                "requestObject": {"data": "x"},
+                "requestReceivedTimestamp": "2026-11-26T01:02:03.456789Z",
+                "stageTimestamp": "2026-11-26T01:02:03.456789Z",
+            })
+        );
+    }
+}

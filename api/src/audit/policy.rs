@@ -248,3 +248,7 @@ fn path_matches(path: &str, spec: &str) -> bool {
             .strip_suffix('*')
             .is_some_and(|prefix| path.starts_with(prefix))
 }
+
+#[cfg(test)]
+#[path = "policy_test.rs"]
+mod tests;

@@ -154,3 +154,119 @@ impl Write for RotatingFile {
         self.file.flush()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fresh directory under the system's temporary directory, removed when dropped.
+    struct Dir(PathBuf);
+
+    impl Dir {
+        fn new() -> Self {
+            let dir = std::env::temp_dir().join(format!("apiary-rotate-{}", uuid::Uuid::new_v4()));
+            std::fs::create_dir_all(&dir).expect("dir");
+            Self(dir)
+        }
+
+        fn names(&self) -> Vec<String> {
+            let mut names: Vec<String> = std::fs::read_dir(&self.0)
+                .expect("read dir")
+                .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+                .collect();
+            names.sort();
+            names
+        }
+    }
+
+    impl Drop for Dir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn is_backup_name(name: &str) -> bool {
+        let Some(time) = name
+            .strip_prefix("audit-")
+            .and_then(|n| n.strip_suffix(".log"))
+        else {
+            return false;
+        };
+        NaiveDateTime::parse_from_str(time, BACKUP_TIME).is_ok() && time.len() == 23
+    }
+
+    #[test]
+    fn a_full_file_rotates_to_timestamped_backups_and_max_backups_is_kept() {
+        let dir = Dir::new();
+        let path = dir.0.join("audit.log");
+        let rotation = Rotation {
+            max_bytes: 100,
+            max_backups: 2,
+            max_age: None,
+        };
+        let mut file = RotatingFile::open(&path, rotation).expect("open");
+        let line = [b'x'; 39];
+        for _ in 0..12 {
+            file.write_all(&line).expect("write");
+        }
+        // 12 lines of 39 bytes, two per file: six files written, the newest two backups kept.
+        let names = dir.names();
+        assert_eq!(names.len(), 3, "{names:?}");
+        assert!(names.contains(&"audit.log".to_owned()));
+        assert!(
+            names
+                .iter()
+                .filter(|n| *n != "audit.log")
+                .all(|n| is_backup_name(n)),
+            "{names:?}"
+        );
+        for name in &names {
+            let size = std::fs::metadata(dir.0.join(name)).expect("size").len();
+            assert_eq!(size, 78, "{name}");
+        }
+    }
+
+    #[test]
+    fn zero_max_backups_keeps_every_backup_and_an_existing_file_is_appended_to() {
+        let dir = Dir::new();
+        let path = dir.0.join("audit.log");
+        std::fs::write(&path, b"old\n").expect("existing");
+        let rotation = Rotation {
+            max_bytes: 10,
+            ..Rotation::default()
+        };
+        let mut file = RotatingFile::open(&path, rotation).expect("open");
+        file.write_all(b"12345\n").expect("fits");
+        assert_eq!(std::fs::read(&path).expect("read"), b"old\n12345\n");
+        for _ in 0..4 {
+            file.write_all(b"abcdefgh\n").expect("write");
+        }
+        assert_eq!(dir.names().len(), 5, "{:?}", dir.names());
+    }
+
+    #[test]
+    fn backups_older_than_max_age_are_removed_at_rotation() {
+        let dir = Dir::new();
+        let path = dir.0.join("audit.log");
+        let old = Utc::now() - chrono::Duration::days(10);
+        let recent = Utc::now() - chrono::Duration::days(1);
+        let name = |t: DateTime<Utc>| format!("audit-{}.log", t.format(BACKUP_TIME));
+        for t in [old, recent] {
+            std::fs::write(dir.0.join(name(t)), b"backup\n").expect("backup");
+        }
+        std::fs::write(dir.0.join("unrelated.txt"), b"keep\n").expect("other");
+        let rotation = Rotation {
+            max_bytes: 10,
+            max_backups: 0,
+            max_age: Some(Duration::from_secs(3 * 86_400)),
+        };
+        let mut file = RotatingFile::open(&path, rotation).expect("open");
+        file.write_all(b"0123456789").expect("fill");
+        file.write_all(b"next\n").expect("rotate");
+        let names = dir.names();
+        assert!(!names.contains(&name(old)), "{names:?}");
+        assert!(names.contains(&name(recent)), "{names:?}");
+        assert!(names.contains(&"unrelated.txt".to_owned()));
+        assert_eq!(names.len(), 4, "{names:?}");
+    }
+}

@@ -68,3 +68,37 @@ pub(crate) fn truncate(
     }
     posts
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::audit::event::tests::sample;
+
+    #[test]
+    fn large_events_lose_their_objects_then_are_dropped_and_posts_are_split() {
+        let small = sample("small", 0);
+        let large = sample("large", 2000);
+        let limits = TruncateSettings {
+            max_event_bytes: size(&small) + 200,
+            max_batch_bytes: 2 * size(&small) + 100,
+        };
+        let mut huge = sample("huge", 0);
+        huge.user.username = "u".repeat(4000);
+        let posts = truncate(
+            vec![small.clone(), large, huge, small.clone(), small],
+            limits,
+            "audit.k8s.io/truncated",
+        );
+        let ids: Vec<Vec<&str>> = posts
+            .iter()
+            .map(|p| p.iter().map(|e| e.audit_id.as_str()).collect())
+            .collect();
+        assert_eq!(ids, [vec!["small", "large"], vec!["small", "small"]]);
+        let truncated = &posts[0][1];
+        assert_eq!(truncated.request_object, None);
+        assert_eq!(truncated.response_object, None);
+        assert_eq!(truncated.annotations["audit.k8s.io/truncated"], "true");
+        assert!(posts[1][0].annotations.is_empty());
+        assert!(posts[1][0].request_object.is_some());
+    }
+}
