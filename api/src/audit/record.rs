@@ -297,3 +297,91 @@ pub fn impersonated(user: &UserInfo) {
         current.with_record(|record| record.event.impersonated_user = Some(event_user(user)));
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use http::Method;
+
+    use super::*;
+    use crate::config::SystemClock;
+    use crate::request::QueryParams;
+
+    #[derive(Default)]
+    struct Kept(Mutex<Vec<Event>>);
+
+    #[async_trait::async_trait]
+    impl Backend for Kept {
+        async fn process(&self, event: &Event) -> bool {
+            self.0.lock().expect("lock").push(event.clone());
+            true
+        }
+    }
+
+    #[tokio::test]
+    async fn later_steps_annotate_the_current_event_and_name_the_impersonated_user() {
+        let kept = Arc::new(Kept::default());
+        let text = "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n";
+        let recorder = Arc::new(Recorder {
+            policy: Arc::new(Policy::parse(text, Flavor::Kubernetes).expect("policy")),
+            backends: vec![kept.clone()],
+            flavor: Flavor::Kubernetes,
+            clock: Arc::new(SystemClock),
+        });
+        let arrival = Arrival {
+            audit_id: "id".into(),
+            received: Utc::now(),
+            request_uri: "/apis/batch/v1beta1/cronjobs".into(),
+            source_ips: Vec::new(),
+            user_agent: String::new(),
+        };
+        let current = Current::new(recorder, arrival);
+        let info = RequestInfo::parse(
+            &Method::GET,
+            "/apis/batch/v1beta1/cronjobs",
+            &QueryParams::parse(None),
+        );
+        let user = UserInfo {
+            name: "alice".into(),
+            ..UserInfo::default()
+        };
+        // Outside a request, nothing happens.
+        annotate("k8s.io/deprecated", "true");
+        current
+            .scope(async {
+                received(&user, &info).await.expect("stored");
+                annotate("k8s.io/deprecated", "true");
+                annotate("k8s.io/removed-release", "1.25");
+                annotate("k8s.io/deprecated", "false");
+                impersonated(&UserInfo {
+                    name: "bob".into(),
+                    groups: vec!["dev".into()],
+                    ..UserInfo::default()
+                });
+            })
+            .await;
+        let record = current.take().expect("recorded");
+        assert!(record.emit(Stage::ResponseComplete, None, None).await);
+        let events = kept.0.lock().expect("lock").clone();
+        assert_eq!(events.len(), 2);
+        assert!(events[0].annotations.is_empty());
+        let complete = &events[1];
+        assert_eq!(complete.annotations["k8s.io/deprecated"], "true");
+        assert_eq!(complete.annotations["k8s.io/removed-release"], "1.25");
+        let impersonated = complete.impersonated_user.as_ref().expect("impersonated");
+        assert_eq!(impersonated.username, "bob");
+        assert_eq!(complete.user.username, "alice");
+    }
+
+    #[test]
+    fn managed_fields_are_stripped_from_objects_and_list_items() {
+        let mut list = serde_json::json!({
+            "metadata": {"managedFields": [1], "name": "l"},
+            "items": [{"metadata": {"name": "a", "managedFields": [2]}}],
+        });
+        strip_managed_fields(&mut list);
+        assert_eq!(
+            list,
+            serde_json::json!({"metadata": {"name": "l"}, "items": [{"metadata": {"name": "a"}}]})
+        );
+    }
+}
