@@ -155,6 +155,7 @@ impl Cluster {
             feature_gate_warnings: Vec::new(),
             shutdown: self.shutdown,
             livez_grace_period: self.livez_grace_period,
+            audit: Default::default(),
         };
         let stop = CancellationToken::new();
         self.api.push(listeners.api.local_addr().unwrap());

@@ -118,7 +118,7 @@ impl RotatingFile {
                 backups.push((time.and_utc(), entry.path()));
             }
         }
-        backups.sort_by(|a, b| b.0.cmp(&a.0));
+        backups.sort_by_key(|b| std::cmp::Reverse(b.0));
         Ok(backups)
     }
 

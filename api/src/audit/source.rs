@@ -23,16 +23,16 @@ pub(crate) fn source_ips(headers: &HeaderMap, peer: Option<&PeerAddress>) -> Vec
         .flat_map(|v| v.split(','));
     let real = header("x-real-ip");
     for text in forwarded.chain(real) {
-        if let Ok(ip) = text.trim().parse::<IpAddr>() {
-            if !ips.contains(&ip) {
-                ips.push(ip);
-            }
+        if let Ok(ip) = text.trim().parse::<IpAddr>()
+            && !ips.contains(&ip)
+        {
+            ips.push(ip);
         }
     }
-    if let Some(PeerAddress(peer)) = peer {
-        if !ips.contains(&peer.ip()) {
-            ips.push(peer.ip());
-        }
+    if let Some(PeerAddress(peer)) = peer
+        && !ips.contains(&peer.ip())
+    {
+        ips.push(peer.ip());
     }
     ips.iter().map(IpAddr::to_string).collect()
 }

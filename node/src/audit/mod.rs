@@ -24,6 +24,7 @@ use apiary_api::audit::UnknownWebhookMode;
 use apiary_api::audit::WebhookBackend;
 use apiary_api::audit::WebhookSettings;
 use clap::Args;
+use clap::Parser;
 
 use crate::duration::format_duration;
 use crate::duration::parse_duration;
@@ -92,6 +93,18 @@ pub struct AuditArgs {
     pub audit_webhook_truncate_max_event_size: usize,
 }
 
+/// The flags as `apiary serve` has them when none is given (nothing audited).
+impl Default for AuditArgs {
+    fn default() -> Self {
+        #[derive(clap::Parser)]
+        struct Only {
+            #[command(flatten)]
+            audit: AuditArgs,
+        }
+        Only::parse_from(["apiary"]).audit
+    }
+}
+
 /// Audit flags that cannot be used; start-up stops.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AuditError {
@@ -145,8 +158,8 @@ pub enum AuditError {
     },
 }
 
-/// The checked audit flags (`ServeConfig::audit`).
-#[derive(Debug, Clone, PartialEq)]
+/// The checked audit flags (`ServeConfig::audit`); the default audits nothing.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct AuditSettings {
     policy: Option<Arc<Policy>>,
     log: Option<(PathBuf, Rotation, LogFormat)>,
