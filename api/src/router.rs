@@ -171,9 +171,15 @@ async fn serve(State(state): State<AppState>, request: Request) -> Response {
 
 async fn pipeline(state: &AppState, request: Request) -> Result<Response, ApiError> {
     let (parts, body) = request.into_parts();
-    let user = state.authn.authenticate(&parts).await?;
     let query = QueryParams::parse(parts.uri.query());
     let info = RequestInfo::parse(&parts.method, parts.uri.path(), &query);
+    let user = match state.authn.authenticate(&parts).await {
+        Ok(user) => user,
+        Err(error) => {
+            audit::unauthenticated(&info);
+            return Err(error);
+        }
+    };
     audit::received(&user, &info).await?;
     let attributes = Attributes {
         user: &user,

@@ -118,8 +118,11 @@ async fn observe(
     };
     match current.take() {
         None => response,
+        Some(record) if record.unauthenticated => {
+            complete(record, response, Stage::ResponseStarted).await
+        }
         Some(record) if record.long_running => stream_stages(record, response).await,
-        Some(record) => complete(record, response).await,
+        Some(record) => complete(record, response, Stage::ResponseComplete).await,
     }
 }
 
@@ -162,15 +165,13 @@ impl Drop for Finish {
     }
 }
 
-/// A complete response: the body is read when the event needs it (a failure's Status, or the
-/// response object at RequestResponse), then passed on unchanged.
-async fn complete(record: Record, response: Response) -> Response {
+/// A complete response, recorded at `stage`: the body is read when the event needs it (a
+/// failure's Status, or the response object at RequestResponse), then passed on unchanged.
+async fn complete(record: Record, response: Response, stage: Stage) -> Response {
     let code = response.status().as_u16();
     let failed = code >= 400;
     if !failed && record.level() < super::Level::RequestResponse {
-        record
-            .emit(Stage::ResponseComplete, Some(status_of(code)), None)
-            .await;
+        record.emit(stage, Some(status_of(code)), None).await;
         return response;
     }
     let (parts, body) = response.into_parts();
@@ -178,9 +179,7 @@ async fn complete(record: Record, response: Response) -> Response {
         Ok(bytes) => bytes,
         Err(error) => {
             tracing::warn!(%error, "reading a response body for the audit log failed");
-            record
-                .emit(Stage::ResponseComplete, Some(status_of(code)), None)
-                .await;
+            record.emit(stage, Some(status_of(code)), None).await;
             return Response::from_parts(parts, Body::empty());
         }
     };
@@ -191,9 +190,7 @@ async fn complete(record: Record, response: Response) -> Response {
         (Some(status), true) => failure(code, text(status, "message"), &text(status, "reason")),
         _ => status_of(code),
     };
-    record
-        .emit(Stage::ResponseComplete, Some(status), object)
-        .await;
+    record.emit(stage, Some(status), object).await;
     Response::from_parts(parts, Body::from(bytes))
 }
 

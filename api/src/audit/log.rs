@@ -142,3 +142,31 @@ fn legacy(event: &Event) -> String {
         response,
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::audit::event::tests::sample;
+
+    #[test]
+    fn lines_are_json_or_kubernetes_legacy_text() {
+        let event = sample("id-1", 1);
+        let json = LogBackend::stdout(LogFormat::Json).line(&event);
+        assert_eq!(json.last(), Some(&b'\n'));
+        let back: serde_json::Value = serde_json::from_slice(&json).expect("json");
+        assert_eq!(back["auditID"], "id-1");
+        let legacy =
+            String::from_utf8(LogBackend::stdout(LogFormat::Legacy).line(&event)).expect("text");
+        assert_eq!(
+            legacy,
+            "2026-11-26T01:02:03.456789Z AUDIT: id=\"id-1\" stage=\"ResponseComplete\" \
+             ip=\"10.0.0.1\" method=\"create\" user=\"alice\" groups=\"\\\"system:authenticated\\\"\" \
+             as=\"<self>\" asgroups=\"<lookup>\" user-agent=\"\" namespace=\"default\" \
+             uri=\"/api/v1/namespaces/default/configmaps\" response=\"201\"\n"
+        );
+        assert_eq!(
+            "xml".parse::<LogFormat>(),
+            Err(UnknownLogFormat("xml".into()))
+        );
+    }
+}

@@ -44,6 +44,7 @@ pub(crate) use record::authorization;
 pub use record::impersonated;
 pub(crate) use record::received;
 pub(crate) use record::request_body;
+pub(crate) use record::unauthenticated;
 pub use rotate::Rotation;
 pub use source::PeerAddress;
 pub use webhook::TruncateSettings;

@@ -71,6 +71,8 @@ pub(crate) struct Record {
     omit_managed_fields: bool,
     /// A watch: ResponseStarted when the stream starts, ResponseComplete when it ends.
     pub(crate) long_running: bool,
+    /// Authentication failed: one event, at ResponseStarted, as Kubernetes records it.
+    pub(crate) unauthenticated: bool,
 }
 
 impl Current {
@@ -103,9 +105,23 @@ impl Current {
     }
 
     async fn receive(&self, user: &UserInfo, info: &RequestInfo) -> Result<(), ApiError> {
+        let Some(record) = self.start(user, info) else {
+            return Ok(());
+        };
+        let stored = record.emit(Stage::RequestReceived, None, None).await;
+        *self.record.lock().unwrap_or_else(PoisonError::into_inner) = Some(record);
+        if stored {
+            Ok(())
+        } else {
+            Err(ApiError::Internal("failed to store audit event".into()))
+        }
+    }
+
+    /// The record of a request by `user` described by `info`, or `None` at level None.
+    fn start(&self, user: &UserInfo, info: &RequestInfo) -> Option<Record> {
         let decision = self.recorder.policy.decide(user, info);
         if decision.level == Level::None {
-            return Ok(());
+            return None;
         }
         let arrival = &self.arrival;
         let object_ref = info.is_resource_request.then(|| ObjectReference {
@@ -137,20 +153,14 @@ impl Current {
             stage_timestamp: arrival.received,
             annotations: Default::default(),
         };
-        let record = Record {
+        Some(Record {
             recorder: self.recorder.clone(),
             event,
             omit_stages: decision.omit_stages,
             omit_managed_fields: decision.omit_managed_fields,
             long_running: info.verb == crate::request::Verb::Watch,
-        };
-        let stored = record.emit(Stage::RequestReceived, None, None).await;
-        *self.record.lock().unwrap_or_else(PoisonError::into_inner) = Some(record);
-        if stored {
-            Ok(())
-        } else {
-            Err(ApiError::Internal("failed to store audit event".into()))
-        }
+            unauthenticated: false,
+        })
     }
 }
 
@@ -175,7 +185,7 @@ impl Record {
         event.stage = stage;
         event.stage_timestamp = self.recorder.clock.now();
         event.response_status = status;
-        if self.event.level >= Level::RequestResponse {
+        if self.event.level >= Level::RequestResponse && stage == Stage::ResponseComplete {
             event.response_object = response.map(|r| self.without_managed_fields(r));
         }
         self.recorder.emit(&event).await
@@ -215,6 +225,20 @@ pub(crate) async fn received(user: &UserInfo, info: &RequestInfo) -> Result<(), 
         Ok(current) => current.receive(user, info).await,
         Err(_) => Ok(()),
     }
+}
+
+/// Records a request that failed authentication, by nobody: the policy decides on it without a
+/// user, and its one event is written at ResponseStarted with the 401.
+pub(crate) fn unauthenticated(info: &RequestInfo) {
+    let _ = CURRENT.try_with(|current| {
+        if let Some(mut record) = current.start(&UserInfo::default(), info) {
+            record.unauthenticated = true;
+            *current
+                .record
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = Some(record);
+        }
+    });
 }
 
 /// Notes the authorizers' outcome: `authorization.<domain>/decision` (`allow` or `forbid`)
