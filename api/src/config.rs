@@ -7,6 +7,7 @@ use std::time::Duration;
 use chrono::DateTime;
 use chrono::Utc;
 
+use crate::audit::AuditConfig;
 use crate::auth::Authenticator;
 use crate::auth::Authorizer;
 use crate::auth::SystemMastersAuthorizer;
@@ -91,6 +92,8 @@ pub struct ApiConfig {
     pub max_object_bytes: usize,
     /// Which gated features are on (`--feature-gates`).
     pub feature_gates: FeatureGates,
+    /// The audit policy and backends; nothing is audited by default.
+    pub audit: AuditConfig,
 }
 
 impl ApiConfig {
@@ -112,6 +115,7 @@ impl ApiConfig {
             service_ranges: ServiceRanges::default(),
             max_object_bytes: DEFAULT_MAX_OBJECT_BYTES,
             feature_gates: FeatureGates::default(),
+            audit: AuditConfig::default(),
         }
     }
 }

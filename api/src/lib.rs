@@ -10,6 +10,7 @@
 //!   the subresources and reviews that the generic store does not serve.
 //! - `handlers`: HTTP glue: decode a request, call the registry, render the answer.
 //! - [`auth`]: authentication and authorization chains.
+//! - [`audit`]: the audit policy, events and their log and webhook backends.
 //! - `watch`: watch streams over HTTP.
 //! - [`patch`]: JSON Patch, JSON merge patch and strategic merge patch documents.
 //! - [`discovery`], `openapi`, [`health`], [`bootstrap`].
@@ -27,6 +28,7 @@
 //! - [`deprecation`]: the deprecated built-in versions, their `Warning` and the value the
 //!   metric and the audit annotations read.
 
+pub mod audit;
 pub mod auth;
 pub mod bootstrap;
 mod compression;

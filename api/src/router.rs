@@ -19,6 +19,7 @@ use http::StatusCode;
 use http::header;
 use tower_http::catch_panic::CatchPanicLayer;
 
+use crate::audit;
 use crate::auth::Attributes;
 use crate::auth::AuthenticatorChain;
 use crate::auth::AuthorizerChain;
@@ -90,11 +91,21 @@ pub fn router(storage: Arc<dyn Storage>, config: ApiConfig) -> Router {
         readiness: config.readiness.clone(),
         deprecations: Arc::new(DeprecationTable::new(config.flavor)),
     };
+    let auditor = audit::filter::Auditor::new(
+        config.audit,
+        config.flavor,
+        state.clock.clone(),
+        state.random.clone(),
+    );
     let router = Router::new()
         .route("/version", get(version).fallback(not_allowed))
         .fallback(serve)
         .with_state(state)
         .merge(health::routes(config.readiness))
+        .layer(axum::middleware::from_fn_with_state(
+            auditor,
+            audit::filter::audit,
+        ))
         .layer(CatchPanicLayer::custom(panic_response));
     if config
         .feature_gates
@@ -163,14 +174,23 @@ async fn serve(State(state): State<AppState>, request: Request) -> Response {
 
 async fn pipeline(state: &AppState, request: Request) -> Result<Response, ApiError> {
     let (parts, body) = request.into_parts();
-    let user = state.authn.authenticate(&parts).await?;
     let query = QueryParams::parse(parts.uri.query());
     let info = RequestInfo::parse(&parts.method, parts.uri.path(), &query);
+    let user = match state.authn.authenticate(&parts).await {
+        Ok(user) => user,
+        Err(error) => {
+            audit::unauthenticated(&info);
+            return Err(error);
+        }
+    };
+    audit::received(&user, &info).await?;
     let attributes = Attributes {
         user: &user,
         request: &info,
     };
-    state.authz.authorize(&attributes).await?;
+    let authorized = state.authz.authorize(&attributes).await;
+    audit::authorization(&authorized);
+    authorized?;
     if !info.is_resource_request {
         if parts.method != Method::GET && parts.method != Method::HEAD {
             return Err(ApiError::MethodNotAllowed {
@@ -196,6 +216,7 @@ async fn pipeline(state: &AppState, request: Request) -> Result<Response, ApiErr
         return Ok(discovery_response(&answer));
     }
     let body = read_body(&parts.headers, body).await?;
+    audit::request_body(&body);
     let content_type = parts
         .headers
         .get(http::header::CONTENT_TYPE)

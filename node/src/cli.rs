@@ -15,6 +15,7 @@ use clap::Parser;
 use clap::Subcommand;
 use clap::ValueEnum;
 
+use crate::audit::AuditArgs;
 use crate::duration::parse_duration;
 
 /// `apiary`: a replicated API server.
@@ -160,6 +161,9 @@ pub struct ServeArgs {
     /// Start-up and graceful shutdown.
     #[command(flatten)]
     pub lifecycle: LifecycleArgs,
+    /// The audit log and webhook.
+    #[command(flatten)]
+    pub audit: AuditArgs,
 }
 
 /// `--max-object-bytes`: a positive number of bytes.
@@ -255,6 +259,10 @@ pub struct DevArgs {
     /// Start-up and graceful shutdown flags, passed on to every replica.
     #[command(flatten)]
     pub lifecycle: LifecycleArgs,
+    /// Audit flags, passed on to every replica (a relative `--audit-log-path` is put in each
+    /// replica's directory).
+    #[command(flatten)]
+    pub audit: AuditArgs,
 }
 
 #[cfg(test)]

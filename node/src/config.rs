@@ -18,6 +18,8 @@ use apiary_api::registry::allocator::ServiceRanges;
 use apiary_raft::replica::RaftTimings;
 use apiary_raft::typ::NodeId;
 
+use crate::audit::AuditError;
+use crate::audit::AuditSettings;
 use crate::cli::ClusterState;
 use crate::cli::FlavorName;
 use crate::cli::ServeArgs;
@@ -30,6 +32,9 @@ use crate::service_account_key::DEFAULT_KEY_FILE;
 /// Why the flags do not describe a replica.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
+    /// An audit flag cannot be used.
+    #[error("invalid audit flags")]
+    Audit(#[from] AuditError),
     /// An `--initial-cluster` member is not `name=url`.
     #[error("--initial-cluster member {member:?} is not name=url")]
     MalformedMember {
@@ -171,6 +176,8 @@ pub struct ServeConfig {
     pub shutdown: ShutdownSettings,
     /// How long after start `/livez` passes unfinished start-up steps (`--livez-grace-period`).
     pub livez_grace_period: Duration,
+    /// The audit policy and backends (`--audit-*`).
+    pub audit: AuditSettings,
 }
 
 impl ServeConfig {
@@ -238,6 +245,7 @@ impl ServeConfig {
                 watch_termination_grace: args.lifecycle.shutdown_watch_termination_grace_period,
             },
             livez_grace_period: args.lifecycle.livez_grace_period,
+            audit: AuditSettings::from_args(&args.audit, flavor(args.flavor))?,
         })
     }
 }

@@ -9,6 +9,8 @@
 //!   [`raft_runtime`] is the runtime raft and the peer network run on, apart from the API.
 //! - [`cli`] is the command line (clap), [`config`] the validated replica configuration,
 //!   [`duration`] the parser of its duration flags.
+//! - [`audit`] holds the audit flags, what they start (log, webhook client) and their passing
+//!   on by `apiary dev`.
 //! - [`compactor`] is the leader's history compaction (`--watch-history`).
 //! - [`tls`] holds PEM loading and the rustls configurations of the listeners and the peer
 //!   client; [`https`] the TLS accept loop that serves a router within the connection budgets
@@ -21,6 +23,7 @@
 //!   shutdown (delay, 429 while draining); [`logging`] is the binary's log output.
 //! - [`dev`] holds the certificates, kubeconfig and child processes of `apiary dev`.
 
+pub mod audit;
 pub mod backend;
 pub mod bootstrap;
 pub mod cli;

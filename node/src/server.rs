@@ -19,6 +19,7 @@ use tokio::net::TcpListener;
 use crate::cli::DevArgs;
 use crate::cli::FlavorName;
 use crate::cli::ServeArgs;
+use crate::config::ConfigError;
 use crate::config::ServeConfig;
 use crate::error::NodeError;
 use crate::raft_runtime::RaftRuntime;
@@ -115,6 +116,10 @@ pub async fn run(
         gate_record: config.gate_record,
         shutdown: config.shutdown,
         livez_grace_period: config.livez_grace_period,
+        audit: config
+            .audit
+            .start(flavor(config.flavor))
+            .map_err(ConfigError::from)?,
     };
     let parts: HostParts<TcpListener> = HostParts {
         sockets: Sockets::Tls {

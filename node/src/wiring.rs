@@ -34,6 +34,7 @@ use apiary_api::Flavor;
 use apiary_api::RandomSource;
 use apiary_api::TokenSigner;
 use apiary_api::WatchSettings;
+use apiary_api::audit::AuditConfig;
 use apiary_api::auth::ClientCertificate;
 use apiary_api::registry::RuntimeConfig;
 use apiary_api::registry::allocator::ServiceRanges;
@@ -105,6 +106,8 @@ pub struct HostConfig {
     pub shutdown: ShutdownSettings,
     /// How long after start `/livez` passes unfinished start-up steps.
     pub livez_grace_period: Duration,
+    /// The audit policy and backends (none: nothing audited).
+    pub audit: AuditConfig,
 }
 
 /// The replica's two bound sockets and how their connections are secured.
@@ -232,6 +235,7 @@ where
     api_config.service_ranges = config.service_ranges;
     api_config.max_object_bytes = config.max_object_bytes;
     api_config.feature_gates = config.feature_gates;
+    api_config.audit = config.audit.clone();
     let mut app = apiary_api::router(storage.clone(), api_config);
     if let Some(extra) = extra_routes {
         app = app.merge(extra(replica.clone()));

@@ -164,6 +164,7 @@ impl Cluster {
             gate_record: self.gate_record,
             shutdown: self.shutdown,
             livez_grace_period: self.livez_grace_period,
+            audit: Default::default(),
         };
         let stop = CancellationToken::new();
         self.api.push(listeners.api.local_addr().unwrap());

@@ -370,6 +370,7 @@ async fn run_replica(software: HostSoftware, disk: SimDisk) -> turmoil::Result {
         gate_record: GateRecord::Agree,
         shutdown: ShutdownSettings::default(),
         livez_grace_period: Duration::ZERO,
+        audit: Default::default(),
     };
     let parts = HostParts {
         sockets: Sockets::Plain {

@@ -168,6 +168,7 @@ pub fn replica_specs(args: &DevArgs, dir: &Path, pki: &DevPki, program: &Path) -
             if !args.feature_gates.is_empty() {
                 argv.push(format!("--feature-gates={}", args.feature_gates.join(",")).into());
             }
+            argv.extend(args.audit.replica_flags(&data_dir));
             ReplicaSpec {
                 name: name.clone(),
                 program: program.to_owned(),
@@ -247,6 +248,7 @@ mod tests {
     use clap::Parser;
 
     use super::*;
+    use crate::audit::AuditArgs;
     use crate::cli::Cli;
     use crate::cli::Command;
     use crate::cli::FlavorName;
@@ -304,6 +306,7 @@ mod tests {
                 shutdown_send_retry_after: true,
                 shutdown_watch_termination_grace_period: Duration::from_secs(4),
             },
+            audit: AuditArgs::default(),
         };
         let pki = DevPki::load_or_generate(dir.path(), 3).unwrap();
         let specs = replica_specs(&args, dir.path(), &pki, Path::new("/bin/apiary"));
@@ -384,6 +387,7 @@ mod tests {
                 watch_bookmark_interval: Duration::from_secs(60),
             },
             lifecycle: LifecycleArgs::default(),
+            audit: AuditArgs::default(),
         };
         run_dev(args, std::future::pending()).await.unwrap();
         let cluster = dir.path().join("fresh");

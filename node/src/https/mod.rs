@@ -27,6 +27,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use std::time::Instant;
 
+use apiary_api::audit::PeerAddress;
 use apiary_api::auth::ClientCertificate;
 use axum::Router;
 use hyper::body::Incoming;
@@ -178,6 +179,7 @@ async fn serve_connection(connection: Connection, tcp: TcpStream) {
         if let Some(certificate) = &certificate {
             parts.extensions.insert(certificate.clone());
         }
+        parts.extensions.insert(PeerAddress(remote));
         let request = http::Request::from_parts(parts, RequestBody::new(body, body_timeout));
         let app = app.clone();
         async move {
