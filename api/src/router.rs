@@ -27,6 +27,7 @@ use crate::compression;
 use crate::config::ApiConfig;
 use crate::config::Clock;
 use crate::config::WatchSettings;
+use crate::deprecation::DeprecatedApi;
 use crate::deprecation::DeprecationTable;
 use crate::discovery;
 use crate::discovery::Answer;
@@ -237,7 +238,13 @@ async fn pipeline(state: &AppState, request: Request) -> Result<Response, ApiErr
         readiness: state.readiness.as_ref(),
         deprecations: &state.deprecations,
     };
-    serve_resource(state.storage.as_ref(), &state.registry, req).await
+    let response = serve_resource(state.storage.as_ref(), &state.registry, req).await?;
+    if let Some(deprecated) = response.extensions().get::<DeprecatedApi>() {
+        for (key, value) in deprecated.audit_annotations(state.flavor) {
+            audit::annotate(&key, &value);
+        }
+    }
+    Ok(response)
 }
 
 #[cfg(test)]

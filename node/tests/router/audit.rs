@@ -518,3 +518,27 @@ async fn a_failed_authentication_is_recorded_once_at_response_started() {
     assert_eq!(event["auditID"], audit_id(&reply).as_str());
     assert!(event.get("annotations").is_none());
 }
+
+// R-VER-049: a request to a deprecated version (core v1 Endpoints, deprecated in 1.33 with
+// no removal release) is annotated `k8s.io/deprecated: "true"` at ResponseComplete; a request
+// to a version that is not deprecated is not.
+#[tokio::test]
+async fn a_deprecated_version_annotates_the_event() {
+    let (app, captured) = audited(&all_at("Metadata")).await;
+    let reply = send(
+        &app,
+        request("GET", "/api/v1/namespaces/default/endpoints", None, &[]),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    let events = captured.take();
+    assert_eq!(stages(&events), ["RequestReceived", "ResponseComplete"]);
+    let annotations = &events[1]["annotations"];
+    assert_eq!(annotations["k8s.io/deprecated"], "true", "{annotations}");
+    assert!(annotations.get("k8s.io/removed-release").is_none());
+
+    let reply = send(&app, request("GET", CM_PATH, None, &[])).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    let events = captured.take();
+    assert!(events[1]["annotations"].get("k8s.io/deprecated").is_none());
+}
