@@ -13,6 +13,7 @@ use crate::auth::SystemMastersAuthorizer;
 use crate::auth::X509Authenticator;
 use crate::features::FeatureGates;
 use crate::flavor::Flavor;
+use crate::flowcontrol::FlowControlSettings;
 use crate::health::Readiness;
 use crate::random::RandomSource;
 use crate::registry::RuntimeConfig;
@@ -91,13 +92,17 @@ pub struct ApiConfig {
     pub max_object_bytes: usize,
     /// Which gated features are on (`--feature-gates`).
     pub feature_gates: FeatureGates,
+    /// API Priority and Fairness (`--enable-priority-and-fairness`,
+    /// `--max-requests-inflight`, `--max-mutating-requests-inflight`).
+    pub flow_control: FlowControlSettings,
 }
 
 impl ApiConfig {
     /// The default configuration: client certificates authenticate, `system:masters` may do
     /// everything, everyone else is denied; wall-clock time; randomness seeded from the
     /// operating system; no token signer; stored objects of at most
-    /// [`DEFAULT_MAX_OBJECT_BYTES`]; every feature gate at its default.
+    /// [`DEFAULT_MAX_OBJECT_BYTES`]; every feature gate at its default; flow control on with
+    /// Kubernetes' 400 + 200 seats.
     pub fn new(flavor: Flavor, readiness: Arc<dyn Readiness>) -> Self {
         Self {
             flavor,
@@ -112,6 +117,7 @@ impl ApiConfig {
             service_ranges: ServiceRanges::default(),
             max_object_bytes: DEFAULT_MAX_OBJECT_BYTES,
             feature_gates: FeatureGates::default(),
+            flow_control: FlowControlSettings::default(),
         }
     }
 }

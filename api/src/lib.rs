@@ -24,6 +24,7 @@
 //! - `compression`: gzip of large responses (`APIResponseCompression`).
 //! - [`features`]: the feature gates (`--feature-gates`) and their typed lookup.
 //! - [`group`]: resources and kinds qualified by their API group.
+//! - [`flowcontrol`]: API Priority and Fairness (classification, queuing, 429s).
 
 pub mod auth;
 pub mod bootstrap;
@@ -33,6 +34,7 @@ pub mod discovery;
 pub mod error;
 pub mod features;
 pub mod flavor;
+pub mod flowcontrol;
 pub mod group;
 mod handlers;
 pub mod health;
