@@ -14,6 +14,7 @@ use crate::auth::X509Authenticator;
 use crate::features::FeatureGates;
 use crate::flavor::Flavor;
 use crate::flowcontrol::FlowControlSettings;
+use crate::flowcontrol::metrics::FlowControlMetrics;
 use crate::health::Readiness;
 use crate::random::RandomSource;
 use crate::registry::RuntimeConfig;
@@ -95,6 +96,9 @@ pub struct ApiConfig {
     /// API Priority and Fairness (`--enable-priority-and-fairness`,
     /// `--max-requests-inflight`, `--max-mutating-requests-inflight`).
     pub flow_control: FlowControlSettings,
+    /// Where flow control records its `apiserver_flowcontrol_*` metrics (register it in the
+    /// `/metrics` registry).
+    pub flow_control_metrics: FlowControlMetrics,
 }
 
 impl ApiConfig {
@@ -118,6 +122,7 @@ impl ApiConfig {
             max_object_bytes: DEFAULT_MAX_OBJECT_BYTES,
             feature_gates: FeatureGates::default(),
             flow_control: FlowControlSettings::default(),
+            flow_control_metrics: FlowControlMetrics::default(),
         }
     }
 }

@@ -77,6 +77,7 @@ pub fn router(storage: Arc<dyn Storage>, config: ApiConfig) -> Router {
     let flow_control = FlowControl::new(
         config.flavor,
         config.flow_control,
+        config.flow_control_metrics.clone(),
         storage.clone(),
         registry.clone(),
         config.clock.clone(),

@@ -11,6 +11,7 @@ use apiary_api::FeatureGates;
 use apiary_api::WatchSettings;
 use apiary_api::features::FeatureGateError;
 use apiary_api::features::GateWarning;
+use apiary_api::flowcontrol::FlowControlSettings;
 use apiary_api::registry::RuntimeConfig;
 use apiary_api::registry::RuntimeConfigError;
 use apiary_api::registry::allocator::RangeError;
@@ -20,6 +21,7 @@ use apiary_raft::typ::NodeId;
 
 use crate::cli::ClusterState;
 use crate::cli::FlavorName;
+use crate::cli::FlowControlArgs;
 use crate::cli::ServeArgs;
 use crate::cli::WatchArgs;
 use crate::drain::ShutdownSettings;
@@ -58,6 +60,11 @@ pub enum ConfigError {
         /// The name given.
         name: String,
     },
+    /// Flow control is on but the server would have no seats to share.
+    #[error(
+        "--max-requests-inflight plus --max-mutating-requests-inflight must be positive while --enable-priority-and-fairness is true"
+    )]
+    NoConcurrency,
     /// The election timeout leaves too little room for heartbeats (as etcd, at least five).
     #[error(
         "--election-timeout ({election_ms} ms) must be at least five --heartbeat-interval ({heartbeat_ms} ms)"
@@ -167,6 +174,9 @@ pub struct ServeConfig {
     pub shutdown: ShutdownSettings,
     /// How long after start `/livez` passes unfinished start-up steps (`--livez-grace-period`).
     pub livez_grace_period: Duration,
+    /// API Priority and Fairness (`--enable-priority-and-fairness`, `--max-requests-inflight`,
+    /// `--max-mutating-requests-inflight`).
+    pub flow_control: FlowControlSettings,
 }
 
 impl ServeConfig {
@@ -229,8 +239,23 @@ impl ServeConfig {
                 watch_termination_grace: args.lifecycle.shutdown_watch_termination_grace_period,
             },
             livez_grace_period: args.lifecycle.livez_grace_period,
+            flow_control: flow_control_settings(&args.flow_control)?,
         })
     }
+}
+
+/// Flow control's settings from its flags; the seats must not sum to zero while it is on.
+fn flow_control_settings(args: &FlowControlArgs) -> Result<FlowControlSettings, ConfigError> {
+    let settings = FlowControlSettings {
+        enabled: args.enable_priority_and_fairness,
+        max_requests_inflight: args.max_requests_inflight,
+        max_mutating_requests_inflight: args.max_mutating_requests_inflight,
+        ..FlowControlSettings::default()
+    };
+    if settings.enabled && settings.max_requests_inflight + settings.max_mutating_requests_inflight == 0 {
+        return Err(ConfigError::NoConcurrency);
+    }
+    Ok(settings)
 }
 
 /// The API's watch settings from `--min-request-timeout` and `--watch-bookmark-interval`.

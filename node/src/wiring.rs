@@ -31,6 +31,7 @@ use apiary_api::RandomSource;
 use apiary_api::TokenSigner;
 use apiary_api::WatchSettings;
 use apiary_api::auth::ClientCertificate;
+use apiary_api::flowcontrol::FlowControlSettings;
 use apiary_api::registry::RuntimeConfig;
 use apiary_api::registry::allocator::ServiceRanges;
 use apiary_api::storage::Storage;
@@ -97,6 +98,8 @@ pub struct HostConfig {
     pub shutdown: ShutdownSettings,
     /// How long after start `/livez` passes unfinished start-up steps.
     pub livez_grace_period: Duration,
+    /// API Priority and Fairness.
+    pub flow_control: FlowControlSettings,
 }
 
 /// The replica's two bound sockets and how their connections are secured.
@@ -224,6 +227,7 @@ where
     api_config.service_ranges = config.service_ranges;
     api_config.max_object_bytes = config.max_object_bytes;
     api_config.feature_gates = config.feature_gates;
+    api_config.flow_control = config.flow_control;
     let mut app = apiary_api::router(storage.clone(), api_config);
     if let Some(extra) = extra_routes {
         app = app.merge(extra(replica.clone()));

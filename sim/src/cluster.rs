@@ -368,6 +368,7 @@ async fn run_replica(software: HostSoftware, disk: SimDisk) -> turmoil::Result {
         feature_gates: FeatureGates::default(),
         shutdown: ShutdownSettings::default(),
         livez_grace_period: Duration::ZERO,
+        flow_control: Default::default(),
     };
     let parts = HostParts {
         sockets: Sockets::Plain {

@@ -90,26 +90,35 @@ async fn ensure(
         (false, None) => (false, "false"),
         (false, Some(_)) => return Ok(()),
     };
-    let is_exempt_level = mandatory && name == "exempt" && desired["kind"] == "PriorityLevelConfiguration";
-    store
-        .guaranteed_update(storage, "", name, None, false, |obj| {
-            if update_spec {
-                let mut spec = desired["spec"].clone();
-                if is_exempt_level {
-                    // The operator's shares and lending of `exempt` are kept.
-                    for field in ["nominalConcurrencyShares", "lendablePercent"] {
-                        if let Some(v) = obj.pointer(&format!("/spec/exempt/{field}")) {
-                            spec["exempt"][field] = v.clone();
-                        }
+    let is_exempt_level =
+        mandatory && name == "exempt" && desired["kind"] == "PriorityLevelConfiguration";
+    let change = |obj: &mut Value| {
+        if update_spec {
+            let mut spec = desired["spec"].clone();
+            if is_exempt_level {
+                // The operator's shares and lending of `exempt` are kept.
+                for field in ["nominalConcurrencyShares", "lendablePercent"] {
+                    if let Some(v) = obj.pointer(&format!("/spec/exempt/{field}")) {
+                        spec["exempt"][field] = v.clone();
                     }
                 }
-                obj["spec"] = spec;
             }
-            let meta = &mut obj["metadata"];
-            if !meta["annotations"].is_object() {
-                meta["annotations"] = Value::Object(Default::default());
-            }
-            meta["annotations"][&key] = Value::from(value);
+            obj["spec"] = spec;
+        }
+        let meta = &mut obj["metadata"];
+        if !meta["annotations"].is_object() {
+            meta["annotations"] = Value::Object(Default::default());
+        }
+        meta["annotations"][&key] = Value::from(value);
+    };
+    let mut wanted = current.clone();
+    change(&mut wanted);
+    if wanted == current {
+        return Ok(());
+    }
+    store
+        .guaranteed_update(storage, "", name, None, false, |obj| {
+            change(obj);
             Ok(())
         })
         .await

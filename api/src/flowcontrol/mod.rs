@@ -117,11 +117,12 @@ pub struct FlowControl {
 }
 
 impl FlowControl {
-    /// Flow control over the objects in `storage` (served by `registry`), starting with the
-    /// mandatory objects until the stored ones are read.
+    /// Flow control over the objects in `storage` (served by `registry`), recording into
+    /// `metrics`, starting with the mandatory objects until the stored ones are read.
     pub fn new(
         flavor: Flavor,
         settings: FlowControlSettings,
+        metrics: FlowControlMetrics,
         storage: Arc<dyn Storage>,
         registry: Arc<Registry>,
         clock: Arc<dyn Clock>,
@@ -141,16 +142,11 @@ impl FlowControl {
             mandatory: mandatory.clone(),
             counts: ObjectCounts::default(),
             retry_after: RetryAfter::default(),
-            metrics: FlowControlMetrics::default(),
+            metrics,
             watching: Once::new(),
         });
         control.apply(mandatory);
         control
-    }
-
-    /// The metrics, to register where `/metrics` is served.
-    pub fn metrics(&self) -> &FlowControlMetrics {
-        &self.metrics
     }
 
     fn current(&self) -> Arc<Levels> {

@@ -223,6 +223,7 @@ pub fn suggested(flavor: Flavor) -> (Vec<Value>, Vec<Value>) {
 }
 
 /// Every bootstrap schema and level, mandatory first.
+#[cfg(test)]
 pub fn all(flavor: Flavor) -> (Vec<Value>, Vec<Value>) {
     let (mut schemas, mut levels) = mandatory(flavor);
     let (more_schemas, more_levels) = suggested(flavor);
