@@ -320,7 +320,10 @@ mod tests {
         let flow = &serve.flow_control;
         assert!(flow.enable_priority_and_fairness);
         assert_eq!(
-            (flow.max_requests_inflight, flow.max_mutating_requests_inflight),
+            (
+                flow.max_requests_inflight,
+                flow.max_mutating_requests_inflight
+            ),
             (400, 200)
         );
         // R-RES-233: five minutes of history by default.

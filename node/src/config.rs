@@ -252,7 +252,9 @@ fn flow_control_settings(args: &FlowControlArgs) -> Result<FlowControlSettings, 
         max_mutating_requests_inflight: args.max_mutating_requests_inflight,
         ..FlowControlSettings::default()
     };
-    if settings.enabled && settings.max_requests_inflight + settings.max_mutating_requests_inflight == 0 {
+    if settings.enabled
+        && settings.max_requests_inflight + settings.max_mutating_requests_inflight == 0
+    {
         return Err(ConfigError::NoConcurrency);
     }
     Ok(settings)
@@ -454,6 +456,26 @@ mod tests {
             ServeConfig::from_args(&small).map(|c| c.max_object_bytes),
             Ok(4096)
         );
+        let no_seats = ServeArgs {
+            flow_control: FlowControlArgs {
+                enable_priority_and_fairness: true,
+                max_requests_inflight: 0,
+                max_mutating_requests_inflight: 0,
+            },
+            ..args.clone()
+        };
+        assert_eq!(
+            ServeConfig::from_args(&no_seats).map(|c| c.flow_control),
+            Err(ConfigError::NoConcurrency)
+        );
+        let off = ServeArgs {
+            flow_control: FlowControlArgs {
+                enable_priority_and_fairness: false,
+                ..no_seats.flow_control.clone()
+            },
+            ..args.clone()
+        };
+        assert!(!ServeConfig::from_args(&off).unwrap().flow_control.enabled);
 
         let short = ServeArgs {
             watch: WatchArgs {

@@ -7,6 +7,8 @@
 //! and update paths; an update that changes nothing writes nothing, so every replica may run
 //! it.
 
+use std::collections::HashMap;
+
 use serde_json::Value;
 
 use super::objects;
@@ -15,8 +17,9 @@ use crate::error::ApiError;
 use crate::flavor::Flavor;
 use crate::random::RandomSource;
 use crate::registry::Registry;
-use crate::registry::WriteOptions;
 use crate::registry::Store;
+use crate::registry::StoredJson;
+use crate::registry::WriteOptions;
 use crate::storage::ReadConsistency;
 use crate::storage::Storage;
 
@@ -36,51 +39,92 @@ pub async fn ensure_flow_control_objects(
             .ok_or_else(|| ApiError::Internal(format!("{plural} are not served")))
     };
     let (schemas, levels) = (store("flowschemas")?, store("prioritylevelconfigurations")?);
+    let (current_schemas, current_levels) = (
+        stored(storage, schemas).await?,
+        stored(storage, levels).await?,
+    );
     let (mandatory_schemas, mandatory_levels) = objects::mandatory(flavor);
     let (suggested_schemas, suggested_levels) = objects::suggested(flavor);
     // Levels first, so no schema points at a missing level.
     let work = [
-        (levels, mandatory_levels, true),
-        (levels, suggested_levels, false),
-        (schemas, mandatory_schemas, true),
-        (schemas, suggested_schemas, false),
+        (levels, &current_levels, mandatory_levels, true),
+        (levels, &current_levels, suggested_levels, false),
+        (schemas, &current_schemas, mandatory_schemas, true),
+        (schemas, &current_schemas, suggested_schemas, false),
     ];
-    for (store, objects, mandatory) in work {
+    for (store, current, objects, mandatory) in work {
         for object in objects {
-            ensure(storage, store, flavor, clock, &object, mandatory).await?;
+            let name = object["metadata"]["name"].as_str().unwrap_or_default();
+            let target = Target {
+                store,
+                current: current.get(name),
+                desired: &object,
+                mandatory,
+            };
+            ensure(storage, flavor, clock, target).await?;
         }
     }
     Ok(())
 }
 
+/// The stored objects of `store` by name, read once (one quorum read per kind).
+async fn stored(storage: &dyn Storage, store: &Store) -> Result<HashMap<String, Value>, ApiError> {
+    let prefix = store.resource().key_prefix();
+    let page = storage
+        .list(&prefix, None, 0, ReadConsistency::Linearizable)
+        .await
+        .map_err(|e| ApiError::from_storage(e, &store.resource().group_resource(), ""))?;
+    let mut objects = HashMap::new();
+    for item in page.items {
+        let value = StoredJson::from_stored(item.value)
+            .and_then(|stored| stored.to_value())
+            .map_err(|e| ApiError::Internal(format!("stored {} does not parse: {e}", item.key)))?;
+        let name = value["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        objects.insert(name, value);
+    }
+    Ok(objects)
+}
+
+/// One bootstrap object: its store, its stored version if any, its bootstrap version.
+struct Target<'a> {
+    store: &'a Store,
+    current: Option<&'a Value>,
+    desired: &'a Value,
+    mandatory: bool,
+}
+
 async fn ensure(
     storage: &dyn Storage,
-    store: &Store,
     flavor: Flavor,
     clock: &dyn Clock,
-    desired: &Value,
-    mandatory: bool,
+    target: Target<'_>,
 ) -> Result<(), ApiError> {
+    let Target {
+        store,
+        current,
+        desired,
+        mandatory,
+    } = target;
     let name = desired["metadata"]["name"].as_str().unwrap_or_default();
-    let current = match store
-        .get(storage, "", name, ReadConsistency::Linearizable)
-        .await
-    {
-        Ok(current) => current,
-        Err(ApiError::NotFound { .. }) => {
-            let body = desired.to_string();
-            let created = store
-                .create(storage, "", body.as_bytes(), clock.now(), WriteOptions::default())
-                .await;
-            return match created {
-                Ok(_) | Err(ApiError::AlreadyExists { .. }) => Ok(()),
-                Err(e) => Err(e),
-            };
-        }
-        Err(e) => return Err(e),
+    let Some(current) = current else {
+        let body = desired.to_string();
+        let created = store
+            .create(
+                storage,
+                "",
+                body.as_bytes(),
+                clock.now(),
+                WriteOptions::default(),
+            )
+            .await;
+        return match created {
+            Ok(_) | Err(ApiError::AlreadyExists { .. }) => Ok(()),
+            Err(e) => Err(e),
+        };
     };
-    let current: Value = serde_json::from_slice(&current)
-        .map_err(|e| ApiError::Internal(format!("stored {name} does not parse: {e}")))?;
     let key = objects::autoupdate_annotation(flavor);
     let annotation = current["metadata"]["annotations"][&key].as_str();
     let generation = current["metadata"]["generation"].as_i64().unwrap_or(1);
@@ -113,7 +157,7 @@ async fn ensure(
     };
     let mut wanted = current.clone();
     change(&mut wanted);
-    if wanted == current {
+    if &wanted == current {
         return Ok(());
     }
     store

@@ -99,7 +99,9 @@ fn int(v: &Value, pointer: &str) -> Option<i64> {
 }
 
 fn text<'a>(v: &'a Value, pointer: &str) -> &'a str {
-    v.pointer(pointer).and_then(Value::as_str).unwrap_or_default()
+    v.pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
 }
 
 impl Schema {
@@ -128,7 +130,10 @@ impl Schema {
     pub fn matches(&self, user: &UserInfo, info: &RequestInfo) -> bool {
         self.rules.iter().any(|rule| {
             let subjects = rule.get("subjects").and_then(Value::as_array);
-            subjects.into_iter().flatten().any(|s| subject_matches(s, user))
+            subjects
+                .into_iter()
+                .flatten()
+                .any(|s| subject_matches(s, user))
                 && if info.is_resource_request {
                     list(rule, "resourceRules").any(|r| resource_rule_matches(r, info))
                 } else {
@@ -214,8 +219,8 @@ impl Level {
         let part = if exempt { "exempt" } else { "limited" };
         let field = |name: &str| int(obj, &format!("/spec/{part}/{name}"));
         let non_negative = |v: Option<i64>| v.map(|v| v.max(0) as u64);
-        let queuing = (!exempt && text(obj, "/spec/limited/limitResponse/type") == "Queue")
-            .then(|| {
+        let queuing =
+            (!exempt && text(obj, "/spec/limited/limitResponse/type") == "Queue").then(|| {
                 let q = |name: &str, default: i64| {
                     int(obj, &format!("/spec/limited/limitResponse/queuing/{name}"))
                         .filter(|v| *v > 0)
@@ -231,11 +236,12 @@ impl Level {
             name: text(obj, "/metadata/name").to_owned(),
             uid: text(obj, "/metadata/uid").to_owned(),
             exempt,
-            nominal_shares: non_negative(field("nominalConcurrencyShares"))
-                .unwrap_or(if exempt { 0 } else { 30 }),
-            lendable_percent: non_negative(field("lendablePercent"))
-                .unwrap_or(0)
-                .min(100),
+            nominal_shares: non_negative(field("nominalConcurrencyShares")).unwrap_or(if exempt {
+                0
+            } else {
+                30
+            }),
+            lendable_percent: non_negative(field("lendablePercent")).unwrap_or(0).min(100),
             borrowing_limit_percent: non_negative(field("borrowingLimitPercent")),
             queuing,
         }
@@ -266,7 +272,9 @@ impl Config {
                 .entry(name.clone())
                 .or_insert_with(|| level.clone());
         }
-        config.schemas.retain(|s| config.levels.contains_key(&s.level));
+        config
+            .schemas
+            .retain(|s| config.levels.contains_key(&s.level));
         config
             .schemas
             .sort_by(|a, b| (a.precedence, &a.name).cmp(&(b.precedence, &b.name)));
@@ -381,12 +389,24 @@ mod tests {
                     "nonResourceRules": [{"verbs": ["get"], "nonResourceURLs": ["/apis/*"]}]}]}
         }));
         let bob = user("bob", &[]);
-        assert!(schema.matches(&bob, &request(Method::GET, "/api/v1/namespaces/a/configmaps")));
-        assert!(schema.matches(&bob, &request(Method::GET, "/api/v1/namespaces/a/pods/p/status")));
+        assert!(schema.matches(
+            &bob,
+            &request(Method::GET, "/api/v1/namespaces/a/configmaps")
+        ));
+        assert!(schema.matches(
+            &bob,
+            &request(Method::GET, "/api/v1/namespaces/a/pods/p/status")
+        ));
         assert!(!schema.matches(&bob, &request(Method::GET, "/api/v1/namespaces/a/pods/p")));
-        assert!(!schema.matches(&bob, &request(Method::GET, "/api/v1/namespaces/b/configmaps")));
+        assert!(!schema.matches(
+            &bob,
+            &request(Method::GET, "/api/v1/namespaces/b/configmaps")
+        ));
         assert!(!schema.matches(&bob, &request(Method::GET, "/api/v1/configmaps")));
-        assert!(!schema.matches(&bob, &request(Method::POST, "/api/v1/namespaces/a/configmaps")));
+        assert!(!schema.matches(
+            &bob,
+            &request(Method::POST, "/api/v1/namespaces/a/configmaps")
+        ));
         assert!(schema.matches(&bob, &request(Method::GET, "/apis/apps")));
         assert!(!schema.matches(&bob, &request(Method::GET, "/apis")));
         assert!(!schema.matches(&user("eve", &[]), &request(Method::GET, "/apis/apps")));
@@ -401,7 +421,11 @@ mod tests {
                     "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}]}]}})
         };
         let mandatory = objects::mandatory_config(Flavor::Kubernetes);
-        let schemas = [fs("b", 3, "catch-all"), fs("a", 3, "catch-all"), fs("c", 2, "gone")];
+        let schemas = [
+            fs("b", 3, "catch-all"),
+            fs("a", 3, "catch-all"),
+            fs("c", 2, "gone"),
+        ];
         let config = Config::new(&schemas, &[], &mandatory);
         let path = request(Method::GET, "/version");
         assert_eq!(classified(&config, &user("x", &[]), &path).0, "a");

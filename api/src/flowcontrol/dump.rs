@@ -102,7 +102,8 @@ fn requests(levels: &BTreeMap<String, Arc<QueueSet>>) -> Vec<Vec<String>> {
     let index = |i: Option<usize>| i.map_or("-1".to_owned(), |i| i.to_string());
     for (name, set) in levels {
         for (queue, position, request) in set.request_digests() {
-            let time = |t: chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(SecondsFormat::Nanos, true);
+            let time =
+                |t: chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(SecondsFormat::Nanos, true);
             rows.push(vec![
                 name.clone(),
                 request.schema,
@@ -163,10 +164,17 @@ mod tests {
             queue_length_limit: 5,
         };
         let levels = BTreeMap::from([
-            ("workload-low".to_owned(), QueueSet::new(3, Some(queuing), false)),
+            (
+                "workload-low".to_owned(),
+                QueueSet::new(3, Some(queuing), false),
+            ),
             ("exempt".to_owned(), QueueSet::new(0, None, true)),
         ]);
-        let text = dump("/debug/api_priority_and_fairness/dump_priority_levels", &levels).unwrap();
+        let text = dump(
+            "/debug/api_priority_and_fairness/dump_priority_levels",
+            &levels,
+        )
+        .unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert!(lines[0].starts_with("PriorityLevelName, ActiveQueues, IsIdle,"));
         assert!(lines[1].starts_with("exempt,            0,"));

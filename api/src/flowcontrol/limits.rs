@@ -62,10 +62,7 @@ pub fn rebalance(bounds: &[Bounds], demand: &[usize], capacity: usize) -> Vec<us
         seats[i] < want
     };
     let below_nominal = |i: usize, seats: &[usize]| seats[i] < bounds[i].nominal;
-    for wanted in [
-        &wants as &dyn Fn(usize, &[usize]) -> bool,
-        &below_nominal,
-    ] {
+    for wanted in [&wants as &dyn Fn(usize, &[usize]) -> bool, &below_nominal] {
         let mut granted = true;
         while left > 0 && granted {
             granted = false;
@@ -121,12 +118,37 @@ mod tests {
 
     #[test]
     fn busy_levels_borrow_what_idle_levels_lend_within_limits() {
-        let levels = [level(1, 50, Some(0)), level(1, 50, None), level(2, 100, None)];
+        let levels = [
+            level(1, 50, Some(0)),
+            level(1, 50, None),
+            level(2, 100, None),
+        ];
         let refs: Vec<&Level> = levels.iter().collect();
         let bounds = bounds(8, &refs);
-        assert_eq!(bounds[0], Bounds { nominal: 2, min: 1, max: 2 });
-        assert_eq!(bounds[1], Bounds { nominal: 2, min: 1, max: 10 });
-        assert_eq!(bounds[2], Bounds { nominal: 4, min: 0, max: 12 });
+        assert_eq!(
+            bounds[0],
+            Bounds {
+                nominal: 2,
+                min: 1,
+                max: 2
+            }
+        );
+        assert_eq!(
+            bounds[1],
+            Bounds {
+                nominal: 2,
+                min: 1,
+                max: 10
+            }
+        );
+        assert_eq!(
+            bounds[2],
+            Bounds {
+                nominal: 4,
+                min: 0,
+                max: 12
+            }
+        );
         // All idle: everyone back at nominal.
         assert_eq!(rebalance(&bounds, &[0, 0, 0], 8), vec![2, 2, 4]);
         // The second level is busy: it borrows the third's seats and the first's lendable one,

@@ -221,7 +221,10 @@ impl FlowControl {
             .filter_map(|l| Some((l, levels.sets.get(&l.name)?, *levels.bounds.get(&l.name)?)))
             .collect();
         let bounds: Vec<Bounds> = limited.iter().map(|(_, _, b)| *b).collect();
-        let demand: Vec<usize> = limited.iter().map(|(_, s, _)| s.take_peak_demand()).collect();
+        let demand: Vec<usize> = limited
+            .iter()
+            .map(|(_, s, _)| s.take_peak_demand())
+            .collect();
         let capacity = bounds.iter().map(|b| b.nominal).sum();
         let seats = limits::rebalance(&bounds, &demand, capacity);
         for ((level, set, _), seats) in limited.iter().zip(seats) {

@@ -144,7 +144,14 @@ pub fn suggested(flavor: Flavor) -> (Vec<Value>, Vec<Value>) {
     ];
     let everyone = || vec![group(UNAUTHENTICATED), group(AUTHENTICATED)];
     let schemas = vec![
-        schema(flavor, "system-nodes", "system", 500, Some("ByUser"), everything(vec![group(NODES)])),
+        schema(
+            flavor,
+            "system-nodes",
+            "system",
+            500,
+            Some("ByUser"),
+            everything(vec![group(NODES)]),
+        ),
         schema(
             flavor,
             "system-node-high",

@@ -244,7 +244,11 @@ impl QueueSet {
             dispatch(&mut state);
             (id, queue, width, receiver)
         };
-        let waiting = Waiting { set: self, id, queue };
+        let waiting = Waiting {
+            set: self,
+            id,
+            queue,
+        };
         let dispatched = tokio::time::timeout(timeout, receiver).await;
         std::mem::forget(waiting);
         match dispatched {
@@ -398,7 +402,11 @@ mod tests {
         let (first, _) = set.acquire(request("a"), 1, long, Utc::now).await.unwrap();
         let queued = tokio::spawn({
             let set = set.clone();
-            async move { set.acquire(request("a"), 1, long, Utc::now).await.map(|_| ()) }
+            async move {
+                set.acquire(request("a"), 1, long, Utc::now)
+                    .await
+                    .map(|_| ())
+            }
         });
         while set.totals().waiting == 0 {
             tokio::task::yield_now().await;
@@ -408,7 +416,10 @@ mod tests {
         drop(first);
         assert_eq!(queued.await.unwrap(), Ok(()));
         let totals = set.totals();
-        assert_eq!((totals.dispatched, totals.rejected, totals.seats), (2, 1, 0));
+        assert_eq!(
+            (totals.dispatched, totals.rejected, totals.seats),
+            (2, 1, 0)
+        );
     }
 
     #[tokio::test]

@@ -80,7 +80,12 @@ async fn follow(control: Weak<FlowControl>, storage: &dyn Storage) -> Result<(),
         let Some(control) = control.upgrade() else {
             return Ok(());
         };
-        reload(&control, storage, ReadConsistency::NotOlderThan(batch.revision)).await?;
+        reload(
+            &control,
+            storage,
+            ReadConsistency::NotOlderThan(batch.revision),
+        )
+        .await?;
     }
 }
 

@@ -154,11 +154,20 @@ pub fn replica_specs(args: &DevArgs, dir: &Path, pki: &DevPki, program: &Path) -
             argv.push(format!("--service-node-port-range={}", args.service_node_port_range).into());
             argv.push(format!("--max-object-bytes={}", args.max_object_bytes).into());
             let flow = &args.flow_control;
-            argv.push(format!("--enable-priority-and-fairness={}", flow.enable_priority_and_fairness).into());
+            argv.push(
+                format!(
+                    "--enable-priority-and-fairness={}",
+                    flow.enable_priority_and_fairness
+                )
+                .into(),
+            );
             argv.push(format!("--max-requests-inflight={}", flow.max_requests_inflight).into());
             argv.push(
-                format!("--max-mutating-requests-inflight={}", flow.max_mutating_requests_inflight)
-                    .into(),
+                format!(
+                    "--max-mutating-requests-inflight={}",
+                    flow.max_mutating_requests_inflight
+                )
+                .into(),
             );
             let lifecycle = &args.lifecycle;
             let grace = format_duration(lifecycle.livez_grace_period);
@@ -362,7 +371,10 @@ mod tests {
             assert!(!config.flow_control.enabled);
             let seats = &config.flow_control;
             assert_eq!(
-                (seats.max_requests_inflight, seats.max_mutating_requests_inflight),
+                (
+                    seats.max_requests_inflight,
+                    seats.max_mutating_requests_inflight
+                ),
                 (7, 3)
             );
             assert!(

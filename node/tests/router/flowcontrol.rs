@@ -114,7 +114,12 @@ fn names(list: &Value) -> Vec<String> {
     let items = list["items"].as_array().expect("items");
     let mut names: Vec<String> = items
         .iter()
-        .map(|i| i["metadata"]["name"].as_str().unwrap_or_default().to_owned())
+        .map(|i| {
+            i["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
         .collect();
     names.sort();
     names
@@ -155,19 +160,33 @@ async fn bootstrap_objects_are_created_once_and_mandatory_ones_forced_back() {
     ensure_flow_control_objects(backend.as_ref(), Flavor::Kubernetes, &SystemClock, &random)
         .await
         .unwrap();
-    assert_eq!(backend.revision().await, before, "a second run writes nothing");
+    assert_eq!(
+        backend.revision().await,
+        before,
+        "a second run writes nothing"
+    );
 
     // An operator's changes: a mandatory level is forced back, a suggested schema that says
     // `false` is left alone, one that says `true` is brought back.
     let merge = "application/merge-patch+json";
     let patch = json!({"spec": {"limited": {"nominalConcurrencyShares": 50}}}).to_string();
-    let patched = send_as(&app, "PATCH", &format!("{PLC_PATH}/catch-all"), merge, &patch).await;
+    let patched = send_as(
+        &app,
+        "PATCH",
+        &format!("{PLC_PATH}/catch-all"),
+        merge,
+        &patch,
+    )
+    .await;
     assert_eq!(patched.status, 200, "{}", patched.text());
     let kept = json!({"metadata": {"annotations": {"apf.kubernetes.io/autoupdate-spec": "false"}},
         "spec": {"matchingPrecedence": 9000}})
     .to_string();
     let path = format!("{FS_PATH}/global-default");
-    assert_eq!(send_as(&app, "PATCH", &path, merge, &kept).await.status, 200);
+    assert_eq!(
+        send_as(&app, "PATCH", &path, merge, &kept).await.status,
+        200
+    );
     let reverted = json!({"spec": {"matchingPrecedence": 9500}}).to_string();
     let service_accounts = format!("{FS_PATH}/service-accounts");
     let patched = send_as(&app, "PATCH", &service_accounts, merge, &reverted).await;
@@ -182,7 +201,9 @@ async fn bootstrap_objects_are_created_once_and_mandatory_ones_forced_back() {
     );
     let global = admin_call(&app, "GET", &path, None).await.json();
     assert_eq!(global["spec"]["matchingPrecedence"], 9000);
-    let service_accounts = admin_call(&app, "GET", &service_accounts, None).await.json();
+    let service_accounts = admin_call(&app, "GET", &service_accounts, None)
+        .await
+        .json();
     assert_eq!(service_accounts["spec"]["matchingPrecedence"], 9000);
 }
 
@@ -196,7 +217,10 @@ async fn v1_defaults_nominal_shares_only_when_unset() {
             "spec": {"type": "Limited", "limited": limited}})
         .to_string()
     };
-    let unset = level("unset", json!({"limitResponse": {"type": "Queue", "queuing": {}}}));
+    let unset = level(
+        "unset",
+        json!({"limitResponse": {"type": "Queue", "queuing": {}}}),
+    );
     let created = admin_call(&app, "POST", PLC_PATH, Some(&unset)).await;
     assert_eq!(created.status, 201, "{}", created.text());
     let limited = &created.json()["spec"]["limited"];
@@ -212,7 +236,10 @@ async fn v1_defaults_nominal_shares_only_when_unset() {
     );
     let created = admin_call(&app, "POST", PLC_PATH, Some(&zero)).await;
     assert_eq!(created.status, 201, "{}", created.text());
-    assert_eq!(created.json()["spec"]["limited"]["nominalConcurrencyShares"], 0);
+    assert_eq!(
+        created.json()["spec"]["limited"]["nominalConcurrencyShares"],
+        0
+    );
     let beta = "/apis/flowcontrol.apiserver.k8s.io/v1beta3/prioritylevelconfigurations";
     assert_eq!(admin_call(&app, "GET", beta, None).await.status, 404);
     let bad = level(
@@ -237,14 +264,19 @@ async fn dump_line(app: &Router, path: &str, prefix: &str) -> String {
 }
 
 /// The value of the sample `name` with `labels` in a scrape of `registry`.
-fn sample(registry: &prometheus_client::registry::Registry, name: &str, labels: &[(&str, &str)]) -> f64 {
+fn sample(
+    registry: &prometheus_client::registry::Registry,
+    name: &str,
+    labels: &[(&str, &str)],
+) -> f64 {
     let mut text = String::new();
     prometheus_client::encoding::text::encode(&mut text, registry).expect("encode");
     let scrape = prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_owned())))
         .expect("a Prometheus text scrape");
-    let found = scrape.samples.iter().find(|s| {
-        s.metric == name && labels.iter().all(|(k, v)| s.labels.get(k) == Some(*v))
-    });
+    let found = scrape
+        .samples
+        .iter()
+        .find(|s| s.metric == name && labels.iter().all(|(k, v)| s.labels.get(k) == Some(*v)));
     match found.map(|s| &s.value) {
         Some(
             prometheus_parse::Value::Counter(v)
@@ -293,7 +325,10 @@ async fn a_saturated_level_answers_429_while_another_level_serves() {
     assert_eq!(schema.status, 201, "{}", schema.text());
     let (level_uid, schema_uid) = (
         level.json()["metadata"]["uid"].as_str().unwrap().to_owned(),
-        schema.json()["metadata"]["uid"].as_str().unwrap().to_owned(),
+        schema.json()["metadata"]["uid"]
+            .as_str()
+            .unwrap()
+            .to_owned(),
     );
     let line = dump_line(&app, "dump_priority_levels", "alice-level,").await;
     assert!(line.contains("true"), "idle: {line}");
@@ -317,21 +352,40 @@ async fn a_saturated_level_answers_429_while_another_level_serves() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     let columns: Vec<&str> = waiting.split(',').map(str::trim).collect();
-    assert_eq!(&columns[1..6], ["1", "false", "false", "1", "1"], "{waiting}");
+    assert_eq!(
+        &columns[1..6],
+        ["1", "false", "false", "1", "1"],
+        "{waiting}"
+    );
 
     let third = call(&app, "GET", &held, None, Some(alice.clone())).await;
     let status = assert_status(&third, 429, "TooManyRequests");
-    assert_eq!(status["message"], "Too many requests, please try again later.");
+    assert_eq!(
+        status["message"],
+        "Too many requests, please try again later."
+    );
     assert_eq!(third.headers["retry-after"], "1");
-    assert_eq!(third.headers["x-kubernetes-pf-flowschema-uid"], schema_uid.as_str());
-    assert_eq!(third.headers["x-kubernetes-pf-prioritylevel-uid"], level_uid.as_str());
+    assert_eq!(
+        third.headers["x-kubernetes-pf-flowschema-uid"],
+        schema_uid.as_str()
+    );
+    assert_eq!(
+        third.headers["x-kubernetes-pf-prioritylevel-uid"],
+        level_uid.as_str()
+    );
 
     // Bob is in another level and is served.
     let created = call(&app, "POST", CM_PATH, Some(&cm("bobs")), Some(bob)).await;
     assert_eq!(created.status, 201, "{}", created.text());
     let global = admin_call(&app, "GET", &format!("{PLC_PATH}/global-default"), None).await;
-    let global_uid = global.json()["metadata"]["uid"].as_str().unwrap().to_owned();
-    assert_eq!(created.headers["x-kubernetes-pf-prioritylevel-uid"], global_uid.as_str());
+    let global_uid = global.json()["metadata"]["uid"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        created.headers["x-kubernetes-pf-prioritylevel-uid"],
+        global_uid.as_str()
+    );
 
     let queued = dump_line(&app, "dump_requests", "alice-level,").await;
     let columns: Vec<&str> = queued.split(',').map(str::trim).collect();
@@ -339,8 +393,18 @@ async fn a_saturated_level_answers_429_while_another_level_serves() {
     let queue = dump_line(&app, "dump_queues", "alice-level,").await;
     let columns: Vec<&str> = queue.split(',').map(str::trim).collect();
     assert_eq!(&columns[1..5], ["0", "1", "0", "0"], "{queue}");
-    let bobs_dump = call(&app, "GET", &format!("{DUMP}dump_queues"), None, Some(user("bob"))).await;
-    assert_eq!(bobs_dump.status, 200, "the dumps are authorized like any path");
+    let bobs_dump = call(
+        &app,
+        "GET",
+        &format!("{DUMP}dump_queues"),
+        None,
+        Some(user("bob")),
+    )
+    .await;
+    assert_eq!(
+        bobs_dump.status, 200,
+        "the dumps are authorized like any path"
+    );
 
     let rejected = [
         ("flow_schema", "alice"),

@@ -51,7 +51,10 @@ impl Strategy for FlowSchemaStrategy {
                 .and_then(Value::as_i64)
                 .is_none_or(|p| p == 0);
             if unset {
-                spec.insert("matchingPrecedence".into(), DEFAULT_MATCHING_PRECEDENCE.into());
+                spec.insert(
+                    "matchingPrecedence".into(),
+                    DEFAULT_MATCHING_PRECEDENCE.into(),
+                );
             }
         }
     }
@@ -254,7 +257,11 @@ fn validate_limited(limited: &Value) -> Vec<FieldError> {
     }
     let response = limited.get("limitResponse").unwrap_or(&Value::Null);
     let queuing = response.get("queuing").filter(|q| !q.is_null());
-    match response.get("type").and_then(Value::as_str).unwrap_or_default() {
+    match response
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+    {
         "Reject" => {
             if queuing.is_some() {
                 errs.push(FieldError::forbidden(
