@@ -31,10 +31,13 @@ pub fn seats_for(objects: u64) -> usize {
     (objects.div_ceil(OBJECTS_PER_SEAT) as usize).clamp(MIN_SEATS, MAX_SEATS)
 }
 
+/// A resource's object count and when it was last read (`None`: never).
+type Count = (u64, Option<Instant>);
+
 /// The estimated number of objects of each resource (by key prefix).
 #[derive(Default, Clone)]
 pub struct ObjectCounts {
-    counts: Arc<Mutex<HashMap<String, (u64, Option<Instant>)>>>,
+    counts: Arc<Mutex<HashMap<String, Count>>>,
 }
 
 impl ObjectCounts {
