@@ -316,6 +316,7 @@ impl FlowControl {
         let clock = self.clock.clone();
         let in_queue = self.metrics.in_queue.get_or_create(&labels).clone();
         in_queue.inc();
+        let started = tokio::time::Instant::now();
         let acquired = set
             .acquire(request, hash, self.settings.queue_wait, move || clock.now())
             .await;
@@ -336,6 +337,8 @@ impl FlowControl {
                 Ok(Some((seats, executing)))
             }
             Err(rejection) => {
+                let wait = self.metrics.wait.get_or_create(&wait_labels(false));
+                wait.observe(started.elapsed().as_secs_f64());
                 let rejected = RejectedLabels {
                     flow_schema: labels.flow_schema.clone(),
                     priority_level: labels.priority_level.clone(),

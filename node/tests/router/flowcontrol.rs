@@ -421,6 +421,10 @@ async fn a_saturated_level_answers_429_while_another_level_serves() {
     assert_eq!(sample(&registry, inqueue, &flow), 1.0);
     let executing = "apiserver_flowcontrol_current_executing_seats";
     assert_eq!(sample(&registry, executing, &flow), 1.0);
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, &registry).expect("encode");
+    let refused_wait = "apiserver_flowcontrol_request_wait_duration_seconds_count{execute=\"false\",flow_schema=\"alice\",priority_level=\"alice-level\"} 1";
+    assert!(text.contains(refused_wait), "{text}");
 
     // Open the gate: both of alice's requests finish, one after the other.
     gated.gate.add_permits(Semaphore::MAX_PERMITS);
