@@ -14,6 +14,8 @@ use crate::auth::SystemMastersAuthorizer;
 use crate::auth::X509Authenticator;
 use crate::features::FeatureGates;
 use crate::flavor::Flavor;
+use crate::flowcontrol::FlowControlSettings;
+use crate::flowcontrol::metrics::FlowControlMetrics;
 use crate::health::Readiness;
 use crate::random::RandomSource;
 use crate::registry::RuntimeConfig;
@@ -94,13 +96,20 @@ pub struct ApiConfig {
     pub feature_gates: FeatureGates,
     /// The audit policy and backends; nothing is audited by default.
     pub audit: AuditConfig,
+    /// API Priority and Fairness (`--enable-priority-and-fairness`,
+    /// `--max-requests-inflight`, `--max-mutating-requests-inflight`).
+    pub flow_control: FlowControlSettings,
+    /// Where flow control records its `apiserver_flowcontrol_*` metrics (register it in the
+    /// `/metrics` registry).
+    pub flow_control_metrics: FlowControlMetrics,
 }
 
 impl ApiConfig {
     /// The default configuration: client certificates authenticate, `system:masters` may do
     /// everything, everyone else is denied; wall-clock time; randomness seeded from the
     /// operating system; no token signer; stored objects of at most
-    /// [`DEFAULT_MAX_OBJECT_BYTES`]; every feature gate at its default.
+    /// [`DEFAULT_MAX_OBJECT_BYTES`]; every feature gate at its default; flow control on with
+    /// Kubernetes' 400 + 200 seats.
     pub fn new(flavor: Flavor, readiness: Arc<dyn Readiness>) -> Self {
         Self {
             flavor,
@@ -116,6 +125,8 @@ impl ApiConfig {
             max_object_bytes: DEFAULT_MAX_OBJECT_BYTES,
             feature_gates: FeatureGates::default(),
             audit: AuditConfig::default(),
+            flow_control: FlowControlSettings::default(),
+            flow_control_metrics: FlowControlMetrics::default(),
         }
     }
 }

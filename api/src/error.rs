@@ -247,6 +247,13 @@ pub enum ApiError {
     /// request (`--shutdown-send-retry-after`); another replica will answer the retry.
     #[error("The apiserver is shutting down, please try again later.")]
     ShuttingDown,
+    /// 429 TooManyRequests with `Retry-After`: flow control found no seat for the request
+    /// (its queue full, its level rejecting, or its wait too long).
+    #[error("Too many requests, please try again later.")]
+    Throttled {
+        /// The seconds the client should wait.
+        retry_after: u64,
+    },
     /// 429 TooManyRequests: the request would break a limit that may lift later (an
     /// eviction a disruption budget does not allow now); `causes` say which.
     #[error("{message}")]
@@ -363,7 +370,9 @@ impl ApiError {
             }
             Self::ServiceUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
-            Self::TooManyRequests { .. } | Self::ShuttingDown => StatusCode::TOO_MANY_REQUESTS,
+            Self::TooManyRequests { .. } | Self::ShuttingDown | Self::Throttled { .. } => {
+                StatusCode::TOO_MANY_REQUESTS
+            }
             Self::StatusFailure { code, .. } => {
                 StatusCode::from_u16(*code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
             }
@@ -390,7 +399,9 @@ impl ApiError {
             Self::TooLargeResourceVersion { .. } | Self::Timeout { .. } => "Timeout",
             Self::ServiceUnavailable(_) => "ServiceUnavailable",
             Self::Internal(_) => "InternalError",
-            Self::TooManyRequests { .. } | Self::ShuttingDown => "TooManyRequests",
+            Self::TooManyRequests { .. } | Self::ShuttingDown | Self::Throttled { .. } => {
+                "TooManyRequests"
+            }
             Self::StatusFailure { .. } => "",
         }
     }
@@ -401,6 +412,7 @@ impl ApiError {
                 Some(RETRY_AFTER_SECONDS)
             }
             Self::ShuttingDown => Some(SHUTDOWN_RETRY_AFTER_SECONDS),
+            Self::Throttled { retry_after } => Some(*retry_after),
             _ => None,
         }
     }
@@ -438,6 +450,7 @@ impl ApiError {
             })),
             Self::ServiceUnavailable(_) => Some(json!({"retryAfterSeconds": RETRY_AFTER_SECONDS})),
             Self::ShuttingDown => Some(json!({"retryAfterSeconds": SHUTDOWN_RETRY_AFTER_SECONDS})),
+            Self::Throttled { retry_after } => Some(json!({"retryAfterSeconds": retry_after})),
             Self::Internal(message) => Some(json!({"causes": [{"message": message}]})),
             Self::TooManyRequests { causes, .. } => {
                 let causes: Vec<Value> = causes

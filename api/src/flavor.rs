@@ -34,6 +34,14 @@ impl FromStr for Flavor {
 }
 
 impl Flavor {
+    /// The product word of response headers (`X-Kubernetes-PF-FlowSchema-UID`).
+    pub fn header_product(self) -> &'static str {
+        match self {
+            Self::Platform => "Platform",
+            Self::Kubernetes => "Kubernetes",
+        }
+    }
+
     /// The API group domain: `rbac.authorization.<d>`, `meta.<d>`, `apidiscovery.<d>`.
     pub fn group_domain(self) -> &'static str {
         match self {

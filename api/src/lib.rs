@@ -27,6 +27,7 @@
 //! - [`group`]: resources and kinds qualified by their API group.
 //! - [`deprecation`]: the deprecated built-in versions, their `Warning` and the value the
 //!   metric and the audit annotations read.
+//! - [`flowcontrol`]: API Priority and Fairness (classification, queuing, 429s).
 
 pub mod audit;
 pub mod auth;
@@ -38,6 +39,7 @@ pub mod discovery;
 pub mod error;
 pub mod features;
 pub mod flavor;
+pub mod flowcontrol;
 pub mod group;
 mod handlers;
 pub mod health;

@@ -35,6 +35,7 @@ use crate::discovery::Discovery;
 use crate::error::ApiError;
 use crate::features::Feature;
 use crate::flavor::Flavor;
+use crate::flowcontrol::FlowControl;
 use crate::handlers::json_response;
 use crate::handlers::read_body;
 use crate::handlers::serve_resource;
@@ -66,6 +67,7 @@ struct AppState {
     openapi: Arc<OpenApi>,
     readiness: Arc<dyn Readiness>,
     deprecations: Arc<DeprecationTable>,
+    flow_control: Arc<FlowControl>,
 }
 
 /// The whole HTTP API over `storage`.
@@ -76,7 +78,16 @@ pub fn router(storage: Arc<dyn Storage>, config: ApiConfig) -> Router {
         .with_random(&config.random);
     let discovery = Arc::new(Discovery::new(&registry, config.flavor));
     let registry = Arc::new(registry);
+    let flow_control = FlowControl::new(
+        config.flavor,
+        config.flow_control,
+        config.flow_control_metrics.clone(),
+        storage.clone(),
+        registry.clone(),
+        config.clock.clone(),
+    );
     let state = AppState {
+        flow_control,
         storage,
         discovery,
         openapi: Arc::new(OpenApi::new(registry.clone(), config.flavor)),
@@ -185,9 +196,24 @@ async fn pipeline(state: &AppState, request: Request) -> Result<Response, ApiErr
         }
     };
     audit::received(&user, &info).await?;
+    let served = authorized(state, &parts, body, &user, &info, &query);
+    let served = async { served.await.unwrap_or_else(IntoResponse::into_response) };
+    Ok(state.flow_control.serve(&user, &info, &query, served).await)
+}
+
+/// The pipeline after flow control: authorization, then discovery, the flow-control dumps
+/// or the resource handlers.
+async fn authorized(
+    state: &AppState,
+    parts: &http::request::Parts,
+    body: axum::body::Body,
+    user: &crate::auth::UserInfo,
+    info: &RequestInfo,
+    query: &QueryParams,
+) -> Result<Response, ApiError> {
     let attributes = Attributes {
-        user: &user,
-        request: &info,
+        user,
+        request: info,
     };
     let authorized = state.authz.authorize(&attributes).await;
     audit::authorization(&authorized);
@@ -200,6 +226,9 @@ async fn pipeline(state: &AppState, request: Request) -> Result<Response, ApiErr
             });
         }
         let header = |name| parts.headers.get(name).and_then(|v| v.to_str().ok());
+        if let Some(dump) = state.flow_control.dump(&info.path) {
+            return Ok((StatusCode::OK, dump).into_response());
+        }
         if OpenApi::owns(&info.path) {
             let answer = state.openapi.answer(
                 &info.path,
@@ -223,8 +252,8 @@ async fn pipeline(state: &AppState, request: Request) -> Result<Response, ApiErr
         .get(http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok());
     let req = crate::handlers::ResourceRequest {
-        info: &info,
-        query: &query,
+        info,
+        query,
         body,
         content_type,
         flavor: state.flavor,
@@ -233,7 +262,7 @@ async fn pipeline(state: &AppState, request: Request) -> Result<Response, ApiErr
         watch_events: state.watch_events.clone(),
         token_signer: state.token_signer.clone(),
         random: state.random.clone(),
-        user: &user,
+        user,
         authz: &state.authz,
         readiness: state.readiness.as_ref(),
         deprecations: &state.deprecations,

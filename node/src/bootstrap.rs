@@ -1,5 +1,5 @@
-//! Start-up work that needs a working cluster: creating the system namespaces and the API
-//! servers' own Service. Every replica runs it (it is idempotent), retrying until a leader
+//! Start-up work that needs a working cluster: creating the system namespaces, the API
+//! servers' own Service and the bootstrap flow-control objects. Every replica runs it (it is idempotent), retrying until a leader
 //! accepts the writes or the replica stops.
 
 use std::sync::Arc;
@@ -11,6 +11,7 @@ use apiary_api::RandomSource;
 use apiary_api::bootstrap::ensure_api_service;
 use apiary_api::bootstrap::ensure_system_namespaces;
 use apiary_api::error::ApiError;
+use apiary_api::flowcontrol::bootstrap::ensure_flow_control_objects;
 use apiary_api::registry::allocator::ServiceRanges;
 use apiary_api::storage::Storage;
 use tokio_util::sync::CancellationToken;
@@ -38,7 +39,8 @@ pub struct ClusterObjects {
     pub random: RandomSource,
 }
 
-/// Ensures the system namespaces and then the API servers' Service exist, retrying (no leader
+/// Ensures the system namespaces, then the API servers' Service, then the bootstrap
+/// flow-control objects exist, retrying (no leader
 /// yet, leader changing) until it succeeds or `stop` is cancelled. Each step
 /// done is marked on `readiness` (its `poststarthook/<name>` check).
 pub async fn ensure_cluster_objects(
@@ -62,14 +64,22 @@ pub async fn ensure_cluster_objects(
             Ok(()) => {
                 readiness.mark_done(PostStartHook::SystemNamespaces);
                 let (clock, random) = (clock.as_ref(), &random);
-                ensure_api_service(storage, flavor, service_ranges, api_port, clock, random).await
+                match ensure_api_service(storage, flavor, service_ranges, api_port, clock, random)
+                    .await
+                {
+                    Ok(()) => {
+                        readiness.mark_done(PostStartHook::ApiService);
+                        ensure_flow_control_objects(storage, flavor, clock, random).await
+                    }
+                    Err(e) => Err(e),
+                }
             }
             Err(e) => Err(e),
         };
         match created {
             Ok(()) => {
-                readiness.mark_done(PostStartHook::ApiService);
-                tracing::info!("system namespaces present");
+                readiness.mark_done(PostStartHook::FlowControlObjects);
+                tracing::info!("system namespaces and flow-control objects present");
                 return;
             }
             // No leader yet is the expected start-up state; anything else (a corrupt store, a

@@ -164,6 +164,9 @@ pub struct ServeArgs {
     /// The audit log and webhook.
     #[command(flatten)]
     pub audit: AuditArgs,
+    /// API Priority and Fairness.
+    #[command(flatten)]
+    pub flow_control: FlowControlArgs,
 }
 
 /// `--max-object-bytes`: a positive number of bytes.
@@ -218,6 +221,23 @@ pub struct LifecycleArgs {
     pub shutdown_watch_termination_grace_period: Duration,
 }
 
+/// Flags of API Priority and Fairness, shared by `apiary serve` and `apiary dev` (which passes
+/// them on to every replica); kube-apiserver's names and defaults.
+#[derive(Debug, Clone, PartialEq, Eq, Args)]
+pub struct FlowControlArgs {
+    /// Classify every request by the FlowSchemas and limit it by its priority level.
+    #[arg(long, default_value_t = true, num_args = 0..=1, default_missing_value = "true",
+          action = clap::ArgAction::Set)]
+    pub enable_priority_and_fairness: bool,
+    /// Requests in flight at once that do not change anything; with the next flag, the
+    /// server's total concurrency that priority levels share (the sum must be positive).
+    #[arg(long, default_value_t = 400)]
+    pub max_requests_inflight: usize,
+    /// Requests in flight at once that change something (see `--max-requests-inflight`).
+    #[arg(long, default_value_t = 200)]
+    pub max_mutating_requests_inflight: usize,
+}
+
 /// Flags of `apiary dev`.
 #[derive(Debug, Clone, Args)]
 pub struct DevArgs {
@@ -263,6 +283,9 @@ pub struct DevArgs {
     /// replica's directory).
     #[command(flatten)]
     pub audit: AuditArgs,
+    /// Flow-control flags, passed on to every replica.
+    #[command(flatten)]
+    pub flow_control: FlowControlArgs,
 }
 
 #[cfg(test)]
@@ -307,6 +330,15 @@ mod tests {
         assert_eq!(serve.flavor, FlavorName::Platform);
         assert_eq!(serve.client_ca_file, None);
         assert_eq!(serve.max_object_bytes, 1_572_864);
+        let flow = &serve.flow_control;
+        assert!(flow.enable_priority_and_fairness);
+        assert_eq!(
+            (
+                flow.max_requests_inflight,
+                flow.max_mutating_requests_inflight
+            ),
+            (400, 200)
+        );
         // R-RES-233: five minutes of history by default.
         assert_eq!(serve.watch.watch_history, Duration::from_secs(300));
         assert_eq!(serve.watch.min_request_timeout, 1800);

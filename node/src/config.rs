@@ -11,6 +11,7 @@ use apiary_api::FeatureGates;
 use apiary_api::WatchSettings;
 use apiary_api::features::FeatureGateError;
 use apiary_api::features::GateWarning;
+use apiary_api::flowcontrol::FlowControlSettings;
 use apiary_api::registry::RuntimeConfig;
 use apiary_api::registry::RuntimeConfigError;
 use apiary_api::registry::allocator::RangeError;
@@ -22,6 +23,7 @@ use crate::audit::AuditError;
 use crate::audit::AuditSettings;
 use crate::cli::ClusterState;
 use crate::cli::FlavorName;
+use crate::cli::FlowControlArgs;
 use crate::cli::ServeArgs;
 use crate::cli::WatchArgs;
 use crate::cluster_gates::GateRecord;
@@ -64,6 +66,11 @@ pub enum ConfigError {
         /// The name given.
         name: String,
     },
+    /// Flow control is on but the server would have no seats to share.
+    #[error(
+        "--max-requests-inflight plus --max-mutating-requests-inflight must be positive while --enable-priority-and-fairness is true"
+    )]
+    NoConcurrency,
     /// The election timeout leaves too little room for heartbeats (as etcd, at least five).
     #[error(
         "--election-timeout ({election_ms} ms) must be at least five --heartbeat-interval ({heartbeat_ms} ms)"
@@ -178,6 +185,9 @@ pub struct ServeConfig {
     pub livez_grace_period: Duration,
     /// The audit policy and backends (`--audit-*`).
     pub audit: AuditSettings,
+    /// API Priority and Fairness (`--enable-priority-and-fairness`, `--max-requests-inflight`,
+    /// `--max-mutating-requests-inflight`).
+    pub flow_control: FlowControlSettings,
 }
 
 impl ServeConfig {
@@ -246,8 +256,25 @@ impl ServeConfig {
             },
             livez_grace_period: args.lifecycle.livez_grace_period,
             audit: AuditSettings::from_args(&args.audit, flavor(args.flavor))?,
+            flow_control: flow_control_settings(&args.flow_control)?,
         })
     }
+}
+
+/// Flow control's settings from its flags; the seats must not sum to zero while it is on.
+fn flow_control_settings(args: &FlowControlArgs) -> Result<FlowControlSettings, ConfigError> {
+    let settings = FlowControlSettings {
+        enabled: args.enable_priority_and_fairness,
+        max_requests_inflight: args.max_requests_inflight,
+        max_mutating_requests_inflight: args.max_mutating_requests_inflight,
+        ..FlowControlSettings::default()
+    };
+    if settings.enabled
+        && settings.max_requests_inflight + settings.max_mutating_requests_inflight == 0
+    {
+        return Err(ConfigError::NoConcurrency);
+    }
+    Ok(settings)
 }
 
 /// The API's watch settings from `--min-request-timeout` and `--watch-bookmark-interval`.
@@ -446,6 +473,26 @@ mod tests {
             ServeConfig::from_args(&small).map(|c| c.max_object_bytes),
             Ok(4096)
         );
+        let no_seats = ServeArgs {
+            flow_control: FlowControlArgs {
+                enable_priority_and_fairness: true,
+                max_requests_inflight: 0,
+                max_mutating_requests_inflight: 0,
+            },
+            ..args.clone()
+        };
+        assert_eq!(
+            ServeConfig::from_args(&no_seats).map(|c| c.flow_control),
+            Err(ConfigError::NoConcurrency)
+        );
+        let off = ServeArgs {
+            flow_control: FlowControlArgs {
+                enable_priority_and_fairness: false,
+                ..no_seats.flow_control.clone()
+            },
+            ..args.clone()
+        };
+        assert!(!ServeConfig::from_args(&off).unwrap().flow_control.enabled);
 
         let short = ServeArgs {
             watch: WatchArgs {

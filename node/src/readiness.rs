@@ -28,16 +28,24 @@ pub enum PostStartHook {
     SystemNamespaces,
     /// The API servers' own Service exists (kube-apiserver's `bootstrap-controller`).
     ApiService,
+    /// The bootstrap FlowSchemas and PriorityLevelConfigurations are in place
+    /// (kube-apiserver's `priority-and-fairness-config-producer`).
+    FlowControlObjects,
 }
 
 impl PostStartHook {
-    const ALL: [Self; 2] = [Self::SystemNamespaces, Self::ApiService];
+    const ALL: [Self; 3] = [
+        Self::SystemNamespaces,
+        Self::ApiService,
+        Self::FlowControlObjects,
+    ];
 
     /// The check's name.
     fn check_name(self) -> &'static str {
         match self {
             Self::SystemNamespaces => "poststarthook/start-system-namespaces-controller",
             Self::ApiService => "poststarthook/bootstrap-controller",
+            Self::FlowControlObjects => "poststarthook/priority-and-fairness-config-producer",
         }
     }
 }
@@ -90,7 +98,7 @@ impl ReplicaReadiness {
         Self {
             replica,
             settled: Arc::default(),
-            hooks: Arc::new([AtomicBool::new(false), AtomicBool::new(false)]),
+            hooks: Arc::new(PostStartHook::ALL.map(|_| AtomicBool::new(false))),
             shutting_down,
             live_from,
         }

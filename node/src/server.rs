@@ -120,6 +120,7 @@ pub async fn run(
             .audit
             .start(flavor(config.flavor))
             .map_err(ConfigError::from)?,
+        flow_control: config.flow_control,
     };
     let parts: HostParts<TcpListener> = HostParts {
         sockets: Sockets::Tls {

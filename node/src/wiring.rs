@@ -36,6 +36,7 @@ use apiary_api::TokenSigner;
 use apiary_api::WatchSettings;
 use apiary_api::audit::AuditConfig;
 use apiary_api::auth::ClientCertificate;
+use apiary_api::flowcontrol::FlowControlSettings;
 use apiary_api::registry::RuntimeConfig;
 use apiary_api::registry::allocator::ServiceRanges;
 use apiary_api::storage::Storage;
@@ -108,6 +109,8 @@ pub struct HostConfig {
     pub livez_grace_period: Duration,
     /// The audit policy and backends (none: nothing audited).
     pub audit: AuditConfig,
+    /// API Priority and Fairness.
+    pub flow_control: FlowControlSettings,
 }
 
 /// The replica's two bound sockets and how their connections are secured.
@@ -236,6 +239,7 @@ where
     api_config.max_object_bytes = config.max_object_bytes;
     api_config.feature_gates = config.feature_gates;
     api_config.audit = config.audit.clone();
+    api_config.flow_control = config.flow_control;
     let mut app = apiary_api::router(storage.clone(), api_config);
     if let Some(extra) = extra_routes {
         app = app.merge(extra(replica.clone()));

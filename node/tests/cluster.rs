@@ -165,6 +165,7 @@ impl Cluster {
             shutdown: self.shutdown,
             livez_grace_period: self.livez_grace_period,
             audit: Default::default(),
+            flow_control: Default::default(),
         };
         let stop = CancellationToken::new();
         self.api.push(listeners.api.local_addr().unwrap());
@@ -576,7 +577,9 @@ async fn readyz_fails_first_and_the_replica_serves_through_the_shutdown_delay() 
         verbose,
         "[+]ping ok\n[+]log ok\n[+]etcd ok\n[+]etcd-readiness ok\n\
          [+]poststarthook/start-system-namespaces-controller ok\n\
-         [+]poststarthook/bootstrap-controller ok\n[+]shutdown ok\nreadyz check passed\n"
+         [+]poststarthook/bootstrap-controller ok\n\
+         [+]poststarthook/priority-and-fairness-config-producer ok\n[+]shutdown ok\n\
+         readyz check passed\n"
     );
 
     cluster.stops[0].cancel();
@@ -600,6 +603,7 @@ async fn readyz_fails_first_and_the_replica_serves_through_the_shutdown_delay() 
         "[+]ping ok\n[+]log ok\n[+]etcd ok\n[+]etcd-readiness ok\n\
          [+]poststarthook/start-system-namespaces-controller ok\n\
          [+]poststarthook/bootstrap-controller ok\n\
+         [+]poststarthook/priority-and-fairness-config-producer ok\n\
          [-]shutdown failed: reason withheld\nreadyz check failed\n"
     );
     // Liveness is not readiness: the stopping replica is still alive, and it still serves.
@@ -696,7 +700,9 @@ async fn livez_passes_unfinished_start_up_steps_within_the_grace_period() {
         failing,
         "[+]ping ok\n[+]log ok\n[+]etcd ok\n\
          [-]poststarthook/start-system-namespaces-controller failed: reason withheld\n\
-         [-]poststarthook/bootstrap-controller failed: reason withheld\nlivez check failed\n"
+         [-]poststarthook/bootstrap-controller failed: reason withheld\n\
+         [-]poststarthook/priority-and-fairness-config-producer failed: reason withheld\n\
+         livez check failed\n"
     );
     let (status, graced) = call(&admin, cluster.api[0], Method::GET, "/livez?verbose", None)
         .await

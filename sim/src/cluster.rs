@@ -371,6 +371,7 @@ async fn run_replica(software: HostSoftware, disk: SimDisk) -> turmoil::Result {
         shutdown: ShutdownSettings::default(),
         livez_grace_period: Duration::ZERO,
         audit: Default::default(),
+        flow_control: Default::default(),
     };
     let parts = HostParts {
         sockets: Sockets::Plain {

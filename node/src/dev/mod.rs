@@ -153,6 +153,22 @@ pub fn replica_specs(args: &DevArgs, dir: &Path, pki: &DevPki, program: &Path) -
             );
             argv.push(format!("--service-node-port-range={}", args.service_node_port_range).into());
             argv.push(format!("--max-object-bytes={}", args.max_object_bytes).into());
+            let flow = &args.flow_control;
+            argv.push(
+                format!(
+                    "--enable-priority-and-fairness={}",
+                    flow.enable_priority_and_fairness
+                )
+                .into(),
+            );
+            argv.push(format!("--max-requests-inflight={}", flow.max_requests_inflight).into());
+            argv.push(
+                format!(
+                    "--max-mutating-requests-inflight={}",
+                    flow.max_mutating_requests_inflight
+                )
+                .into(),
+            );
             let lifecycle = &args.lifecycle;
             let grace = format_duration(lifecycle.livez_grace_period);
             argv.push(format!("--livez-grace-period={grace}").into());
@@ -252,6 +268,7 @@ mod tests {
     use crate::cli::Cli;
     use crate::cli::Command;
     use crate::cli::FlavorName;
+    use crate::cli::FlowControlArgs;
     use crate::cli::LifecycleArgs;
     use crate::cli::ServeArgs;
     use crate::cli::WatchArgs;
@@ -307,6 +324,11 @@ mod tests {
                 shutdown_watch_termination_grace_period: Duration::from_secs(4),
             },
             audit: AuditArgs::default(),
+            flow_control: FlowControlArgs {
+                enable_priority_and_fairness: false,
+                max_requests_inflight: 7,
+                max_mutating_requests_inflight: 3,
+            },
         };
         let pki = DevPki::load_or_generate(dir.path(), 3).unwrap();
         let specs = replica_specs(&args, dir.path(), &pki, Path::new("/bin/apiary"));
@@ -348,6 +370,16 @@ mod tests {
                 apiary_api::registry::allocator::ServiceRanges::parse("10.0.0.0/24", "31000-31999")
             );
             assert_eq!(config.max_object_bytes, 2048);
+            // The flow-control flags too.
+            assert!(!config.flow_control.enabled);
+            let seats = &config.flow_control;
+            assert_eq!(
+                (
+                    seats.max_requests_inflight,
+                    seats.max_mutating_requests_inflight
+                ),
+                (7, 3)
+            );
             assert!(
                 !config
                     .feature_gates
@@ -388,6 +420,11 @@ mod tests {
             },
             lifecycle: LifecycleArgs::default(),
             audit: AuditArgs::default(),
+            flow_control: FlowControlArgs {
+                enable_priority_and_fairness: true,
+                max_requests_inflight: 400,
+                max_mutating_requests_inflight: 200,
+            },
         };
         run_dev(args, std::future::pending()).await.unwrap();
         let cluster = dir.path().join("fresh");

@@ -15,6 +15,7 @@ mod discovery;
 mod dry_run;
 mod errors;
 mod field_validation;
+mod flowcontrol;
 mod hardening;
 mod health;
 mod list;

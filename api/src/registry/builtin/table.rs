@@ -55,6 +55,7 @@ use super::CronJobStrategy;
 use super::DaemonSetStrategy;
 use super::DeploymentStrategy;
 use super::EventStrategy;
+use super::FlowSchemaStrategy;
 use super::IngressStrategy;
 use super::JobStrategy;
 use super::LeaseStrategy;
@@ -62,6 +63,7 @@ use super::NamespaceStrategy;
 use super::PersistentVolumeClaimStrategy;
 use super::PodDisruptionBudgetStrategy;
 use super::PodStrategy;
+use super::PriorityLevelStrategy;
 use super::ReplicaSetStrategy;
 use super::ReplicationControllerStrategy;
 use super::SecretStrategy;
@@ -295,8 +297,12 @@ fn named_groups_b() -> Vec<Row> {
             .same_as::<coordination_v1beta1::LeaseCandidate>(),
         kind::<node_v1::RuntimeClass>(),
         kind::<discovery_v1::EndpointSlice>(),
-        kind::<flowcontrol_v1::FlowSchema>().status(),
-        kind::<flowcontrol_v1::PriorityLevelConfiguration>().status(),
+        kind::<flowcontrol_v1::FlowSchema>()
+            .status()
+            .strategy(|flavor| Box::new(FlowSchemaStrategy::new(flavor))),
+        kind::<flowcontrol_v1::PriorityLevelConfiguration>()
+            .status()
+            .strategy(|flavor| Box::new(PriorityLevelStrategy::new(flavor))),
         kind::<apiserverinternal_v1alpha1::StorageVersion>().status(),
         kind::<resource_v1::DeviceClass>(),
         kind::<resource_v1::DeviceTaintRule>(),

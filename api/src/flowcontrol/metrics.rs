@@ -1,0 +1,140 @@
+//! The `apiserver_flowcontrol_*` metrics, named and labelled as kube-apiserver names them
+//! (stability marked in the help text as component-base marks it).
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
+
+/// Kubernetes' buckets of `apiserver_flowcontrol_request_wait_duration_seconds`.
+const WAIT_BUCKETS: [f64; 13] = [
+    0.0, 0.005, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 15.0, 30.0,
+];
+
+/// A schema and its level.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct FlowLabels {
+    /// The FlowSchema's name.
+    pub flow_schema: String,
+    /// The PriorityLevelConfiguration's name.
+    pub priority_level: String,
+}
+
+/// A schema, its level, and why a request was refused.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RejectedLabels {
+    /// The FlowSchema's name.
+    pub flow_schema: String,
+    /// The PriorityLevelConfiguration's name.
+    pub priority_level: String,
+    /// `queue-full`, `concurrency-limit`, `time-out`.
+    pub reason: String,
+}
+
+/// A waited request: whether it then executed, its schema and level.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct WaitLabels {
+    /// `true` when the request executed, `false` when it was refused.
+    pub execute: String,
+    /// The FlowSchema's name.
+    pub flow_schema: String,
+    /// The PriorityLevelConfiguration's name.
+    pub priority_level: String,
+}
+
+/// A level.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct LevelLabels {
+    /// The PriorityLevelConfiguration's name.
+    pub priority_level: String,
+}
+
+type WaitHistogram = Family<WaitLabels, Histogram, fn() -> Histogram>;
+
+fn wait_histogram() -> Histogram {
+    Histogram::new(WAIT_BUCKETS)
+}
+
+/// The flow-control metrics. Clones share the values.
+#[derive(Clone)]
+pub struct FlowControlMetrics {
+    /// Requests refused, by reason.
+    pub rejected: Family<RejectedLabels, Counter>,
+    /// Requests that got their seats.
+    pub dispatched: Family<FlowLabels, Counter>,
+    /// Requests waiting in a queue.
+    pub in_queue: Family<FlowLabels, Gauge>,
+    /// Requests executing.
+    pub executing: Family<FlowLabels, Gauge>,
+    /// Seats in use.
+    pub executing_seats: Family<FlowLabels, Gauge>,
+    /// Time spent waiting for seats.
+    pub wait: WaitHistogram,
+    /// Each level's nominal seats.
+    pub nominal_limit: Family<LevelLabels, Gauge>,
+    /// Each level's seats now, borrowing included.
+    pub current_limit: Family<LevelLabels, Gauge>,
+}
+
+impl Default for FlowControlMetrics {
+    fn default() -> Self {
+        Self {
+            rejected: Family::default(),
+            dispatched: Family::default(),
+            in_queue: Family::default(),
+            executing: Family::default(),
+            executing_seats: Family::default(),
+            wait: Family::new_with_constructor(wait_histogram as fn() -> Histogram),
+            nominal_limit: Family::default(),
+            current_limit: Family::default(),
+        }
+    }
+}
+
+impl FlowControlMetrics {
+    /// Registers every metric in `registry`.
+    pub fn register(&self, registry: &mut Registry) {
+        registry.register(
+            "apiserver_flowcontrol_rejected_requests",
+            "[BETA] Number of requests rejected by API Priority and Fairness subsystem",
+            self.rejected.clone(),
+        );
+        registry.register(
+            "apiserver_flowcontrol_dispatched_requests",
+            "[BETA] Number of requests executed by API Priority and Fairness subsystem",
+            self.dispatched.clone(),
+        );
+        registry.register(
+            "apiserver_flowcontrol_current_inqueue_requests",
+            "[BETA] Number of requests currently pending in queues of the API Priority and Fairness subsystem",
+            self.in_queue.clone(),
+        );
+        registry.register(
+            "apiserver_flowcontrol_current_executing_requests",
+            "[BETA] Number of requests in initial (for a WATCH) or any (for a non-WATCH) execution stage in the API Priority and Fairness subsystem",
+            self.executing.clone(),
+        );
+        registry.register(
+            "apiserver_flowcontrol_current_executing_seats",
+            "[BETA] Concurrency (number of seats) occupied by the currently executing (initial stage for a WATCH, any stage otherwise) requests in the API Priority and Fairness subsystem",
+            self.executing_seats.clone(),
+        );
+        registry.register(
+            "apiserver_flowcontrol_request_wait_duration_seconds",
+            "[BETA] Length of time a request spent waiting in its queue",
+            self.wait.clone(),
+        );
+        registry.register(
+            "apiserver_flowcontrol_nominal_limit_seats",
+            "[BETA] Nominal number of execution seats configured for each priority level",
+            self.nominal_limit.clone(),
+        );
+        registry.register(
+            "apiserver_flowcontrol_current_limit_seats",
+            "[ALPHA] current derived number of execution seats available to each priority level",
+            self.current_limit.clone(),
+        );
+    }
+}
