@@ -14,6 +14,8 @@ use crate::auth::X509Authenticator;
 use crate::features::FeatureGates;
 use crate::flavor::Flavor;
 use crate::health::Readiness;
+use crate::metrics::Metrics;
+use crate::metrics::MonitoringAuthorizer;
 use crate::random::RandomSource;
 use crate::registry::RuntimeConfig;
 use crate::registry::allocator::ServiceRanges;
@@ -91,11 +93,13 @@ pub struct ApiConfig {
     pub max_object_bytes: usize,
     /// Which gated features are on (`--feature-gates`).
     pub feature_gates: FeatureGates,
+    /// The metrics registry `/metrics` serves (crate::metrics).
+    pub metrics: Metrics,
 }
 
 impl ApiConfig {
     /// The default configuration: client certificates authenticate, `system:masters` may do
-    /// everything, everyone else is denied; wall-clock time; randomness seeded from the
+    /// everything, `system:monitoring` may read health and metrics, everyone else is denied; wall-clock time; randomness seeded from the
     /// operating system; no token signer; stored objects of at most
     /// [`DEFAULT_MAX_OBJECT_BYTES`]; every feature gate at its default.
     pub fn new(flavor: Flavor, readiness: Arc<dyn Readiness>) -> Self {
@@ -103,7 +107,10 @@ impl ApiConfig {
             flavor,
             readiness,
             authenticators: vec![Arc::new(X509Authenticator)],
-            authorizers: vec![Arc::new(SystemMastersAuthorizer)],
+            authorizers: vec![
+                Arc::new(SystemMastersAuthorizer),
+                Arc::new(MonitoringAuthorizer),
+            ],
             clock: Arc::new(SystemClock),
             random: RandomSource::from_os_entropy(),
             watch: WatchSettings::default(),
@@ -112,6 +119,7 @@ impl ApiConfig {
             service_ranges: ServiceRanges::default(),
             max_object_bytes: DEFAULT_MAX_OBJECT_BYTES,
             feature_gates: FeatureGates::default(),
+            metrics: Metrics::default(),
         }
     }
 }

@@ -37,6 +37,8 @@ use crate::handlers::read_body;
 use crate::handlers::serve_resource;
 use crate::health;
 use crate::health::Readiness;
+use crate::metrics::Metrics;
+use crate::metrics::RequestRecord;
 use crate::openapi::OpenApi;
 use crate::random::RandomSource;
 use crate::registry::Registry;
@@ -62,6 +64,7 @@ struct AppState {
     token_signer: Option<Arc<dyn TokenSigner>>,
     openapi: Arc<OpenApi>,
     readiness: Arc<dyn Readiness>,
+    metrics: Metrics,
 }
 
 /// The whole HTTP API over `storage`.
@@ -86,6 +89,7 @@ pub fn router(storage: Arc<dyn Storage>, config: ApiConfig) -> Router {
         watch_events: Arc::default(),
         token_signer: config.token_signer,
         readiness: config.readiness.clone(),
+        metrics: config.metrics,
     };
     let router = Router::new()
         .route("/version", get(version).fallback(not_allowed))
@@ -152,20 +156,28 @@ pub(crate) fn panic_response(panic: Box<dyn Any + Send + 'static>) -> Response {
     ApiError::Internal("the server failed to handle the request".into()).into_response()
 }
 
+/// Every request but health and `/version`, measured from start to end (crate::metrics).
 async fn serve(State(state): State<AppState>, request: Request) -> Response {
-    pipeline(&state, request)
+    let query = QueryParams::parse(request.uri().query());
+    let info = RequestInfo::parse(request.method(), request.uri().path(), &query);
+    let record = RequestRecord::start(&state.metrics, &info, &query, request.headers());
+    let response = pipeline(&state, request, &query, &info)
         .await
-        .unwrap_or_else(IntoResponse::into_response)
+        .unwrap_or_else(IntoResponse::into_response);
+    record.finish(response)
 }
 
-async fn pipeline(state: &AppState, request: Request) -> Result<Response, ApiError> {
+async fn pipeline(
+    state: &AppState,
+    request: Request,
+    query: &QueryParams,
+    info: &RequestInfo,
+) -> Result<Response, ApiError> {
     let (parts, body) = request.into_parts();
     let user = state.authn.authenticate(&parts).await?;
-    let query = QueryParams::parse(parts.uri.query());
-    let info = RequestInfo::parse(&parts.method, parts.uri.path(), &query);
     let attributes = Attributes {
         user: &user,
-        request: &info,
+        request: info,
     };
     state.authz.authorize(&attributes).await?;
     if !info.is_resource_request {
@@ -174,6 +186,9 @@ async fn pipeline(state: &AppState, request: Request) -> Result<Response, ApiErr
                 resource: Default::default(),
                 name: String::new(),
             });
+        }
+        if info.path == "/metrics" {
+            return Ok(state.metrics.response());
         }
         let header = |name| parts.headers.get(name).and_then(|v| v.to_str().ok());
         if OpenApi::owns(&info.path) {
@@ -198,8 +213,8 @@ async fn pipeline(state: &AppState, request: Request) -> Result<Response, ApiErr
         .get(http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok());
     let req = crate::handlers::ResourceRequest {
-        info: &info,
-        query: &query,
+        info,
+        query,
         body,
         content_type,
         flavor: state.flavor,

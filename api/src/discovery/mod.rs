@@ -13,6 +13,7 @@ use std::collections::HashMap;
 
 pub use etag::Document;
 pub use legacy::storage_version_hash;
+pub(crate) use version::RELEASE_MINOR;
 pub use version::version_info;
 
 use crate::error::ApiError;

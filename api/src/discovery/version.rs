@@ -5,14 +5,15 @@ use serde_json::json;
 
 /// The Kubernetes release whose API Apiary reports (clients use it to pick features).
 const MAJOR: &str = "1";
-const MINOR: &str = "37";
+/// The minor release Apiary reports (metric deprecation compares against it too).
+pub(crate) const RELEASE_MINOR: u32 = 37;
 
 /// The `/version` document.
 pub fn version_info() -> Value {
     json!({
         "major": MAJOR,
-        "minor": MINOR,
-        "gitVersion": format!("v{MAJOR}.{MINOR}.0"),
+        "minor": RELEASE_MINOR.to_string(),
+        "gitVersion": format!("v{MAJOR}.{RELEASE_MINOR}.0"),
         "gitCommit": "",
         "gitTreeState": "",
         "buildDate": "",

@@ -16,6 +16,7 @@ mod field_validation;
 mod hardening;
 mod health;
 mod list;
+mod metrics;
 mod openapi;
 mod patch;
 mod reviews;
