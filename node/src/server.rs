@@ -114,6 +114,7 @@ pub async fn run(
         feature_gates: config.feature_gates,
         shutdown: config.shutdown,
         livez_grace_period: config.livez_grace_period,
+        metrics_exposure: config.metrics_exposure,
     };
     let parts: HostParts<TcpListener> = HostParts {
         sockets: Sockets::Tls {

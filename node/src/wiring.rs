@@ -31,6 +31,8 @@ use apiary_api::RandomSource;
 use apiary_api::TokenSigner;
 use apiary_api::WatchSettings;
 use apiary_api::auth::ClientCertificate;
+use apiary_api::metrics::Exposure;
+use apiary_api::metrics::Metrics;
 use apiary_api::registry::RuntimeConfig;
 use apiary_api::registry::allocator::ServiceRanges;
 use apiary_api::storage::Storage;
@@ -38,6 +40,7 @@ use apiary_raft::log::LogFs;
 use apiary_raft::log::LogOptions;
 use apiary_raft::log::LogStore;
 use apiary_raft::log::WriterMode;
+use apiary_raft::metrics::LatencyHistogram;
 use apiary_raft::network::Transport;
 use apiary_raft::replica::Replica;
 use apiary_raft::replica::ReplicaConfig;
@@ -97,6 +100,8 @@ pub struct HostConfig {
     pub shutdown: ShutdownSettings,
     /// How long after start `/livez` passes unfinished start-up steps.
     pub livez_grace_period: Duration,
+    /// Which metrics `/metrics` shows (`--show-hidden-metrics-for-version`).
+    pub metrics_exposure: Exposure,
 }
 
 /// The replica's two bound sockets and how their connections are secured.
@@ -192,7 +197,7 @@ where
         extra_routes,
     } = parts;
     let name = config.name.clone();
-    let replica = match &raft {
+    let (replica, fsync) = match &raft {
         RaftPlacement::OwnRuntime(runtime) => {
             let transport = Arc::new(runtime.transport(transport));
             runtime
@@ -224,6 +229,8 @@ where
     api_config.service_ranges = config.service_ranges;
     api_config.max_object_bytes = config.max_object_bytes;
     api_config.feature_gates = config.feature_gates;
+    api_config.metrics = Metrics::new(config.metrics_exposure);
+    crate::metrics::register_store_metrics(&api_config.metrics, replica.clone(), fsync);
     let mut app = apiary_api::router(storage.clone(), api_config);
     if let Some(extra) = extra_routes {
         app = app.merge(extra(replica.clone()));
@@ -346,12 +353,13 @@ where
     Ok(())
 }
 
-/// Opens the raft log on `log` and starts the replica on the current runtime.
+/// Opens the raft log on `log` and starts the replica on the current runtime; the replica and
+/// its log's `fsync` latencies.
 async fn start_replica(
     config: ReplicaConfig,
     transport: Arc<dyn Transport>,
     log: LogParts,
-) -> Result<Arc<Replica>, ReplicaError> {
+) -> Result<(Arc<Replica>, LatencyHistogram), ReplicaError> {
     let path = config.data_dir.join("log");
     let options = LogOptions {
         fs: log.fs.clone(),
@@ -372,7 +380,9 @@ async fn start_replica(
         }
     };
     let store = opened.map_err(|e| open_error(Box::new(e)))?;
-    Replica::start_with_storage(config, transport, store, log.fs).await
+    let fsync = store.fsync_latency();
+    let replica = Replica::start_with_storage(config, transport, store, log.fs).await?;
+    Ok((replica, fsync))
 }
 
 /// Serves `app` on `listener` without TLS until `stop` is cancelled, then gives open

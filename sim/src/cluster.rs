@@ -28,6 +28,7 @@ use apiary_api::RsaTokenSigner;
 use apiary_api::TokenSignError;
 use apiary_api::WatchSettings;
 use apiary_api::auth::ClientCertificate;
+use apiary_api::metrics::Exposure;
 use apiary_api::registry::RuntimeConfig;
 use apiary_api::registry::allocator::ServiceRanges;
 use apiary_node::drain::ShutdownSettings;
@@ -368,6 +369,7 @@ async fn run_replica(software: HostSoftware, disk: SimDisk) -> turmoil::Result {
         feature_gates: FeatureGates::default(),
         shutdown: ShutdownSettings::default(),
         livez_grace_period: Duration::ZERO,
+        metrics_exposure: Exposure::default(),
     };
     let parts = HostParts {
         sockets: Sockets::Plain {

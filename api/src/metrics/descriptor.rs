@@ -88,7 +88,7 @@ pub struct Exposure {
 }
 
 /// A `--show-hidden-metrics-for-version` value other than the previous minor release.
-#[derive(Debug, Error, PartialEq, Eq)]
+#[derive(Debug, Clone, Error, PartialEq, Eq)]
 #[error(
     "--show-hidden-metrics-for-version must be omitted or have the value '{expected}'. Only the previous minor version is allowed"
 )]

@@ -39,6 +39,7 @@ use super::writer::Progress;
 use super::writer::SegmentWrite;
 use super::writer::WriterHandle;
 use super::writer::WriterMode;
+use crate::metrics::LatencyHistogram;
 use crate::typ::Entry;
 use crate::typ::LogId;
 use crate::typ::TypeConfig;
@@ -179,6 +180,11 @@ impl LogStore {
     /// The directory the log lives in.
     pub fn dir(&self) -> &Path {
         &self.shared.dir
+    }
+
+    /// The latencies of the log's `fdatasync` calls.
+    pub fn fsync_latency(&self) -> LatencyHistogram {
+        self.shared.progress.fsync.clone()
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {

@@ -47,6 +47,7 @@ use crate::log::LogFs;
 use crate::log::LogOptions;
 use crate::log::LogStore;
 use crate::log::StdFs;
+use crate::metrics::StoreMetrics;
 use crate::mvcc;
 use crate::mvcc::Revision;
 use crate::network::PeerClient;
@@ -134,7 +135,7 @@ impl Replica {
         let shared = state_machine.shared();
         let peers = PeerClient::new(transport);
         let raft_config = raft_config(&config)?;
-        let network = PeerNetworkFactory::new(peers.clone(), config.id);
+        let network = PeerNetworkFactory::new(peers.clone(), config.id, shared.metrics().clone());
         let raft = RaftHandle::new(
             config.id,
             Arc::new(raft_config),
@@ -154,6 +155,7 @@ impl Replica {
             peers,
             join_task: Mutex::new(None),
         });
+        count_leader_changes(&replica.raft, replica.shared.metrics().clone());
         if config.join_existing {
             replica.start_joining();
         } else {
@@ -205,6 +207,35 @@ impl Replica {
     /// resumed on another replica from the same revision continues without gap or duplicate.
     pub fn watch(&self, prefix: &str, after: Revision) -> Result<WatchStream, mvcc::MvccError> {
         WatchStream::new(self.shared.clone(), prefix, after)
+    }
+
+    /// What the store measures (crate::metrics); raft's own state is in [`Replica::status`]
+    /// and [`Replica::replication_lag`].
+    pub fn metrics(&self) -> &StoreMetrics {
+        self.shared.metrics()
+    }
+
+    /// On the leader, how many log entries each follower's matched index is behind the
+    /// leader's last one (empty elsewhere).
+    pub fn replication_lag(&self) -> BTreeMap<NodeId, u64> {
+        let metrics = self.raft.metrics();
+        let m = metrics.borrow_watched();
+        let last = m.last_log_index.unwrap_or(0);
+        m.replication
+            .iter()
+            .flatten()
+            .filter(|(id, _)| **id != self.id)
+            .map(|(id, matched)| (*id, last.saturating_sub(matched.map_or(0, |l| l.index))))
+            .collect()
+    }
+
+    /// The newest log index this replica holds (appended, not necessarily committed).
+    pub fn last_log_index(&self) -> Revision {
+        self.raft
+            .metrics()
+            .borrow_watched()
+            .last_log_index
+            .unwrap_or(0)
     }
 
     /// What this replica knows about itself and the cluster.
@@ -262,6 +293,25 @@ impl Replica {
             .or_else(|| self.initial_cluster.get(&id).cloned())?;
         Some((id, url))
     }
+}
+
+/// Counts every change of the known leader to another one (etcd's
+/// `etcd_server_leader_changes_seen_total`), from openraft's metrics, until raft stops.
+fn count_leader_changes(raft: &RaftHandle, metrics: StoreMetrics) {
+    let mut changes = raft.metrics();
+    let mut leader = changes.borrow_watched().current_leader;
+    if leader.is_some() {
+        metrics.leader_changes.inc();
+    }
+    tokio::spawn(async move {
+        while changes.changed().await.is_ok() {
+            let now = changes.borrow_watched().current_leader;
+            if now.is_some() && now != leader {
+                metrics.leader_changes.inc();
+            }
+            leader = now;
+        }
+    });
 }
 
 fn validate(config: &ReplicaConfig) -> Result<(), ReplicaError> {
