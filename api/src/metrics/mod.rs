@@ -214,8 +214,9 @@ impl Metrics {
         self.inner.deprecated_apis.get_or_create(api).set(1);
     }
 
-    /// Counts one event sent to a watch of `group`/`version`/`resource`.
-    pub fn watch_event_sent(&self, group: &str, version: &str, resource: &str) {
+    /// The count of events sent to watches of `group`/`version`/`resource`, to keep and add
+    /// to while a watch streams.
+    fn watch_events(&self, group: &str, version: &str, resource: &str) -> Counter {
         self.inner
             .watch_events
             .get_or_create(&GroupVersionResource {
@@ -223,7 +224,7 @@ impl Metrics {
                 version: version.to_owned(),
                 resource: resource.to_owned(),
             })
-            .inc();
+            .clone()
     }
 
     /// Sets the stored object count of `group`/`resource` (`apiserver_resource_objects`, and

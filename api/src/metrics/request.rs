@@ -198,9 +198,22 @@ impl RequestRecord {
         if self.kind != Kind::LongRunning {
             return response;
         }
+        // A watch's body is newline-delimited JSON events (crate::watch), so the events it
+        // sends are the newlines in its chunks.
+        let events = (self.labels.verb == "WATCH" && response.status().is_success()).then(|| {
+            self.metrics.watch_events(
+                &self.labels.group,
+                &self.labels.version,
+                &self.labels.resource,
+            )
+        });
         let (parts, body) = response.into_parts();
         let body = body.into_data_stream().map(move |chunk| {
             let _ = &self;
+            if let (Some(events), Ok(bytes)) = (&events, &chunk) {
+                let sent = bytes.iter().filter(|b| **b == b'\n').count();
+                events.inc_by(u64::try_from(sent).unwrap_or(u64::MAX));
+            }
             chunk
         });
         Response::from_parts(parts, Body::from_stream(body))

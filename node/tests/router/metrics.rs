@@ -187,13 +187,22 @@ async fn a_watch_is_long_running_while_it_streams() {
         ("scope", "namespace"),
         ("component", "apiserver"),
     ];
+    created(&app, CM_PATH, &cm("seen")).await;
+    let mut body = watch.into_body();
+    let first = body.frame().await.expect("an event").expect("a frame");
+    assert!(first.is_data());
     let (_, s) = scrape(&app, admin()).await;
     assert_eq!(
         value(&s, "apiserver_longrunning_requests", &labels),
         Some(1.0)
     );
     assert_eq!(value(&s, "apiserver_request_total", &labels), None);
-    drop(watch);
+    let resource = [("group", ""), ("version", "v1"), ("resource", "configmaps")];
+    assert_eq!(
+        value(&s, "apiserver_watch_events_total", &resource),
+        Some(1.0)
+    );
+    drop(body);
     let (_, s) = scrape(&app, admin()).await;
     assert_eq!(
         value(&s, "apiserver_longrunning_requests", &labels),
