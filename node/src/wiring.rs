@@ -231,6 +231,7 @@ where
     api_config.feature_gates = config.feature_gates;
     api_config.metrics = Metrics::new(config.metrics_exposure);
     crate::metrics::register_store_metrics(&api_config.metrics, replica.clone(), fsync);
+    crate::object_counts::track_object_counts(&api_config.metrics, &replica);
     let mut app = apiary_api::router(storage.clone(), api_config);
     if let Some(extra) = extra_routes {
         app = app.merge(extra(replica.clone()));

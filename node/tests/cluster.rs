@@ -687,7 +687,7 @@ fn sample(scrape: &prometheus_parse::Scrape, name: &str, labels: &[(&str, &str)]
 // The store's metrics on real replicas, under etcd's names: every replica knows a leader and
 // counts the committed and applied writes, times its log's fsyncs and its applies; the one
 // leader reports each follower's lag and its round trips to them; a follower's most-recent
-// read times its read index.
+// read times its read index; every replica's object counts follow the creates and deletes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn store_metrics_report_raft_on_every_replica() {
     let dir = tempfile::tempdir().unwrap();
@@ -745,6 +745,44 @@ async fn store_metrics_report_raft_on_every_replica() {
         }
     }
     assert_eq!(leaders.len(), 1, "{leaders:?}");
+
+    // Object counts follow the applied creates and deletes on every replica.
+    let path = format!("{CONFIGMAPS}/m5");
+    let (status, _) = call(&admin, cluster.api[0], Method::DELETE, &path, None)
+        .await
+        .unwrap();
+    assert_eq!(status, StatusCode::OK);
+    let (_, all) = call(
+        &admin,
+        cluster.api[0],
+        Method::GET,
+        "/api/v1/configmaps",
+        None,
+    )
+    .await
+    .unwrap();
+    let stored = f64::from(u32::try_from(all["items"].as_array().unwrap().len()).unwrap());
+    let configmaps = [("group", ""), ("resource", "configmaps")];
+    for addr in cluster.api.clone() {
+        let deadline = tokio::time::Instant::now() + READY_TIMEOUT;
+        loop {
+            let (_, body) = call(&admin, addr, Method::GET, "/metrics", None)
+                .await
+                .unwrap();
+            let text = body.as_str().unwrap();
+            let scrape =
+                prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_owned()))).unwrap();
+            let count = sample(&scrape, "apiserver_resource_objects", &configmaps);
+            if count == Some(stored) {
+                break;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{count:?} != {stored}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
     for index in 0..3 {
         cluster.stop_replica(index).await;
     }
