@@ -10,3 +10,4 @@ mod t50_openapi;
 mod t60_apply;
 mod t70_subresources;
 mod t80_auth;
+mod t90_metrics;

@@ -15,7 +15,7 @@ use tokio::process::Command;
 const KUBECTL_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Whether kubectl is installed; prints why the test is skipped when it is not.
-fn kubectl_available() -> bool {
+pub(crate) fn kubectl_available() -> bool {
     let found = std::process::Command::new("kubectl")
         .args(["version", "--client"])
         .stdout(Stdio::null())
