@@ -9,7 +9,7 @@ use std::sync::Arc;
 use apiary_api::metrics::Descriptor;
 use apiary_api::metrics::Metrics;
 use apiary_api::metrics::Stability;
-use apiary_raft::metrics::LatencyHistogram;
+use apiary_raft::metrics::LogMetrics;
 use apiary_raft::replica::Replica;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::family::Family;
@@ -92,11 +92,11 @@ struct FollowerLabels {
     follower: String,
 }
 
-/// Registers the store's metrics of `replica` (and its log's `fsync` latencies) in `metrics`.
-pub fn register_store_metrics(metrics: &Metrics, replica: Arc<Replica>, fsync: LatencyHistogram) {
+/// Registers the store's metrics of `replica` and its raft log in `metrics`.
+pub fn register_store_metrics(metrics: &Metrics, replica: Arc<Replica>, log: LogMetrics) {
     let recorded = replica.metrics().clone();
-    metrics.register(&LEADER_CHANGES, recorded.leader_changes);
-    metrics.register(&WAL_FSYNC, fsync);
+    metrics.register(&LEADER_CHANGES, log.leader_changes);
+    metrics.register(&WAL_FSYNC, log.fsync);
     metrics.register(&BACKEND_COMMIT, recorded.apply);
     metrics.register(&SNAPSHOT_DURATION, recorded.snapshot_duration);
     metrics.register(&SNAPSHOT_SIZE, recorded.snapshot_bytes);

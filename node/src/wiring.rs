@@ -40,7 +40,7 @@ use apiary_raft::log::LogFs;
 use apiary_raft::log::LogOptions;
 use apiary_raft::log::LogStore;
 use apiary_raft::log::WriterMode;
-use apiary_raft::metrics::LatencyHistogram;
+use apiary_raft::metrics::LogMetrics;
 use apiary_raft::network::Transport;
 use apiary_raft::replica::Replica;
 use apiary_raft::replica::ReplicaConfig;
@@ -197,7 +197,7 @@ where
         extra_routes,
     } = parts;
     let name = config.name.clone();
-    let (replica, fsync) = match &raft {
+    let (replica, log_metrics) = match &raft {
         RaftPlacement::OwnRuntime(runtime) => {
             let transport = Arc::new(runtime.transport(transport));
             runtime
@@ -230,7 +230,7 @@ where
     api_config.max_object_bytes = config.max_object_bytes;
     api_config.feature_gates = config.feature_gates;
     api_config.metrics = Metrics::new(config.metrics_exposure);
-    crate::metrics::register_store_metrics(&api_config.metrics, replica.clone(), fsync);
+    crate::metrics::register_store_metrics(&api_config.metrics, replica.clone(), log_metrics);
     crate::object_counts::track_object_counts(&api_config.metrics, &replica);
     let mut app = apiary_api::router(storage.clone(), api_config);
     if let Some(extra) = extra_routes {
@@ -355,12 +355,12 @@ where
 }
 
 /// Opens the raft log on `log` and starts the replica on the current runtime; the replica and
-/// its log's `fsync` latencies.
+/// what its log measures.
 async fn start_replica(
     config: ReplicaConfig,
     transport: Arc<dyn Transport>,
     log: LogParts,
-) -> Result<(Arc<Replica>, LatencyHistogram), ReplicaError> {
+) -> Result<(Arc<Replica>, LogMetrics), ReplicaError> {
     let path = config.data_dir.join("log");
     let options = LogOptions {
         fs: log.fs.clone(),
@@ -381,9 +381,9 @@ async fn start_replica(
         }
     };
     let store = opened.map_err(|e| open_error(Box::new(e)))?;
-    let fsync = store.fsync_latency();
+    let log_metrics = store.metrics();
     let replica = Replica::start_with_storage(config, transport, store, log.fs).await?;
-    Ok((replica, fsync))
+    Ok((replica, log_metrics))
 }
 
 /// Serves `app` on `listener` without TLS until `stop` is cancelled, then gives open

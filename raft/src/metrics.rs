@@ -1,6 +1,6 @@
 //! What the store measures as it works, recorded with atomics only (no lock, no allocation on
-//! the write, apply and read paths): fsync and apply latencies, snapshots, read-index latency,
-//! leader changes and peer round trips. The node exposes them under etcd's metric names
+//! the write, apply and read paths): fsync and apply latencies, snapshots, read-index latency
+//! and peer round trips (the log counts the leader changes it persists, crate::log). The node exposes them under etcd's metric names
 //! (`etcd_disk_wal_fsync_duration_seconds`, ...); the raft state itself (term, indexes, leader)
 //! is read from openraft's metrics at scrape time instead of being counted again.
 
@@ -131,6 +131,16 @@ fn round_trip_histogram() -> LatencyHistogram {
     LatencyHistogram::new(&ROUND_TRIP_BUCKETS)
 }
 
+/// What the raft log measures ([`crate::log::LogStore::metrics`]).
+#[derive(Debug, Clone)]
+pub struct LogMetrics {
+    /// The latency of each `fdatasync` of a log segment.
+    pub fsync: LatencyHistogram,
+    /// How many leaders the log saved a committed vote for: the leader changes this replica
+    /// saw since it started.
+    pub leader_changes: Counter,
+}
+
 /// The store's own measurements, shared by the parts that record them and the scrape.
 #[derive(Debug, Clone)]
 pub struct StoreMetrics {
@@ -142,8 +152,6 @@ pub struct StoreMetrics {
     pub snapshot_bytes: Gauge,
     /// Getting a quorum-confirmed read index (linearizable reads).
     pub read_index: LatencyHistogram,
-    /// How often the known leader changed.
-    pub leader_changes: Counter,
     /// Round trips of append-entries calls, per peer.
     pub peer_round_trip: Family<PeerLabels, LatencyHistogram, fn() -> LatencyHistogram>,
 }
@@ -155,7 +163,6 @@ impl Default for StoreMetrics {
             snapshot_duration: LatencyHistogram::new(&SNAPSHOT_BUCKETS),
             snapshot_bytes: Gauge::default(),
             read_index: LatencyHistogram::new(&READ_INDEX_BUCKETS),
-            leader_changes: Counter::default(),
             peer_round_trip: Family::new_with_constructor(round_trip_histogram),
         }
     }

@@ -19,6 +19,7 @@ use std::thread::JoinHandle;
 use std::time::Instant;
 
 use openraft::storage::IOFlushed;
+use prometheus_client::metrics::counter::Counter;
 use tokio::sync::oneshot;
 
 use super::error::LogError;
@@ -128,6 +129,9 @@ pub(crate) struct Progress {
     pub(crate) stopped: AtomicBool,
     /// The latency of each segment `fdatasync` (etcd's `etcd_disk_wal_fsync_duration_seconds`).
     pub(crate) fsync: LatencyHistogram,
+    /// Committed votes saved for a leader other than the previous vote's (etcd's
+    /// `etcd_server_leader_changes_seen_total`).
+    pub(crate) leader_changes: Counter,
 }
 
 impl Default for Progress {
@@ -136,6 +140,7 @@ impl Default for Progress {
             finished: AtomicU64::new(0),
             stopped: AtomicBool::new(false),
             fsync: LatencyHistogram::new(&DISK_BUCKETS),
+            leader_changes: Counter::default(),
         }
     }
 }

@@ -155,7 +155,6 @@ impl Replica {
             peers,
             join_task: Mutex::new(None),
         });
-        count_leader_changes(&replica.raft, replica.shared.metrics().clone());
         if config.join_existing {
             replica.start_joining();
         } else {
@@ -293,25 +292,6 @@ impl Replica {
             .or_else(|| self.initial_cluster.get(&id).cloned())?;
         Some((id, url))
     }
-}
-
-/// Counts every change of the known leader to another one (etcd's
-/// `etcd_server_leader_changes_seen_total`), from openraft's metrics, until raft stops.
-fn count_leader_changes(raft: &RaftHandle, metrics: StoreMetrics) {
-    let mut changes = raft.metrics();
-    let mut leader = changes.borrow_watched().current_leader;
-    if leader.is_some() {
-        metrics.leader_changes.inc();
-    }
-    tokio::spawn(async move {
-        while changes.changed().await.is_ok() {
-            let now = changes.borrow_watched().current_leader;
-            if now.is_some() && now != leader {
-                metrics.leader_changes.inc();
-            }
-            leader = now;
-        }
-    });
 }
 
 fn validate(config: &ReplicaConfig) -> Result<(), ReplicaError> {
