@@ -15,8 +15,9 @@ use crate::auth::X509Authenticator;
 use crate::features::FeatureGates;
 use crate::flavor::Flavor;
 use crate::flowcontrol::FlowControlSettings;
-use crate::flowcontrol::metrics::FlowControlMetrics;
 use crate::health::Readiness;
+use crate::metrics::Metrics;
+use crate::metrics::MonitoringAuthorizer;
 use crate::random::RandomSource;
 use crate::registry::RuntimeConfig;
 use crate::registry::allocator::ServiceRanges;
@@ -99,14 +100,13 @@ pub struct ApiConfig {
     /// API Priority and Fairness (`--enable-priority-and-fairness`,
     /// `--max-requests-inflight`, `--max-mutating-requests-inflight`).
     pub flow_control: FlowControlSettings,
-    /// Where flow control records its `apiserver_flowcontrol_*` metrics (register it in the
-    /// `/metrics` registry).
-    pub flow_control_metrics: FlowControlMetrics,
+    /// The metrics registry `/metrics` serves (crate::metrics).
+    pub metrics: Metrics,
 }
 
 impl ApiConfig {
     /// The default configuration: client certificates authenticate, `system:masters` may do
-    /// everything, everyone else is denied; wall-clock time; randomness seeded from the
+    /// everything, `system:monitoring` may read health and metrics, everyone else is denied; wall-clock time; randomness seeded from the
     /// operating system; no token signer; stored objects of at most
     /// [`DEFAULT_MAX_OBJECT_BYTES`]; every feature gate at its default; flow control on with
     /// Kubernetes' 400 + 200 seats.
@@ -115,7 +115,10 @@ impl ApiConfig {
             flavor,
             readiness,
             authenticators: vec![Arc::new(X509Authenticator)],
-            authorizers: vec![Arc::new(SystemMastersAuthorizer)],
+            authorizers: vec![
+                Arc::new(SystemMastersAuthorizer),
+                Arc::new(MonitoringAuthorizer),
+            ],
             clock: Arc::new(SystemClock),
             random: RandomSource::from_os_entropy(),
             watch: WatchSettings::default(),
@@ -126,7 +129,7 @@ impl ApiConfig {
             feature_gates: FeatureGates::default(),
             audit: AuditConfig::default(),
             flow_control: FlowControlSettings::default(),
-            flow_control_metrics: FlowControlMetrics::default(),
+            metrics: Metrics::default(),
         }
     }
 }

@@ -24,6 +24,7 @@
 //! - [`flavor`]: the only place product-named identifiers are spelled.
 //! - `compression`: gzip of large responses (`APIResponseCompression`).
 //! - [`features`]: the feature gates (`--feature-gates`) and their typed lookup.
+//! - [`metrics`]: the metrics registry, request metrics and `/metrics`.
 //! - [`group`]: resources and kinds qualified by their API group.
 //! - [`deprecation`]: the deprecated built-in versions, their `Warning` and the value the
 //!   metric and the audit annotations read.
@@ -45,6 +46,7 @@ mod handlers;
 pub mod health;
 pub mod labels;
 pub mod limits;
+pub mod metrics;
 mod openapi;
 pub mod patch;
 mod random;

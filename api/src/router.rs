@@ -41,6 +41,8 @@ use crate::handlers::read_body;
 use crate::handlers::serve_resource;
 use crate::health;
 use crate::health::Readiness;
+use crate::metrics::Metrics;
+use crate::metrics::RequestRecord;
 use crate::openapi::OpenApi;
 use crate::random::RandomSource;
 use crate::registry::Registry;
@@ -68,6 +70,7 @@ struct AppState {
     readiness: Arc<dyn Readiness>,
     deprecations: Arc<DeprecationTable>,
     flow_control: Arc<FlowControl>,
+    metrics: Metrics,
 }
 
 /// The whole HTTP API over `storage`.
@@ -81,7 +84,7 @@ pub fn router(storage: Arc<dyn Storage>, config: ApiConfig) -> Router {
     let flow_control = FlowControl::new(
         config.flavor,
         config.flow_control,
-        config.flow_control_metrics.clone(),
+        &config.metrics,
         storage.clone(),
         registry.clone(),
         config.clock.clone(),
@@ -102,6 +105,7 @@ pub fn router(storage: Arc<dyn Storage>, config: ApiConfig) -> Router {
         token_signer: config.token_signer,
         readiness: config.readiness.clone(),
         deprecations: Arc::new(DeprecationTable::new(config.flavor)),
+        metrics: config.metrics,
     };
     let auditor = audit::filter::Auditor::new(
         config.audit,
@@ -178,27 +182,35 @@ pub(crate) fn panic_response(panic: Box<dyn Any + Send + 'static>) -> Response {
     ApiError::Internal("the server failed to handle the request".into()).into_response()
 }
 
+/// Every request but health and `/version`, measured from start to end (crate::metrics).
 async fn serve(State(state): State<AppState>, request: Request) -> Response {
-    pipeline(&state, request)
+    let query = QueryParams::parse(request.uri().query());
+    let info = RequestInfo::parse(request.method(), request.uri().path(), &query);
+    let record = RequestRecord::start(&state.metrics, &info, &query, request.headers());
+    let response = pipeline(&state, request, &query, &info)
         .await
-        .unwrap_or_else(IntoResponse::into_response)
+        .unwrap_or_else(IntoResponse::into_response);
+    record.finish(response)
 }
 
-async fn pipeline(state: &AppState, request: Request) -> Result<Response, ApiError> {
+async fn pipeline(
+    state: &AppState,
+    request: Request,
+    query: &QueryParams,
+    info: &RequestInfo,
+) -> Result<Response, ApiError> {
     let (parts, body) = request.into_parts();
-    let query = QueryParams::parse(parts.uri.query());
-    let info = RequestInfo::parse(&parts.method, parts.uri.path(), &query);
     let user = match state.authn.authenticate(&parts).await {
         Ok(user) => user,
         Err(error) => {
-            audit::unauthenticated(&info);
+            audit::unauthenticated(info);
             return Err(error);
         }
     };
-    audit::received(&user, &info).await?;
-    let served = authorized(state, &parts, body, &user, &info, &query);
+    audit::received(&user, info).await?;
+    let served = authorized(state, &parts, body, &user, info, query);
     let served = async { served.await.unwrap_or_else(IntoResponse::into_response) };
-    Ok(state.flow_control.serve(&user, &info, &query, served).await)
+    Ok(state.flow_control.serve(&user, info, query, served).await)
 }
 
 /// The pipeline after flow control: authorization, then discovery, the flow-control dumps
@@ -224,6 +236,9 @@ async fn authorized(
                 resource: Default::default(),
                 name: String::new(),
             });
+        }
+        if info.path == "/metrics" {
+            return Ok(state.metrics.response());
         }
         let header = |name| parts.headers.get(name).and_then(|v| v.to_str().ok());
         if let Some(dump) = state.flow_control.dump(&info.path) {
@@ -269,6 +284,7 @@ async fn authorized(
     };
     let response = serve_resource(state.storage.as_ref(), &state.registry, req).await?;
     if let Some(deprecated) = response.extensions().get::<DeprecatedApi>() {
+        state.metrics.deprecated_api_requested(deprecated);
         for (key, value) in deprecated.audit_annotations(state.flavor) {
             audit::annotate(&key, &value);
         }

@@ -155,6 +155,10 @@ pub struct ServeArgs {
     /// without it, a replica whose values differ from the cluster's refuses to start.
     #[arg(long)]
     pub replace_cluster_feature_gates: bool,
+    /// The previous minor release (e.g. `1.36`) to show on `/metrics` the metrics this release
+    /// hides because they were deprecated before it; no other value is accepted.
+    #[arg(long)]
+    pub show_hidden_metrics_for_version: Option<String>,
     /// History, watch and continue-token lifetimes.
     #[command(flatten)]
     pub watch: WatchArgs,
@@ -265,6 +269,9 @@ pub struct DevArgs {
     /// `--feature-gates` entries (`Name=true|false`), passed on to every replica.
     #[arg(long, value_delimiter = ',')]
     pub feature_gates: Vec<String>,
+    /// `--show-hidden-metrics-for-version`, passed on to every replica.
+    #[arg(long)]
+    pub show_hidden_metrics_for_version: Option<String>,
     /// First API port; replica N serves its API on `base-port + N - 1` and its peer listener on
     /// `base-port + 1000 + N - 1`, all on 127.0.0.1.
     #[arg(long, default_value_t = 6443, value_parser = clap::value_parser!(u16).range(1..=63535))]

@@ -12,6 +12,8 @@ use apiary_api::WatchSettings;
 use apiary_api::features::FeatureGateError;
 use apiary_api::features::GateWarning;
 use apiary_api::flowcontrol::FlowControlSettings;
+use apiary_api::metrics::Exposure;
+use apiary_api::metrics::ShowHiddenVersionError;
 use apiary_api::registry::RuntimeConfig;
 use apiary_api::registry::RuntimeConfigError;
 use apiary_api::registry::allocator::RangeError;
@@ -95,6 +97,9 @@ pub enum ConfigError {
     /// `--service-cluster-ip-range` or `--service-node-port-range` is malformed.
     #[error(transparent)]
     ServiceRange(#[from] RangeError),
+    /// `--show-hidden-metrics-for-version` is not the previous minor release.
+    #[error(transparent)]
+    ShowHiddenMetrics(#[from] ShowHiddenVersionError),
     /// A duration flag that must be positive is zero.
     #[error("{flag} must be more than zero")]
     ZeroDuration {
@@ -188,6 +193,8 @@ pub struct ServeConfig {
     /// API Priority and Fairness (`--enable-priority-and-fairness`, `--max-requests-inflight`,
     /// `--max-mutating-requests-inflight`).
     pub flow_control: FlowControlSettings,
+    /// Which metrics `/metrics` shows (`--show-hidden-metrics-for-version`).
+    pub metrics_exposure: Exposure,
 }
 
 impl ServeConfig {
@@ -257,6 +264,11 @@ impl ServeConfig {
             livez_grace_period: args.lifecycle.livez_grace_period,
             audit: AuditSettings::from_args(&args.audit, flavor(args.flavor))?,
             flow_control: flow_control_settings(&args.flow_control)?,
+            metrics_exposure: Exposure::for_show_hidden_version(
+                args.show_hidden_metrics_for_version
+                    .as_deref()
+                    .unwrap_or_default(),
+            )?,
         })
     }
 }
@@ -578,6 +590,22 @@ mod tests {
         assert!(matches!(
             ServeConfig::from_args(&bad_range),
             Err(ConfigError::ServiceRange(RangeError::Cidr(_)))
+        ));
+
+        // Only the previous minor release shows hidden metrics; anything else stops start-up.
+        let shown = ServeArgs {
+            show_hidden_metrics_for_version: Some("1.36".into()),
+            ..args.clone()
+        };
+        let config = ServeConfig::from_args(&shown).unwrap();
+        assert!(config.metrics_exposure.shows_hidden());
+        let too_old = ServeArgs {
+            show_hidden_metrics_for_version: Some("1.35".into()),
+            ..args.clone()
+        };
+        assert!(matches!(
+            ServeConfig::from_args(&too_old),
+            Err(ConfigError::ShowHiddenMetrics(_))
         ));
 
         let stranger = ServeArgs {

@@ -19,6 +19,8 @@
 //!   [`testing`] holds a one-replica store without raft on which tests run that adapter (the
 //!   router tests in `tests/router` run the whole HTTP API over it).
 //! - [`readiness`] and [`bootstrap`] are the replica's `/readyz` and start-up objects.
+//! - [`metrics`] puts the store's metrics (etcd's names) on the API's `/metrics`,
+//!   [`object_counts`] the stored object count of every resource.
 //! - [`shutdown`] turns SIGINT and SIGTERM into a future, [`drain`] is the API's graceful
 //!   shutdown (delay, 429 while draining); [`logging`] is the binary's log output.
 //! - [`dev`] holds the certificates, kubeconfig and child processes of `apiary dev`.
@@ -36,6 +38,8 @@ pub mod duration;
 pub mod error;
 pub mod https;
 pub mod logging;
+pub mod metrics;
+pub mod object_counts;
 pub mod raft_runtime;
 pub mod readiness;
 pub mod replicated;

@@ -121,6 +121,7 @@ pub async fn run(
             .start(flavor(config.flavor))
             .map_err(ConfigError::from)?,
         flow_control: config.flow_control,
+        metrics_exposure: config.metrics_exposure,
     };
     let parts: HostParts<TcpListener> = HostParts {
         sockets: Sockets::Tls {

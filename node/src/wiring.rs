@@ -37,6 +37,8 @@ use apiary_api::WatchSettings;
 use apiary_api::audit::AuditConfig;
 use apiary_api::auth::ClientCertificate;
 use apiary_api::flowcontrol::FlowControlSettings;
+use apiary_api::metrics::Exposure;
+use apiary_api::metrics::Metrics;
 use apiary_api::registry::RuntimeConfig;
 use apiary_api::registry::allocator::ServiceRanges;
 use apiary_api::storage::Storage;
@@ -44,6 +46,7 @@ use apiary_raft::log::LogFs;
 use apiary_raft::log::LogOptions;
 use apiary_raft::log::LogStore;
 use apiary_raft::log::WriterMode;
+use apiary_raft::metrics::LogMetrics;
 use apiary_raft::network::Transport;
 use apiary_raft::replica::Replica;
 use apiary_raft::replica::ReplicaConfig;
@@ -111,6 +114,8 @@ pub struct HostConfig {
     pub audit: AuditConfig,
     /// API Priority and Fairness.
     pub flow_control: FlowControlSettings,
+    /// Which metrics `/metrics` shows (`--show-hidden-metrics-for-version`).
+    pub metrics_exposure: Exposure,
 }
 
 /// The replica's two bound sockets and how their connections are secured.
@@ -206,7 +211,7 @@ where
         extra_routes,
     } = parts;
     let name = config.name.clone();
-    let replica = match &raft {
+    let (replica, log_metrics) = match &raft {
         RaftPlacement::OwnRuntime(runtime) => {
             let transport = Arc::new(runtime.transport(transport));
             runtime
@@ -240,6 +245,9 @@ where
     api_config.feature_gates = config.feature_gates;
     api_config.audit = config.audit.clone();
     api_config.flow_control = config.flow_control;
+    api_config.metrics = Metrics::new(config.metrics_exposure);
+    crate::metrics::register_store_metrics(&api_config.metrics, replica.clone(), log_metrics);
+    crate::object_counts::track_object_counts(&api_config.metrics, &replica);
     let mut app = apiary_api::router(storage.clone(), api_config);
     if let Some(extra) = extra_routes {
         app = app.merge(extra(replica.clone()));
@@ -383,12 +391,13 @@ where
     refusal.map_or(Ok(()), |error| Err(NodeError::FeatureGates(error)))
 }
 
-/// Opens the raft log on `log` and starts the replica on the current runtime.
+/// Opens the raft log on `log` and starts the replica on the current runtime; the replica and
+/// what its log measures.
 async fn start_replica(
     config: ReplicaConfig,
     transport: Arc<dyn Transport>,
     log: LogParts,
-) -> Result<Arc<Replica>, ReplicaError> {
+) -> Result<(Arc<Replica>, LogMetrics), ReplicaError> {
     let path = config.data_dir.join("log");
     let options = LogOptions {
         fs: log.fs.clone(),
@@ -409,7 +418,9 @@ async fn start_replica(
         }
     };
     let store = opened.map_err(|e| open_error(Box::new(e)))?;
-    Replica::start_with_storage(config, transport, store, log.fs).await
+    let log_metrics = store.metrics();
+    let replica = Replica::start_with_storage(config, transport, store, log.fs).await?;
+    Ok((replica, log_metrics))
 }
 
 /// Serves `app` on `listener` without TLS until `stop` is cancelled, then gives open

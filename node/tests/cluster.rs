@@ -166,6 +166,7 @@ impl Cluster {
             livez_grace_period: self.livez_grace_period,
             audit: Default::default(),
             flow_control: Default::default(),
+            metrics_exposure: apiary_api::metrics::Exposure::default(),
         };
         let stop = CancellationToken::new();
         self.api.push(listeners.api.local_addr().unwrap());
@@ -715,6 +716,126 @@ async fn livez_passes_unfinished_start_up_steps_within_the_grace_period() {
         assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
     }
     for index in 0..2 {
+        cluster.stop_replica(index).await;
+    }
+}
+
+/// The value of the first sample `name` in `scrape` whose labels include `labels`: a counter's
+/// or gauge's value, a histogram's count.
+fn sample(scrape: &prometheus_parse::Scrape, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    scrape
+        .samples
+        .iter()
+        .find(|s| s.metric == name && labels.iter().all(|(k, v)| s.labels.get(k) == Some(*v)))
+        .map(|s| match &s.value {
+            prometheus_parse::Value::Histogram(buckets) => buckets.last().unwrap().count,
+            prometheus_parse::Value::Counter(v)
+            | prometheus_parse::Value::Gauge(v)
+            | prometheus_parse::Value::Untyped(v) => *v,
+            prometheus_parse::Value::Summary(_) => f64::NAN,
+        })
+}
+
+// The store's metrics on real replicas, under etcd's names: every replica knows a leader and
+// counts the committed and applied writes, times its log's fsyncs and its applies; the one
+// leader reports each follower's lag and its round trips to them; a follower's most-recent
+// read times its read index; every replica's object counts follow the creates and deletes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn store_metrics_report_raft_on_every_replica() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut cluster, admin) = ready_cluster(dir.path(), 3, 3).await;
+    for i in 0..6 {
+        create_configmap(&admin, cluster.api[i % 3], &format!("m{i}")).await;
+    }
+    for addr in cluster.api.clone() {
+        read_configmap(&admin, addr, "m0").await;
+    }
+    let mut leaders = Vec::new();
+    for (index, addr) in cluster.api.clone().into_iter().enumerate() {
+        let (status, body) = call(&admin, addr, Method::GET, "/metrics", None)
+            .await
+            .unwrap();
+        assert_eq!(status, StatusCode::OK);
+        let text = body.as_str().unwrap();
+        let scrape =
+            prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_owned()))).unwrap();
+        let value = |name: &str| {
+            sample(&scrape, name, &[]).unwrap_or_else(|| panic!("{name} missing on {index}"))
+        };
+        assert_eq!(value("etcd_server_has_leader"), 1.0);
+        assert!(value("etcd_server_leader_changes_seen_total") >= 1.0);
+        assert!(value("apiary_raft_term") >= 1.0);
+        let committed = value("etcd_server_proposals_committed_total");
+        assert!(committed >= 6.0, "{committed}");
+        assert_eq!(value("apiary_raft_commit_index"), committed);
+        assert!(value("etcd_server_proposals_applied_total") >= 6.0);
+        assert!(value("etcd_disk_wal_fsync_duration_seconds") >= 1.0);
+        assert!(value("etcd_disk_backend_commit_duration_seconds") >= 6.0);
+        assert!(value("apiary_raft_read_index_duration_seconds") >= 1.0);
+        assert_eq!(
+            scrape
+                .docs
+                .get("etcd_disk_wal_fsync_duration_seconds")
+                .map(String::as_str),
+            Some("[ALPHA] The latency distributions of fsync called by WAL.")
+        );
+        if value("etcd_server_is_leader") == 1.0 {
+            leaders.push(index);
+            let followers: Vec<String> = (1..=3u64)
+                .filter(|id| *id != u64::try_from(index + 1).unwrap())
+                .map(|id| id.to_string())
+                .collect();
+            for follower in &followers {
+                let lag = [("follower", follower.as_str())];
+                assert!(sample(&scrape, "apiary_raft_replication_lag_entries", &lag).is_some());
+                let to = [("To", follower.as_str())];
+                let trips = sample(&scrape, "etcd_network_peer_round_trip_time_seconds", &to);
+                assert!(trips.is_some_and(|n| n >= 1.0), "{follower}: {trips:?}");
+            }
+        } else {
+            assert_eq!(value("etcd_server_proposals_pending"), 0.0);
+        }
+    }
+    assert_eq!(leaders.len(), 1, "{leaders:?}");
+
+    // Object counts follow the applied creates and deletes on every replica.
+    let path = format!("{CONFIGMAPS}/m5");
+    let (status, _) = call(&admin, cluster.api[0], Method::DELETE, &path, None)
+        .await
+        .unwrap();
+    assert_eq!(status, StatusCode::OK);
+    let (_, all) = call(
+        &admin,
+        cluster.api[0],
+        Method::GET,
+        "/api/v1/configmaps",
+        None,
+    )
+    .await
+    .unwrap();
+    let stored = f64::from(u32::try_from(all["items"].as_array().unwrap().len()).unwrap());
+    let configmaps = [("group", ""), ("resource", "configmaps")];
+    for addr in cluster.api.clone() {
+        let deadline = tokio::time::Instant::now() + READY_TIMEOUT;
+        loop {
+            let (_, body) = call(&admin, addr, Method::GET, "/metrics", None)
+                .await
+                .unwrap();
+            let text = body.as_str().unwrap();
+            let scrape =
+                prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_owned()))).unwrap();
+            let count = sample(&scrape, "apiserver_resource_objects", &configmaps);
+            if count == Some(stored) {
+                break;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{count:?} != {stored}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    for index in 0..3 {
         cluster.stop_replica(index).await;
     }
 }

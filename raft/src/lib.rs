@@ -5,6 +5,8 @@
 //! - [`command`]: the replicated commands (protobuf) and their answers.
 //! - [`error_chain()`]: an error and its causes on one line.
 //! - [`log`]: the durable raft log (segmented write-ahead log, group-commit `fdatasync`).
+//! - [`metrics`]: what the store measures (fsync, apply, snapshot, read-index and peer
+//!   latencies, leader changes), recorded with atomics.
 //! - [`mvcc`]: the pure, synchronous multi-version store.
 //! - [`network`]: the peer RPCs over an injectable transport (client side and wire forms).
 //! - [`replica`]: the replica handle: start, write, read index, status, and the server side of
@@ -17,6 +19,7 @@
 pub mod command;
 mod error_chain;
 pub mod log;
+pub mod metrics;
 pub mod mvcc;
 pub mod network;
 pub mod replica;

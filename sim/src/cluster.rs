@@ -28,6 +28,7 @@ use apiary_api::RsaTokenSigner;
 use apiary_api::TokenSignError;
 use apiary_api::WatchSettings;
 use apiary_api::auth::ClientCertificate;
+use apiary_api::metrics::Exposure;
 use apiary_api::registry::RuntimeConfig;
 use apiary_api::registry::allocator::ServiceRanges;
 use apiary_node::cluster_gates::GateRecord;
@@ -372,6 +373,7 @@ async fn run_replica(software: HostSoftware, disk: SimDisk) -> turmoil::Result {
         livez_grace_period: Duration::ZERO,
         audit: Default::default(),
         flow_control: Default::default(),
+        metrics_exposure: Exposure::default(),
     };
     let parts = HostParts {
         sockets: Sockets::Plain {

@@ -1,12 +1,15 @@
 //! The `apiserver_flowcontrol_*` metrics, named and labelled as kube-apiserver names them
-//! (stability marked in the help text as component-base marks it).
+//! (registered with their stability as component-base marks it, crate::metrics).
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
-use prometheus_client::registry::Registry;
+
+use crate::metrics::Descriptor;
+use crate::metrics::Metrics;
+use crate::metrics::Stability;
 
 /// Kubernetes' buckets of `apiserver_flowcontrol_request_wait_duration_seconds`.
 const WAIT_BUCKETS: [f64; 13] = [
@@ -94,46 +97,78 @@ impl Default for FlowControlMetrics {
 }
 
 impl FlowControlMetrics {
-    /// Registers every metric in `registry`.
-    pub fn register(&self, registry: &mut Registry) {
-        registry.register(
-            "apiserver_flowcontrol_rejected_requests",
-            "[BETA] Number of requests rejected by API Priority and Fairness subsystem",
+    /// Registers every metric with the API's `/metrics`.
+    pub fn register(&self, metrics: &Metrics) {
+        metrics.register(
+            &Descriptor {
+                name: "apiserver_flowcontrol_rejected_requests",
+                help: "Number of requests rejected by API Priority and Fairness subsystem",
+                stability: Stability::Beta,
+                deprecated_since: None,
+            },
             self.rejected.clone(),
         );
-        registry.register(
-            "apiserver_flowcontrol_dispatched_requests",
-            "[BETA] Number of requests executed by API Priority and Fairness subsystem",
+        metrics.register(
+            &Descriptor {
+                name: "apiserver_flowcontrol_dispatched_requests",
+                help: "Number of requests executed by API Priority and Fairness subsystem",
+                stability: Stability::Beta,
+                deprecated_since: None,
+            },
             self.dispatched.clone(),
         );
-        registry.register(
-            "apiserver_flowcontrol_current_inqueue_requests",
-            "[BETA] Number of requests currently pending in queues of the API Priority and Fairness subsystem",
+        metrics.register(
+            &Descriptor {
+                name: "apiserver_flowcontrol_current_inqueue_requests",
+                help: "Number of requests currently pending in queues of the API Priority and Fairness subsystem",
+                stability: Stability::Beta,
+                deprecated_since: None,
+            },
             self.in_queue.clone(),
         );
-        registry.register(
-            "apiserver_flowcontrol_current_executing_requests",
-            "[BETA] Number of requests in initial (for a WATCH) or any (for a non-WATCH) execution stage in the API Priority and Fairness subsystem",
+        metrics.register(
+            &Descriptor {
+                name: "apiserver_flowcontrol_current_executing_requests",
+                help: "Number of requests in initial (for a WATCH) or any (for a non-WATCH) execution stage in the API Priority and Fairness subsystem",
+                stability: Stability::Beta,
+                deprecated_since: None,
+            },
             self.executing.clone(),
         );
-        registry.register(
-            "apiserver_flowcontrol_current_executing_seats",
-            "[BETA] Concurrency (number of seats) occupied by the currently executing (initial stage for a WATCH, any stage otherwise) requests in the API Priority and Fairness subsystem",
+        metrics.register(
+            &Descriptor {
+                name: "apiserver_flowcontrol_current_executing_seats",
+                help: "Concurrency (number of seats) occupied by the currently executing (initial stage for a WATCH, any stage otherwise) requests in the API Priority and Fairness subsystem",
+                stability: Stability::Beta,
+                deprecated_since: None,
+            },
             self.executing_seats.clone(),
         );
-        registry.register(
-            "apiserver_flowcontrol_request_wait_duration_seconds",
-            "[BETA] Length of time a request spent waiting in its queue",
+        metrics.register(
+            &Descriptor {
+                name: "apiserver_flowcontrol_request_wait_duration_seconds",
+                help: "Length of time a request spent waiting in its queue",
+                stability: Stability::Beta,
+                deprecated_since: None,
+            },
             self.wait.clone(),
         );
-        registry.register(
-            "apiserver_flowcontrol_nominal_limit_seats",
-            "[BETA] Nominal number of execution seats configured for each priority level",
+        metrics.register(
+            &Descriptor {
+                name: "apiserver_flowcontrol_nominal_limit_seats",
+                help: "Nominal number of execution seats configured for each priority level",
+                stability: Stability::Beta,
+                deprecated_since: None,
+            },
             self.nominal_limit.clone(),
         );
-        registry.register(
-            "apiserver_flowcontrol_current_limit_seats",
-            "[ALPHA] current derived number of execution seats available to each priority level",
+        metrics.register(
+            &Descriptor {
+                name: "apiserver_flowcontrol_current_limit_seats",
+                help: "current derived number of execution seats available to each priority level",
+                stability: Stability::Alpha,
+                deprecated_since: None,
+            },
             self.current_limit.clone(),
         );
     }

@@ -54,6 +54,7 @@ use crate::auth::UserInfo;
 use crate::config::Clock;
 use crate::error::ApiError;
 use crate::flavor::Flavor;
+use crate::metrics::Metrics;
 use crate::registry::Registry;
 use crate::request::QueryParams;
 use crate::request::RequestInfo;
@@ -117,17 +118,20 @@ pub struct FlowControl {
 }
 
 impl FlowControl {
-    /// Flow control over the objects in `storage` (served by `registry`), recording into
-    /// `metrics`, starting with the mandatory objects until the stored ones are read.
+    /// Flow control over the objects in `storage` (served by `registry`), recording its
+    /// `apiserver_flowcontrol_*` metrics into `metrics`, starting with the mandatory objects
+    /// until the stored ones are read.
     pub fn new(
         flavor: Flavor,
         settings: FlowControlSettings,
-        metrics: FlowControlMetrics,
+        metrics: &Metrics,
         storage: Arc<dyn Storage>,
         registry: Arc<Registry>,
         clock: Arc<dyn Clock>,
     ) -> Arc<Self> {
         let mandatory = objects::mandatory_config(flavor);
+        let own_metrics = FlowControlMetrics::default();
+        own_metrics.register(metrics);
         let control = Arc::new(Self {
             flavor,
             settings,
@@ -142,7 +146,7 @@ impl FlowControl {
             mandatory: mandatory.clone(),
             counts: ObjectCounts::default(),
             retry_after: RetryAfter::default(),
-            metrics,
+            metrics: own_metrics,
             watching: Once::new(),
         });
         control.apply(mandatory);

@@ -181,6 +181,9 @@ pub fn replica_specs(args: &DevArgs, dir: &Path, pki: &DevPki, program: &Path) -
             if !args.runtime_config.is_empty() {
                 argv.push(format!("--runtime-config={}", args.runtime_config.join(",")).into());
             }
+            if let Some(version) = &args.show_hidden_metrics_for_version {
+                argv.push(format!("--show-hidden-metrics-for-version={version}").into());
+            }
             if !args.feature_gates.is_empty() {
                 argv.push(format!("--feature-gates={}", args.feature_gates.join(",")).into());
             }
@@ -310,6 +313,7 @@ mod tests {
                 "APIResponseCompression=false".into(),
                 "WatchList=true".into(),
             ],
+            show_hidden_metrics_for_version: Some("1.36".into()),
             base_port: 20000,
             init_only: false,
             watch: WatchArgs {
@@ -393,6 +397,7 @@ mod tests {
             };
             assert_eq!(config.shutdown, shutdown);
             assert_eq!(config.livez_grace_period, Duration::from_secs(9));
+            assert!(config.metrics_exposure.shows_hidden());
         }
         assert_eq!(configs[1].initial_cluster[&2], "https://127.0.0.1:21001");
         assert_eq!(specs[2].pid_file, dir.path().join("node-3.pid"));
@@ -411,6 +416,7 @@ mod tests {
             service_node_port_range: "30000-32767".into(),
             max_object_bytes: apiary_api::DEFAULT_MAX_OBJECT_BYTES,
             feature_gates: Vec::new(),
+            show_hidden_metrics_for_version: None,
             base_port: 6443,
             init_only: true,
             watch: WatchArgs {

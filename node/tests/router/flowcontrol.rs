@@ -8,7 +8,6 @@ use apiary_api::auth::Attributes;
 use apiary_api::auth::Authorizer;
 use apiary_api::auth::Decision;
 use apiary_api::flowcontrol::bootstrap::ensure_flow_control_objects;
-use apiary_api::flowcontrol::metrics::FlowControlMetrics;
 use apiary_api::storage::ListPage;
 use apiary_api::storage::StorageError;
 use apiary_api::storage::StoredObject;
@@ -263,14 +262,16 @@ async fn dump_line(app: &Router, path: &str, prefix: &str) -> String {
     panic!("no line {prefix:?} in {path}");
 }
 
-/// The value of the sample `name` with `labels` in a scrape of `registry`.
-fn sample(
-    registry: &prometheus_client::registry::Registry,
-    name: &str,
-    labels: &[(&str, &str)],
-) -> f64 {
-    let mut text = String::new();
-    prometheus_client::encoding::text::encode(&mut text, registry).expect("encode");
+/// A scrape of `/metrics` as the admin.
+async fn scrape(app: &Router) -> String {
+    let reply = admin_call(app, "GET", "/metrics", None).await;
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    reply.text()
+}
+
+/// The value of the sample `name` with `labels` in a scrape of `/metrics`.
+async fn sample(app: &Router, name: &str, labels: &[(&str, &str)]) -> f64 {
+    let text = scrape(app).await;
     let scrape = prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_owned())))
         .expect("a Prometheus text scrape");
     let found = scrape
@@ -296,15 +297,11 @@ async fn a_saturated_level_answers_429_while_another_level_serves() {
         gate: Semaphore::new(0),
         entered: Semaphore::new(0),
     });
-    let metrics = FlowControlMetrics::default();
-    let mut registry = prometheus_client::registry::Registry::default();
-    metrics.register(&mut registry);
     let mut config = ApiConfig::new(Flavor::Kubernetes, Arc::new(AlwaysReady));
     config.authorizers = vec![Arc::new(AllowAll)];
     // 100 seats: the one share of alice's level is one seat of them.
     config.flow_control.max_requests_inflight = 80;
     config.flow_control.max_mutating_requests_inflight = 20;
-    config.flow_control_metrics = metrics;
     let app = apiary_api::router(gated.clone(), config);
 
     let level = json!({"apiVersion": "flowcontrol.apiserver.k8s.io/v1",
@@ -412,17 +409,16 @@ async fn a_saturated_level_answers_429_while_another_level_serves() {
         ("reason", "queue-full"),
     ];
     let name = "apiserver_flowcontrol_rejected_requests_total";
-    assert_eq!(sample(&registry, name, &rejected), 1.0);
+    assert_eq!(sample(&app, name, &rejected).await, 1.0);
     let level_label = [("priority_level", "alice-level")];
     let nominal = "apiserver_flowcontrol_nominal_limit_seats";
-    assert_eq!(sample(&registry, nominal, &level_label), 1.0);
+    assert_eq!(sample(&app, nominal, &level_label).await, 1.0);
     let flow = [("flow_schema", "alice"), ("priority_level", "alice-level")];
     let inqueue = "apiserver_flowcontrol_current_inqueue_requests";
-    assert_eq!(sample(&registry, inqueue, &flow), 1.0);
+    assert_eq!(sample(&app, inqueue, &flow).await, 1.0);
     let executing = "apiserver_flowcontrol_current_executing_seats";
-    assert_eq!(sample(&registry, executing, &flow), 1.0);
-    let mut text = String::new();
-    prometheus_client::encoding::text::encode(&mut text, &registry).expect("encode");
+    assert_eq!(sample(&app, executing, &flow).await, 1.0);
+    let text = scrape(&app).await;
     let refused_wait = "apiserver_flowcontrol_request_wait_duration_seconds_count{execute=\"false\",flow_schema=\"alice\",priority_level=\"alice-level\"} 1";
     assert!(text.contains(refused_wait), "{text}");
 
@@ -431,6 +427,6 @@ async fn a_saturated_level_answers_429_while_another_level_serves() {
     assert_eq!(first.await.unwrap().status, 404);
     assert_eq!(second.await.unwrap().status, 404);
     let dispatched = "apiserver_flowcontrol_dispatched_requests_total";
-    assert_eq!(sample(&registry, dispatched, &flow), 2.0);
-    assert_eq!(sample(&registry, executing, &flow), 0.0);
+    assert_eq!(sample(&app, dispatched, &flow).await, 2.0);
+    assert_eq!(sample(&app, executing, &flow).await, 0.0);
 }

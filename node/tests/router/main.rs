@@ -19,6 +19,7 @@ mod flowcontrol;
 mod hardening;
 mod health;
 mod list;
+mod metrics;
 mod openapi;
 mod patch;
 mod reviews;

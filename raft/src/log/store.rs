@@ -39,6 +39,7 @@ use super::writer::Progress;
 use super::writer::SegmentWrite;
 use super::writer::WriterHandle;
 use super::writer::WriterMode;
+use crate::metrics::LogMetrics;
 use crate::typ::Entry;
 use crate::typ::LogId;
 use crate::typ::TypeConfig;
@@ -179,6 +180,15 @@ impl LogStore {
     /// The directory the log lives in.
     pub fn dir(&self) -> &Path {
         &self.shared.dir
+    }
+
+    /// What the log measures: its `fdatasync` latencies and the leaders it saved a committed
+    /// vote for since it was opened.
+    pub fn metrics(&self) -> LogMetrics {
+        LogMetrics {
+            fsync: self.shared.progress.fsync.clone(),
+            leader_changes: self.shared.progress.leader_changes.clone(),
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
@@ -367,8 +377,16 @@ impl RaftLogStorage<TypeConfig> for LogStore {
         self.clone()
     }
 
+    /// Also counts a leader change when the vote is a leader's committed vote and names
+    /// another leader than the vote it replaces (every replica saves each new leader's vote).
     async fn save_vote(&mut self, vote: &Vote) -> Result<(), io::Error> {
         let vote = *vote;
+        let previous = self.lock().hard.vote;
+        if vote.is_committed()
+            && previous.is_none_or(|p| !p.is_committed() || p.leader_id() != vote.leader_id())
+        {
+            self.shared.progress.leader_changes.inc();
+        }
         self.save_state(|hard| hard.vote = Some(vote)).await
     }
 

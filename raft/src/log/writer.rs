@@ -16,8 +16,10 @@ use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc;
 use std::thread::JoinHandle;
+use std::time::Instant;
 
 use openraft::storage::IOFlushed;
+use prometheus_client::metrics::counter::Counter;
 use tokio::sync::oneshot;
 
 use super::error::LogError;
@@ -25,6 +27,8 @@ use super::fs::LogFile;
 use super::fs::LogFs;
 use super::hard_state::HardState;
 use super::segment;
+use crate::metrics::DISK_BUCKETS;
+use crate::metrics::LatencyHistogram;
 use crate::typ::TypeConfig;
 
 /// At most this many queued operations are taken into one group.
@@ -117,12 +121,28 @@ pub(crate) enum Op {
 }
 
 /// Progress the writer shares with readers.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Progress {
     /// The `seq` of the last operation finished: records it wrote can be read from the files.
     pub(crate) finished: AtomicU64,
     /// Set when a write failed: the files are in an unknown state and the log is stopped.
     pub(crate) stopped: AtomicBool,
+    /// The latency of each segment `fdatasync` (etcd's `etcd_disk_wal_fsync_duration_seconds`).
+    pub(crate) fsync: LatencyHistogram,
+    /// Committed votes saved for a leader other than the previous vote's (etcd's
+    /// `etcd_server_leader_changes_seen_total`).
+    pub(crate) leader_changes: Counter,
+}
+
+impl Default for Progress {
+    fn default() -> Self {
+        Self {
+            finished: AtomicU64::new(0),
+            stopped: AtomicBool::new(false),
+            fsync: LatencyHistogram::new(&DISK_BUCKETS),
+            leader_changes: Counter::default(),
+        }
+    }
 }
 
 /// Where the log's writer runs (see [`super::LogOptions::writer`]).
@@ -358,7 +378,9 @@ impl Writer {
             }
             if let Some((first, file)) = &mut w.current {
                 let path = w.dir.join(segment::file_name(*first));
+                let started = Instant::now();
                 file.sync_data().map_err(io("sync segment", &path))?;
+                w.progress.fsync.observe(started.elapsed());
             }
             if created {
                 w.fs.sync_dir(&w.dir)
@@ -381,7 +403,9 @@ impl Writer {
                 // later record is, or a crash could leave a hole in the middle of the log.
                 if let Some((first, mut old)) = current.take() {
                     let old_path = self.dir.join(segment::file_name(first));
+                    let started = Instant::now();
                     old.sync_data().map_err(io("sync segment", &old_path))?;
+                    self.progress.fsync.observe(started.elapsed());
                 }
                 let file = self
                     .fs

@@ -8,6 +8,7 @@
 
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Instant;
 
 use bytes::Bytes;
 use openraft::errors::RPCError;
@@ -33,6 +34,7 @@ use super::PeerHealth;
 use super::TransportError;
 use super::raft_message;
 use super::rpc;
+use crate::metrics::LatencyHistogram;
 use crate::typ;
 use crate::typ::NodeId;
 use crate::typ::TypeConfig;
@@ -47,6 +49,9 @@ pub struct PeerConnection {
     pub(super) url: String,
     /// The target's reachability, shared by every connection to it.
     pub(super) health: Arc<PeerHealth>,
+    /// Round trips of append-entries calls to the target (etcd's
+    /// `etcd_network_peer_round_trip_time_seconds`).
+    pub(super) round_trips: LatencyHistogram,
 }
 
 impl PeerConnection {
@@ -85,6 +90,7 @@ impl RaftNetworkV2<TypeConfig> for PeerConnection {
         option: RPCOption,
     ) -> Result<AppendEntriesResponse<TypeConfig>, RPCError<TypeConfig>> {
         let request = raft_message::AppendEntriesRequest::from(&rpc);
+        let started = Instant::now();
         let answer = self
             .client
             .call::<_, raft_message::AppendEntriesResponse>(
@@ -94,6 +100,9 @@ impl RaftNetworkV2<TypeConfig> for PeerConnection {
                 option.soft_ttl(),
             )
             .await;
+        if answer.is_ok() {
+            self.round_trips.observe(started.elapsed());
+        }
         self.observe(&answer);
         let answer = answer.map_err(|e| self.rpc_error(RPCTypes::AppendEntries, e))?;
         AppendEntriesResponse::try_from(answer)

@@ -8,6 +8,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 
 use super::*;
+use crate::metrics::ROUND_TRIP_BUCKETS;
 use crate::network::Transport;
 
 /// Answers every call with the same outcome, after an optional delay.
@@ -41,6 +42,7 @@ fn connection(answer: fn(&str) -> Result<Bytes, TransportError>) -> PeerConnecti
         target: 2,
         url: "http://peer".to_string(),
         health: Arc::new(PeerHealth::new(2)),
+        round_trips: LatencyHistogram::new(&ROUND_TRIP_BUCKETS),
     }
 }
 
@@ -106,6 +108,7 @@ async fn a_cancelled_snapshot_transfer_stops_at_once() {
         target: 2,
         url: "http://peer".to_string(),
         health: Arc::new(PeerHealth::new(2)),
+        round_trips: LatencyHistogram::new(&ROUND_TRIP_BUCKETS),
     };
     let snapshot = SnapshotOf::<TypeConfig, Bytes> {
         meta: typ::SnapshotMeta::default(),

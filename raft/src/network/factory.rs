@@ -11,6 +11,7 @@ use openraft::network::RaftNetworkFactory;
 use super::PeerClient;
 use super::PeerConnection;
 use super::PeerHealth;
+use crate::metrics::StoreMetrics;
 use crate::typ;
 use crate::typ::NodeId;
 use crate::typ::TypeConfig;
@@ -25,15 +26,18 @@ pub struct PeerNetworkFactory {
     local: NodeId,
     /// Each target's reachability, made at its first connection.
     health: PeerHealthMap,
+    /// Where connections record their round trips.
+    metrics: StoreMetrics,
 }
 
 impl PeerNetworkFactory {
-    /// A factory for the replica `local`.
-    pub fn new(client: PeerClient, local: NodeId) -> Self {
+    /// A factory for the replica `local`, recording round trips into `metrics`.
+    pub fn new(client: PeerClient, local: NodeId, metrics: StoreMetrics) -> Self {
         Self {
             client,
             local,
             health: Arc::default(),
+            metrics,
         }
     }
 
@@ -60,6 +64,7 @@ impl RaftNetworkFactory<TypeConfig> for PeerNetworkFactory {
             target,
             url: node.addr.clone(),
             health,
+            round_trips: self.metrics.round_trips_to(target),
         }
     }
 }

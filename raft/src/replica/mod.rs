@@ -47,6 +47,7 @@ use crate::log::LogFs;
 use crate::log::LogOptions;
 use crate::log::LogStore;
 use crate::log::StdFs;
+use crate::metrics::StoreMetrics;
 use crate::mvcc;
 use crate::mvcc::Revision;
 use crate::network::PeerClient;
@@ -137,7 +138,7 @@ impl Replica {
         let shared = state_machine.shared();
         let peers = PeerClient::new(transport);
         let raft_config = raft_config(&config)?;
-        let network = PeerNetworkFactory::new(peers.clone(), config.id);
+        let network = PeerNetworkFactory::new(peers.clone(), config.id, shared.metrics().clone());
         let peer_health = network.health();
         let raft = RaftHandle::new(
             config.id,
@@ -210,6 +211,35 @@ impl Replica {
     /// resumed on another replica from the same revision continues without gap or duplicate.
     pub fn watch(&self, prefix: &str, after: Revision) -> Result<WatchStream, mvcc::MvccError> {
         WatchStream::new(self.shared.clone(), prefix, after)
+    }
+
+    /// What the store measures (crate::metrics); raft's own state is in [`Replica::status`]
+    /// and [`Replica::replication_lag`].
+    pub fn metrics(&self) -> &StoreMetrics {
+        self.shared.metrics()
+    }
+
+    /// On the leader, how many log entries each follower's matched index is behind the
+    /// leader's last one (empty elsewhere).
+    pub fn replication_lag(&self) -> BTreeMap<NodeId, u64> {
+        let metrics = self.raft.metrics();
+        let m = metrics.borrow_watched();
+        let last = m.last_log_index.unwrap_or(0);
+        m.replication
+            .iter()
+            .flatten()
+            .filter(|(id, _)| **id != self.id)
+            .map(|(id, matched)| (*id, last.saturating_sub(matched.map_or(0, |l| l.index))))
+            .collect()
+    }
+
+    /// The newest log index this replica holds (appended, not necessarily committed).
+    pub fn last_log_index(&self) -> Revision {
+        self.raft
+            .metrics()
+            .borrow_watched()
+            .last_log_index
+            .unwrap_or(0)
     }
 
     /// What this replica knows about itself and the cluster.

@@ -26,7 +26,8 @@ impl Replica {
     /// timeout and then fails with [`ReadError::Unavailable`]; it never answers with a
     /// possibly stale revision (R-HA-005).
     pub async fn read_index(&self) -> Result<Revision, ReadError> {
-        let deadline = Instant::now() + self.timings.request_timeout;
+        let started = Instant::now();
+        let deadline = started + self.timings.request_timeout;
         let retry = Retry {
             deadline,
             max_attempts: u32::MAX,
@@ -48,6 +49,7 @@ impl Replica {
                     reason: format!("{other:?}"),
                 },
             })?;
+        self.shared.metrics().read_index.observe(started.elapsed());
         let remaining = deadline.saturating_duration_since(Instant::now());
         self.wait_applied(index, remaining).await?;
         Ok(self.shared.applied())

@@ -14,6 +14,7 @@ use super::ApplyNotice;
 use crate::command::Command;
 use crate::command::CommandResponse;
 use crate::command::command;
+use crate::metrics::StoreMetrics;
 use crate::mvcc::Revision;
 use crate::mvcc::Store;
 
@@ -31,6 +32,7 @@ pub struct SharedState {
     store: RwLock<Store>,
     applied: watch::Sender<Revision>,
     notices: broadcast::Sender<Arc<ApplyNotice>>,
+    metrics: StoreMetrics,
 }
 
 impl SharedState {
@@ -42,7 +44,13 @@ impl SharedState {
             store: RwLock::new(Store::new()),
             applied,
             notices,
+            metrics: StoreMetrics::default(),
         })
+    }
+
+    /// What the store measures (crate::metrics).
+    pub fn metrics(&self) -> &StoreMetrics {
+        &self.metrics
     }
 
     /// Runs `f` on the store under the read lock. `f` must not block: apply waits for it.

@@ -4,6 +4,7 @@
 use std::io;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Instant;
 
 use bytes::Bytes;
 use futures::Stream;
@@ -91,10 +92,12 @@ impl RaftStateMachine<TypeConfig> for StateMachineStore {
                 EntryPayload::Normal(command) => Some(command),
                 EntryPayload::Blank | EntryPayload::Membership(_) => None,
             };
+            let started = Instant::now();
             let response = self
                 .shared
                 .apply(revision, command)
                 .map_err(|current| out_of_order(revision, current))?;
+            self.shared.metrics().apply.observe(started.elapsed());
             if let EntryPayload::Membership(membership) = entry.payload {
                 self.last_membership = typ::StoredMembership::new(Some(entry.log_id), membership);
             }
@@ -118,6 +121,7 @@ impl RaftStateMachine<TypeConfig> for StateMachineStore {
             },
             store: self.shared.read().to_snapshot(),
             dir: self.snapshots.clone(),
+            metrics: self.shared.metrics().clone(),
         }
     }
 

@@ -11,3 +11,4 @@ mod t60_apply;
 mod t70_subresources;
 mod t80_auth;
 mod t90_audit;
+mod t90_metrics;
