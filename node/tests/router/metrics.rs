@@ -257,3 +257,27 @@ async fn deprecated_metrics_are_hidden_until_asked_for() {
         )
     );
 }
+
+// R-VER-050: a request to a deprecated version (core v1 Endpoints, deprecated with no removal
+// release) sets `apiserver_requested_deprecated_apis` to 1 with its group, version, resource,
+// subresource and an empty removed_release; a version that is not deprecated gets no sample.
+#[tokio::test]
+async fn a_deprecated_version_sets_the_requested_deprecated_apis_gauge() {
+    let (app, _) = app().await;
+    let name = "apiserver_requested_deprecated_apis";
+    let (_, before) = scrape(&app, admin()).await;
+    assert_eq!(value(&before, name, &[("resource", "endpoints")]), None);
+    let listed = admin_call(&app, "GET", "/api/v1/namespaces/default/endpoints", None).await;
+    assert_eq!(listed.status, StatusCode::OK, "{}", listed.text());
+    fetched(&app, CM_PATH).await;
+    let (_, after) = scrape(&app, admin()).await;
+    let labels = [
+        ("group", ""),
+        ("version", "v1"),
+        ("resource", "endpoints"),
+        ("subresource", ""),
+        ("removed_release", ""),
+    ];
+    assert_eq!(value(&after, name, &labels), Some(1.0));
+    assert_eq!(value(&after, name, &[("resource", "configmaps")]), None);
+}
