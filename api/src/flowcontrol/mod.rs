@@ -356,7 +356,9 @@ impl FlowControl {
         }
     }
 
-    /// Sets the `X-<product>-PF-FlowSchema-UID` and `-PriorityLevel-UID` headers.
+    /// Sets the `X-<product>-PF-FlowSchema-UID` and `-PriorityLevel-UID` headers; not while
+    /// the request was classified by the built-in mandatory objects, which have no uid until
+    /// the stored ones are read.
     fn name_in_response(&self, c: &Classification, response: &mut axum::response::Response) {
         let product = self.flavor.header_product();
         let headers = response.headers_mut();
@@ -364,6 +366,9 @@ impl FlowControl {
             ("PF-FlowSchema-UID", &c.schema_uid),
             ("PF-PriorityLevel-UID", &c.level_uid),
         ] {
+            if uid.is_empty() {
+                continue;
+            }
             let name = HeaderName::try_from(format!("X-{product}-{suffix}"));
             if let (Ok(name), Ok(value)) = (name, HeaderValue::from_str(uid)) {
                 headers.insert(name, value);

@@ -32,7 +32,16 @@ async fn every_replica_classifies_by_the_bootstrap_objects() {
     for replica in 1..=3 {
         let client = cluster.client(replica).unwrap();
         let path = format!("{GROUP}/flowschemas");
-        let schemas = client.get(&path).await.unwrap();
+        // A replica classifies by the stored objects once it has read them (its first request
+        // starts the reading); until then it sends no uid headers.
+        let mut schemas = client.get(&path).await.unwrap();
+        for _ in 0..100 {
+            if schemas.headers.contains_key("x-platform-pf-flowschema-uid") {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            schemas = client.get(&path).await.unwrap();
+        }
         assert_eq!(schemas.status, StatusCode::OK, "{}", schemas.text());
         let list = schemas.json(&path).unwrap();
         assert_eq!(list["items"].as_array().map(Vec::len), Some(11), "{list}");
