@@ -1,6 +1,9 @@
 //! Graceful shutdown of the API as kube-apiserver sequences it: on the shutdown signal `/readyz`
 //! fails at once (the `shutdown` check), the API keeps serving for `--shutdown-delay-duration`
-//! so load balancers take the replica out, then it drains. With `--shutdown-send-retry-after`
+//! so load balancers take the replica out, answering with `Connection: close` so that clients
+//! stop reusing their connections to it (a request sent on a kept-alive connection just as the
+//! server closes it would fail mid-send; a new connection is refused cleanly), then it drains.
+//! With `--shutdown-send-retry-after`
 //! the listener stays open while the requests in flight finish and every new request is
 //! refused with 429, `Retry-After` and `Connection: close` ([`DrainGate`]); health probes are
 //! still answered. Open watches then end with a clean end of stream after their last whole
@@ -50,6 +53,7 @@ pub struct ShutdownSettings {
 #[derive(Debug, Clone)]
 pub struct DrainGate {
     opened: CancellationToken,
+    closing: CancellationToken,
     draining: CancellationToken,
     refuse: bool,
     in_flight: Arc<watch::Sender<usize>>,
@@ -71,6 +75,7 @@ impl DrainGate {
     pub fn held(refuse: bool) -> Self {
         Self {
             opened: CancellationToken::new(),
+            closing: CancellationToken::new(),
             draining: CancellationToken::new(),
             refuse,
             in_flight: Arc::new(watch::Sender::new(0)),
@@ -87,6 +92,12 @@ impl DrainGate {
     /// From now on requests are admitted (until draining).
     pub fn open(&self) {
         self.opened.cancel();
+    }
+
+    /// From now on every response asks its client to close the connection (`Connection:
+    /// close`), so no connection is reused when the listener closes.
+    pub fn stop_keep_alive(&self) {
+        self.closing.cancel();
     }
 
     /// From now on new requests are refused (if the gate refuses at all).
@@ -173,7 +184,13 @@ async fn gate(State(gate): State<DrainGate>, request: Request, next: Next) -> Re
         return Response::from_parts(parts, Body::from_stream(frames));
     }
     let _in_flight = InFlight::enter(&gate.in_flight);
-    next.run(request).await
+    let mut response = next.run(request).await;
+    if gate.closing.is_cancelled() {
+        response
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    response
 }
 
 #[cfg(test)]
@@ -229,6 +246,20 @@ mod tests {
         assert_eq!(status_of(&app, "/readyz").await.status(), 200);
         gate.open();
         assert_eq!(status_of(&app, "/api/v1/namespaces").await.status(), 200);
+    }
+
+    // Once shutting down, API responses ask their clients to close the connection, so none is
+    // reused when the listener closes.
+    #[tokio::test]
+    async fn responses_close_connections_once_shutting_down() {
+        let gate = DrainGate::new(false);
+        let app = app(&gate);
+        let before = status_of(&app, "/api/v1/namespaces").await;
+        assert!(before.headers().get(header::CONNECTION).is_none());
+        gate.stop_keep_alive();
+        let after = status_of(&app, "/api/v1/namespaces").await;
+        assert_eq!(after.status(), 200);
+        assert_eq!(after.headers()[header::CONNECTION], "close");
     }
 
     // Without --shutdown-send-retry-after, draining refuses nothing (the listener closes).

@@ -347,6 +347,7 @@ where
     };
     tracing::info!(%name, ?delay, "shutting down: not ready, serving for the delay");
     shutting_down.cancel();
+    gate.stop_keep_alive();
     tokio::time::sleep(delay).await;
     gate.start_draining();
     if config.shutdown.send_retry_after {
