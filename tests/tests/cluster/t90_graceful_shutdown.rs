@@ -3,6 +3,11 @@
 //! serves through its shutdown delay, then refuses connections; nothing else fails anywhere, its
 //! watches end with a clean end of stream, and it hands raft leadership to another replica
 //! before it exits.
+//!
+//! One failure is inherent to HTTP/1.1 keep-alive and not the replica's to avoid: when the
+//! listener closes, a connection idle in a client's pool is closed, and a request the client sent
+//! on it at that very moment gets no answer (kube-apiserver's clients meet the same race). The
+//! test allows it only from the end of the delay on, and checks that such a request had no effect.
 
 use std::sync::Arc;
 use std::sync::Mutex;
@@ -56,7 +61,10 @@ struct Seen {
     served_after_signal: u64,
     /// When connections were refused (the request never reached the replica).
     refused: Vec<Instant>,
-    /// Every other failure: a status that is not a success, a reset, a timeout.
+    /// Requests sent on a kept-alive connection as the replica closed it, unanswered: when, and
+    /// the ConfigMap it would have created.
+    unanswered: Vec<(Instant, Option<String>)>,
+    /// Every other failure: a status that is not a success, a timeout.
     failures: Vec<String>,
     /// When the watch ended with a clean end of stream, if it did.
     watch_ended: Option<Instant>,
@@ -92,6 +100,10 @@ impl Load {
             }
             Err(HarnessError::Request { source, .. }) if source.is_connect() => {
                 seen.refused.push(Instant::now());
+            }
+            Err(error) if closed_unanswered(&error) => {
+                let created = what.strip_prefix("create ").map(str::to_owned);
+                seen.unanswered.push((Instant::now(), created));
             }
             Ok(reply) => seen.failures.push(format!(
                 "{what} on node-{}: {} {}",
@@ -187,6 +199,28 @@ impl Load {
     }
 }
 
+/// Whether `error` says the connection closed before any answer came: an end of stream or a
+/// reset where the response should have been.
+fn closed_unanswered(error: &HarnessError) -> bool {
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        if cause
+            .downcast_ref::<hyper::Error>()
+            .is_some_and(hyper::Error::is_incomplete_message)
+            || cause.downcast_ref::<std::io::Error>().is_some_and(|io| {
+                matches!(
+                    io.kind(),
+                    std::io::ErrorKind::UnexpectedEof | std::io::ErrorKind::ConnectionReset
+                )
+            })
+        {
+            return true;
+        }
+        source = cause.source();
+    }
+    false
+}
+
 /// The replica that `index`'s log says took over in its hand-over, and whether the hand-over
 /// line comes before the line saying it stopped.
 fn handed_over_to(cluster: &DevCluster, index: usize) -> Option<(usize, bool)> {
@@ -259,21 +293,23 @@ async fn a_leader_stopped_under_load_drains_and_hands_leadership_over() {
         task.await.unwrap();
     }
 
+    let mut unanswered_creates = Vec::new();
     for load in &loads {
         let seen = load.seen();
         eprintln!(
-            "node-{}: {} served ({} after the SIGTERM), {} refused, {} watch events, \
-             failures: {:#?}",
+            "node-{}: {} served ({} after the SIGTERM), {} refused, {} unanswered, \
+             {} watch events, failures: {:#?}",
             load.replica,
             seen.served,
             seen.served_after_signal,
             seen.refused.len(),
+            seen.unanswered.len(),
             seen.watch_events,
             seen.failures
         );
         assert!(
             seen.failures.is_empty(),
-            "node-{}'s clients saw failures other than refused connections: {:#?}",
+            "node-{}'s clients saw failures other than refused or unanswered requests: {:#?}",
             load.replica,
             seen.failures
         );
@@ -291,6 +327,11 @@ async fn a_leader_stopped_under_load_drains_and_hands_leadership_over() {
                 seen.refused.iter().all(|at| *at >= sent + DELAY),
                 "node-{leader} refused connections only after its shutdown delay"
             );
+            assert!(
+                seen.unanswered.iter().all(|(at, _)| *at >= sent + DELAY),
+                "node-{leader} left requests unanswered only as its listener closed: {:?}",
+                seen.unanswered
+            );
             let ended = seen
                 .watch_ended
                 .expect("node-{leader}'s watch ended cleanly");
@@ -298,10 +339,11 @@ async fn a_leader_stopped_under_load_drains_and_hands_leadership_over() {
                 ended >= sent + DELAY,
                 "node-{leader}'s watch ended only after its shutdown delay"
             );
+            unanswered_creates.extend(seen.unanswered.iter().filter_map(|(_, name)| name.clone()));
         } else {
             assert!(
-                seen.refused.is_empty(),
-                "node-{} refused no connection",
+                seen.refused.is_empty() && seen.unanswered.is_empty(),
+                "node-{} refused no connection and answered every request",
                 load.replica
             );
             assert_eq!(seen.not_ready, None, "node-{} stays ready", load.replica);
@@ -316,6 +358,16 @@ async fn a_leader_stopped_under_load_drains_and_hands_leadership_over() {
                 load.replica
             );
         }
+    }
+
+    let survivor = cluster.client(leader % cluster.nodes() + 1).unwrap();
+    for name in unanswered_creates {
+        let path = format!("{}/{name}", objects::configmaps_path());
+        let reply = survivor.get(&path).await.unwrap();
+        assert_eq!(
+            reply.status, 404,
+            "{name}, whose create node-{leader} left unanswered, was not created"
+        );
     }
 
     let (successor, stopped_after) = handed_over_to(&cluster, leader).unwrap_or_else(|| {
