@@ -8,10 +8,9 @@ use chrono::DateTime;
 use chrono::Utc;
 
 use crate::audit::AuditConfig;
-use crate::auth::Authenticator;
+use crate::auth::AuthenticationMethods;
 use crate::auth::Authorizer;
 use crate::auth::SystemMastersAuthorizer;
-use crate::auth::X509Authenticator;
 use crate::features::FeatureGates;
 use crate::flavor::Flavor;
 use crate::flowcontrol::FlowControlSettings;
@@ -74,7 +73,7 @@ pub struct ApiConfig {
     /// Whether this replica is ready (`/readyz`).
     pub readiness: Arc<dyn Readiness>,
     /// Authentication methods, tried in order (first success wins).
-    pub authenticators: Vec<Arc<dyn Authenticator>>,
+    pub authentication: AuthenticationMethods,
     /// Authorization modes, consulted in order (allow or deny ends it).
     pub authorizers: Vec<Arc<dyn Authorizer>>,
     /// The time source.
@@ -114,7 +113,7 @@ impl ApiConfig {
         Self {
             flavor,
             readiness,
-            authenticators: vec![Arc::new(X509Authenticator)],
+            authentication: AuthenticationMethods::default(),
             authorizers: vec![
                 Arc::new(SystemMastersAuthorizer),
                 Arc::new(MonitoringAuthorizer),

@@ -21,6 +21,7 @@ use tower_http::catch_panic::CatchPanicLayer;
 
 use crate::audit;
 use crate::auth::Attributes;
+use crate::auth::AuthContext;
 use crate::auth::AuthenticatorChain;
 use crate::auth::AuthorizerChain;
 use crate::compression;
@@ -58,6 +59,7 @@ struct AppState {
     storage: Arc<dyn Storage>,
     registry: Arc<Registry>,
     authn: AuthenticatorChain,
+    api_audiences: Arc<[String]>,
     authz: AuthorizerChain,
     clock: Arc<dyn Clock>,
     random: RandomSource,
@@ -89,13 +91,15 @@ pub fn router(storage: Arc<dyn Storage>, config: ApiConfig) -> Router {
         registry.clone(),
         config.clock.clone(),
     );
+    let (authn, _tokens) = config.authentication.chains();
     let state = AppState {
         flow_control,
+        authn,
+        api_audiences: config.authentication.api_audiences.into(),
         storage,
         discovery,
         openapi: Arc::new(OpenApi::new(registry.clone(), config.flavor)),
         registry,
-        authn: AuthenticatorChain::new(config.authenticators),
         authz: AuthorizerChain::new(config.authorizers),
         clock: config.clock,
         random: config.random,
@@ -200,7 +204,14 @@ async fn pipeline(
     info: &RequestInfo,
 ) -> Result<Response, ApiError> {
     let (parts, body) = request.into_parts();
-    let user = match state.authn.authenticate(&parts).await {
+    let context = AuthContext::new(
+        state.clock.now(),
+        &state.api_audiences,
+        state.flavor,
+        state.storage.as_ref(),
+        &state.registry,
+    );
+    let user = match state.authn.authenticate(&parts, &context).await {
         Ok(user) => user,
         Err(error) => {
             audit::unauthenticated(info);

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use super::AuthContext;
 use super::SYSTEM_AUTHENTICATED;
 use super::UserInfo;
 use crate::error::ApiError;
@@ -27,8 +28,12 @@ pub enum AuthnOutcome {
 /// - Pass user attributes on unchanged (R-ACC-007); the chain adds `system:authenticated`.
 #[async_trait::async_trait]
 pub trait Authenticator: Send + Sync + 'static {
-    /// Authenticates the request whose head is `request`.
-    async fn authenticate(&self, request: &http::request::Parts) -> AuthnOutcome;
+    /// Authenticates the request whose head is `request`, in `context`.
+    async fn authenticate(
+        &self,
+        request: &http::request::Parts,
+        context: &AuthContext<'_>,
+    ) -> AuthnOutcome;
 }
 
 /// Authenticators tried in order; the first success determines the user.
@@ -45,9 +50,13 @@ impl AuthenticatorChain {
 
     /// The user of `request`, with `system:authenticated` added (R-ACC-006); 401
     /// Unauthorized when no authenticator accepts it.
-    pub async fn authenticate(&self, request: &http::request::Parts) -> Result<UserInfo, ApiError> {
+    pub async fn authenticate(
+        &self,
+        request: &http::request::Parts,
+        context: &AuthContext<'_>,
+    ) -> Result<UserInfo, ApiError> {
         for a in &self.authenticators {
-            match a.authenticate(request).await {
+            match a.authenticate(request, context).await {
                 AuthnOutcome::Authenticated(mut user) => {
                     if !user.in_group(SYSTEM_AUTHENTICATED) {
                         user.groups.push(SYSTEM_AUTHENTICATED.to_owned());

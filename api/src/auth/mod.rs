@@ -1,13 +1,17 @@
 //! Who is asking and may they: the authentication stage (a chain of [`Authenticator`]s; the
 //! first success wins, 401 otherwise) and the authorization stage (a chain of
 //! [`Authorizer`]s; allow or deny ends it, no opinion passes on, 403 when nobody allows).
-//! Later methods (tokens, RBAC, webhooks) are new chain members; the pipeline stays as is.
+//! Bearer tokens go through one [`TokenChain`] (also asked by TokenReview). Later methods are
+//! new chain members; the pipeline stays as is.
 
 mod attributes;
 mod authenticator;
 mod authorizer;
 mod client_certificate;
+mod context;
+mod methods;
 mod system_masters;
+mod token;
 mod user;
 mod x509;
 
@@ -20,8 +24,15 @@ pub use authorizer::AuthorizerChain;
 pub use authorizer::Decision;
 pub use authorizer::Rules;
 pub use client_certificate::ClientCertificate;
+pub use context::AuthContext;
+pub use methods::AuthenticationMethods;
 pub use system_masters::SYSTEM_MASTERS;
 pub use system_masters::SystemMastersAuthorizer;
+pub use token::BearerToken;
+pub use token::TokenAuthenticator;
+pub use token::TokenChain;
+pub use token::TokenOutcome;
+pub use token::TokenUser;
 pub use user::SYSTEM_AUTHENTICATED;
 pub use user::UserInfo;
 pub use x509::X509Authenticator;

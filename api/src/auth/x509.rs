@@ -5,6 +5,7 @@
 use x509_parser::prelude::FromDer;
 use x509_parser::prelude::X509Certificate;
 
+use super::AuthContext;
 use super::Authenticator;
 use super::AuthnOutcome;
 use super::ClientCertificate;
@@ -43,7 +44,11 @@ impl X509Authenticator {
 
 #[async_trait::async_trait]
 impl Authenticator for X509Authenticator {
-    async fn authenticate(&self, request: &http::request::Parts) -> AuthnOutcome {
+    async fn authenticate(
+        &self,
+        request: &http::request::Parts,
+        _context: &AuthContext<'_>,
+    ) -> AuthnOutcome {
         let Some(ClientCertificate(der)) = request.extensions.get::<ClientCertificate>() else {
             return AuthnOutcome::NoCredentials;
         };
