@@ -10,6 +10,7 @@ use chrono::Utc;
 use crate::audit::AuditConfig;
 use crate::auth::AuthenticationMethods;
 use crate::auth::Authorizer;
+use crate::auth::BasicUserAuthorizer;
 use crate::auth::SystemMastersAuthorizer;
 use crate::features::FeatureGates;
 use crate::flavor::Flavor;
@@ -105,7 +106,8 @@ pub struct ApiConfig {
 
 impl ApiConfig {
     /// The default configuration: client certificates authenticate, `system:masters` may do
-    /// everything, `system:monitoring` may read health and metrics, everyone else is denied; wall-clock time; randomness seeded from the
+    /// everything, `system:monitoring` may read health and metrics, every authenticated user may create the
+    /// self reviews, everyone else is denied; wall-clock time; randomness seeded from the
     /// operating system; no token signer; stored objects of at most
     /// [`DEFAULT_MAX_OBJECT_BYTES`]; every feature gate at its default; flow control on with
     /// Kubernetes' 400 + 200 seats.
@@ -117,6 +119,7 @@ impl ApiConfig {
             authorizers: vec![
                 Arc::new(SystemMastersAuthorizer),
                 Arc::new(MonitoringAuthorizer),
+                Arc::new(BasicUserAuthorizer::new(flavor)),
             ],
             clock: Arc::new(SystemClock),
             random: RandomSource::from_os_entropy(),

@@ -7,6 +7,7 @@
 mod attributes;
 mod authenticator;
 mod authorizer;
+mod basic_user;
 mod client_certificate;
 mod context;
 mod methods;
@@ -23,6 +24,7 @@ pub use authorizer::Authorizer;
 pub use authorizer::AuthorizerChain;
 pub use authorizer::Decision;
 pub use authorizer::Rules;
+pub use basic_user::BasicUserAuthorizer;
 pub use client_certificate::ClientCertificate;
 pub use context::AuthContext;
 pub use methods::AuthenticationMethods;

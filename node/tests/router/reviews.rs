@@ -259,8 +259,9 @@ async fn local_access_reviews_stay_in_their_namespace() {
     }
 }
 
-// R-ACC-095: the rules review lists what the chain grants: everything for system:masters;
-// a chain member that cannot list makes it incomplete.
+// R-ACC-095: the rules review lists what the chain grants: everything for system:masters,
+// then what every authenticated user may do; a chain member that cannot list makes it
+// incomplete.
 #[tokio::test]
 async fn rules_reviews_list_what_the_chain_grants() {
     let flavor = Flavor::Kubernetes;
@@ -275,7 +276,13 @@ async fn rules_reviews_list_what_the_chain_grants() {
     assert_eq!(
         review["status"],
         json!({
-            "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
+            "resourceRules": [
+                {"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]},
+                {"verbs": ["create"], "apiGroups": ["authentication.k8s.io"],
+                 "resources": ["selfsubjectreviews"]},
+                {"verbs": ["create"], "apiGroups": ["authorization.k8s.io"],
+                 "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"]},
+            ],
             "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}],
             "incomplete": false,
         })
