@@ -194,18 +194,18 @@ impl Impersonation {
         let only_name =
             wanted.uid.is_empty() && wanted.groups.is_empty() && wanted.extra.is_empty();
         let node = node_name(&wanted.name);
-        let service_account = service_account(&wanted.name).is_some();
+        let account = service_account(&wanted.name).is_some();
         match mode {
             Mode::AssociatedNode => {
                 only_name
-                    && service_account_of(requestor)
+                    && service_account(&requestor.name).is_some()
                     && node.is_some_and(|n| {
                         requestor.extra.get(&self.node_name_key()) == Some(&vec![n.to_owned()])
                     })
             }
             Mode::ArbitraryNode => only_name && node.is_some(),
-            Mode::ServiceAccount => only_name && service_account,
-            Mode::UserInfo => node.is_none() && !service_account,
+            Mode::ServiceAccount => only_name && account,
+            Mode::UserInfo => node.is_none() && !account,
             Mode::Legacy => true,
         }
     }
@@ -264,12 +264,7 @@ impl Impersonation {
         asker: &UserInfo,
         user: &mut UserInfo,
     ) -> Result<(), ApiError> {
-        let group = if mode.constrained() {
-            self.authentication.as_str()
-        } else {
-            ""
-        };
-        let mut target = target(verb, group, "users", &user.name);
+        let mut target = target(verb, self.names_group(mode), "users", &user.name);
         if mode.constrained()
             && let Some(node) = node_name(&user.name)
         {
@@ -327,12 +322,7 @@ impl Impersonation {
         if groups.is_empty() {
             return Ok(());
         }
-        let group = if mode.constrained() {
-            self.authentication.as_str()
-        } else {
-            ""
-        };
-        let mut target = target(verb, group, "groups", "");
+        let mut target = target(verb, self.names_group(mode), "groups", "");
         if mode.constrained() {
             if groups.iter().any(String::is_empty) {
                 let reason = "impersonating the empty string group is not allowed";
@@ -388,6 +378,16 @@ impl Impersonation {
             }
         }
         Ok(())
+    }
+
+    /// The API group of the `users` and `groups` checks: the core group for the legacy verb,
+    /// `authentication.<d>` for the constrained ones.
+    fn names_group(&self, mode: Mode) -> &str {
+        if mode.constrained() {
+            &self.authentication
+        } else {
+            ""
+        }
     }
 
     /// Asks the chain whether `asker` may do what `target` describes.
@@ -492,10 +492,6 @@ fn service_account(user: &str) -> Option<(&str, &str)> {
         && validate_dns_label(namespace).is_empty()
         && validate_dns_subdomain(name).is_empty();
     valid.then_some((namespace, name))
-}
-
-fn service_account_of(user: &UserInfo) -> bool {
-    service_account(&user.name).is_some()
 }
 
 /// Percent-decodes an extra key as Go's `url.PathUnescape`; a key with a malformed escape (or
