@@ -22,13 +22,16 @@ pub enum Feature {
     AuthorizeWithSelectors,
     /// CBOR is served and may be stored.
     CBORServingAndStorage,
+    /// Impersonation may be granted per kind of user and per request
+    /// (`impersonate:<mode>`, `impersonate-on:<mode>:<verb>`) besides the legacy `impersonate`.
+    ConstrainedImpersonation,
     /// A watch may start with a stream of the current state instead of a list.
     WatchList,
 }
 
 impl Feature {
     /// How many features there are (the length of [`FeatureGates`]' values).
-    const COUNT: usize = 6;
+    const COUNT: usize = 7;
 
     /// This feature's position among [`FeatureGates`]' values.
     fn index(self) -> usize {
@@ -104,6 +107,8 @@ pub const ALL_BETA: &str = "AllBeta";
 ///   CHECKLIST.md's differences table: the spec's older alpha/beta wording is not followed).
 /// - `CBORServingAndStorage`: alpha, off (000, media types; alpha since 1.32); cluster-wide:
 ///   it decides the stored encoding.
+/// - `ConstrainedImpersonation`: beta, on (001, "Impersonation"; alpha in 1.35, beta and on
+///   since 1.36).
 /// - `WatchList`: beta, on (beta since 1.32, on by default again since 1.34).
 pub const GATES: &[Gate] = &[
     Gate {
@@ -161,6 +166,13 @@ pub const GATES: &[Gate] = &[
         stage: Stage::Alpha,
         default: false,
         cluster_wide: true,
+    },
+    Gate {
+        name: "ConstrainedImpersonation",
+        feature: Some(Feature::ConstrainedImpersonation),
+        stage: Stage::Beta,
+        default: true,
+        cluster_wide: false,
     },
     Gate {
         name: "WatchList",

@@ -1,8 +1,9 @@
 //! The whole HTTP API as one axum [`Router`] (DESIGN.md §2): health and `/version` without
-//! credentials; everything else through authentication -> request info -> authorization ->
-//! discovery or the resource handlers. Every failure leaves as a `Status` (crate::error), and
-//! a panic, should one slip through, becomes a 500 `Status` instead of a dropped connection.
-//! Large responses are gzip-compressed while `APIResponseCompression` is on (crate::compression).
+//! credentials; everything else through authentication -> request info -> impersonation ->
+//! authorization -> discovery or the resource handlers. Every failure leaves as a `Status`
+//! (crate::error), and a panic, should one slip through, becomes a 500 `Status` instead of a
+//! dropped connection. Large responses are gzip-compressed while `APIResponseCompression` is
+//! on (crate::compression).
 
 use std::any::Any;
 use std::sync::Arc;
@@ -24,6 +25,7 @@ use crate::auth::Attributes;
 use crate::auth::AuthContext;
 use crate::auth::AuthenticatorChain;
 use crate::auth::AuthorizerChain;
+use crate::auth::Impersonation;
 use crate::compression;
 use crate::config::ApiConfig;
 use crate::config::Clock;
@@ -61,6 +63,7 @@ struct AppState {
     authn: AuthenticatorChain,
     api_audiences: Arc<[String]>,
     authz: AuthorizerChain,
+    impersonation: Impersonation,
     clock: Arc<dyn Clock>,
     random: RandomSource,
     flavor: Flavor,
@@ -92,6 +95,14 @@ pub fn router(storage: Arc<dyn Storage>, config: ApiConfig) -> Router {
         config.clock.clone(),
     );
     let (authn, _tokens) = config.authentication.chains();
+    let authz = AuthorizerChain::new(config.authorizers);
+    let impersonation = Impersonation::new(
+        authz.clone(),
+        config.flavor,
+        config
+            .feature_gates
+            .enabled(Feature::ConstrainedImpersonation),
+    );
     let state = AppState {
         flow_control,
         authn,
@@ -100,7 +111,8 @@ pub fn router(storage: Arc<dyn Storage>, config: ApiConfig) -> Router {
         discovery,
         openapi: Arc::new(OpenApi::new(registry.clone(), config.flavor)),
         registry,
-        authz: AuthorizerChain::new(config.authorizers),
+        authz,
+        impersonation,
         clock: config.clock,
         random: config.random,
         flavor: config.flavor,
@@ -203,7 +215,7 @@ async fn pipeline(
     query: &QueryParams,
     info: &RequestInfo,
 ) -> Result<Response, ApiError> {
-    let (parts, body) = request.into_parts();
+    let (mut parts, body) = request.into_parts();
     let context = AuthContext::new(
         state.clock.now(),
         &state.api_audiences,
@@ -219,6 +231,10 @@ async fn pipeline(
         }
     };
     audit::received(&user, info).await?;
+    let user = state
+        .impersonation
+        .impersonate(&mut parts.headers, user, info)
+        .await?;
     let served = authorized(state, &parts, body, &user, info, query);
     let served = async { served.await.unwrap_or_else(IntoResponse::into_response) };
     Ok(state.flow_control.serve(&user, info, query, served).await)

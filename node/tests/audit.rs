@@ -273,6 +273,7 @@ fn event(id: usize, object_bytes: usize) -> Event {
             ..EventUser::default()
         },
         impersonated_user: None,
+        authentication_metadata: None,
         source_ips: Vec::new(),
         user_agent: String::new(),
         object_ref: None,

@@ -72,6 +72,7 @@ fn serve_help_lists_the_gates() {
         "AllowUnsafeMalformedObjectDeletion=true|false (ALPHA - default=false, same on every \
          replica)",
         "CBORServingAndStorage=true|false (ALPHA - default=false, same on every replica)",
+        "ConstrainedImpersonation=true|false (BETA - default=true)",
         "WatchList=true|false (BETA - default=true)",
         "AllAlpha=true|false (ALPHA - default=false)",
         "AllBeta=true|false (BETA - default=false)",

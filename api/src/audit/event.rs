@@ -64,6 +64,15 @@ pub struct EventUser {
     pub extra: BTreeMap<String, Vec<String>>,
 }
 
+/// What the event records about how the user was authenticated.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuthenticationMetadata {
+    /// The verb that allowed a constrained impersonation (`impersonate:user-info`, ...).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub impersonation_constraint: String,
+}
+
 /// The object a resource request is about.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -138,6 +147,10 @@ pub struct Event {
     /// The user acted as, when the request impersonates one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub impersonated_user: Option<EventUser>,
+    /// How the authentication was allowed, when that is worth recording (a constrained
+    /// impersonation's mode).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub authentication_metadata: Option<AuthenticationMetadata>,
     /// `X-Forwarded-For`, `X-Real-Ip`, then the connection's peer address.
     #[serde(rename = "sourceIPs", skip_serializing_if = "Vec::is_empty")]
     pub source_ips: Vec<String>,
@@ -213,6 +226,7 @@ pub(crate) mod tests {
                 ..EventUser::default()
             },
             impersonated_user: None,
+            authentication_metadata: None,
             source_ips: vec!["10.0.0.1".into()],
             user_agent: String::new(),
             object_ref: Some(ObjectReference {

@@ -13,6 +13,7 @@ use serde_json::Value;
 use super::Backend;
 use super::Level;
 use super::Stage;
+use super::event::AuthenticationMetadata;
 use super::event::Event;
 use super::event::EventUser;
 use super::event::ObjectReference;
@@ -143,6 +144,7 @@ impl Current {
             verb: info.verb.as_str().to_owned(),
             user: event_user(user),
             impersonated_user: None,
+            authentication_metadata: None,
             source_ips: arrival.source_ips.clone(),
             user_agent: arrival.user_agent.clone(),
             object_ref,
@@ -314,11 +316,18 @@ pub fn annotate(key: &str, value: &str) {
     });
 }
 
-/// Names the user the current request acts as (`impersonatedUser`); the impersonation filter
-/// calls it once it has checked the request may impersonate `user`.
-pub fn impersonated(user: &UserInfo) {
+/// Names the user the current request acts as (`impersonatedUser`) and, for a constrained
+/// impersonation, the verb that allowed it (`authenticationMetadata.impersonationConstraint`);
+/// the impersonation step calls it once it has checked the request may impersonate `user`.
+pub fn impersonated(user: &UserInfo, constraint: Option<&str>) {
     let _ = CURRENT.try_with(|current| {
-        current.with_record(|record| record.event.impersonated_user = Some(event_user(user)));
+        current.with_record(|record| {
+            record.event.impersonated_user = Some(event_user(user));
+            record.event.authentication_metadata =
+                constraint.map(|constraint| AuthenticationMetadata {
+                    impersonation_constraint: constraint.to_owned(),
+                });
+        });
     });
 }
 
@@ -376,11 +385,14 @@ mod tests {
                 annotate("k8s.io/deprecated", "true");
                 annotate("k8s.io/removed-release", "1.25");
                 annotate("k8s.io/deprecated", "false");
-                impersonated(&UserInfo {
-                    name: "bob".into(),
-                    groups: vec!["dev".into()],
-                    ..UserInfo::default()
-                });
+                impersonated(
+                    &UserInfo {
+                        name: "bob".into(),
+                        groups: vec!["dev".into()],
+                        ..UserInfo::default()
+                    },
+                    Some("impersonate:user-info"),
+                );
             })
             .await;
         let record = current.take().expect("recorded");
@@ -394,6 +406,8 @@ mod tests {
         let impersonated = complete.impersonated_user.as_ref().expect("impersonated");
         assert_eq!(impersonated.username, "bob");
         assert_eq!(complete.user.username, "alice");
+        let metadata = complete.authentication_metadata.as_ref().expect("metadata");
+        assert_eq!(metadata.impersonation_constraint, "impersonate:user-info");
     }
 
     #[test]

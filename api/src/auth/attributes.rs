@@ -1,6 +1,8 @@
 //! What an authorizer decides on (R-ACC-097): the user plus the request's attributes.
 
 use super::UserInfo;
+use crate::error::ApiError;
+use crate::group::GroupResource;
 use crate::request::RequestInfo;
 
 /// The attributes of one request, as authorizers see them.
@@ -13,6 +15,24 @@ pub struct Attributes<'a> {
 }
 
 impl Attributes<'_> {
+    /// 403 Forbidden for these attributes, worded as Kubernetes words it, with `reason`
+    /// after the message when there is one.
+    pub fn forbidden(&self, reason: &str) -> ApiError {
+        let mut message = self.forbidden_message();
+        if !reason.is_empty() {
+            message = format!("{message}: {reason}");
+        }
+        let r = self.request;
+        let resource = r
+            .is_resource_request
+            .then(|| GroupResource::new(r.api_group.clone(), r.resource.clone()));
+        ApiError::Forbidden {
+            resource,
+            name: r.name.clone(),
+            reason: message,
+        }
+    }
+
     /// Kubernetes' forbidden message for these attributes, without the reason
     /// (`User "bob" cannot get resource "configmaps" in API group "" in the namespace "x"`).
     pub fn forbidden_message(&self) -> String {

@@ -9,7 +9,6 @@ use k8s_openapi::api::authorization::v1::ResourceRule;
 use super::Attributes;
 use super::UserInfo;
 use crate::error::ApiError;
-use crate::group::GroupResource;
 
 /// One authorizer's answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -107,18 +106,6 @@ impl AuthorizerChain {
             Decision::Allow => return Ok(()),
             Decision::Deny(reasons) | Decision::NoOpinion(reasons) => reasons,
         };
-        let mut reason = attributes.forbidden_message();
-        if !reasons.is_empty() {
-            reason = format!("{reason}: {reasons}");
-        }
-        let r = attributes.request;
-        let resource = r
-            .is_resource_request
-            .then(|| GroupResource::new(r.api_group.clone(), r.resource.clone()));
-        Err(ApiError::Forbidden {
-            resource,
-            name: r.name.clone(),
-            reason,
-        })
+        Err(attributes.forbidden(&reasons))
     }
 }

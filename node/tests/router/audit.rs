@@ -104,7 +104,7 @@ fn check_event(event: &Value) -> String {
     let object = event
         .as_object()
         .unwrap_or_else(|| panic!("not an object: {event}"));
-    const FIELDS: [&str; 18] = [
+    const FIELDS: [&str; 19] = [
         "kind",
         "apiVersion",
         "level",
@@ -114,6 +114,7 @@ fn check_event(event: &Value) -> String {
         "verb",
         "user",
         "impersonatedUser",
+        "authenticationMetadata",
         "sourceIPs",
         "userAgent",
         "objectRef",
@@ -185,6 +186,12 @@ fn check_event(event: &Value) -> String {
     check_user(&event["user"]);
     if let Some(user) = event.get("impersonatedUser") {
         check_user(user);
+    }
+    if let Some(metadata) = event.get("authenticationMetadata") {
+        assert!(
+            metadata["impersonationConstraint"].is_string(),
+            "authenticationMetadata: {metadata}"
+        );
     }
     if let Some(ips) = event.get("sourceIPs") {
         for ip in ips.as_array().expect("sourceIPs array") {
@@ -315,6 +322,35 @@ async fn metadata_level_records_who_did_what_to_which_object() {
     assert_eq!(
         complete["annotations"]["authorization.k8s.io/decision"],
         "allow"
+    );
+}
+
+// R-ACC-157: an impersonated request is audited with the impersonator as `user` and the
+// impersonated user as `impersonatedUser` (from the stage after impersonation on), with the
+// constraint that allowed it; it is authorized as the impersonated user.
+#[tokio::test]
+async fn impersonated_requests_record_both_users() {
+    let (app, captured) = audited(&all_at("Metadata")).await;
+    let headers = [("impersonate-user", "alice"), ("impersonate-group", "dev")];
+    let reply = send(&app, request("GET", CM_PATH, None, &headers)).await;
+    assert_status(&reply, 403, "Forbidden");
+    let events = captured.take();
+    assert_eq!(stages(&events), ["RequestReceived", "ResponseComplete"]);
+    assert!(events[0].get("impersonatedUser").is_none());
+    let complete = &events[1];
+    assert_eq!(complete["user"]["username"], "admin");
+    assert_eq!(
+        complete["impersonatedUser"],
+        serde_json::json!({"username": "alice", "groups": ["dev", "system:authenticated"]})
+    );
+    assert_eq!(
+        complete["authenticationMetadata"],
+        serde_json::json!({"impersonationConstraint": "impersonate:user-info"})
+    );
+    assert_eq!(complete["responseStatus"]["code"], 403);
+    assert_eq!(
+        complete["annotations"]["authorization.k8s.io/decision"],
+        "forbid"
     );
 }
 

@@ -18,6 +18,7 @@ mod field_validation;
 mod flowcontrol;
 mod hardening;
 mod health;
+mod impersonation;
 mod list;
 mod metrics;
 mod openapi;
