@@ -22,6 +22,9 @@ use crate::run::write_file;
 const SIGNING: (&str, &str) = ("abcdef", "0123456789abcdef");
 const EXPIRING: (&str, &str) = ("zyxwvu", "fedcba9876543210");
 
+/// How long after its creation the expiring token expires: after the leader change.
+const EXPIRY: Duration = Duration::from_secs(20);
+
 /// How long the controllers get to converge.
 const CONVERGE: Duration = Duration::from_secs(60);
 
@@ -70,9 +73,7 @@ async fn as_token(
         "--certificate-authority".to_owned(),
         ca.to_str().expect("a UTF-8 path").to_owned(),
     ];
-    if !token.is_empty() {
-        all.push(format!("--token={token}"));
-    }
+    all.push(format!("--token={token}"));
     all.extend(args.iter().map(|a| (*a).to_owned()));
     let all: Vec<&str> = all.iter().map(String::as_str).collect();
     kubectl_status(std::path::Path::new(&empty), &all).await
@@ -180,15 +181,30 @@ async fn bootstrap_tokens_authenticate_sign_and_expire_across_a_leader_change() 
         .map_or_else(|e| (false, e), |u| (true, u.to_string()));
     assert!(!ok && out.contains("Unauthorized"), "{out}");
 
-    // A request from the network cannot act as a controller: without credentials it is 401.
-    let (ok, out) = as_token(
-        &cluster,
-        1,
-        "",
-        &["get", "--raw", "/api/v1/namespaces/kube-system/secrets"],
-    )
-    .await;
-    assert!(!ok && out.contains("Unauthorized"), "{out}");
+    // A request from the network cannot act as a controller: without credentials (curl, as
+    // kubectl would prompt for a password) it is 401.
+    let server = cluster
+        .endpoint(1)
+        .await
+        .expect("endpoint")
+        .server
+        .to_string();
+    let url = format!(
+        "{}/api/v1/namespaces/kube-system/secrets",
+        server.trim_end_matches('/')
+    );
+    let ca = cluster.dir().join("ca.crt");
+    let out = std::process::Command::new("curl")
+        .args(["-s", "-w", "%{http_code}", "--cacert"])
+        .arg(&ca)
+        .arg(&url)
+        .output()
+        .expect("curl runs");
+    let out = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.ends_with("401") && out.contains("Unauthorized"),
+        "{out}"
+    );
 
     let content = "apiVersion: v1\nkind: Config\nclusters:\n- name: ''\n  cluster:\n    server: https://127.0.0.1:6443\n";
     let cluster_info = json!({
@@ -225,7 +241,8 @@ async fn bootstrap_tokens_authenticate_sign_and_expire_across_a_leader_change() 
         .wait_leader(Duration::from_secs(30))
         .await
         .expect("a leader");
-    let expires = rfc3339_from_now(Duration::from_secs(20));
+    let expires = rfc3339_from_now(EXPIRY);
+    let expires_at = Instant::now() + EXPIRY;
     let expiring = token_secret(EXPIRING.0, EXPIRING.1, &json!({"expiration": expires}));
     let file = write_file(&cluster, "expiring.json", &expiring.to_string());
     kubectl(&kubeconfig, &["create", "-f", &file]).await;
@@ -236,6 +253,12 @@ async fn bootstrap_tokens_authenticate_sign_and_expire_across_a_leader_change() 
     })
     .await;
     cluster.kill_replica(leader).expect("the leader is killed");
+    let new_leader = cluster.wait_leader(Duration::from_secs(30)).await;
+    assert!(new_leader.is_some_and(|l| l != leader), "{new_leader:?}");
+    assert!(
+        Instant::now() < expires_at,
+        "the new leader was elected before the token expired"
+    );
     let context = format!("--context=node-{follower}");
     eventually(CONVERGE, "the expired token's Secret deleted", || async {
         let args = [
