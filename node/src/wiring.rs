@@ -353,12 +353,15 @@ where
         config.watch_history,
         stop_api.clone(),
     ));
-    let controllers = tokio::spawn(run_controllers(
-        replica.clone(),
-        config.controllers.build(),
-        controller_context,
-        stop_api.clone(),
-    ));
+    let selected = config.controllers.build();
+    let controllers = (!selected.is_empty()).then(|| {
+        tokio::spawn(run_controllers(
+            replica.clone(),
+            selected,
+            controller_context,
+            stop_api.clone(),
+        ))
+    });
 
     let refusal = tokio::select! {
         () = shutdown => None,
@@ -392,7 +395,10 @@ where
         tracing::info!(%name, ?grace, "watches still sending after the grace period");
     }
     stop_api.cancel();
-    for task in [api_server, bootstrap, compactor, controllers] {
+    for task in [api_server, bootstrap, compactor]
+        .into_iter()
+        .chain(controllers)
+    {
         if let Err(error) = task.await {
             tracing::warn!(%error, "API task ended abnormally");
         }
