@@ -85,8 +85,8 @@ async fn a_bootstrap_token_authenticates_as_its_bootstrap_user() {
     );
 }
 
-// R-ACC-020, R-ACC-023, R-ACC-025, R-ACC-080: a wrong secret, an expired token, one not
-// marked for authentication and one with a foreign extra group are all 401.
+// R-ACC-023, R-ACC-025, R-ACC-080: an expired token, one not marked for authentication, one
+// with a foreign extra group, one whose Secret names another id, and a wrong secret are all 401.
 #[tokio::test]
 async fn invalid_bootstrap_tokens_are_401() {
     let token_type = "bootstrap.kubernetes.io/token";
