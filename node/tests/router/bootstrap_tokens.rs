@@ -134,8 +134,8 @@ async fn invalid_bootstrap_tokens_are_401() {
     );
 }
 
-// R-ACC-018: only a Secret of the bootstrap type, named after the token, in the system
-// namespace counts; and only with `--enable-bootstrap-token-auth` (R-ACC-119).
+// R-ACC-018, R-ACC-119: only a Secret of the bootstrap type, named after the token, in the
+// system namespace counts; and only with `--enable-bootstrap-token-auth`.
 #[tokio::test]
 async fn only_bootstrap_secrets_in_the_system_namespace_count() {
     let token_type = "bootstrap.kubernetes.io/token";
