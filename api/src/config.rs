@@ -11,6 +11,7 @@ use crate::audit::AuditConfig;
 use crate::auth::AuthenticationMethods;
 use crate::auth::Authorizer;
 use crate::auth::BasicUserAuthorizer;
+use crate::auth::ControllerRolesAuthorizer;
 use crate::auth::SystemMastersAuthorizer;
 use crate::features::FeatureGates;
 use crate::flavor::Flavor;
@@ -107,8 +108,8 @@ pub struct ApiConfig {
 impl ApiConfig {
     /// The default configuration: client certificates authenticate, `system:masters` may do
     /// everything, `system:monitoring` may read health and metrics, every authenticated user may create the
-    /// self reviews, everyone else is denied; wall-clock time; randomness seeded from the
-    /// operating system; no token signer; stored objects of at most
+    /// self reviews, the controller identities may do what their roles allow, everyone else is
+    /// denied; wall-clock time; randomness seeded from the operating system; no token signer; stored objects of at most
     /// [`DEFAULT_MAX_OBJECT_BYTES`]; every feature gate at its default; flow control on with
     /// Kubernetes' 400 + 200 seats.
     pub fn new(flavor: Flavor, readiness: Arc<dyn Readiness>) -> Self {
@@ -120,6 +121,7 @@ impl ApiConfig {
                 Arc::new(SystemMastersAuthorizer),
                 Arc::new(MonitoringAuthorizer),
                 Arc::new(BasicUserAuthorizer::new(flavor)),
+                Arc::new(ControllerRolesAuthorizer::new(flavor)),
             ],
             clock: Arc::new(SystemClock),
             random: RandomSource::from_os_entropy(),

@@ -159,6 +159,14 @@ pub struct ServeArgs {
     /// hides because they were deprecated before it; no other value is accepted.
     #[arg(long)]
     pub show_hidden_metrics_for_version: Option<String>,
+    /// Authenticate bootstrap tokens: Secrets `bootstrap-token-<id>` of type
+    /// `bootstrap.<domain>/token` in the system namespace.
+    #[arg(long)]
+    pub enable_bootstrap_token_auth: bool,
+    /// The controllers run on the replica that leads, comma separated: `*` is the default-on
+    /// set, `name` turns one on, `-name` off (`tokencleaner` and `bootstrapsigner` only by name).
+    #[arg(long, value_delimiter = ',', default_value = "*")]
+    pub controllers: Vec<String>,
     /// History, watch and continue-token lifetimes.
     #[command(flatten)]
     pub watch: WatchArgs,
@@ -272,6 +280,12 @@ pub struct DevArgs {
     /// `--show-hidden-metrics-for-version`, passed on to every replica.
     #[arg(long)]
     pub show_hidden_metrics_for_version: Option<String>,
+    /// `--enable-bootstrap-token-auth`, passed on to every replica.
+    #[arg(long)]
+    pub enable_bootstrap_token_auth: bool,
+    /// `--controllers`, passed on to every replica.
+    #[arg(long, value_delimiter = ',', default_value = "*")]
+    pub controllers: Vec<String>,
     /// First API port; replica N serves its API on `base-port + N - 1` and its peer listener on
     /// `base-port + 1000 + N - 1`, all on 127.0.0.1.
     #[arg(long, default_value_t = 6443, value_parser = clap::value_parser!(u16).range(1..=63535))]

@@ -29,6 +29,8 @@ use crate::cli::FlowControlArgs;
 use crate::cli::ServeArgs;
 use crate::cli::WatchArgs;
 use crate::cluster_gates::GateRecord;
+use crate::controllers::ControllerSelection;
+use crate::controllers::UnknownController;
 use crate::drain::ShutdownSettings;
 use crate::server::flavor;
 use crate::service_account_key::DEFAULT_KEY_FILE;
@@ -100,6 +102,9 @@ pub enum ConfigError {
     /// `--show-hidden-metrics-for-version` is not the previous minor release.
     #[error(transparent)]
     ShowHiddenMetrics(#[from] ShowHiddenVersionError),
+    /// `--controllers` names an unknown controller.
+    #[error(transparent)]
+    Controllers(#[from] UnknownController),
     /// A duration flag that must be positive is zero.
     #[error("{flag} must be more than zero")]
     ZeroDuration {
@@ -195,6 +200,10 @@ pub struct ServeConfig {
     pub flow_control: FlowControlSettings,
     /// Which metrics `/metrics` shows (`--show-hidden-metrics-for-version`).
     pub metrics_exposure: Exposure,
+    /// Whether bootstrap tokens authenticate (`--enable-bootstrap-token-auth`).
+    pub bootstrap_token_auth: bool,
+    /// The controllers run while this replica leads (`--controllers`).
+    pub controllers: ControllerSelection,
 }
 
 impl ServeConfig {
@@ -269,6 +278,8 @@ impl ServeConfig {
                     .as_deref()
                     .unwrap_or_default(),
             )?,
+            bootstrap_token_auth: args.enable_bootstrap_token_auth,
+            controllers: ControllerSelection::parse(&args.controllers)?,
         })
     }
 }

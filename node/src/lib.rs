@@ -11,7 +11,8 @@
 //!   [`duration`] the parser of its duration flags.
 //! - [`audit`] holds the audit flags, what they start (log, webhook client) and their passing
 //!   on by `apiary dev`.
-//! - [`compactor`] is the leader's history compaction (`--watch-history`).
+//! - [`compactor`] is the leader's history compaction (`--watch-history`); [`controllers`]
+//!   the leader-only controllers and their runner (`--controllers`).
 //! - [`tls`] holds PEM loading and the rustls configurations of the listeners and the peer
 //!   client; [`https`] the TLS accept loop that serves a router within the connection budgets
 //!   of [`https::HttpLimits`].
@@ -32,6 +33,7 @@ pub mod cli;
 pub mod cluster_gates;
 pub mod compactor;
 pub mod config;
+pub mod controllers;
 pub mod dev;
 pub mod drain;
 pub mod duration;

@@ -122,6 +122,8 @@ pub async fn run(
             .map_err(ConfigError::from)?,
         flow_control: config.flow_control,
         metrics_exposure: config.metrics_exposure,
+        bootstrap_token_auth: config.bootstrap_token_auth,
+        controllers: config.controllers,
     };
     let parts: HostParts<TcpListener> = HostParts {
         sockets: Sockets::Tls {

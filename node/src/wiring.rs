@@ -13,9 +13,9 @@
 //! for the shutdown delay, then, with `send_retry_after`, refuse new requests with 429 until the
 //! requests in flight finished; then end the open watches cleanly (waiting up to the watch
 //! termination grace period); then close and drain the API listener (requests in flight may
-//! still need the peers, e.g. a write forwarded to the leader) and stop the bootstrap and the
-//! compactor; a leader then hands raft leadership to another voter; then the peer listener,
-//! then raft, then the raft runtime if there is one.
+//! still need the peers, e.g. a write forwarded to the leader) and stop the bootstrap, the
+//! compactor and the controllers; a leader then hands raft leadership to another voter; then
+//! the peer listener, then raft, then the raft runtime if there is one.
 //!
 //! Two seams let a caller add to a host without re-wiring it: [`HostParts::storage_layer`]
 //! wraps the API's storage (the simulation's planted bugs), [`HostParts::extra_routes`] adds
@@ -35,6 +35,7 @@ use apiary_api::RandomSource;
 use apiary_api::TokenSigner;
 use apiary_api::WatchSettings;
 use apiary_api::audit::AuditConfig;
+use apiary_api::auth::BootstrapTokenAuthenticator;
 use apiary_api::auth::ClientCertificate;
 use apiary_api::flowcontrol::FlowControlSettings;
 use apiary_api::metrics::Exposure;
@@ -66,6 +67,9 @@ use crate::bootstrap::ensure_cluster_objects;
 use crate::cluster_gates::GateRecord;
 use crate::cluster_gates::ensure_agreement;
 use crate::compactor::run_compactor;
+use crate::controllers::ControllerContext;
+use crate::controllers::ControllerSelection;
+use crate::controllers::runner::run_controllers;
 use crate::drain::DrainGate;
 use crate::drain::ShutdownSettings;
 use crate::error::NodeError;
@@ -116,6 +120,10 @@ pub struct HostConfig {
     pub flow_control: FlowControlSettings,
     /// Which metrics `/metrics` shows (`--show-hidden-metrics-for-version`).
     pub metrics_exposure: Exposure,
+    /// Whether bootstrap tokens authenticate (`--enable-bootstrap-token-auth`).
+    pub bootstrap_token_auth: bool,
+    /// The controllers run while this replica leads (`--controllers`).
+    pub controllers: ControllerSelection,
 }
 
 /// The replica's two bound sockets and how their connections are secured.
@@ -246,6 +254,10 @@ where
     api_config.audit = config.audit.clone();
     api_config.flow_control = config.flow_control;
     api_config.metrics = Metrics::new(config.metrics_exposure);
+    if config.bootstrap_token_auth {
+        let bootstrap_tokens = Arc::new(BootstrapTokenAuthenticator);
+        api_config.authentication.tokens.push(bootstrap_tokens);
+    }
     crate::metrics::register_store_metrics(&api_config.metrics, replica.clone(), log_metrics);
     crate::object_counts::track_object_counts(&api_config.metrics, &replica);
     let mut app = apiary_api::router(storage.clone(), api_config);
@@ -254,6 +266,12 @@ where
     }
     let gate = DrainGate::held(config.shutdown.send_retry_after);
     let app = gate.wrap(app);
+    let controller_context = ControllerContext {
+        api: app.clone(),
+        flavor: config.flavor,
+        clock: clock.clone(),
+        changes: replica.subscribe_applied(),
+    };
 
     let (api_port, api_server, peer_server) = match sockets {
         Sockets::Tls {
@@ -335,6 +353,15 @@ where
         config.watch_history,
         stop_api.clone(),
     ));
+    let selected = config.controllers.build();
+    let controllers = (!selected.is_empty()).then(|| {
+        tokio::spawn(run_controllers(
+            replica.clone(),
+            selected,
+            controller_context,
+            stop_api.clone(),
+        ))
+    });
 
     let refusal = tokio::select! {
         () = shutdown => None,
@@ -368,7 +395,10 @@ where
         tracing::info!(%name, ?grace, "watches still sending after the grace period");
     }
     stop_api.cancel();
-    for task in [api_server, bootstrap, compactor] {
+    for task in [api_server, bootstrap, compactor]
+        .into_iter()
+        .chain(controllers)
+    {
         if let Err(error) = task.await {
             tracing::warn!(%error, "API task ended abnormally");
         }

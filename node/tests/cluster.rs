@@ -167,6 +167,8 @@ impl Cluster {
             audit: Default::default(),
             flow_control: Default::default(),
             metrics_exposure: apiary_api::metrics::Exposure::default(),
+            bootstrap_token_auth: false,
+            controllers: apiary_node::controllers::ControllerSelection::default(),
         };
         let stop = CancellationToken::new();
         self.api.push(listeners.api.local_addr().unwrap());

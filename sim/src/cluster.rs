@@ -32,6 +32,7 @@ use apiary_api::metrics::Exposure;
 use apiary_api::registry::RuntimeConfig;
 use apiary_api::registry::allocator::ServiceRanges;
 use apiary_node::cluster_gates::GateRecord;
+use apiary_node::controllers::ControllerSelection;
 use apiary_node::drain::ShutdownSettings;
 use apiary_node::wiring::HostConfig;
 use apiary_node::wiring::HostParts;
@@ -374,6 +375,8 @@ async fn run_replica(software: HostSoftware, disk: SimDisk) -> turmoil::Result {
         audit: Default::default(),
         flow_control: Default::default(),
         metrics_exposure: Exposure::default(),
+        bootstrap_token_auth: false,
+        controllers: ControllerSelection::default(),
     };
     let parts = HostParts {
         sockets: Sockets::Plain {

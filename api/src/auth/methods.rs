@@ -7,6 +7,7 @@ use std::sync::Arc;
 use super::Authenticator;
 use super::AuthenticatorChain;
 use super::BearerToken;
+use super::InProcessAuthenticator;
 use super::TokenAuthenticator;
 use super::TokenChain;
 use super::X509Authenticator;
@@ -35,11 +36,12 @@ impl Default for AuthenticationMethods {
 }
 
 impl AuthenticationMethods {
-    /// The chain that authenticates requests, and the token chain within it (which TokenReview
-    /// asks too).
+    /// The chain that authenticates requests (the in-process callers' first, then the
+    /// configured methods), and the token chain within it (which TokenReview asks too).
     pub fn chains(&self) -> (AuthenticatorChain, TokenChain) {
         let tokens = TokenChain::new(self.tokens.clone());
-        let mut request = self.request.clone();
+        let mut request: Vec<Arc<dyn Authenticator>> = vec![Arc::new(InProcessAuthenticator)];
+        request.extend(self.request.iter().cloned());
         if !tokens.is_empty() {
             request.push(Arc::new(BearerToken::new(tokens.clone())));
         }

@@ -187,6 +187,10 @@ pub fn replica_specs(args: &DevArgs, dir: &Path, pki: &DevPki, program: &Path) -
             if !args.feature_gates.is_empty() {
                 argv.push(format!("--feature-gates={}", args.feature_gates.join(",")).into());
             }
+            if args.enable_bootstrap_token_auth {
+                argv.push("--enable-bootstrap-token-auth".into());
+            }
+            argv.push(format!("--controllers={}", args.controllers.join(",")).into());
             argv.extend(args.audit.replica_flags(&data_dir));
             ReplicaSpec {
                 name: name.clone(),
@@ -314,6 +318,8 @@ mod tests {
                 "WatchList=true".into(),
             ],
             show_hidden_metrics_for_version: Some("1.36".into()),
+            enable_bootstrap_token_auth: true,
+            controllers: vec!["*".into(), "tokencleaner".into()],
             base_port: 20000,
             init_only: false,
             watch: WatchArgs {
@@ -398,6 +404,8 @@ mod tests {
             assert_eq!(config.shutdown, shutdown);
             assert_eq!(config.livez_grace_period, Duration::from_secs(9));
             assert!(config.metrics_exposure.shows_hidden());
+            assert!(config.bootstrap_token_auth);
+            assert_eq!(config.controllers.enabled(), ["tokencleaner"]);
         }
         assert_eq!(configs[1].initial_cluster[&2], "https://127.0.0.1:21001");
         assert_eq!(specs[2].pid_file, dir.path().join("node-3.pid"));
@@ -417,6 +425,8 @@ mod tests {
             max_object_bytes: apiary_api::DEFAULT_MAX_OBJECT_BYTES,
             feature_gates: Vec::new(),
             show_hidden_metrics_for_version: None,
+            enable_bootstrap_token_auth: false,
+            controllers: vec!["*".into()],
             base_port: 6443,
             init_only: true,
             watch: WatchArgs {

@@ -260,6 +260,20 @@ impl Replica {
         }
     }
 
+    /// Waits until this replica leads raft (`leading`) or no longer does (`!leading`), following
+    /// raft's state as it changes; `false` when raft stopped first.
+    pub async fn await_leadership(&self, leading: bool) -> bool {
+        let mut metrics = self.raft.metrics();
+        loop {
+            if (metrics.borrow_watched().state == ServerState::Leader) == leading {
+                return true;
+            }
+            if metrics.changed().await.is_err() {
+                return false;
+            }
+        }
+    }
+
     /// Stops raft (and a join still in progress). The replica answers nothing afterwards.
     pub async fn shutdown(&self) -> Result<(), ReplicaError> {
         let join_task = self

@@ -10,6 +10,7 @@ mod t50_openapi;
 mod t60_apply;
 mod t70_subresources;
 mod t80_auth;
+mod t85_bootstrap_tokens;
 mod t85_impersonation;
 mod t90_audit;
 mod t90_metrics;

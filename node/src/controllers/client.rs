@@ -1,0 +1,153 @@
+//! The controllers' client: JSON requests sent through the API's own router
+//! (`tower::ServiceExt::oneshot`), so they pass authentication, flow control, authorization,
+//! admission and audit as a client's do. The caller's identity rides in the
+//! [`InProcessUser`] extension, which only in-process code can set.
+
+use apiary_api::auth::InProcessUser;
+use apiary_api::auth::UserInfo;
+use axum::Router;
+use axum::body::Body;
+use http::Method;
+use http::Request;
+use http::StatusCode;
+use http_body_util::BodyExt;
+use serde_json::Value;
+use tower::ServiceExt;
+
+/// Why a controller's request failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ControllerError {
+    /// The API answered with an error status (a conflict, a refusal, unavailability): the next
+    /// pass reads the store again and retries.
+    #[error("{method} {path}: {status}: {message}")]
+    Status {
+        /// The request's method.
+        method: Method,
+        /// The request's path.
+        path: String,
+        /// The answer's status.
+        status: StatusCode,
+        /// The `Status` message, if any.
+        message: String,
+    },
+    /// The request or its answer could not be built or read.
+    #[error("{method} {path}: {reason}")]
+    Exchange {
+        /// The request's method.
+        method: Method,
+        /// The request's path.
+        path: String,
+        /// What went wrong.
+        reason: String,
+    },
+}
+
+/// Sends a controller's requests through the router as `user`.
+#[derive(Clone)]
+pub struct InProcessClient {
+    api: Router,
+    user: UserInfo,
+}
+
+impl InProcessClient {
+    /// A client of `api` acting as the user `name` (no groups beyond `system:authenticated`).
+    pub fn new(api: Router, name: &str) -> Self {
+        Self {
+            api,
+            user: UserInfo {
+                name: name.to_owned(),
+                ..UserInfo::default()
+            },
+        }
+    }
+
+    /// The items of the list at `path`.
+    pub async fn list(&self, path: &str) -> Result<Vec<Value>, ControllerError> {
+        let list = self.send(Method::GET, path, None).await?;
+        Ok(
+            match list.and_then(|mut l| l.get_mut("items").map(Value::take)) {
+                Some(Value::Array(items)) => items,
+                _ => Vec::new(),
+            },
+        )
+    }
+
+    /// The object at `path`, `None` when it does not exist.
+    pub async fn get(&self, path: &str) -> Result<Option<Value>, ControllerError> {
+        self.send(Method::GET, path, None).await
+    }
+
+    /// Replaces the object at `path` with `object` (its `resourceVersion` makes it conditional).
+    pub async fn update(&self, path: &str, object: &Value) -> Result<(), ControllerError> {
+        self.send(Method::PUT, path, Some(object)).await.map(drop)
+    }
+
+    /// Deletes the object at `path` if its uid is still `uid`; one already gone is fine.
+    pub async fn delete(&self, path: &str, uid: &str) -> Result<(), ControllerError> {
+        let options = serde_json::json!({
+            "kind": "DeleteOptions",
+            "apiVersion": "v1",
+            "preconditions": {"uid": uid},
+        });
+        self.send(Method::DELETE, path, Some(&options))
+            .await
+            .map(drop)
+    }
+
+    /// Sends one request; the answer's object, `None` for 404.
+    async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<Option<Value>, ControllerError> {
+        let exchange = |reason: String| ControllerError::Exchange {
+            method: method.clone(),
+            path: path.to_owned(),
+            reason,
+        };
+        let body = match body {
+            Some(value) => {
+                Body::from(serde_json::to_vec(value).map_err(|e| exchange(e.to_string()))?)
+            }
+            None => Body::empty(),
+        };
+        let mut request = Request::builder()
+            .method(method.clone())
+            .uri(path)
+            .header(http::header::ACCEPT, "application/json")
+            .header(http::header::CONTENT_TYPE, "application/json")
+            .body(body)
+            .map_err(|e| exchange(e.to_string()))?;
+        request
+            .extensions_mut()
+            .insert(InProcessUser(self.user.clone()));
+        let response = self
+            .api
+            .clone()
+            .oneshot(request)
+            .await
+            .map_err(|e| exchange(e.to_string()))?;
+        let status = response.status();
+        let bytes = response
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| exchange(e.to_string()))?
+            .to_bytes();
+        if status == StatusCode::NOT_FOUND {
+            return Ok(None);
+        }
+        let value: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        if !status.is_success() {
+            let message = value["message"].as_str().unwrap_or_default().to_owned();
+            return Err(ControllerError::Status {
+                method,
+                path: path.to_owned(),
+                status,
+                message,
+            });
+        }
+        Ok(Some(value))
+    }
+}

@@ -1,0 +1,190 @@
+//! Leader-only controllers (DESIGN.md "Controllers", issue 14 item 4): work Kubernetes does in
+//! kube-controller-manager runs in-process on the replica that leads raft. [`runner`] starts
+//! the selected controllers when the replica becomes leader and stops them (cancelled and
+//! awaited) when it loses leadership. Each controller acts through the API's own router as a
+//! client ([`client::InProcessClient`]) with its own identity (`system:controller:<name>`),
+//! and is level-triggered: every pass lists the store and converges it, keeping no state only
+//! in memory, so a new leader finishes what an old one started.
+//!
+//! `--controllers` selects them as kube-controller-manager's flag does: `*` is the default-on
+//! set, `name` turns one on, `-name` off; an unknown name is a start-up error. The bootstrap
+//! token controllers ([`token_cleaner`], [`bootstrap_signer`]) are off in `*` and on by name
+//! (R-ACC-120).
+
+pub mod bootstrap_signer;
+pub mod client;
+pub mod runner;
+pub mod token_cleaner;
+
+use std::sync::Arc;
+
+use apiary_api::Clock;
+use apiary_api::Flavor;
+use apiary_raft::mvcc::Revision;
+use axum::Router;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+/// One controller.
+///
+/// ### Correctness requirements
+/// - Restart-safe and level-triggered: converge from what the store holds now, so a pass that
+///   a lost leadership cut short is finished by the next leader's first pass.
+/// - Return promptly once `stop` is cancelled (leadership lost or shutdown).
+#[async_trait::async_trait]
+pub trait Controller: Send + Sync + 'static {
+    /// The name `--controllers` knows it by.
+    fn name(&self) -> &'static str;
+
+    /// Runs until `stop` is cancelled.
+    async fn run(&self, context: ControllerContext, stop: CancellationToken);
+}
+
+/// What a controller works with.
+#[derive(Clone)]
+pub struct ControllerContext {
+    /// The API's router: requests go through the whole pipeline, as a client's do.
+    pub api: Router,
+    /// The naming flavor.
+    pub flavor: Flavor,
+    /// The time source (expiry decisions).
+    pub clock: Arc<dyn Clock>,
+    /// The replica's applied revision: it moves whenever the store changes.
+    pub changes: watch::Receiver<Revision>,
+}
+
+/// The controllers Apiary knows, and whether `*` turns each on.
+const KNOWN: &[(&str, bool)] = &[
+    (bootstrap_signer::NAME, false),
+    (token_cleaner::NAME, false),
+];
+
+/// `--controllers` names a controller Apiary does not have.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("--controllers: unknown controller {name:?} (known: {known})")]
+pub struct UnknownController {
+    /// The unknown name, without a leading `-`.
+    pub name: String,
+    /// The known names, comma separated.
+    pub known: String,
+}
+
+/// Which controllers run, from `--controllers`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ControllerSelection {
+    entries: Vec<String>,
+}
+
+impl Default for ControllerSelection {
+    /// `--controllers=*`: the default-on set.
+    fn default() -> Self {
+        Self {
+            entries: vec!["*".to_owned()],
+        }
+    }
+}
+
+impl ControllerSelection {
+    /// The selection `entries` (`*`, `name`, `-name`) describe; an unknown name is an error.
+    pub fn parse(entries: &[String]) -> Result<Self, UnknownController> {
+        for entry in entries {
+            let name = entry.strip_prefix('-').unwrap_or(entry);
+            if entry != "*" && !KNOWN.iter().any(|(known, _)| *known == name) {
+                let known = KNOWN.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ");
+                return Err(UnknownController {
+                    name: name.to_owned(),
+                    known,
+                });
+            }
+        }
+        Ok(Self {
+            entries: entries.to_vec(),
+        })
+    }
+
+    /// Whether `name` runs, as kube-controller-manager decides it: the first entry that is
+    /// `name` (on) or `-name` (off) decides; otherwise it runs if `*` is listed and it is in
+    /// the default-on set.
+    pub fn is_enabled(&self, name: &str, default_on: bool) -> bool {
+        for entry in &self.entries {
+            if entry == name {
+                return true;
+            }
+            if entry.strip_prefix('-') == Some(name) {
+                return false;
+            }
+        }
+        default_on && self.entries.iter().any(|e| e == "*")
+    }
+
+    /// The names of the controllers that run, in a fixed order.
+    pub fn enabled(&self) -> Vec<&'static str> {
+        KNOWN
+            .iter()
+            .filter(|(name, default_on)| self.is_enabled(name, *default_on))
+            .map(|(name, _)| *name)
+            .collect()
+    }
+
+    /// The controllers that run.
+    pub fn build(&self) -> Vec<Arc<dyn Controller>> {
+        self.enabled()
+            .into_iter()
+            .filter_map(|name| -> Option<Arc<dyn Controller>> {
+                match name {
+                    token_cleaner::NAME => Some(Arc::new(token_cleaner::TokenCleaner)),
+                    bootstrap_signer::NAME => Some(Arc::new(bootstrap_signer::BootstrapSigner)),
+                    _ => None,
+                }
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn select(entries: &[&str]) -> Result<Vec<&'static str>, UnknownController> {
+        let entries: Vec<String> = entries.iter().map(|e| (*e).to_owned()).collect();
+        ControllerSelection::parse(&entries).map(|s| s.enabled())
+    }
+
+    // R-ACC-120: `*` leaves the bootstrap token controllers off; naming them turns them on.
+    #[test]
+    fn bootstrap_token_controllers_run_only_by_name() {
+        assert_eq!(select(&["*"]), Ok(vec![]));
+        assert_eq!(ControllerSelection::default().enabled(), Vec::<&str>::new());
+        assert_eq!(
+            select(&["*", "tokencleaner", "bootstrapsigner"]),
+            Ok(vec!["bootstrapsigner", "tokencleaner"])
+        );
+        assert_eq!(select(&["tokencleaner"]), Ok(vec!["tokencleaner"]));
+    }
+
+    // `-name` turns a controller off; the first entry naming a controller decides, as in
+    // kube-controller-manager.
+    #[test]
+    fn minus_turns_a_controller_off() {
+        assert_eq!(select(&["*", "-tokencleaner"]), Ok(vec![]));
+        assert_eq!(select(&["-tokencleaner", "tokencleaner"]), Ok(vec![]));
+        assert_eq!(
+            select(&["tokencleaner", "-tokencleaner"]),
+            Ok(vec!["tokencleaner"])
+        );
+        let all_on = ControllerSelection::parse(&["*".to_owned()]).unwrap();
+        assert!(all_on.is_enabled("future", true));
+        let minus =
+            ControllerSelection::parse(&["*".to_owned(), "-tokencleaner".to_owned()]).unwrap();
+        assert!(!minus.is_enabled("tokencleaner", true));
+    }
+
+    // An unknown name, with or without `-`, stops start-up.
+    #[test]
+    fn unknown_controllers_are_refused() {
+        let error = select(&["*", "tokencleanr"]).unwrap_err();
+        assert_eq!(error.name, "tokencleanr");
+        assert!(error.to_string().contains("tokencleaner"), "{error}");
+        assert!(select(&["-nope"]).is_err());
+    }
+}
