@@ -10,6 +10,7 @@ mod authorizer;
 mod basic_user;
 mod client_certificate;
 mod context;
+pub mod jwt;
 mod methods;
 mod system_masters;
 mod token;
