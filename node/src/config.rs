@@ -23,6 +23,8 @@ use apiary_raft::typ::NodeId;
 
 use crate::audit::AuditError;
 use crate::audit::AuditSettings;
+use crate::authn::jwt::JwtConfig;
+use crate::authn::jwt::JwtConfigError;
 use crate::cli::ClusterState;
 use crate::cli::FlavorName;
 use crate::cli::FlowControlArgs;
@@ -100,6 +102,9 @@ pub enum ConfigError {
     /// `--show-hidden-metrics-for-version` is not the previous minor release.
     #[error(transparent)]
     ShowHiddenMetrics(#[from] ShowHiddenVersionError),
+    /// The OpenID Connect flags or the authentication configuration cannot be used.
+    #[error(transparent)]
+    Jwt(#[from] JwtConfigError),
     /// A duration flag that must be positive is zero.
     #[error("{flag} must be more than zero")]
     ZeroDuration {
@@ -195,6 +200,8 @@ pub struct ServeConfig {
     pub flow_control: FlowControlSettings,
     /// Which metrics `/metrics` shows (`--show-hidden-metrics-for-version`).
     pub metrics_exposure: Exposure,
+    /// JWT authentication (`--oidc-*` or `--authentication-config`), if configured.
+    pub jwt: Option<JwtConfig>,
 }
 
 impl ServeConfig {
@@ -268,6 +275,10 @@ impl ServeConfig {
                 args.show_hidden_metrics_for_version
                     .as_deref()
                     .unwrap_or_default(),
+            )?,
+            jwt: args.jwt.config(
+                std::slice::from_ref(&args.service_account_issuer),
+                flavor(args.flavor),
             )?,
         })
     }

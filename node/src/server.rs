@@ -122,6 +122,7 @@ pub async fn run(
             .map_err(ConfigError::from)?,
         flow_control: config.flow_control,
         metrics_exposure: config.metrics_exposure,
+        jwt: config.jwt,
     };
     let parts: HostParts<TcpListener> = HostParts {
         sockets: Sockets::Tls {

@@ -60,6 +60,7 @@ use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::authn::jwt::JwtConfig;
 use crate::backend::ReplicaStorage;
 use crate::bootstrap::ClusterObjects;
 use crate::bootstrap::ensure_cluster_objects;
@@ -116,6 +117,8 @@ pub struct HostConfig {
     pub flow_control: FlowControlSettings,
     /// Which metrics `/metrics` shows (`--show-hidden-metrics-for-version`).
     pub metrics_exposure: Exposure,
+    /// JWT authentication, if configured.
+    pub jwt: Option<JwtConfig>,
 }
 
 /// The replica's two bound sockets and how their connections are secured.
@@ -248,6 +251,20 @@ where
     api_config.metrics = Metrics::new(config.metrics_exposure);
     crate::metrics::register_store_metrics(&api_config.metrics, replica.clone(), log_metrics);
     crate::object_counts::track_object_counts(&api_config.metrics, &replica);
+    if let Some(jwt) = &config.jwt {
+        let authenticators = jwt
+            .start(
+                &api_config.authentication.api_audiences,
+                &api_config.metrics,
+                &name,
+                stop_api.clone(),
+            )
+            .map_err(|e| NodeError::Config(e.into()))?;
+        api_config
+            .authentication
+            .tokens
+            .push(Arc::new(authenticators));
+    }
     let mut app = apiary_api::router(storage.clone(), api_config);
     if let Some(extra) = extra_routes {
         app = app.merge(extra(replica.clone()));

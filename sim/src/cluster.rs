@@ -374,6 +374,7 @@ async fn run_replica(software: HostSoftware, disk: SimDisk) -> turmoil::Result {
         audit: Default::default(),
         flow_control: Default::default(),
         metrics_exposure: Exposure::default(),
+        jwt: None,
     };
     let parts = HostParts {
         sockets: Sockets::Plain {

@@ -158,16 +158,15 @@ fn to_cel(value: &serde_json::Value) -> cel::Value {
     match value {
         Json::Null => cel::Value::Null,
         Json::Bool(b) => cel::Value::Bool(*b),
-        Json::Number(n) => n
-            .as_i64()
-            .map_or_else(|| cel::Value::Float(n.as_f64().unwrap_or(f64::NAN)), cel::Value::Int),
+        Json::Number(n) => n.as_i64().map_or_else(
+            || cel::Value::Float(n.as_f64().unwrap_or(f64::NAN)),
+            cel::Value::Int,
+        ),
         Json::String(s) => cel::Value::String(Arc::new(s.clone())),
         Json::Array(items) => cel::Value::List(Arc::new(items.iter().map(to_cel).collect())),
         Json::Object(fields) => {
-            let map: HashMap<String, cel::Value> = fields
-                .iter()
-                .map(|(k, v)| (k.clone(), to_cel(v)))
-                .collect();
+            let map: HashMap<String, cel::Value> =
+                fields.iter().map(|(k, v)| (k.clone(), to_cel(v))).collect();
             cel::Value::from(map)
         }
     }
@@ -271,7 +270,10 @@ mod tests {
     #[test]
     fn expressions_read_their_variables_and_return_json() {
         let claims = json!({"sub": "alice", "groups": ["a", "b"], "n": 3});
-        assert_eq!(run("claims.sub + '@x'", claims.clone()), Ok(json!("alice@x")));
+        assert_eq!(
+            run("claims.sub + '@x'", claims.clone()),
+            Ok(json!("alice@x"))
+        );
         assert_eq!(
             run("claims.groups.map(g, 'oidc:' + g)", claims.clone()),
             Ok(json!(["oidc:a", "oidc:b"]))
@@ -279,7 +281,10 @@ mod tests {
         assert_eq!(run("has(claims.email)", claims.clone()), Ok(json!(false)));
         assert_eq!(run("claims.n > 2", claims.clone()), Ok(json!(true)));
         assert_eq!(
-            run("claims.groups.all(g, g.exists(c, c == 'a'))", json!({"groups": []})),
+            run(
+                "claims.groups.all(g, g.exists(c, c == 'a'))",
+                json!({"groups": []})
+            ),
             Ok(json!(true))
         );
         assert!(matches!(
@@ -290,8 +295,11 @@ mod tests {
 
     #[test]
     fn reads_finds_selections_of_a_variable() {
-        let program = Program::compile("has(claims.email) && claims.l.exists(x, x == claims.sub)", &["claims"])
-            .expect("compiles");
+        let program = Program::compile(
+            "has(claims.email) && claims.l.exists(x, x == claims.sub)",
+            &["claims"],
+        )
+        .expect("compiles");
         assert!(program.reads("claims", "email"));
         assert!(program.reads("claims", "sub"));
         assert!(!program.reads("claims", "email_verified"));

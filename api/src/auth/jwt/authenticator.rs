@@ -85,14 +85,16 @@ impl JwtAuthenticator {
                 return Ok(key);
             }
         }
-        Err("oidc: verify token: failed to verify signature: no key matches the token's key id"
-            .to_owned())
+        Err(
+            "oidc: verify token: failed to verify signature: no key matches the token's key id"
+                .to_owned(),
+        )
     }
 
     /// The token's verified claims, or why it is refused.
     async fn verify(&self, token: &str, now: DateTime<Utc>) -> Result<Map<String, Value>, String> {
-        let header = jsonwebtoken::decode_header(token)
-            .map_err(|e| format!("oidc: malformed jwt: {e}"))?;
+        let header =
+            jsonwebtoken::decode_header(token).map_err(|e| format!("oidc: malformed jwt: {e}"))?;
         if !self.algorithms.contains(&header.alg) {
             let expected: Vec<String> = self.algorithms.iter().map(|a| format!("{a:?}")).collect();
             return Err(format!(
@@ -207,6 +209,7 @@ impl TokenAuthenticator for JwtAuthenticator {
 
 /// The unverified `iss` claim of a compact JWT, if it has one.
 fn unverified_issuer(token: &str) -> Option<String> {
-    let claims = jsonwebtoken::dangerous::insecure_decode_claims::<Map<String, Value>>(token).ok()?;
+    let claims =
+        jsonwebtoken::dangerous::insecure_decode_claims::<Map<String, Value>>(token).ok()?;
     claims.get("iss")?.as_str().map(str::to_owned)
 }

@@ -71,7 +71,8 @@ fn username(
 ) -> Result<String, String> {
     match &settings.username {
         Mapping::Expression(program) => {
-            let failed = |e: String| format!("oidc: error evaluating username claim expression: {e}");
+            let failed =
+                |e: String| format!("oidc: error evaluating username claim expression: {e}");
             match run(program, CLAIMS, document).map_err(failed)? {
                 Value::String(name) if name.is_empty() => {
                     Err("oidc: empty username via CEL expression is not allowed".to_owned())
@@ -104,7 +105,7 @@ fn username(
                     }
                     Some(_) => {
                         return Err(
-                            "oidc: parse 'email_verified' claim: claim is not a boolean".to_owned(),
+                            "oidc: parse 'email_verified' claim: claim is not a boolean".to_owned()
                         );
                     }
                 }
@@ -129,7 +130,9 @@ fn groups_of(
                     .map(|g| g.as_str().map(str::to_owned))
                     .collect::<Option<Vec<_>>>()
                     .ok_or_else(|| {
-                        format!("oidc: parse groups claim {claim:?}: not a string or a list of strings")
+                        format!(
+                            "oidc: parse groups claim {claim:?}: not a string or a list of strings"
+                        )
                     })?,
                 Some(_) => {
                     return Err(format!(
@@ -153,14 +156,20 @@ fn uid_of(
     match mapping {
         Mapping::Claim { claim, .. } => match claims.get(claim) {
             Some(Value::String(uid)) => Ok(uid.clone()),
-            Some(_) => Err(format!("oidc: parse uid claim {claim:?}: claim is not a string")),
-            None => Err(format!("oidc: parse uid claim {claim:?}: claim not present")),
+            Some(_) => Err(format!(
+                "oidc: parse uid claim {claim:?}: claim is not a string"
+            )),
+            None => Err(format!(
+                "oidc: parse uid claim {claim:?}: claim not present"
+            )),
         },
         Mapping::Expression(program) => {
             let failed = |e: String| format!("oidc: error evaluating uid claim expression: {e}");
             match run(program, CLAIMS, document).map_err(failed)? {
                 Value::String(uid) => Ok(uid),
-                _ => Err(failed("uid claim expression must return a string".to_owned())),
+                _ => Err(failed(
+                    "uid claim expression must return a string".to_owned(),
+                )),
             }
         }
     }
@@ -217,11 +226,8 @@ fn check_claim_rules(
                 }
                 Some(_) => return Err(format!("oidc: parse claim {claim}: claim is not a string")),
             },
-            ClaimRule::Expression(program, message) => {
-                verdict(program, CLAIMS, document, message).map_err(|e| {
-                    format!("oidc: error evaluating claim validation expression: {e}")
-                })?
-            }
+            ClaimRule::Expression(program, message) => verdict(program, CLAIMS, document, message)
+                .map_err(|e| format!("oidc: error evaluating claim validation expression: {e}"))?,
         }
     }
     Ok(())

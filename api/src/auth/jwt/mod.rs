@@ -1,12 +1,13 @@
 //! JSON Web Token authentication (spec 001 "OpenID Connect flags", "Authentication
 //! configuration"): the pure parts. The configuration file as written ([`config`]), its rules
-//! and the compiled authenticators they yield ([`validate`]), the mapping of claims to the user
+//! and the compiled authenticators they yield ([`validate`], `mappings`), the mapping of claims to the user
 //! ([`claims`]), the verifying [`JwtAuthenticator`] and [`JwtAuthenticators`], the set a
 //! reload swaps at once. Fetching keys (HTTPS) is the node's ([`KeySource`]).
 
 mod authenticator;
 pub mod claims;
 pub mod config;
+mod mappings;
 pub mod validate;
 
 #[cfg(test)]

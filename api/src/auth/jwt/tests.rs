@@ -31,7 +31,9 @@ fn messages(yaml: &str) -> Vec<String> {
 }
 
 fn config(jwt: &str) -> String {
-    format!("apiVersion: apiserver.config.k8s.io/v1\nkind: AuthenticationConfiguration\njwt:\n{jwt}")
+    format!(
+        "apiVersion: apiserver.config.k8s.io/v1\nkind: AuthenticationConfiguration\njwt:\n{jwt}"
+    )
 }
 
 const MINIMAL: &str = "- issuer:
@@ -125,7 +127,11 @@ fn configuration_rules_name_the_field_and_the_problem() {
         if want.is_empty() {
             assert!(got.is_empty(), "{jwt}: {got:?}");
         } else {
-            assert_eq!(got.first().map(String::as_str), Some(*want), "{jwt}: {got:?}");
+            assert_eq!(
+                got.first().map(String::as_str),
+                Some(*want),
+                "{jwt}: {got:?}"
+            );
         }
     }
 }
@@ -170,7 +176,8 @@ fn anonymous_block_is_read_and_checked() {
 fn other_kinds_versions_and_unknown_fields_are_refused() {
     let wrong = "apiVersion: apiserver.config.k8s.io/v2\nkind: AuthenticationConfiguration\n";
     assert!(AuthenticationConfiguration::parse(wrong, Flavor::Kubernetes).is_err());
-    let unknown = "apiVersion: apiserver.config.k8s.io/v1\nkind: AuthenticationConfiguration\nbogus: 1\n";
+    let unknown =
+        "apiVersion: apiserver.config.k8s.io/v1\nkind: AuthenticationConfiguration\nbogus: 1\n";
     assert!(AuthenticationConfiguration::parse(unknown, Flavor::Kubernetes).is_err());
     let json = r#"{"apiVersion":"apiserver.config.k8s.io/v1","kind":"AuthenticationConfiguration","jwt":[]}"#;
     assert!(AuthenticationConfiguration::parse(json, Flavor::Kubernetes).is_ok());
@@ -202,8 +209,12 @@ const MAPPED: &str = "- issuer: {url: 'https://issuer.example', audiences: [a]}
 fn claims_map_to_the_user_and_rules_are_enforced() {
     let settings = settings(MAPPED);
     let claims = json!({"sub": "alice", "roles": ["dev", "ops"], "oid": "u-1", "tenant": "t1", "hd": "example.org", "jti": "j1"});
-    let user = map_claims(&settings, claims.as_object().expect("object"), Flavor::Kubernetes)
-        .expect("maps");
+    let user = map_claims(
+        &settings,
+        claims.as_object().expect("object"),
+        Flavor::Kubernetes,
+    )
+    .expect("maps");
     assert_eq!(user.name, "user:alice");
     assert_eq!(user.groups, vec!["g:dev", "g:ops"]);
     assert_eq!(user.uid, "u-1");
@@ -213,8 +224,12 @@ fn claims_map_to_the_user_and_rules_are_enforced() {
         vec!["JTI=j1"]
     );
     let refuse = |claims: Value| {
-        map_claims(&settings, claims.as_object().expect("object"), Flavor::Kubernetes)
-            .expect_err("refused")
+        map_claims(
+            &settings,
+            claims.as_object().expect("object"),
+            Flavor::Kubernetes,
+        )
+        .expect_err("refused")
     };
     assert_eq!(
         refuse(json!({"sub": "a", "roles": ["x"], "oid": "u", "tenant": "t", "hd": "other"})),
@@ -225,7 +240,9 @@ fn claims_map_to_the_user_and_rules_are_enforced() {
         "oidc: error evaluating claim validation expression: validation expression 'claims.roles.size() > 0' failed: needs a role"
     );
     assert_eq!(
-        refuse(json!({"sub": "system:x", "roles": ["x"], "oid": "u", "tenant": "t", "hd": "example.org"})),
+        refuse(
+            json!({"sub": "system:x", "roles": ["x"], "oid": "u", "tenant": "t", "hd": "example.org"})
+        ),
         "oidc: error evaluating user info validation rule: validation expression '!user.username.startsWith('user:system')' failed: no system users"
     );
 }
@@ -238,7 +255,11 @@ fn email_usernames_need_verified_email() {
         "- issuer: {url: 'https://issuer.example', audiences: [a]}\n  claimMappings: {username: {claim: email, prefix: 'oidc:'}, groups: {claim: groups, prefix: 'o:'}}\n",
     );
     let map = |claims: Value| {
-        map_claims(&settings, claims.as_object().expect("object"), Flavor::Kubernetes)
+        map_claims(
+            &settings,
+            claims.as_object().expect("object"),
+            Flavor::Kubernetes,
+        )
     };
     let user = map(json!({"email": "a@x", "groups": "admins"})).expect("maps");
     assert_eq!(user.name, "oidc:a@x");
@@ -257,7 +278,11 @@ fn empty_usernames_fail() {
     );
     let claims = json!({"name": ""});
     assert_eq!(
-        map_claims(&settings, claims.as_object().expect("object"), Flavor::Kubernetes),
+        map_claims(
+            &settings,
+            claims.as_object().expect("object"),
+            Flavor::Kubernetes
+        ),
         Err("oidc: empty username via CEL expression is not allowed".to_owned())
     );
 }
@@ -318,12 +343,21 @@ async fn tokens_are_verified_before_they_are_mapped() {
     }
     let mut expired = good.clone();
     expired["exp"] = json!(now - 10);
-    assert!(matches!(outcome(sign(expired, &key)).await, TokenOutcome::Rejected(r) if r.contains("token is expired")));
+    assert!(
+        matches!(outcome(sign(expired, &key)).await, TokenOutcome::Rejected(r) if r.contains("token is expired"))
+    );
     let mut audience = good.clone();
     audience["aud"] = json!(["b"]);
-    assert!(matches!(outcome(sign(audience, &key)).await, TokenOutcome::Rejected(r) if r.contains("expected audience")));
-    assert!(matches!(outcome(sign(good.clone(), &other_key)).await, TokenOutcome::Rejected(r) if r.contains("failed to verify signature")));
+    assert!(
+        matches!(outcome(sign(audience, &key)).await, TokenOutcome::Rejected(r) if r.contains("expected audience"))
+    );
+    assert!(
+        matches!(outcome(sign(good.clone(), &other_key)).await, TokenOutcome::Rejected(r) if r.contains("failed to verify signature"))
+    );
     let mut other_issuer = good;
     other_issuer["iss"] = json!("https://elsewhere.example");
-    assert_eq!(outcome(sign(other_issuer, &key)).await, TokenOutcome::NotMine);
+    assert_eq!(
+        outcome(sign(other_issuer, &key)).await,
+        TokenOutcome::NotMine
+    );
 }
