@@ -10,6 +10,7 @@
 //!   the subresources and reviews that the generic store does not serve.
 //! - `handlers`: HTTP glue: decode a request, call the registry, render the answer.
 //! - [`auth`]: authentication and authorization chains.
+//! - [`cel`]: the one CEL engine (compile once, evaluate with JSON values).
 //! - [`audit`]: the audit policy, events and their log and webhook backends.
 //! - `watch`: watch streams over HTTP.
 //! - [`patch`]: JSON Patch, JSON merge patch and strategic merge patch documents.
@@ -33,6 +34,7 @@
 pub mod audit;
 pub mod auth;
 pub mod bootstrap;
+pub mod cel;
 mod compression;
 mod config;
 pub mod deprecation;

@@ -16,6 +16,7 @@ use clap::Subcommand;
 use clap::ValueEnum;
 
 use crate::audit::AuditArgs;
+use crate::authn::jwt::JwtArgs;
 use crate::duration::parse_duration;
 
 /// `apiary`: a replicated API server.
@@ -179,6 +180,9 @@ pub struct ServeArgs {
     /// API Priority and Fairness.
     #[command(flatten)]
     pub flow_control: FlowControlArgs,
+    /// OpenID Connect flags and the authentication configuration file.
+    #[command(flatten)]
+    pub jwt: JwtArgs,
 }
 
 /// `--max-object-bytes`: a positive number of bytes.
@@ -307,6 +311,10 @@ pub struct DevArgs {
     /// Flow-control flags, passed on to every replica.
     #[command(flatten)]
     pub flow_control: FlowControlArgs,
+    /// OpenID Connect flags and the authentication configuration file, passed on to every
+    /// replica.
+    #[command(flatten)]
+    pub jwt: JwtArgs,
 }
 
 #[cfg(test)]

@@ -23,6 +23,8 @@ use apiary_raft::typ::NodeId;
 
 use crate::audit::AuditError;
 use crate::audit::AuditSettings;
+use crate::authn::jwt::JwtConfig;
+use crate::authn::jwt::JwtConfigError;
 use crate::cli::ClusterState;
 use crate::cli::FlavorName;
 use crate::cli::FlowControlArgs;
@@ -105,6 +107,9 @@ pub enum ConfigError {
     /// `--controllers` names an unknown controller.
     #[error(transparent)]
     Controllers(#[from] UnknownController),
+    /// The OpenID Connect flags or the authentication configuration cannot be used.
+    #[error(transparent)]
+    Jwt(#[from] JwtConfigError),
     /// A duration flag that must be positive is zero.
     #[error("{flag} must be more than zero")]
     ZeroDuration {
@@ -204,6 +209,8 @@ pub struct ServeConfig {
     pub bootstrap_token_auth: bool,
     /// The controllers run while this replica leads (`--controllers`).
     pub controllers: ControllerSelection,
+    /// JWT authentication (`--oidc-*` or `--authentication-config`), if configured.
+    pub jwt: Option<JwtConfig>,
 }
 
 impl ServeConfig {
@@ -280,6 +287,10 @@ impl ServeConfig {
             )?,
             bootstrap_token_auth: args.enable_bootstrap_token_auth,
             controllers: ControllerSelection::parse(&args.controllers)?,
+            jwt: args.jwt.config(
+                std::slice::from_ref(&args.service_account_issuer),
+                flavor(args.flavor),
+            )?,
         })
     }
 }

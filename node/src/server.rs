@@ -124,6 +124,7 @@ pub async fn run(
         metrics_exposure: config.metrics_exposure,
         bootstrap_token_auth: config.bootstrap_token_auth,
         controllers: config.controllers,
+        jwt: config.jwt,
     };
     let parts: HostParts<TcpListener> = HostParts {
         sockets: Sockets::Tls {

@@ -61,6 +61,7 @@ use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::authn::jwt::JwtConfig;
 use crate::backend::ReplicaStorage;
 use crate::bootstrap::ClusterObjects;
 use crate::bootstrap::ensure_cluster_objects;
@@ -124,6 +125,8 @@ pub struct HostConfig {
     pub bootstrap_token_auth: bool,
     /// The controllers run while this replica leads (`--controllers`).
     pub controllers: ControllerSelection,
+    /// JWT authentication, if configured.
+    pub jwt: Option<JwtConfig>,
 }
 
 /// The replica's two bound sockets and how their connections are secured.
@@ -260,6 +263,20 @@ where
     }
     crate::metrics::register_store_metrics(&api_config.metrics, replica.clone(), log_metrics);
     crate::object_counts::track_object_counts(&api_config.metrics, &replica);
+    if let Some(jwt) = &config.jwt {
+        let authenticators = jwt
+            .start(
+                &api_config.authentication.api_audiences,
+                &api_config.metrics,
+                &name,
+                stop_api.clone(),
+            )
+            .map_err(|e| NodeError::Config(e.into()))?;
+        api_config
+            .authentication
+            .tokens
+            .push(Arc::new(authenticators));
+    }
     let mut app = apiary_api::router(storage.clone(), api_config);
     if let Some(extra) = extra_routes {
         app = app.merge(extra(replica.clone()));

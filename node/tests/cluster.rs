@@ -169,6 +169,7 @@ impl Cluster {
             metrics_exposure: apiary_api::metrics::Exposure::default(),
             bootstrap_token_auth: false,
             controllers: apiary_node::controllers::ControllerSelection::default(),
+            jwt: None,
         };
         let stop = CancellationToken::new();
         self.api.push(listeners.api.local_addr().unwrap());

@@ -377,6 +377,7 @@ async fn run_replica(software: HostSoftware, disk: SimDisk) -> turmoil::Result {
         metrics_exposure: Exposure::default(),
         bootstrap_token_auth: false,
         controllers: ControllerSelection::default(),
+        jwt: None,
     };
     let parts = HostParts {
         sockets: Sockets::Plain {

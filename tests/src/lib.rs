@@ -13,6 +13,7 @@
 //!   replicas' own [`apiary_raft::network::Connector`].
 //! - [`raw_connection`] opens TCP and TLS connections to a replica below any HTTP client, for
 //!   the connection tests of the hostile-input suite (slow clients, odd transfer encodings).
+//! - [`oidc_issuer`] is a local OpenID Connect issuer (discovery, keys, ID tokens).
 //! - [`memory`] reads a process's peak resident set (`VmHWM`) from `/proc`.
 //! - [`etcd_cluster`] runs a 3-member etcd cluster on loopback, the benchmark's baseline.
 //! - [`loopback_pki`] makes the CA and certificate the etcd baseline uses for TLS.
@@ -36,6 +37,7 @@ pub mod loopback_pki;
 pub mod machine;
 pub mod memory;
 pub mod objects;
+pub mod oidc_issuer;
 pub mod ports;
 pub mod process;
 pub mod python;

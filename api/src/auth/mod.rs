@@ -13,6 +13,7 @@ mod client_certificate;
 mod context;
 mod impersonation;
 mod in_process;
+pub mod jwt;
 mod methods;
 mod system_masters;
 mod token;

@@ -192,6 +192,7 @@ pub fn replica_specs(args: &DevArgs, dir: &Path, pki: &DevPki, program: &Path) -
             }
             argv.push(format!("--controllers={}", args.controllers.join(",")).into());
             argv.extend(args.audit.replica_flags(&data_dir));
+            argv.extend(args.jwt.replica_flags());
             ReplicaSpec {
                 name: name.clone(),
                 program: program.to_owned(),
@@ -334,6 +335,7 @@ mod tests {
                 shutdown_watch_termination_grace_period: Duration::from_secs(4),
             },
             audit: AuditArgs::default(),
+            jwt: Default::default(),
             flow_control: FlowControlArgs {
                 enable_priority_and_fairness: false,
                 max_requests_inflight: 7,
@@ -436,6 +438,7 @@ mod tests {
             },
             lifecycle: LifecycleArgs::default(),
             audit: AuditArgs::default(),
+            jwt: Default::default(),
             flow_control: FlowControlArgs {
                 enable_priority_and_fairness: true,
                 max_requests_inflight: 400,

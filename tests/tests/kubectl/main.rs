@@ -12,5 +12,6 @@ mod t70_subresources;
 mod t80_auth;
 mod t85_bootstrap_tokens;
 mod t85_impersonation;
+mod t85_oidc;
 mod t90_audit;
 mod t90_metrics;

@@ -1,0 +1,340 @@
+//! The project's one CEL engine (the `cel` crate with `kube-cel`'s Kubernetes libraries):
+//! expressions are compiled once, when the configuration that holds them is loaded
+//! ([`Program::compile`], which also rejects references to undeclared variables and
+//! oversized expressions), then evaluated per use with JSON values bridged in and out
+//! ([`evaluate`]). Authentication configuration uses it today; CRD validation rules and
+//! admission policies are meant to use it too.
+//!
+//! The crate has no type checker and no cost meter, so this module bounds what it can: the
+//! source length and the number of syntax nodes at compile time, and the nesting of
+//! comprehensions (a comprehension inside a comprehension inside a comprehension is refused),
+//! which keeps one evaluation polynomial of low degree in the size of its inputs. Result types
+//! are checked by the caller on the value returned.
+
+use std::collections::BTreeSet;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use cel::common::ast::EntryExpr;
+use cel::common::ast::Expr;
+use cel::common::ast::IdedExpr;
+use kube_cel::KubeCelExt;
+
+/// The longest expression source accepted, in bytes.
+pub const MAX_EXPRESSION_BYTES: usize = 10 * 1024;
+
+/// The most syntax nodes one expression may have.
+const MAX_NODES: usize = 2_000;
+
+/// The deepest nesting of comprehensions (`all`, `exists`, `map`, `filter`, ...) accepted.
+const MAX_COMPREHENSION_DEPTH: usize = 2;
+
+/// Why an expression does not compile.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CompileError {
+    /// The expression is not valid CEL.
+    #[error("compilation failed: {0}")]
+    Syntax(String),
+    /// The expression names a variable that is not declared where it is used.
+    #[error("compilation failed: undeclared reference to '{0}'")]
+    Undeclared(String),
+    /// The expression is larger or more deeply nested than this engine evaluates.
+    #[error("compilation failed: {0}")]
+    TooComplex(String),
+}
+
+/// Why an evaluation failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EvalError {
+    /// The evaluation itself failed (a missing key, a type mismatch, ...).
+    #[error("{0}")]
+    Execution(String),
+    /// The result has no JSON form (a function value, bytes, ...).
+    #[error("the result cannot be converted: {0}")]
+    Output(String),
+}
+
+/// A compiled CEL expression, ready to be evaluated any number of times.
+#[derive(Debug)]
+pub struct Program {
+    source: String,
+    program: cel::Program,
+}
+
+impl Program {
+    /// Compiles `expression`, which may use the variables named in `variables` (and no
+    /// other), once.
+    pub fn compile(expression: &str, variables: &[&str]) -> Result<Self, CompileError> {
+        if expression.len() > MAX_EXPRESSION_BYTES {
+            return Err(CompileError::TooComplex(format!(
+                "expression is longer than {MAX_EXPRESSION_BYTES} bytes"
+            )));
+        }
+        let program =
+            cel::Program::compile(expression).map_err(|e| CompileError::Syntax(e.to_string()))?;
+        let mut walk = Walk {
+            declared: variables.iter().copied().collect(),
+            scope: Vec::new(),
+            nodes: 0,
+            depth: 0,
+        };
+        walk.visit(program.expression())?;
+        Ok(Self {
+            source: expression.to_owned(),
+            program,
+        })
+    }
+
+    /// The expression's source text.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// Whether the expression reads (or tests with `has`) `variable.field` anywhere.
+    pub fn reads(&self, variable: &str, field: &str) -> bool {
+        selects(self.program.expression(), variable, field)
+    }
+}
+
+/// Whether `node` or anything under it is the selection `variable.field`.
+fn selects(node: &IdedExpr, variable: &str, field: &str) -> bool {
+    let entry = |e: &EntryExpr| match e {
+        EntryExpr::StructField(f) => selects(&f.value, variable, field),
+        EntryExpr::MapEntry(m) => {
+            selects(&m.key, variable, field) || selects(&m.value, variable, field)
+        }
+    };
+    match &node.expr {
+        Expr::Unspecified | Expr::Literal(_) | Expr::Ident(_) => false,
+        Expr::Select(select) => {
+            (select.field == field
+                && matches!(&select.operand.expr, Expr::Ident(name) if name == variable))
+                || selects(&select.operand, variable, field)
+        }
+        Expr::Call(call) => {
+            call.target
+                .as_deref()
+                .is_some_and(|t| selects(t, variable, field))
+                || call.args.iter().any(|a| selects(a, variable, field))
+        }
+        Expr::List(list) => list.elements.iter().any(|e| selects(e, variable, field)),
+        Expr::Map(map) => map.entries.iter().any(|e| entry(&e.expr)),
+        Expr::Struct(object) => object.entries.iter().any(|e| entry(&e.expr)),
+        Expr::Comprehension(c) => [
+            &c.iter_range,
+            &c.accu_init,
+            &c.loop_cond,
+            &c.loop_step,
+            &c.result,
+        ]
+        .into_iter()
+        .any(|e| selects(e, variable, field)),
+    }
+}
+
+/// Evaluates `program` with `variables` (name and JSON value; every declared variable the
+/// expression reads must be given) and returns its result as JSON.
+pub fn evaluate(
+    program: &Program,
+    variables: &[(&str, &serde_json::Value)],
+) -> Result<serde_json::Value, EvalError> {
+    ROOT.with(|root| {
+        let mut context = root.new_inner_scope();
+        for (name, value) in variables {
+            context.add_variable_from_value(*name, to_cel(value));
+        }
+        let value = program
+            .program
+            .execute(&context)
+            .map_err(|e| EvalError::Execution(e.to_string()))?;
+        value.json().map_err(|e| EvalError::Output(e.to_string()))
+    })
+}
+
+/// `value` as a CEL value: integral numbers that fit are `int`, other numbers `double`, as
+/// Kubernetes reads JSON into CEL.
+fn to_cel(value: &serde_json::Value) -> cel::Value {
+    use serde_json::Value as Json;
+    match value {
+        Json::Null => cel::Value::Null,
+        Json::Bool(b) => cel::Value::Bool(*b),
+        Json::Number(n) => n.as_i64().map_or_else(
+            || cel::Value::Float(n.as_f64().unwrap_or(f64::NAN)),
+            cel::Value::Int,
+        ),
+        Json::String(s) => cel::Value::String(Arc::new(s.clone())),
+        Json::Array(items) => cel::Value::List(Arc::new(items.iter().map(to_cel).collect())),
+        Json::Object(fields) => {
+            let map: HashMap<String, cel::Value> =
+                fields.iter().map(|(k, v)| (k.clone(), to_cel(v))).collect();
+            cel::Value::from(map)
+        }
+    }
+}
+
+thread_local! {
+    /// The standard functions and Kubernetes' libraries, registered once per thread.
+    static ROOT: cel::Context<'static> = cel::Context::default().with_all();
+}
+
+/// A walk over an expression's syntax: counts nodes, tracks comprehension nesting and the
+/// variables comprehensions bind, and rejects identifiers that are neither.
+struct Walk<'a> {
+    declared: BTreeSet<&'a str>,
+    scope: Vec<String>,
+    nodes: usize,
+    depth: usize,
+}
+
+impl Walk<'_> {
+    fn visit(&mut self, node: &IdedExpr) -> Result<(), CompileError> {
+        self.nodes += 1;
+        if self.nodes > MAX_NODES {
+            return Err(CompileError::TooComplex(format!(
+                "expression has more than {MAX_NODES} syntax nodes"
+            )));
+        }
+        match &node.expr {
+            Expr::Unspecified | Expr::Literal(_) => Ok(()),
+            Expr::Ident(name) => self.identifier(name),
+            Expr::Select(select) => self.visit(&select.operand),
+            Expr::Call(call) => {
+                if let Some(target) = &call.target {
+                    self.visit(target)?;
+                }
+                call.args.iter().try_for_each(|a| self.visit(a))
+            }
+            Expr::List(list) => list.elements.iter().try_for_each(|e| self.visit(e)),
+            Expr::Map(map) => map.entries.iter().try_for_each(|e| self.entry(&e.expr)),
+            Expr::Struct(object) => object.entries.iter().try_for_each(|e| self.entry(&e.expr)),
+            Expr::Comprehension(comprehension) => {
+                self.visit(&comprehension.iter_range)?;
+                self.visit(&comprehension.accu_init)?;
+                self.depth += 1;
+                if self.depth > MAX_COMPREHENSION_DEPTH {
+                    return Err(CompileError::TooComplex(format!(
+                        "comprehensions are nested more than {MAX_COMPREHENSION_DEPTH} deep"
+                    )));
+                }
+                let bound = self.scope.len();
+                self.scope.push(comprehension.iter_var.clone());
+                self.scope.extend(comprehension.iter_var2.clone());
+                self.scope.push(comprehension.accu_var.clone());
+                let inner = [
+                    &comprehension.loop_cond,
+                    &comprehension.loop_step,
+                    &comprehension.result,
+                ]
+                .into_iter()
+                .try_for_each(|e| self.visit(e));
+                self.scope.truncate(bound);
+                self.depth -= 1;
+                inner
+            }
+        }
+    }
+
+    fn entry(&mut self, entry: &EntryExpr) -> Result<(), CompileError> {
+        match entry {
+            EntryExpr::StructField(field) => self.visit(&field.value),
+            EntryExpr::MapEntry(entry) => {
+                self.visit(&entry.key)?;
+                self.visit(&entry.value)
+            }
+        }
+    }
+
+    fn identifier(&self, name: &str) -> Result<(), CompileError> {
+        let bound = name.starts_with('@')
+            || self.declared.contains(name)
+            || self.scope.iter().any(|s| s == name);
+        if bound {
+            Ok(())
+        } else {
+            Err(CompileError::Undeclared(name.to_owned()))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn run(expression: &str, claims: serde_json::Value) -> Result<serde_json::Value, EvalError> {
+        let program = Program::compile(expression, &["claims"]).expect("compiles");
+        evaluate(&program, &[("claims", &claims)])
+    }
+
+    #[test]
+    fn expressions_read_their_variables_and_return_json() {
+        let claims = json!({"sub": "alice", "groups": ["a", "b"], "n": 3});
+        assert_eq!(
+            run("claims.sub + '@x'", claims.clone()),
+            Ok(json!("alice@x"))
+        );
+        assert_eq!(
+            run("claims.groups.map(g, 'oidc:' + g)", claims.clone()),
+            Ok(json!(["oidc:a", "oidc:b"]))
+        );
+        assert_eq!(run("has(claims.email)", claims.clone()), Ok(json!(false)));
+        assert_eq!(run("claims.n > 2", claims.clone()), Ok(json!(true)));
+        assert_eq!(
+            run(
+                "claims.groups.all(g, g.exists(c, c == 'a'))",
+                json!({"groups": []})
+            ),
+            Ok(json!(true))
+        );
+        assert!(matches!(
+            run("claims.missing", claims),
+            Err(EvalError::Execution(_))
+        ));
+    }
+
+    #[test]
+    fn reads_finds_selections_of_a_variable() {
+        let program = Program::compile(
+            "has(claims.email) && claims.l.exists(x, x == claims.sub)",
+            &["claims"],
+        )
+        .expect("compiles");
+        assert!(program.reads("claims", "email"));
+        assert!(program.reads("claims", "sub"));
+        assert!(!program.reads("claims", "email_verified"));
+    }
+
+    #[test]
+    fn kubernetes_libraries_are_available() {
+        let claims = json!({"sub": "Alice"});
+        assert_eq!(run("claims.sub.lowerAscii()", claims), Ok(json!("alice")));
+    }
+
+    #[test]
+    fn compilation_rejects_bad_syntax_undeclared_names_and_oversized_expressions() {
+        assert!(matches!(
+            Program::compile("claims.", &["claims"]),
+            Err(CompileError::Syntax(_))
+        ));
+        assert_eq!(
+            Program::compile("user.name", &["claims"]).map(|_| ()),
+            Err(CompileError::Undeclared("user".to_owned()))
+        );
+        assert!(Program::compile("claims.l.map(x, x + 1)", &["claims"]).is_ok());
+        assert_eq!(
+            Program::compile("claims.l.map(x, y)", &["claims"]).map(|_| ()),
+            Err(CompileError::Undeclared("y".to_owned()))
+        );
+        let nested = "claims.l.all(a, claims.l.all(b, claims.l.all(c, a == b)))";
+        assert!(matches!(
+            Program::compile(nested, &["claims"]),
+            Err(CompileError::TooComplex(_))
+        ));
+        let long = format!("'{}'", "x".repeat(MAX_EXPRESSION_BYTES));
+        assert!(matches!(
+            Program::compile(&long, &["claims"]),
+            Err(CompileError::TooComplex(_))
+        ));
+    }
+}
