@@ -16,6 +16,7 @@ use clap::Subcommand;
 use clap::ValueEnum;
 
 use crate::audit::AuditArgs;
+use crate::authn::token_flags::TokenAuthArgs;
 use crate::duration::parse_duration;
 
 /// `apiary`: a replicated API server.
@@ -168,6 +169,9 @@ pub struct ServeArgs {
     /// The audit log and webhook.
     #[command(flatten)]
     pub audit: AuditArgs,
+    /// Anonymous requests, the static token file and the authentication webhook.
+    #[command(flatten)]
+    pub token_auth: TokenAuthArgs,
     /// API Priority and Fairness.
     #[command(flatten)]
     pub flow_control: FlowControlArgs,
@@ -290,6 +294,9 @@ pub struct DevArgs {
     /// replica's directory).
     #[command(flatten)]
     pub audit: AuditArgs,
+    /// Anonymous, token file and authentication webhook flags, passed on to every replica.
+    #[command(flatten)]
+    pub token_auth: TokenAuthArgs,
     /// Flow-control flags, passed on to every replica.
     #[command(flatten)]
     pub flow_control: FlowControlArgs,

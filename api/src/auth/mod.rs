@@ -4,6 +4,7 @@
 //! Bearer tokens go through one [`TokenChain`] (also asked by TokenReview). Later methods are
 //! new chain members; the pipeline stays as is.
 
+mod anonymous;
 mod attributes;
 mod authenticator;
 mod authorizer;
@@ -16,6 +17,9 @@ mod token;
 mod user;
 mod x509;
 
+pub use anonymous::ANONYMOUS_USER;
+pub use anonymous::Anonymous;
+pub use anonymous::UNAUTHENTICATED_GROUP;
 pub use attributes::Attributes;
 pub use authenticator::Authenticator;
 pub use authenticator::AuthenticatorChain;

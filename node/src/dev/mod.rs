@@ -188,6 +188,7 @@ pub fn replica_specs(args: &DevArgs, dir: &Path, pki: &DevPki, program: &Path) -
                 argv.push(format!("--feature-gates={}", args.feature_gates.join(",")).into());
             }
             argv.extend(args.audit.replica_flags(&data_dir));
+            argv.extend(args.token_auth.replica_flags());
             ReplicaSpec {
                 name: name.clone(),
                 program: program.to_owned(),
@@ -268,6 +269,7 @@ mod tests {
 
     use super::*;
     use crate::audit::AuditArgs;
+    use crate::authn::token_flags::TokenAuthArgs;
     use crate::cli::Cli;
     use crate::cli::Command;
     use crate::cli::FlavorName;
@@ -328,6 +330,7 @@ mod tests {
                 shutdown_watch_termination_grace_period: Duration::from_secs(4),
             },
             audit: AuditArgs::default(),
+            token_auth: TokenAuthArgs::default(),
             flow_control: FlowControlArgs {
                 enable_priority_and_fairness: false,
                 max_requests_inflight: 7,
@@ -426,6 +429,7 @@ mod tests {
             },
             lifecycle: LifecycleArgs::default(),
             audit: AuditArgs::default(),
+            token_auth: TokenAuthArgs::default(),
             flow_control: FlowControlArgs {
                 enable_priority_and_fairness: true,
                 max_requests_inflight: 400,
