@@ -245,7 +245,9 @@ impl TokenWebhook {
             return Ok(if status.error.is_empty() {
                 TokenOutcome::NotMine
             } else {
-                TokenOutcome::Rejected(format!("the authentication webhook: {}", status.error))
+                // A webhook may quote the token in its error; the reason is logged, so not it.
+                let error = status.error.replace(token, "[token]");
+                TokenOutcome::Rejected(format!("the authentication webhook: {error}"))
             });
         }
         if status.user.username.is_empty() {

@@ -153,14 +153,14 @@ async fn audiences_are_sent_and_intersected() {
 }
 
 // R-ACC-012, R-ACC-014: a refusal with status.error is a rejection whose reason is the error
-// (kept for the log), one without is no opinion; an authenticated answer without a username
+// (kept for the log, any quote of the token masked), one without is no opinion; an authenticated answer without a username
 // is refused, and status.error is ignored when authenticated.
 #[tokio::test]
 async fn refusals_and_answers_without_a_username() {
     let cases = [
         (
-            json!({"authenticated": false, "error": "expired"}),
-            TokenOutcome::Rejected("the authentication webhook: expired".to_owned()),
+            json!({"authenticated": false, "error": "token opaque-secret expired"}),
+            TokenOutcome::Rejected("the authentication webhook: token [token] expired".to_owned()),
         ),
         (json!({"authenticated": false}), TokenOutcome::NotMine),
         (
@@ -176,7 +176,7 @@ async fn refusals_and_answers_without_a_username() {
             ReviewVersion::default(),
             &[],
         );
-        assert_eq!(hook.decide("t", &[]).await, expected);
+        assert_eq!(hook.decide("opaque-secret", &[]).await, expected);
     }
     let mut ignored = alice();
     ignored["error"] = json!("ignored");
