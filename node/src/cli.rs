@@ -17,6 +17,7 @@ use clap::ValueEnum;
 
 use crate::audit::AuditArgs;
 use crate::authn::jwt::JwtArgs;
+use crate::authn::token_flags::TokenAuthArgs;
 use crate::duration::parse_duration;
 
 /// `apiary`: a replicated API server.
@@ -177,6 +178,9 @@ pub struct ServeArgs {
     /// The audit log and webhook.
     #[command(flatten)]
     pub audit: AuditArgs,
+    /// Anonymous requests, the static token file and the authentication webhook.
+    #[command(flatten)]
+    pub token_auth: TokenAuthArgs,
     /// API Priority and Fairness.
     #[command(flatten)]
     pub flow_control: FlowControlArgs,
@@ -308,6 +312,9 @@ pub struct DevArgs {
     /// replica's directory).
     #[command(flatten)]
     pub audit: AuditArgs,
+    /// Anonymous, token file and authentication webhook flags, passed on to every replica.
+    #[command(flatten)]
+    pub token_auth: TokenAuthArgs,
     /// Flow-control flags, passed on to every replica.
     #[command(flatten)]
     pub flow_control: FlowControlArgs,

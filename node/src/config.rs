@@ -25,6 +25,8 @@ use crate::audit::AuditError;
 use crate::audit::AuditSettings;
 use crate::authn::jwt::JwtConfig;
 use crate::authn::jwt::JwtConfigError;
+use crate::authn::token_flags::TokenAuthError;
+use crate::authn::token_flags::TokenAuthSettings;
 use crate::cli::ClusterState;
 use crate::cli::FlavorName;
 use crate::cli::FlowControlArgs;
@@ -43,6 +45,9 @@ pub enum ConfigError {
     /// An audit flag cannot be used.
     #[error("invalid audit flags")]
     Audit(#[from] AuditError),
+    /// The token file or the authentication webhook cannot be used.
+    #[error("invalid token authentication flags")]
+    TokenAuth(#[from] TokenAuthError),
     /// An `--initial-cluster` member is not `name=url`.
     #[error("--initial-cluster member {member:?} is not name=url")]
     MalformedMember {
@@ -200,6 +205,8 @@ pub struct ServeConfig {
     pub livez_grace_period: Duration,
     /// The audit policy and backends (`--audit-*`).
     pub audit: AuditSettings,
+    /// Anonymous requests, the token file and the authentication webhook.
+    pub token_auth: TokenAuthSettings,
     /// API Priority and Fairness (`--enable-priority-and-fairness`, `--max-requests-inflight`,
     /// `--max-mutating-requests-inflight`).
     pub flow_control: FlowControlSettings,
@@ -279,6 +286,7 @@ impl ServeConfig {
             },
             livez_grace_period: args.lifecycle.livez_grace_period,
             audit: AuditSettings::from_args(&args.audit, flavor(args.flavor))?,
+            token_auth: TokenAuthSettings::from_args(&args.token_auth),
             flow_control: flow_control_settings(&args.flow_control)?,
             metrics_exposure: Exposure::for_show_hidden_version(
                 args.show_hidden_metrics_for_version

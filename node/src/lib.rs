@@ -9,6 +9,7 @@
 //!   [`raft_runtime`] is the runtime raft and the peer network run on, apart from the API.
 //! - [`cli`] is the command line (clap), [`config`] the validated replica configuration,
 //!   [`duration`] the parser of its duration flags.
+//! - [`authn`] builds the authentication methods of the node's flags (token file, webhook).
 //! - [`audit`] holds the audit flags, what they start (log, webhook client) and their passing
 //!   on by `apiary dev`.
 //! - [`compactor`] is the leader's history compaction (`--watch-history`); [`controllers`]

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use apiary_api::Flavor;
 use apiary_api::RandomSource;
 use apiary_api::SystemClock;
+use apiary_api::auth::AuthenticationMethods;
 use apiary_raft::log::StdFs;
 use apiary_raft::log::WriterMode;
 use apiary_raft::network::HttpTransport;
@@ -88,6 +89,11 @@ pub async fn run(
         &config.service_account_key,
         &config.service_account_issuer,
     )?);
+    let mut authentication = AuthenticationMethods::default();
+    config
+        .token_auth
+        .install(&mut authentication, flavor(config.flavor))
+        .map_err(ConfigError::from)?;
     let raft_runtime = RaftRuntime::start().map_err(NodeError::RaftRuntime)?;
     let peer_url = config
         .initial_cluster
@@ -120,6 +126,7 @@ pub async fn run(
             .audit
             .start(flavor(config.flavor))
             .map_err(ConfigError::from)?,
+        authentication,
         flow_control: config.flow_control,
         metrics_exposure: config.metrics_exposure,
         bootstrap_token_auth: config.bootstrap_token_auth,

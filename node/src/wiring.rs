@@ -35,6 +35,7 @@ use apiary_api::RandomSource;
 use apiary_api::TokenSigner;
 use apiary_api::WatchSettings;
 use apiary_api::audit::AuditConfig;
+use apiary_api::auth::AuthenticationMethods;
 use apiary_api::auth::BootstrapTokenAuthenticator;
 use apiary_api::auth::ClientCertificate;
 use apiary_api::flowcontrol::FlowControlSettings;
@@ -117,6 +118,8 @@ pub struct HostConfig {
     pub livez_grace_period: Duration,
     /// The audit policy and backends (none: nothing audited).
     pub audit: AuditConfig,
+    /// How requests are authenticated.
+    pub authentication: AuthenticationMethods,
     /// API Priority and Fairness.
     pub flow_control: FlowControlSettings,
     /// Which metrics `/metrics` shows (`--show-hidden-metrics-for-version`).
@@ -255,6 +258,7 @@ where
     api_config.max_object_bytes = config.max_object_bytes;
     api_config.feature_gates = config.feature_gates;
     api_config.audit = config.audit.clone();
+    api_config.authentication = config.authentication.clone();
     api_config.flow_control = config.flow_control;
     api_config.metrics = Metrics::new(config.metrics_exposure);
     if config.bootstrap_token_auth {

@@ -165,6 +165,7 @@ impl Cluster {
             shutdown: self.shutdown,
             livez_grace_period: self.livez_grace_period,
             audit: Default::default(),
+            token_auth: Default::default(),
             flow_control: Default::default(),
             metrics_exposure: apiary_api::metrics::Exposure::default(),
             bootstrap_token_auth: false,

@@ -373,6 +373,7 @@ async fn run_replica(software: HostSoftware, disk: SimDisk) -> turmoil::Result {
         shutdown: ShutdownSettings::default(),
         livez_grace_period: Duration::ZERO,
         audit: Default::default(),
+        authentication: Default::default(),
         flow_control: Default::default(),
         metrics_exposure: Exposure::default(),
         bootstrap_token_auth: false,

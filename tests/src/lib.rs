@@ -22,6 +22,7 @@
 //! - [`objects`] builds the JSON bodies the tests and the benchmark send.
 //! - [`watch_stream`] reads a watch's JSON events one at a time, each within a deadline.
 //! - [`python`] runs the scripts under `tests/python/` with the `kubernetes` client's venv.
+//! - [`token_webhook`] is a TokenReview webhook server (TLS, answers per token, counts calls).
 //! - [`retry`] retries a request, bounded in time, across a replica crash or leader election.
 //!
 //! Everything the harness starts listens on loopback only, and every wait is bounded in time.
@@ -43,6 +44,7 @@ pub mod process;
 pub mod python;
 pub mod raw_connection;
 pub mod retry;
+pub mod token_webhook;
 pub mod watch_stream;
 
 pub use dev_cluster::DevCluster;

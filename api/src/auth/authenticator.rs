@@ -1,8 +1,10 @@
 //! The authentication stage: a chain of authenticators (spec 001 "Authentication",
-//! R-ACC-004, R-ACC-083).
+//! R-ACC-004, R-ACC-083), then anonymous access for requests no method had credentials of
+//! (R-ACC-084, R-ACC-085).
 
 use std::sync::Arc;
 
+use super::Anonymous;
 use super::AuthContext;
 use super::SYSTEM_AUTHENTICATED;
 use super::UserInfo;
@@ -36,25 +38,38 @@ pub trait Authenticator: Send + Sync + 'static {
     ) -> AuthnOutcome;
 }
 
-/// Authenticators tried in order; the first success determines the user.
+/// Authenticators tried in order; the first success determines the user. A request none of
+/// them has credentials of is anonymous where [`Anonymous`] allows it.
 #[derive(Clone, Default)]
 pub struct AuthenticatorChain {
     authenticators: Vec<Arc<dyn Authenticator>>,
+    anonymous: Option<Anonymous>,
 }
 
 impl AuthenticatorChain {
-    /// A chain of `authenticators`, tried in this order.
+    /// A chain of `authenticators`, tried in this order, without anonymous access.
     pub fn new(authenticators: Vec<Arc<dyn Authenticator>>) -> Self {
-        Self { authenticators }
+        Self {
+            authenticators,
+            anonymous: None,
+        }
     }
 
-    /// The user of `request`, with `system:authenticated` added (R-ACC-006); 401
-    /// Unauthorized when no authenticator accepts it.
+    /// The same chain with `anonymous` access (`None`: none).
+    pub fn with_anonymous(self, anonymous: Option<Anonymous>) -> Self {
+        Self { anonymous, ..self }
+    }
+
+    /// The user of `request`, with `system:authenticated` added (R-ACC-006); without
+    /// credentials, the anonymous user where anonymous access applies; 401 Unauthorized
+    /// otherwise, and always when some authenticator rejected the request's credentials (an
+    /// invalid token or certificate never falls back to anonymous).
     pub async fn authenticate(
         &self,
         request: &http::request::Parts,
         context: &AuthContext<'_>,
     ) -> Result<UserInfo, ApiError> {
+        let mut rejected = false;
         for a in &self.authenticators {
             match a.authenticate(request, context).await {
                 AuthnOutcome::Authenticated(mut user) => {
@@ -65,10 +80,16 @@ impl AuthenticatorChain {
                 }
                 AuthnOutcome::Rejected(reason) => {
                     tracing::debug!(%reason, "credentials rejected");
+                    rejected = true;
                 }
                 AuthnOutcome::NoCredentials => {}
             }
         }
-        Err(ApiError::Unauthorized)
+        match &self.anonymous {
+            Some(anonymous) if !rejected && anonymous.applies(request.uri.path()) => {
+                Ok(Anonymous::user())
+            }
+            _ => Err(ApiError::Unauthorized),
+        }
     }
 }

@@ -1,9 +1,10 @@
 //! The authentication methods the API is configured with, in the order they are tried: the
 //! request authenticators (client certificates, ...), then bearer tokens through one
-//! [`TokenChain`].
+//! [`TokenChain`], then anonymous access for requests without credentials.
 
 use std::sync::Arc;
 
+use super::Anonymous;
 use super::Authenticator;
 use super::AuthenticatorChain;
 use super::BearerToken;
@@ -22,15 +23,19 @@ pub struct AuthenticationMethods {
     pub tokens: Vec<Arc<dyn TokenAuthenticator>>,
     /// The audiences a token must be meant for to authenticate a request (`--api-audiences`).
     pub api_audiences: Vec<String>,
+    /// Where requests without credentials are `system:anonymous` (`--anonymous-auth`, on by
+    /// default as in kube-apiserver); `None`: they get 401.
+    pub anonymous: Option<Anonymous>,
 }
 
 impl Default for AuthenticationMethods {
-    /// Client certificates only.
+    /// Client certificates, and anonymous access on every path.
     fn default() -> Self {
         Self {
             request: vec![Arc::new(X509Authenticator)],
             tokens: Vec::new(),
             api_audiences: Vec::new(),
+            anonymous: Some(Anonymous::default()),
         }
     }
 }
@@ -45,6 +50,7 @@ impl AuthenticationMethods {
         if !tokens.is_empty() {
             request.push(Arc::new(BearerToken::new(tokens.clone())));
         }
-        (AuthenticatorChain::new(request), tokens)
+        let chain = AuthenticatorChain::new(request).with_anonymous(self.anonymous.clone());
+        (chain, tokens)
     }
 }

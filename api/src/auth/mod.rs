@@ -1,9 +1,11 @@
 //! Who is asking and may they: the authentication stage (a chain of [`Authenticator`]s; the
-//! first success wins, 401 otherwise) and the authorization stage (a chain of
+//! first success wins; without credentials [`Anonymous`] access where configured, 401
+//! otherwise) and the authorization stage (a chain of
 //! [`Authorizer`]s; allow or deny ends it, no opinion passes on, 403 when nobody allows).
 //! Bearer tokens go through one [`TokenChain`] (also asked by TokenReview). Later methods are
 //! new chain members; the pipeline stays as is.
 
+mod anonymous;
 mod attributes;
 mod authenticator;
 mod authorizer;
@@ -20,6 +22,9 @@ mod token;
 mod user;
 mod x509;
 
+pub use anonymous::ANONYMOUS_USER;
+pub use anonymous::Anonymous;
+pub use anonymous::UNAUTHENTICATED_GROUP;
 pub use attributes::Attributes;
 pub use authenticator::Authenticator;
 pub use authenticator::AuthenticatorChain;

@@ -1,6 +1,8 @@
-//! The audit webhook's client (`--audit-webhook-config-file`): the kubeconfig naming the
-//! server, its CA and the client certificate, and the [`WebhookTransport`] that posts each
-//! `EventList` over TLS (HTTP/1.1, one connection per post, bounded by a timeout).
+//! The webhook client of the audit and authentication webhooks (`--audit-webhook-config-file`,
+//! `--authentication-token-webhook-config-file`): the kubeconfig naming the server, its CA and
+//! the client certificate or token, and [`TlsWebhook`], which posts JSON over TLS (HTTP/1.1, one
+//! connection per post); as the audit [`WebhookTransport`] it posts each `EventList`, bounded
+//! by a timeout.
 
 use std::path::Path;
 use std::path::PathBuf;
@@ -23,7 +25,7 @@ use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 
 /// The longest one post may take (kube-apiserver's webhook client timeout).
-const POST_TIMEOUT: Duration = Duration::from_secs(30);
+pub const POST_TIMEOUT: Duration = Duration::from_secs(30);
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -67,6 +69,8 @@ struct User {
     client_key: Option<PathBuf>,
     #[serde(default)]
     client_key_data: Option<String>,
+    #[serde(default)]
+    token: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -83,7 +87,11 @@ pub struct TlsWebhook {
     host: String,
     port: u16,
     tls: TlsConnector,
+    token: Option<String>,
 }
+
+/// The most bytes of a webhook's answer that are read.
+const MAX_ANSWER_BYTES: usize = 1 << 20;
 
 impl TlsWebhook {
     /// The client the kubeconfig at `path` describes (its current context, else its first
@@ -162,10 +170,13 @@ impl TlsWebhook {
             host,
             port,
             tls: TlsConnector::from(Arc::new(tls)),
+            token: user.and_then(|u| u.token.clone()),
         })
     }
 
-    async fn post_once(&self, body: Vec<u8>) -> Result<(), String> {
+    /// Posts `body` (JSON) once, without a time limit of its own: the answer's status and its
+    /// body (at most [`MAX_ANSWER_BYTES`]). Errors name no part of the body.
+    pub async fn exchange(&self, body: Vec<u8>) -> Result<(http::StatusCode, Vec<u8>), String> {
         let tcp = TcpStream::connect((self.host.as_str(), self.port))
             .await
             .map_err(|e| format!("connect: {e}"))?;
@@ -179,20 +190,33 @@ impl TlsWebhook {
             .await
             .map_err(|e| e.to_string())?;
         tokio::spawn(connection);
-        let request = http::Request::post(self.uri.clone())
+        let mut request = http::Request::post(self.uri.clone())
             .header(http::header::HOST, format!("{}:{}", self.host, self.port))
             .header(http::header::CONTENT_TYPE, "application/json")
-            .header(http::header::ACCEPT, "application/json")
+            .header(http::header::ACCEPT, "application/json");
+        if let Some(token) = &self.token {
+            request = request.header(http::header::AUTHORIZATION, format!("Bearer {token}"));
+        }
+        let request = request
             .body(Body::from(body))
-            .map_err(|e| e.to_string())?;
+            .map_err(|_| "the request could not be built".to_owned())?;
         let response = sender
             .send_request(request)
             .await
             .map_err(|e| e.to_string())?;
-        if response.status().is_success() {
+        let status = response.status();
+        let answer = axum::body::to_bytes(Body::new(response.into_body()), MAX_ANSWER_BYTES)
+            .await
+            .map_err(|e| format!("reading the answer: {e}"))?;
+        Ok((status, answer.to_vec()))
+    }
+
+    async fn post_once(&self, body: Vec<u8>) -> Result<(), String> {
+        let (status, _) = self.exchange(body).await?;
+        if status.is_success() {
             Ok(())
         } else {
-            Err(format!("the webhook answered {}", response.status()))
+            Err(format!("the webhook answered {status}"))
         }
     }
 }

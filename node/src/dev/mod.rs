@@ -193,6 +193,7 @@ pub fn replica_specs(args: &DevArgs, dir: &Path, pki: &DevPki, program: &Path) -
             argv.push(format!("--controllers={}", args.controllers.join(",")).into());
             argv.extend(args.audit.replica_flags(&data_dir));
             argv.extend(args.jwt.replica_flags());
+            argv.extend(args.token_auth.replica_flags());
             ReplicaSpec {
                 name: name.clone(),
                 program: program.to_owned(),
@@ -273,6 +274,7 @@ mod tests {
 
     use super::*;
     use crate::audit::AuditArgs;
+    use crate::authn::token_flags::TokenAuthArgs;
     use crate::cli::Cli;
     use crate::cli::Command;
     use crate::cli::FlavorName;
@@ -336,6 +338,7 @@ mod tests {
             },
             audit: AuditArgs::default(),
             jwt: Default::default(),
+            token_auth: TokenAuthArgs::default(),
             flow_control: FlowControlArgs {
                 enable_priority_and_fairness: false,
                 max_requests_inflight: 7,
@@ -439,6 +442,7 @@ mod tests {
             lifecycle: LifecycleArgs::default(),
             audit: AuditArgs::default(),
             jwt: Default::default(),
+            token_auth: TokenAuthArgs::default(),
             flow_control: FlowControlArgs {
                 enable_priority_and_fairness: true,
                 max_requests_inflight: 400,

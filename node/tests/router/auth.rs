@@ -2,20 +2,37 @@
 
 use super::*;
 
-// R-RES-002, R-ACC-002
+// R-RES-002, R-ACC-002, R-ACC-084, R-ACC-085: a request without credentials is
+// `system:anonymous`, whom no authorizer allows anything; bad credentials stay 401.
 #[tokio::test]
-async fn no_credentials_is_401() {
+async fn no_credentials_is_anonymous_and_denied() {
     let (app, storage) = app().await;
     let before = storage.keys().await;
-    for (method, path) in [
-        ("GET", CM_PATH),
-        ("POST", CM_PATH),
-        ("GET", "/api"),
-        ("GET", "/apis"),
+    for (method, path, message) in [
+        (
+            "GET",
+            CM_PATH,
+            "configmaps is forbidden: User \"system:anonymous\" cannot list resource \"configmaps\" in API group \"\" in the namespace \"default\"",
+        ),
+        (
+            "POST",
+            CM_PATH,
+            "configmaps is forbidden: User \"system:anonymous\" cannot create resource \"configmaps\" in API group \"\" in the namespace \"default\"",
+        ),
+        (
+            "GET",
+            "/api",
+            "forbidden: User \"system:anonymous\" cannot get path \"/api\"",
+        ),
+        (
+            "GET",
+            "/apis",
+            "forbidden: User \"system:anonymous\" cannot get path \"/apis\"",
+        ),
     ] {
         let r = call(&app, method, path, Some(&cm("x")), None).await;
-        let s = assert_status(&r, 401, "Unauthorized");
-        assert_eq!(s["message"], "Unauthorized");
+        let s = assert_status(&r, 403, "Forbidden");
+        assert_eq!(s["message"], message);
     }
     let garbage = call(
         &app,

@@ -30,6 +30,7 @@ mod shared_storage;
 mod status_rules;
 mod store;
 mod subresources;
+mod tokens;
 mod validation;
 mod watch;
 

@@ -52,7 +52,14 @@ async fn masters_and_monitoring_read_metrics_and_nobody_else() {
         assert_status(&denied, 403, "Forbidden")["message"],
         "forbidden: User \"bob\" cannot get path \"/metrics\""
     );
-    assert_eq!(call(&app, "GET", "/metrics", None, None).await.status, 401);
+    assert_eq!(
+        assert_status(
+            &call(&app, "GET", "/metrics", None, None).await,
+            403,
+            "Forbidden"
+        )["message"],
+        "forbidden: User \"system:anonymous\" cannot get path \"/metrics\""
+    );
     // The monitoring group reads health and metrics, nothing else.
     let other = call(&app, "GET", CM_PATH, None, Some(monitor())).await;
     assert_status(&other, 403, "Forbidden");

@@ -385,7 +385,11 @@ async fn unserved_rows_are_absent() {
 async fn openapi_needs_credentials_like_discovery() {
     let (app, _) = flavored(Flavor::Kubernetes, &[]).await;
     let reply = call(&app, "GET", "/openapi/v3", None, None).await;
-    assert_eq!(reply.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        reply.status,
+        StatusCode::FORBIDDEN,
+        "anonymous may not read it"
+    );
     let reply = call(&app, "POST", "/openapi/v2", None, Some(admin())).await;
     assert_eq!(reply.status, StatusCode::METHOD_NOT_ALLOWED);
 }
