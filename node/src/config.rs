@@ -238,6 +238,10 @@ impl ServeConfig {
             value: args.feature_gates.join(","),
             problem,
         })?;
+        let jwt = args.jwt.config(
+            std::slice::from_ref(&args.service_account_issuer),
+            flavor(args.flavor),
+        )?;
         Ok(Self {
             name: args.name.clone(),
             id,
@@ -286,7 +290,10 @@ impl ServeConfig {
             },
             livez_grace_period: args.lifecycle.livez_grace_period,
             audit: AuditSettings::from_args(&args.audit, flavor(args.flavor))?,
-            token_auth: TokenAuthSettings::from_args(&args.token_auth),
+            token_auth: TokenAuthSettings::from_args(
+                &args.token_auth,
+                jwt.as_ref().and_then(JwtConfig::anonymous),
+            )?,
             flow_control: flow_control_settings(&args.flow_control)?,
             metrics_exposure: Exposure::for_show_hidden_version(
                 args.show_hidden_metrics_for_version
@@ -295,10 +302,7 @@ impl ServeConfig {
             )?,
             bootstrap_token_auth: args.enable_bootstrap_token_auth,
             controllers: ControllerSelection::parse(&args.controllers)?,
-            jwt: args.jwt.config(
-                std::slice::from_ref(&args.service_account_issuer),
-                flavor(args.flavor),
-            )?,
+            jwt,
         })
     }
 }

@@ -21,6 +21,9 @@ pub struct AuthenticationMethods {
     /// Bearer token authenticators, asked in order after the request authenticators (and by
     /// TokenReview).
     pub tokens: Vec<Arc<dyn TokenAuthenticator>>,
+    /// The authentication webhook, asked after every other token authenticator (a call to a
+    /// remote service comes last, as in kube-apiserver).
+    pub webhook: Option<Arc<dyn TokenAuthenticator>>,
     /// The audiences a token must be meant for to authenticate a request (`--api-audiences`).
     pub api_audiences: Vec<String>,
     /// Where requests without credentials are `system:anonymous` (`--anonymous-auth`, on by
@@ -34,6 +37,7 @@ impl Default for AuthenticationMethods {
         Self {
             request: vec![Arc::new(X509Authenticator)],
             tokens: Vec::new(),
+            webhook: None,
             api_audiences: Vec::new(),
             anonymous: Some(Anonymous::default()),
         }
@@ -44,7 +48,7 @@ impl AuthenticationMethods {
     /// The chain that authenticates requests (the in-process callers' first, then the
     /// configured methods), and the token chain within it (which TokenReview asks too).
     pub fn chains(&self) -> (AuthenticatorChain, TokenChain) {
-        let tokens = TokenChain::new(self.tokens.clone());
+        let tokens = TokenChain::new(self.tokens.iter().chain(&self.webhook).cloned().collect());
         let mut request: Vec<Arc<dyn Authenticator>> = vec![Arc::new(InProcessAuthenticator)];
         request.extend(self.request.iter().cloned());
         if !tokens.is_empty() {

@@ -11,6 +11,7 @@ use std::time::Duration;
 use apiary_api::Flavor;
 use apiary_api::auth::Anonymous;
 use apiary_api::auth::AuthenticationMethods;
+use apiary_api::auth::jwt::AnonymousSettings;
 use clap::ArgAction;
 use clap::Args;
 
@@ -26,10 +27,10 @@ use crate::duration::parse_duration;
 #[derive(Debug, Clone, PartialEq, Eq, Args)]
 pub struct TokenAuthArgs {
     /// Let requests without credentials in as `system:anonymous` (group
-    /// `system:unauthenticated`); authorization then decides what they may do.
-    #[arg(long, default_value_t = true, action = ArgAction::Set, num_args = 0..=1,
-        default_missing_value = "true")]
-    pub anonymous_auth: bool,
+    /// `system:unauthenticated`); authorization then decides what they may do. On unless
+    /// `--authentication-config` has an `anonymous` block (then not allowed).
+    #[arg(long, action = ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    pub anonymous_auth: Option<bool>,
     /// CSV file of static bearer tokens: `token,user,uid[,"group1,group2"]`, read once at start.
     #[arg(long)]
     pub token_auth_file: Option<PathBuf>,
@@ -49,7 +50,7 @@ impl Default for TokenAuthArgs {
     /// The flags' defaults.
     fn default() -> Self {
         Self {
-            anonymous_auth: true,
+            anonymous_auth: None,
             token_auth_file: None,
             authentication_token_webhook_config_file: None,
             authentication_token_webhook_version: "v1beta1".to_owned(),
@@ -62,8 +63,12 @@ impl TokenAuthArgs {
     /// The flags a dev replica gets for these (paths made absolute).
     pub fn replica_flags(&self) -> Vec<OsString> {
         let absolute = |path: &PathBuf| std::path::absolute(path).unwrap_or_else(|_| path.clone());
-        let mut flags: Vec<OsString> = vec![
-            format!("--anonymous-auth={}", self.anonymous_auth).into(),
+        let mut flags: Vec<OsString> = self
+            .anonymous_auth
+            .map(|on| format!("--anonymous-auth={on}").into())
+            .into_iter()
+            .collect();
+        flags.extend([
             format!(
                 "--authentication-token-webhook-version={}",
                 self.authentication_token_webhook_version
@@ -74,7 +79,7 @@ impl TokenAuthArgs {
                 format_duration(self.authentication_token_webhook_cache_ttl)
             )
             .into(),
-        ];
+        ]);
         for (flag, path) in [
             ("--token-auth-file=", &self.token_auth_file),
             (
@@ -106,12 +111,19 @@ pub enum TokenAuthError {
         /// What is wrong with it.
         problem: String,
     },
+    /// `--anonymous-auth` and the authentication configuration's `anonymous` block both say
+    /// whether anonymous requests are allowed (R-ACC-147).
+    #[error(
+        "--anonymous-auth cannot be set when anonymous is configured in the authentication \
+         configuration file"
+    )]
+    AnonymousTwice,
 }
 
 /// The checked token flags.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TokenAuthSettings {
-    anonymous: bool,
+    anonymous: Option<Anonymous>,
     token_file: Option<PathBuf>,
     webhook: Option<PathBuf>,
     webhook_version: ReviewVersion,
@@ -121,25 +133,41 @@ pub struct TokenAuthSettings {
 impl Default for TokenAuthSettings {
     /// The settings of the flags' defaults: anonymous access on, no file, no webhook.
     fn default() -> Self {
-        Self::from_args(&TokenAuthArgs::default())
+        Self {
+            anonymous: Some(Anonymous::default()),
+            token_file: None,
+            webhook: None,
+            webhook_version: ReviewVersion::default(),
+            webhook_cache_ttl: TokenAuthArgs::default().authentication_token_webhook_cache_ttl,
+        }
     }
 }
 
 impl TokenAuthSettings {
-    /// The settings of `args`.
-    pub fn from_args(args: &TokenAuthArgs) -> Self {
-        Self {
-            anonymous: args.anonymous_auth,
+    /// The settings of `args`, with the authentication configuration file's `anonymous` block
+    /// `from_file` if it has one (the two cannot both be given).
+    pub fn from_args(
+        args: &TokenAuthArgs,
+        from_file: Option<AnonymousSettings>,
+    ) -> Result<Self, TokenAuthError> {
+        let anonymous = match (args.anonymous_auth, from_file) {
+            (Some(_), Some(_)) => return Err(TokenAuthError::AnonymousTwice),
+            (Some(on), None) => on.then(Anonymous::default),
+            (None, Some(file)) => file.enabled.then_some(Anonymous { paths: file.paths }),
+            (None, None) => Some(Anonymous::default()),
+        };
+        Ok(Self {
+            anonymous,
             token_file: args.token_auth_file.clone(),
             webhook: args.authentication_token_webhook_config_file.clone(),
             webhook_version: ReviewVersion::parse(&args.authentication_token_webhook_version)
                 .unwrap_or_default(),
             webhook_cache_ttl: args.authentication_token_webhook_cache_ttl,
-        }
+        })
     }
 
     /// Reads the token file and the webhook's kubeconfig and puts them into `methods` (the
-    /// file before the webhook, kube-apiserver's order), with anonymous access when on.
+    /// webhook last, kube-apiserver's order), with anonymous access when on.
     pub fn install(
         &self,
         methods: &mut AuthenticationMethods,
@@ -160,9 +188,9 @@ impl TokenAuthSettings {
                 path: path.clone(),
                 problem,
             })?;
-            methods.tokens.push(Arc::new(webhook));
+            methods.webhook = Some(Arc::new(webhook));
         }
-        methods.anonymous = self.anonymous.then(Anonymous::default);
+        methods.anonymous.clone_from(&self.anonymous);
         Ok(())
     }
 }
@@ -185,39 +213,69 @@ mod tests {
             .tokens
     }
 
-    // R-ACC-146, R-ACC-147, R-ACC-094, R-ACC-127: anonymous on by default and switched by
+    fn installed(args: &TokenAuthArgs, from_file: Option<AnonymousSettings>) -> Option<Anonymous> {
+        let mut methods = AuthenticationMethods::default();
+        TokenAuthSettings::from_args(args, from_file)
+            .expect("valid")
+            .install(&mut methods, Flavor::Kubernetes)
+            .expect("nothing to read");
+        methods.anonymous
+    }
+
+    // R-ACC-146, R-ACC-094, R-ACC-127: anonymous on by default and switched by
     // `--anonymous-auth`; the webhook's version v1beta1 and cache TTL 2m by default.
     #[test]
     fn defaults_and_switches() {
         let defaults = parse(&[]);
         assert_eq!(defaults, TokenAuthArgs::default());
-        assert!(defaults.anonymous_auth);
+        assert_eq!(defaults.anonymous_auth, None);
         assert_eq!(defaults.authentication_token_webhook_version, "v1beta1");
         assert_eq!(
             defaults.authentication_token_webhook_cache_ttl,
             Duration::from_secs(120)
         );
-        assert!(!parse(&["--anonymous-auth=false"]).anonymous_auth);
-        assert!(parse(&["--anonymous-auth"]).anonymous_auth);
+        assert_eq!(parse(&["--anonymous-auth"]).anonymous_auth, Some(true));
         assert!(
             Flags::try_parse_from(["apiary", "--authentication-token-webhook-version=v2"]).is_err()
         );
-        let mut methods = AuthenticationMethods::default();
-        TokenAuthSettings::from_args(&parse(&["--anonymous-auth=false"]))
-            .install(&mut methods, Flavor::Kubernetes)
-            .expect("nothing to read");
-        assert_eq!(methods.anonymous, None);
-        TokenAuthSettings::from_args(&defaults)
-            .install(&mut methods, Flavor::Kubernetes)
-            .expect("nothing to read");
-        assert_eq!(methods.anonymous, Some(Anonymous::default()));
+        assert_eq!(installed(&parse(&["--anonymous-auth=false"]), None), None);
+        assert_eq!(installed(&defaults, None), Some(Anonymous::default()));
+        assert_eq!(
+            TokenAuthSettings::default(),
+            TokenAuthSettings::from_args(&defaults, None).expect("valid")
+        );
+    }
+
+    // R-ACC-147, R-ACC-047, R-ACC-048: the configuration file's `anonymous` block decides when
+    // `--anonymous-auth` is not given, and both together are refused.
+    #[test]
+    fn the_file_or_the_flag_decides_anonymous_access() {
+        let file = |enabled: bool| AnonymousSettings {
+            enabled,
+            paths: vec!["/livez".to_owned()],
+        };
+        assert_eq!(
+            installed(&parse(&[]), Some(file(true))),
+            Some(Anonymous {
+                paths: vec!["/livez".to_owned()]
+            })
+        );
+        assert_eq!(installed(&parse(&[]), Some(file(false))), None);
+        for flag in ["--anonymous-auth=true", "--anonymous-auth=false"] {
+            assert_eq!(
+                TokenAuthSettings::from_args(&parse(&[flag]), Some(file(true))),
+                Err(TokenAuthError::AnonymousTwice),
+                "{flag}"
+            );
+        }
     }
 
     // R-ACC-118: the token file is read at start-up; a missing file stops it.
     #[test]
     fn a_missing_token_file_stops_start_up() {
         let args = parse(&["--token-auth-file=/nonexistent/tokens.csv"]);
-        let error = TokenAuthSettings::from_args(&args)
+        let error = TokenAuthSettings::from_args(&args, None)
+            .expect("valid")
             .install(&mut AuthenticationMethods::default(), Flavor::Kubernetes)
             .expect_err("missing");
         assert!(
