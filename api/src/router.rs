@@ -24,6 +24,7 @@ use crate::auth::Attributes;
 use crate::auth::AuthContext;
 use crate::auth::AuthenticatorChain;
 use crate::auth::AuthorizerChain;
+use crate::auth::RequestHeaderAuthenticator;
 use crate::compression;
 use crate::config::ApiConfig;
 use crate::config::Clock;
@@ -60,6 +61,7 @@ struct AppState {
     registry: Arc<Registry>,
     authn: AuthenticatorChain,
     api_audiences: Arc<[String]>,
+    request_header: Option<Arc<RequestHeaderAuthenticator>>,
     authz: AuthorizerChain,
     clock: Arc<dyn Clock>,
     random: RandomSource,
@@ -95,6 +97,7 @@ pub fn router(storage: Arc<dyn Storage>, config: ApiConfig) -> Router {
     let state = AppState {
         flow_control,
         authn,
+        request_header: config.authentication.request_header.clone(),
         api_audiences: config.authentication.api_audiences.into(),
         storage,
         discovery,
@@ -203,7 +206,7 @@ async fn pipeline(
     query: &QueryParams,
     info: &RequestInfo,
 ) -> Result<Response, ApiError> {
-    let (parts, body) = request.into_parts();
+    let (mut parts, body) = request.into_parts();
     let context = AuthContext::new(
         state.clock.now(),
         &state.api_audiences,
@@ -218,6 +221,9 @@ async fn pipeline(
             return Err(error);
         }
     };
+    if let Some(proxy) = &state.request_header {
+        proxy.clear(&mut parts.headers);
+    }
     audit::received(&user, info).await?;
     let served = authorized(state, &parts, body, &user, info, query);
     let served = async { served.await.unwrap_or_else(IntoResponse::into_response) };

@@ -16,6 +16,7 @@ use clap::Subcommand;
 use clap::ValueEnum;
 
 use crate::audit::AuditArgs;
+use crate::authn::request_header::RequestHeaderArgs;
 use crate::duration::parse_duration;
 
 /// `apiary`: a replicated API server.
@@ -171,6 +172,9 @@ pub struct ServeArgs {
     /// API Priority and Fairness.
     #[command(flatten)]
     pub flow_control: FlowControlArgs,
+    /// The authenticating proxy.
+    #[command(flatten)]
+    pub request_header: RequestHeaderArgs,
 }
 
 /// `--max-object-bytes`: a positive number of bytes.
@@ -293,6 +297,9 @@ pub struct DevArgs {
     /// Flow-control flags, passed on to every replica.
     #[command(flatten)]
     pub flow_control: FlowControlArgs,
+    /// Authenticating proxy flags, passed on to every replica.
+    #[command(flatten)]
+    pub request_header: RequestHeaderArgs,
 }
 
 #[cfg(test)]

@@ -23,6 +23,8 @@ use apiary_raft::typ::NodeId;
 
 use crate::audit::AuditError;
 use crate::audit::AuditSettings;
+use crate::authn::request_header::RequestHeaderError;
+use crate::authn::request_header::RequestHeaderSettings;
 use crate::cli::ClusterState;
 use crate::cli::FlavorName;
 use crate::cli::FlowControlArgs;
@@ -39,6 +41,9 @@ pub enum ConfigError {
     /// An audit flag cannot be used.
     #[error("invalid audit flags")]
     Audit(#[from] AuditError),
+    /// The authenticating proxy flags cannot be used.
+    #[error("invalid authenticating proxy flags")]
+    RequestHeader(#[from] RequestHeaderError),
     /// An `--initial-cluster` member is not `name=url`.
     #[error("--initial-cluster member {member:?} is not name=url")]
     MalformedMember {
@@ -195,6 +200,8 @@ pub struct ServeConfig {
     pub flow_control: FlowControlSettings,
     /// Which metrics `/metrics` shows (`--show-hidden-metrics-for-version`).
     pub metrics_exposure: Exposure,
+    /// The authenticating proxy (`--requestheader-*`), if any.
+    pub request_header: Option<RequestHeaderSettings>,
 }
 
 impl ServeConfig {
@@ -269,6 +276,7 @@ impl ServeConfig {
                     .as_deref()
                     .unwrap_or_default(),
             )?,
+            request_header: args.request_header.settings()?,
         })
     }
 }

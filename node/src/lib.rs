@@ -26,6 +26,7 @@
 //! - [`dev`] holds the certificates, kubeconfig and child processes of `apiary dev`.
 
 pub mod audit;
+pub mod authn;
 pub mod backend;
 pub mod bootstrap;
 pub mod cli;

@@ -35,6 +35,7 @@ use apiary_api::RandomSource;
 use apiary_api::TokenSigner;
 use apiary_api::WatchSettings;
 use apiary_api::audit::AuditConfig;
+use apiary_api::auth::AuthenticationMethods;
 use apiary_api::auth::ClientCertificate;
 use apiary_api::flowcontrol::FlowControlSettings;
 use apiary_api::metrics::Exposure;
@@ -116,6 +117,8 @@ pub struct HostConfig {
     pub flow_control: FlowControlSettings,
     /// Which metrics `/metrics` shows (`--show-hidden-metrics-for-version`).
     pub metrics_exposure: Exposure,
+    /// How requests are authenticated.
+    pub authentication: AuthenticationMethods,
 }
 
 /// The replica's two bound sockets and how their connections are secured.
@@ -246,6 +249,7 @@ where
     api_config.audit = config.audit.clone();
     api_config.flow_control = config.flow_control;
     api_config.metrics = Metrics::new(config.metrics_exposure);
+    api_config.authentication = config.authentication.clone();
     crate::metrics::register_store_metrics(&api_config.metrics, replica.clone(), log_metrics);
     crate::object_counts::track_object_counts(&api_config.metrics, &replica);
     let mut app = apiary_api::router(storage.clone(), api_config);

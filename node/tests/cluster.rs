@@ -167,6 +167,7 @@ impl Cluster {
             audit: Default::default(),
             flow_control: Default::default(),
             metrics_exposure: apiary_api::metrics::Exposure::default(),
+            request_header: None,
         };
         let stop = CancellationToken::new();
         self.api.push(listeners.api.local_addr().unwrap());

@@ -373,6 +373,7 @@ async fn run_replica(software: HostSoftware, disk: SimDisk) -> turmoil::Result {
         livez_grace_period: Duration::ZERO,
         audit: Default::default(),
         flow_control: Default::default(),
+        authentication: Default::default(),
         metrics_exposure: Exposure::default(),
     };
     let parts = HostParts {

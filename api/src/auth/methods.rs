@@ -7,6 +7,7 @@ use std::sync::Arc;
 use super::Authenticator;
 use super::AuthenticatorChain;
 use super::BearerToken;
+use super::RequestHeaderAuthenticator;
 use super::TokenAuthenticator;
 use super::TokenChain;
 use super::X509Authenticator;
@@ -14,6 +15,9 @@ use super::X509Authenticator;
 /// How requests are authenticated.
 #[derive(Clone)]
 pub struct AuthenticationMethods {
+    /// The authenticating proxy (`--requestheader-*`), tried before everything else; the
+    /// pipeline removes its headers from every request once authentication is done.
+    pub request_header: Option<Arc<RequestHeaderAuthenticator>>,
     /// Authenticators of the request itself, tried first, in order.
     pub request: Vec<Arc<dyn Authenticator>>,
     /// Bearer token authenticators, asked in order after the request authenticators (and by
@@ -27,7 +31,8 @@ impl Default for AuthenticationMethods {
     /// Client certificates only.
     fn default() -> Self {
         Self {
-            request: vec![Arc::new(X509Authenticator)],
+            request_header: None,
+            request: vec![Arc::new(X509Authenticator::default())],
             tokens: Vec::new(),
             api_audiences: Vec::new(),
         }
@@ -39,7 +44,8 @@ impl AuthenticationMethods {
     /// asks too).
     pub fn chains(&self) -> (AuthenticatorChain, TokenChain) {
         let tokens = TokenChain::new(self.tokens.clone());
-        let mut request = self.request.clone();
+        let proxy = self.request_header.iter().map(|p| p.clone() as Arc<dyn Authenticator>);
+        let mut request: Vec<_> = proxy.chain(self.request.iter().cloned()).collect();
         if !tokens.is_empty() {
             request.push(Arc::new(BearerToken::new(tokens.clone())));
         }

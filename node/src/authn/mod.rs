@@ -1,0 +1,4 @@
+//! The node's side of authentication: the flags of each method and how they become the API's
+//! authenticators.
+
+pub mod request_header;
