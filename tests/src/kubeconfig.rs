@@ -64,12 +64,18 @@ pub fn install_crypto_provider() {
 
 /// The kube-rs configuration of `context` in the kubeconfig at `path`.
 pub async fn kube_config(path: &Path, context: &str) -> Result<Config> {
+    load(path, context, |_| ()).await
+}
+
+/// The kube-rs configuration of `context` in the kubeconfig at `path`, after `adjust`.
+async fn load(path: &Path, context: &str, adjust: impl FnOnce(&mut Kubeconfig)) -> Result<Config> {
     let error = |reason: String| HarnessError::Kubeconfig {
         path: path.to_path_buf(),
         context: context.to_owned(),
         reason,
     };
-    let kubeconfig = Kubeconfig::read_from(path).map_err(|e| error(e.to_string()))?;
+    let mut kubeconfig = Kubeconfig::read_from(path).map_err(|e| error(e.to_string()))?;
+    adjust(&mut kubeconfig);
     let options = KubeConfigOptions {
         context: Some(context.to_owned()),
         ..KubeConfigOptions::default()
@@ -82,7 +88,15 @@ pub async fn kube_config(path: &Path, context: &str) -> Result<Config> {
 /// Reads `context` from the kubeconfig at `path`.
 pub async fn endpoint(path: &Path, context: &str) -> Result<Endpoint> {
     install_crypto_provider();
-    let config = kube_config(path, context).await?;
+    // The plugin runs here, as [`Credentials::Exec`], not inside kube-rs as well.
+    let config = load(path, context, |kubeconfig| {
+        for user in &mut kubeconfig.auth_infos {
+            if let Some(info) = &mut user.auth_info {
+                info.exec = None;
+            }
+        }
+    })
+    .await?;
     let tls = config
         .rustls_client_config()
         .map_err(|e| HarnessError::Kubeconfig {

@@ -136,6 +136,24 @@ impl TestCa {
         })
     }
 
+    /// The CA whose subject is only `common_name` and whose private key is `key_pem` (a CA
+    /// that already exists, such as `apiary dev`'s), so its certificates chain to that CA.
+    pub fn from_key(common_name: &str, key_pem: &str) -> Result<Self> {
+        install_crypto_provider();
+        let key = KeyPair::from_pem(key_pem).map_err(rcgen_error)?;
+        let mut params = CertificateParams::new(Vec::<String>::new()).map_err(rcgen_error)?;
+        params.distinguished_name = rcgen::DistinguishedName::new();
+        params
+            .distinguished_name
+            .push(DnType::CommonName, common_name);
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        let pem = params.self_signed(&key).map_err(rcgen_error)?.pem();
+        Ok(Self {
+            issuer: Issuer::new(params, key),
+            pem,
+        })
+    }
+
     /// The CA certificate, PEM.
     pub fn pem(&self) -> &str {
         &self.pem

@@ -4,3 +4,4 @@
 
 mod t10_request_header;
 mod t20_client_ca_reload;
+mod t30_exec_plugin;
