@@ -228,3 +228,98 @@ impl ExecPlugin {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exec(api_version: &str, mode: Option<ExecInteractiveMode>, command: &str) -> ExecConfig {
+        ExecConfig {
+            api_version: Some(api_version.to_owned()),
+            command: Some(command.to_owned()),
+            args: None,
+            env: None,
+            drop_env: None,
+            install_hint: None,
+            interactive_mode: mode,
+            provide_cluster_info: false,
+            cluster: None,
+            other: Default::default(),
+        }
+    }
+
+    fn plugin(exec: &ExecConfig) -> Result<ExecPlugin> {
+        ExecPlugin::new(exec, Path::new("/etc/kube"), ClusterInfo::default())
+    }
+
+    // R-ACC-073, R-ACC-074: apiVersion v1 or v1beta1 of the flavor's group; interactiveMode
+    // is required in v1 and defaults to IfAvailable in v1beta1; a command with a directory
+    // resolves against the kubeconfig's directory, a bare name stays for PATH.
+    #[test]
+    fn exec_settings_are_checked_as_the_document_says() {
+        let v1 = "client.authentication.k8s.io/v1";
+        let beta = "client.authentication.platform.io/v1beta1";
+        assert!(plugin(&exec(v1, None, "p")).is_err());
+        let never = plugin(&exec(v1, Some(ExecInteractiveMode::Never), "./bin/p")).expect("v1");
+        assert_eq!(never.command, PathBuf::from("/etc/kube/./bin/p"));
+        assert_eq!(never.info_variable, "KUBERNETES_EXEC_INFO");
+        let default = plugin(&exec(beta, None, "p")).expect("v1beta1");
+        assert_eq!(default.interactive_mode, ExecInteractiveMode::IfAvailable);
+        assert_eq!(default.command, PathBuf::from("p"));
+        assert_eq!(default.info_variable, "PLATFORM_EXEC_INFO");
+        assert!(plugin(&exec("client.authentication.k8s.io/v2", None, "p")).is_err());
+        assert!(plugin(&exec(v1, Some(ExecInteractiveMode::Never), "")).is_err());
+    }
+
+    // R-ACC-074: Always needs a terminal; the harness runs without one.
+    #[tokio::test]
+    async fn always_interactive_fails_without_a_terminal() {
+        if std::io::stdin().is_terminal() {
+            return;
+        }
+        let always = exec(
+            "client.authentication.k8s.io/v1",
+            Some(ExecInteractiveMode::Always),
+            "/bin/true",
+        );
+        let error = plugin(&always).expect("valid").credential().await.expect_err("refused");
+        assert!(error.to_string().contains("/bin/true"), "{error}");
+    }
+
+    // R-ACC-076, R-ACC-077: an answer with neither a token nor a certificate pair is an error
+    // that names the plugin, never the credential; a token is cached until forgotten.
+    #[tokio::test]
+    async fn answers_are_checked_and_cached_until_forgotten() {
+        let dir = tempfile::tempdir().expect("dir");
+        let script = |name: &str, status: &str| {
+            let path = dir.path().join(name);
+            let body = format!(
+                "#!/bin/sh\necho run >> \"{}.runs\"\nprintf '%s' '{{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\",\"status\":{status}}}'\n",
+                path.display()
+            );
+            std::fs::write(&path, body).expect("script");
+            std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+                .expect("mode");
+            path
+        };
+        let v1 = "client.authentication.k8s.io/v1";
+        let half = script("half", r#"{"clientCertificateData":"secret-cert"}"#);
+        let half = exec(v1, Some(ExecInteractiveMode::Never), half.to_str().expect("path"));
+        let error = plugin(&half).expect("valid").credential().await.expect_err("refused");
+        assert!(!error.to_string().contains("secret-cert"), "{error}");
+        assert!(error.to_string().contains("half"), "{error}");
+
+        let token = script("token", r#"{"token":"t-1","expirationTimestamp":"2999-01-01T00:00:00Z"}"#);
+        let config = exec(v1, Some(ExecInteractiveMode::Never), token.to_str().expect("path"));
+        let plugin = plugin(&config).expect("valid");
+        let runs = || {
+            std::fs::read_to_string(dir.path().join("token.runs")).map_or(0, |r| r.lines().count())
+        };
+        assert_eq!(plugin.credential().await.expect("token"), Credential::Token("t-1".to_owned()));
+        plugin.credential().await.expect("cached");
+        assert_eq!(runs(), 1);
+        plugin.forget();
+        plugin.credential().await.expect("again");
+        assert_eq!(runs(), 2);
+    }
+}
