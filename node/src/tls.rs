@@ -365,3 +365,57 @@ impl ClientCertVerifier for AnyCaVerifier {
         self.signatures().supported_verify_schemes()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use rcgen::BasicConstraints;
+    use rcgen::CertificateParams;
+    use rcgen::DnType;
+    use rcgen::ExtendedKeyUsagePurpose;
+    use rcgen::IsCa;
+    use rcgen::Issuer;
+    use rcgen::KeyPair;
+
+    use super::*;
+
+    /// A CA's PEM and the DER of a client certificate it signed.
+    fn ca_and_client(name: &str) -> (String, Vec<u8>) {
+        let key = KeyPair::generate().expect("key");
+        let mut params = CertificateParams::new(Vec::<String>::new()).expect("params");
+        params.distinguished_name.push(DnType::CommonName, name);
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        let pem = params.self_signed(&key).expect("CA").pem();
+        let issuer = Issuer::new(params, key);
+        let mut leaf = CertificateParams::new(Vec::<String>::new()).expect("params");
+        leaf.distinguished_name.push(DnType::CommonName, "user");
+        leaf.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+        let leaf_key = KeyPair::generate().expect("key");
+        let der = leaf.signed_by(&leaf_key, &issuer).expect("leaf").der().to_vec();
+        (pem, der)
+    }
+
+    // R-ACC-115: a CA file may hold several CAs; a changed file is used once read again, a
+    // file without a usable CA keeps the previous CAs.
+    #[test]
+    fn ca_files_hold_several_cas_and_bad_contents_keep_the_previous() {
+        install_crypto_provider();
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("ca.crt");
+        let (first, first_client) = ca_and_client("first");
+        let (second, second_client) = ca_and_client("second");
+        std::fs::write(&path, &first).expect("write");
+        let ca = CaFile::load(&path).expect("loads");
+        assert!(ca.verify(&first_client).is_ok());
+        assert!(ca.verify(&second_client).is_err());
+        assert!(matches!(ca.reload(), Ok(false)));
+
+        std::fs::write(&path, "not a certificate\n").expect("write");
+        assert!(ca.reload().is_err());
+        assert!(ca.verify(&first_client).is_ok());
+
+        std::fs::write(&path, format!("{first}{second}")).expect("write");
+        assert!(matches!(ca.reload(), Ok(true)));
+        assert!(ca.verify(&first_client).is_ok());
+        assert!(ca.verify(&second_client).is_ok());
+    }
+}
