@@ -144,13 +144,14 @@ pub fn load_roots(path: &Path) -> Result<Arc<RootCertStore>, TlsError> {
 /// through (they may authenticate with a token, or be anonymous). `cas` are the CA files
 /// (the client CAs and the request-header CAs, as loaded from `files.client_ca` and
 /// `--requestheader-client-ca-file`); without any, no client certificate is asked for.
-pub fn api_server_config(files: &ApiTlsFiles, cas: &[Arc<CaFile>]) -> Result<Arc<ServerConfig>, TlsError> {
+pub fn api_server_config(
+    files: &ApiTlsFiles,
+    cas: &[Arc<CaFile>],
+) -> Result<Arc<ServerConfig>, TlsError> {
     let builder = if cas.is_empty() {
         ServerConfig::builder().with_no_client_auth()
     } else {
-        let verifier = AnyCaVerifier {
-            cas: cas.to_vec(),
-        };
+        let verifier = AnyCaVerifier { cas: cas.to_vec() };
         ServerConfig::builder().with_client_cert_verifier(Arc::new(verifier))
     };
     let mut config = builder
@@ -226,7 +227,10 @@ impl CaFile {
             return Ok(false);
         }
         let verifier = verifier_of(&self.path)?;
-        let mut current = self.current.write().unwrap_or_else(|poison| poison.into_inner());
+        let mut current = self
+            .current
+            .write()
+            .unwrap_or_else(|poison| poison.into_inner());
         *current = LoadedCas { contents, verifier };
         Ok(true)
     }
@@ -242,7 +246,9 @@ impl CaFile {
                     return;
                 };
                 match ca.reload() {
-                    Ok(true) => tracing::info!(path = %ca.path.display(), "CA file changed; using its new contents"),
+                    Ok(true) => {
+                        tracing::info!(path = %ca.path.display(), "CA file changed; using its new contents")
+                    }
                     Ok(false) => {}
                     Err(error) => tracing::warn!(
                         path = %ca.path.display(),
@@ -259,7 +265,9 @@ impl CaFile {
     }
 
     fn read_current(&self) -> std::sync::RwLockReadGuard<'_, LoadedCas> {
-        self.current.read().unwrap_or_else(|poison| poison.into_inner())
+        self.current
+            .read()
+            .unwrap_or_else(|poison| poison.into_inner())
     }
 }
 
@@ -335,7 +343,10 @@ impl ClientCertVerifier for AnyCaVerifier {
     ) -> Result<ClientCertVerified, rustls::Error> {
         let mut last = rustls::Error::General("no client CA configured".to_owned());
         for ca in &self.cas {
-            match ca.verifier().verify_client_cert(end_entity, intermediates, now) {
+            match ca
+                .verifier()
+                .verify_client_cert(end_entity, intermediates, now)
+            {
                 Ok(verified) => return Ok(verified),
                 Err(error) => last = error,
             }
@@ -390,7 +401,11 @@ mod tests {
         leaf.distinguished_name.push(DnType::CommonName, "user");
         leaf.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
         let leaf_key = KeyPair::generate().expect("key");
-        let der = leaf.signed_by(&leaf_key, &issuer).expect("leaf").der().to_vec();
+        let der = leaf
+            .signed_by(&leaf_key, &issuer)
+            .expect("leaf")
+            .der()
+            .to_vec();
         (pem, der)
     }
 

@@ -140,7 +140,9 @@ impl ExecPlugin {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Option<Cached>> {
-        self.cached.lock().unwrap_or_else(|poison| poison.into_inner())
+        self.cached
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
     }
 
     fn error(&self, reason: String) -> HarnessError {
@@ -183,7 +185,11 @@ impl ExecPlugin {
             .args(&self.args)
             .envs(self.env.iter().map(|(name, value)| (name, value)))
             .env(&self.info_variable, self.request(interactive).to_string())
-            .stdin(if interactive { Stdio::inherit() } else { Stdio::null() })
+            .stdin(if interactive {
+                Stdio::inherit()
+            } else {
+                Stdio::null()
+            })
             .stderr(Stdio::inherit())
             .kill_on_drop(true)
             .output()
@@ -202,7 +208,11 @@ impl ExecPlugin {
         }
         let status = &answer["status"];
         let text = |field: &str| status[field].as_str().filter(|s| !s.is_empty());
-        let credential = match (text("token"), text("clientCertificateData"), text("clientKeyData")) {
+        let credential = match (
+            text("token"),
+            text("clientCertificateData"),
+            text("clientKeyData"),
+        ) {
             (Some(token), None, None) => Credential::Token(token.to_owned()),
             (None, Some(cert), Some(key)) => Credential::Certificate(ClientCert {
                 cert_pem: cert.to_owned(),
@@ -282,7 +292,11 @@ mod tests {
             Some(ExecInteractiveMode::Always),
             "/bin/true",
         );
-        let error = plugin(&always).expect("valid").credential().await.expect_err("refused");
+        let error = plugin(&always)
+            .expect("valid")
+            .credential()
+            .await
+            .expect_err("refused");
         assert!(error.to_string().contains("/bin/true"), "{error}");
     }
 
@@ -304,18 +318,36 @@ mod tests {
         };
         let v1 = "client.authentication.k8s.io/v1";
         let half = script("half", r#"{"clientCertificateData":"secret-cert"}"#);
-        let half = exec(v1, Some(ExecInteractiveMode::Never), half.to_str().expect("path"));
-        let error = plugin(&half).expect("valid").credential().await.expect_err("refused");
+        let half = exec(
+            v1,
+            Some(ExecInteractiveMode::Never),
+            half.to_str().expect("path"),
+        );
+        let error = plugin(&half)
+            .expect("valid")
+            .credential()
+            .await
+            .expect_err("refused");
         assert!(!error.to_string().contains("secret-cert"), "{error}");
         assert!(error.to_string().contains("half"), "{error}");
 
-        let token = script("token", r#"{"token":"t-1","expirationTimestamp":"2999-01-01T00:00:00Z"}"#);
-        let config = exec(v1, Some(ExecInteractiveMode::Never), token.to_str().expect("path"));
+        let token = script(
+            "token",
+            r#"{"token":"t-1","expirationTimestamp":"2999-01-01T00:00:00Z"}"#,
+        );
+        let config = exec(
+            v1,
+            Some(ExecInteractiveMode::Never),
+            token.to_str().expect("path"),
+        );
         let plugin = plugin(&config).expect("valid");
         let runs = || {
             std::fs::read_to_string(dir.path().join("token.runs")).map_or(0, |r| r.lines().count())
         };
-        assert_eq!(plugin.credential().await.expect("token"), Credential::Token("t-1".to_owned()));
+        assert_eq!(
+            plugin.credential().await.expect("token"),
+            Credential::Token("t-1".to_owned())
+        );
         plugin.credential().await.expect("cached");
         assert_eq!(runs(), 1);
         plugin.forget();

@@ -153,17 +153,22 @@ pub fn credentials(path: &Path, context: &str) -> Result<Credentials> {
             .find(|c| c.name == named.cluster)
             .and_then(|c| c.cluster.clone())
             .unwrap_or_default();
-        let certificate_authority = match (&cluster.certificate_authority_data, &cluster.certificate_authority) {
+        let certificate_authority = match (
+            &cluster.certificate_authority_data,
+            &cluster.certificate_authority,
+        ) {
             (Some(data), _) => {
                 use base64::Engine;
                 base64::engine::general_purpose::STANDARD
                     .decode(data)
                     .map_err(|e| error(format!("certificate-authority-data: {e}")))?
             }
-            (None, Some(file)) => std::fs::read(dir.join(file)).map_err(|source| HarnessError::Io {
-                path: dir.join(file),
-                source,
-            })?,
+            (None, Some(file)) => {
+                std::fs::read(dir.join(file)).map_err(|source| HarnessError::Io {
+                    path: dir.join(file),
+                    source,
+                })?
+            }
             (None, None) => Vec::new(),
         };
         let extension = |group: &str| {
@@ -180,7 +185,9 @@ pub fn credentials(path: &Path, context: &str) -> Result<Credentials> {
             config: extension(exec_group(crate::Flavor::Kubernetes))
                 .or_else(|| extension(exec_group(crate::Flavor::Platform))),
         };
-        return Ok(Credentials::Exec(Arc::new(ExecPlugin::new(exec, dir, info)?)));
+        return Ok(Credentials::Exec(Arc::new(ExecPlugin::new(
+            exec, dir, info,
+        )?)));
     }
     // kube's secret strings serialize as they were read.
     let fields = serde_json::to_value(&user).map_err(|e| error(e.to_string()))?;

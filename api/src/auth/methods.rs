@@ -44,7 +44,10 @@ impl AuthenticationMethods {
     /// asks too).
     pub fn chains(&self) -> (AuthenticatorChain, TokenChain) {
         let tokens = TokenChain::new(self.tokens.clone());
-        let proxy = self.request_header.iter().map(|p| p.clone() as Arc<dyn Authenticator>);
+        let proxy = self
+            .request_header
+            .iter()
+            .map(|p| p.clone() as Arc<dyn Authenticator>);
         let mut request: Vec<_> = proxy.chain(self.request.iter().cloned()).collect();
         if !tokens.is_empty() {
             request.push(Arc::new(BearerToken::new(tokens.clone())));

@@ -249,8 +249,14 @@ mod tests {
     fn first_non_empty_username_header_wins() {
         let auth = authenticator(true, &[]);
         let user = |pairs| auth.user_of(&headers(pairs)).map(|user| user.name);
-        assert_eq!(user(&[("x-other-user", "bob"), ("X-REMOTE-USER", "alice")]), Some("alice".to_owned()));
-        assert_eq!(user(&[("x-remote-user", ""), ("x-other-user", "bob")]), Some("bob".to_owned()));
+        assert_eq!(
+            user(&[("x-other-user", "bob"), ("X-REMOTE-USER", "alice")]),
+            Some("alice".to_owned())
+        );
+        assert_eq!(
+            user(&[("x-remote-user", ""), ("x-other-user", "bob")]),
+            Some("bob".to_owned())
+        );
         assert_eq!(user(&[("x-remote-group", "dev")]), None);
         let with_uid = auth.user_of(&headers(&[("x-remote-user", "a"), ("x-remote-uid", "42")]));
         assert_eq!(with_uid.expect("user").uid, "42");
@@ -292,7 +298,9 @@ mod tests {
     fn proxy_cert(cn: &str) -> Vec<u8> {
         let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("params");
         params.distinguished_name = rcgen::DistinguishedName::new();
-        params.distinguished_name.push(rcgen::DnType::CommonName, cn);
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, cn);
         let key = rcgen::KeyPair::generate().expect("key");
         params.self_signed(&key).expect("cert").der().to_vec()
     }
@@ -303,10 +311,22 @@ mod tests {
     fn headers_count_only_from_a_verified_allowed_proxy() {
         let cert = proxy_cert("front-proxy");
         assert!(authenticator(true, &[]).check_proxy(&cert).is_ok());
-        assert!(authenticator(true, &["front-proxy"]).check_proxy(&cert).is_ok());
+        assert!(
+            authenticator(true, &["front-proxy"])
+                .check_proxy(&cert)
+                .is_ok()
+        );
         assert!(authenticator(false, &[]).check_proxy(&cert).is_err());
-        assert!(authenticator(false, &["front-proxy"]).check_proxy(&cert).is_err());
-        assert!(authenticator(true, &["other-proxy"]).check_proxy(&cert).is_err());
+        assert!(
+            authenticator(false, &["front-proxy"])
+                .check_proxy(&cert)
+                .is_err()
+        );
+        assert!(
+            authenticator(true, &["other-proxy"])
+                .check_proxy(&cert)
+                .is_err()
+        );
     }
 
     // R-ACC-128: once read, the proxy's headers are removed from the request.

@@ -100,7 +100,10 @@ impl RequestHeaderArgs {
             ("username-headers", &self.requestheader_username_headers),
             ("uid-headers", &self.requestheader_uid_headers),
             ("group-headers", &self.requestheader_group_headers),
-            ("extra-headers-prefix", &self.requestheader_extra_headers_prefix),
+            (
+                "extra-headers-prefix",
+                &self.requestheader_extra_headers_prefix,
+            ),
             ("allowed-names", &self.requestheader_allowed_names),
         ];
         for (name, values) in lists {
@@ -148,7 +151,11 @@ mod tests {
     // The flags `apiary dev` passes on parse back to the same flags.
     #[test]
     fn replica_flags_round_trip() {
-        let original = args(Some("/ca.crt"), &["X-Remote-User", "X-User"], &["X-Remote-Group"]);
+        let original = args(
+            Some("/ca.crt"),
+            &["X-Remote-User", "X-User"],
+            &["X-Remote-Group"],
+        );
         let flags = original.replica_flags();
         #[derive(clap::Parser)]
         struct Probe {

@@ -26,13 +26,23 @@ async fn who(client: &HttpClient) -> (StatusCode, Value) {
 }
 
 /// A client of replica 1 presenting `cert` (none: no certificate) with `headers`.
-fn client(cluster: &DevCluster, cert: Option<&ClientCert>, headers: &[(&'static str, &str)]) -> HttpClient {
+fn client(
+    cluster: &DevCluster,
+    cert: Option<&ClientCert>,
+    headers: &[(&'static str, &str)],
+) -> HttpClient {
     let server_ca = fs::read_to_string(cluster.dir().join("ca.crt")).expect("cluster CA");
     let tls = client_config(&server_ca, cert).expect("client TLS");
-    let base = cluster.client(1).expect("replica 1").base().parse().expect("base URL");
-    headers.iter().fold(HttpClient::new(&base, Some(tls)), |client, (name, value)| {
-        client.with_header(name, value).expect("header")
-    })
+    let base = cluster
+        .client(1)
+        .expect("replica 1")
+        .base()
+        .parse()
+        .expect("base URL");
+    headers.iter().fold(
+        HttpClient::new(&base, Some(tls)),
+        |client, (name, value)| client.with_header(name, value).expect("header"),
+    )
 }
 
 // R-ACC-128, R-ACC-129, R-ACC-130, R-ACC-131, R-ACC-132
@@ -46,14 +56,19 @@ async fn a_verified_allowed_proxy_names_the_user_and_nobody_else_can() {
         nodes: 1,
         ..DevOptions::flavor(Flavor::Kubernetes)
     }
-    .flag(&format!("--requestheader-client-ca-file={}", proxy_ca_file.display()))
+    .flag(&format!(
+        "--requestheader-client-ca-file={}",
+        proxy_ca_file.display()
+    ))
     .flag("--requestheader-username-headers=X-Remote-User,X-Forwarded-User")
     .flag("--requestheader-uid-headers=X-Remote-Uid")
     .flag("--requestheader-group-headers=X-Remote-Group")
     .flag("--requestheader-extra-headers-prefix=X-Remote-Extra-")
     .flag("--requestheader-allowed-names=front-proxy");
     let cluster = DevCluster::start(options).await.expect("cluster");
-    let proxy = proxy_ca.client_cert("front-proxy", &[]).expect("proxy cert");
+    let proxy = proxy_ca
+        .client_cert("front-proxy", &[])
+        .expect("proxy cert");
     let headers = [
         ("x-remote-user", ""),
         ("X-Forwarded-User", "alice"),
@@ -67,8 +82,16 @@ async fn a_verified_allowed_proxy_names_the_user_and_nobody_else_can() {
     assert_eq!(status, StatusCode::CREATED, "{user}");
     assert_eq!(user["username"], "alice", "{user}");
     assert_eq!(user["uid"], "alice-1", "{user}");
-    assert_eq!(user["groups"], json!(["devs", "qa", "system:authenticated"]), "{user}");
-    assert_eq!(user["extra"], json!({"example.org/scopes": ["read"]}), "{user}");
+    assert_eq!(
+        user["groups"],
+        json!(["devs", "qa", "system:authenticated"]),
+        "{user}"
+    );
+    assert_eq!(
+        user["extra"],
+        json!({"example.org/scopes": ["read"]}),
+        "{user}"
+    );
 
     // The CA signed it, but its common name is not an allowed proxy's: nobody.
     let stranger = proxy_ca.client_cert("other-proxy", &[]).expect("cert");

@@ -34,14 +34,23 @@ async fn a_ca_added_to_the_client_ca_file_lets_its_certificates_in_without_resta
     let rotated = TestCa::generate("rotated-client-ca").expect("CA");
     let carol = rotated.client_cert("carol", &["ops"]).expect("cert");
     let tls = client_config(&server_ca, Some(&carol)).expect("client TLS");
-    let base = cluster.client(1).expect("replica 1").base().parse().expect("base URL");
+    let base = cluster
+        .client(1)
+        .expect("replica 1")
+        .base()
+        .parse()
+        .expect("base URL");
     let review = json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"});
     let path = "/apis/authentication.k8s.io/v1/selfsubjectreviews";
 
     // Not trusted yet: the handshake or the request fails.
-    let before = HttpClient::new(&base, Some(tls.clone())).post(path, &review).await;
+    let before = HttpClient::new(&base, Some(tls.clone()))
+        .post(path, &review)
+        .await;
     assert!(
-        before.as_ref().map_or(true, |reply| reply.status == StatusCode::UNAUTHORIZED),
+        before
+            .as_ref()
+            .map_or(true, |reply| reply.status == StatusCode::UNAUTHORIZED),
         "{:?}",
         before.map(|reply| reply.text())
     );
@@ -57,17 +66,27 @@ async fn a_ca_added_to_the_client_ca_file_lets_its_certificates_in_without_resta
     let deadline = Instant::now() + RELOAD_DEADLINE;
     let user = loop {
         // A new client: a new connection, as the reloaded CAs apply to new connections.
-        let reply = HttpClient::new(&base, Some(tls.clone())).post(path, &review).await;
+        let reply = HttpClient::new(&base, Some(tls.clone()))
+            .post(path, &review)
+            .await;
         if let Ok(reply) = &reply
             && reply.status == StatusCode::CREATED
         {
             break reply.json(path).expect("JSON")["status"]["userInfo"].clone();
         }
-        assert!(Instant::now() < deadline, "still refused: {:?}", reply.map(|r| r.text()));
+        assert!(
+            Instant::now() < deadline,
+            "still refused: {:?}",
+            reply.map(|r| r.text())
+        );
         tokio::time::sleep(Duration::from_millis(250)).await;
     };
     assert_eq!(user["username"], "carol", "{user}");
-    assert_eq!(user["groups"], json!(["ops", "system:authenticated"]), "{user}");
+    assert_eq!(
+        user["groups"],
+        json!(["ops", "system:authenticated"]),
+        "{user}"
+    );
 
     // The CA that was there before still counts: the admin's certificate keeps working.
     let fresh = HttpClient::new(&base, Some(admin_tls(&cluster, &server_ca)));

@@ -118,7 +118,9 @@ async fn exec_plugins_give_certificates_and_tokens() {
         })
     };
     write_kubeconfig(&config, &cluster, &server, exec(false));
-    let endpoint = kubeconfig::endpoint(&config, "exec").await.expect("endpoint");
+    let endpoint = kubeconfig::endpoint(&config, "exec")
+        .await
+        .expect("endpoint");
     let client = HttpClient::for_endpoint(&endpoint);
     assert_eq!(user(&client).await, (StatusCode::CREATED, json!("admin")));
     assert_eq!(user(&client).await, (StatusCode::CREATED, json!("admin")));
@@ -127,18 +129,36 @@ async fn exec_plugins_give_certificates_and_tokens() {
         serde_json::from_str(&fs::read_to_string(certs.join("request-1.json")).expect("request"))
             .expect("JSON request");
     assert_eq!(request["kind"], "ExecCredential", "{request}");
-    assert_eq!(request["apiVersion"], "client.authentication.k8s.io/v1", "{request}");
+    assert_eq!(
+        request["apiVersion"], "client.authentication.k8s.io/v1",
+        "{request}"
+    );
     assert_eq!(request["spec"]["interactive"], false, "{request}");
     let described = &request["spec"]["cluster"];
-    assert_eq!(described["server"].as_str().map(|s| s.trim_end_matches('/')), Some(server.as_str()));
+    assert_eq!(
+        described["server"]
+            .as_str()
+            .map(|s| s.trim_end_matches('/')),
+        Some(server.as_str())
+    );
     let ca = fs::read(dev.join("ca.crt")).expect("cluster CA");
-    assert_eq!(described["certificate-authority-data"], STANDARD.encode(ca), "{request}");
-    assert_eq!(described["config"], json!({"audience": "apiary"}), "{request}");
+    assert_eq!(
+        described["certificate-authority-data"],
+        STANDARD.encode(ca),
+        "{request}"
+    );
+    assert_eq!(
+        described["config"],
+        json!({"audience": "apiary"}),
+        "{request}"
+    );
 
     // An expired credential runs the plugin again; its new certificate needs new connections.
     fs::remove_file(certs.join("runs")).expect("runs reset");
     write_kubeconfig(&config, &cluster, &server, exec(true));
-    let endpoint = kubeconfig::endpoint(&config, "exec").await.expect("endpoint");
+    let endpoint = kubeconfig::endpoint(&config, "exec")
+        .await
+        .expect("endpoint");
     let client = HttpClient::for_endpoint(&endpoint);
     assert_eq!(user(&client).await, (StatusCode::CREATED, json!("admin")));
     assert_eq!(user(&client).await, (StatusCode::CREATED, json!("dave")));
@@ -171,7 +191,9 @@ async fn exec_plugins_give_certificates_and_tokens() {
     });
     let token_config = work.path().join("token-kubeconfig");
     write_kubeconfig(&token_config, &cluster, &server, exec);
-    let endpoint = kubeconfig::endpoint(&token_config, "exec").await.expect("endpoint");
+    let endpoint = kubeconfig::endpoint(&token_config, "exec")
+        .await
+        .expect("endpoint");
     let client = HttpClient::for_endpoint(&endpoint);
     let (status, _) = user(&client).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
