@@ -206,7 +206,7 @@ impl CaFile {
     /// Reads the CA bundle at `path` (one or more CAs); fails when it holds no usable CA.
     pub fn load(path: &Path) -> Result<Arc<Self>, TlsError> {
         let contents = read_file(path)?;
-        let verifier = verifier_of(path)?;
+        let verifier = verifier_of(path, &contents)?;
         Ok(Arc::new(Self {
             path: path.to_owned(),
             current: RwLock::new(LoadedCas { contents, verifier }),
@@ -226,7 +226,7 @@ impl CaFile {
         if self.read_current().contents == contents {
             return Ok(false);
         }
-        let verifier = verifier_of(&self.path)?;
+        let verifier = verifier_of(&self.path, &contents)?;
         let mut current = self
             .current
             .write()
@@ -287,9 +287,27 @@ fn read_file(path: &Path) -> Result<Vec<u8>, TlsError> {
     })
 }
 
-/// A verifier of client certificates against every CA in the PEM file at `path`.
-fn verifier_of(path: &Path) -> Result<Arc<dyn ClientCertVerifier>, TlsError> {
-    WebPkiClientVerifier::builder(load_roots(path)?)
+/// A verifier of client certificates against every CA in `contents`, the PEM file at `path`.
+fn verifier_of(path: &Path, contents: &[u8]) -> Result<Arc<dyn ClientCertVerifier>, TlsError> {
+    let pem_error = |source| TlsError::Pem {
+        path: path.to_owned(),
+        source,
+    };
+    let mut roots = RootCertStore::empty();
+    for cert in CertificateDer::pem_slice_iter(contents) {
+        roots
+            .add(cert.map_err(pem_error)?)
+            .map_err(|source| TlsError::TrustAnchor {
+                path: path.to_owned(),
+                source,
+            })?;
+    }
+    if roots.is_empty() {
+        return Err(TlsError::NoCertificate {
+            path: path.to_owned(),
+        });
+    }
+    WebPkiClientVerifier::builder(Arc::new(roots))
         .allow_unauthenticated()
         .build()
         .map_err(|source| TlsError::Verifier {
