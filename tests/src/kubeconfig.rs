@@ -199,3 +199,45 @@ pub fn credentials(path: &Path, context: &str) -> Result<Credentials> {
         None => Credentials::None,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// A kubeconfig in `dir` whose context `c` has user `user` (JSON).
+    fn kubeconfig(dir: &Path, user: serde_json::Value) -> PathBuf {
+        let path = dir.join("kubeconfig");
+        let config = json!({
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": "k", "cluster": {"server": "https://127.0.0.1:1"}}],
+            "users": [{"name": "u", "user": user}],
+            "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}],
+        });
+        std::fs::write(&path, config.to_string()).expect("kubeconfig written");
+        path
+    }
+
+    // Kubeconfig users with `token`, `tokenFile` (relative to the file) and `exec` are read.
+    #[test]
+    fn token_token_file_and_exec_users_are_read() {
+        let dir = tempfile::tempdir().expect("dir");
+        let token = credentials(&kubeconfig(dir.path(), json!({"token": "abc"})), "c");
+        assert!(matches!(token, Ok(Credentials::Token(t)) if t == "abc"));
+        let file = credentials(&kubeconfig(dir.path(), json!({"tokenFile": "t.txt"})), "c");
+        assert!(matches!(file, Ok(Credentials::TokenFile(p)) if p == dir.path().join("t.txt")));
+        let exec = json!({"exec": {
+            "apiVersion": "client.authentication.k8s.io/v1beta1",
+            "command": "plugin",
+        }});
+        let exec = credentials(&kubeconfig(dir.path(), exec), "c");
+        assert!(matches!(exec, Ok(Credentials::Exec(_))));
+        assert!(matches!(
+            credentials(&kubeconfig(dir.path(), json!({})), "c"),
+            Ok(Credentials::None)
+        ));
+        assert!(credentials(&kubeconfig(dir.path(), json!({})), "missing").is_err());
+    }
+}
