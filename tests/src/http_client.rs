@@ -395,3 +395,102 @@ impl HttpClient {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use kube::config::ExecConfig;
+    use tokio::io::AsyncReadExt;
+    use tokio::io::AsyncWriteExt;
+    use tokio::net::TcpListener;
+
+    use super::*;
+    use crate::exec_credential::ClusterInfo;
+    use crate::exec_credential::ExecPlugin;
+
+    /// A plain HTTP server that records every request's `Authorization` and answers 401 to
+    /// the token `tok-1`, 200 to anything else.
+    async fn recording_server() -> (Uri, Arc<Mutex<Vec<String>>>) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let base: Uri = format!("http://{}", listener.local_addr().expect("addr"))
+            .parse()
+            .expect("uri");
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let record = seen.clone();
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                let record = record.clone();
+                tokio::spawn(async move {
+                    let mut head = Vec::new();
+                    let mut byte = [0u8; 1];
+                    while socket.read(&mut byte).await.is_ok_and(|n| n == 1) {
+                        head.push(byte[0]);
+                        if !head.ends_with(b"\r\n\r\n") {
+                            continue;
+                        }
+                        let text = String::from_utf8_lossy(&head).to_lowercase();
+                        let authorization = text
+                            .lines()
+                            .find_map(|line| line.strip_prefix("authorization: "))
+                            .unwrap_or_default()
+                            .to_owned();
+                        let status = if authorization == "bearer tok-1" {
+                            "401 Unauthorized"
+                        } else {
+                            "200 OK"
+                        };
+                        record.lock().expect("lock").push(authorization);
+                        let answer = format!("HTTP/1.1 {status}\r\ncontent-length: 0\r\n\r\n");
+                        if socket.write_all(answer.as_bytes()).await.is_err() {
+                            return;
+                        }
+                        head.clear();
+                    }
+                });
+            }
+        });
+        (base, seen)
+    }
+
+    // R-ACC-076, R-ACC-077: a plugin's token goes out as a bearer token and is cached; after
+    // a 401 the plugin runs again and the request is retried once with its new token.
+    #[tokio::test]
+    async fn plugin_tokens_are_sent_cached_and_renewed_after_a_401() {
+        let dir = tempfile::tempdir().expect("dir");
+        let runs = dir.path().join("runs");
+        let plugin = dir.path().join("plugin");
+        let script = format!(
+            "#!/bin/sh\necho run >> '{runs}'\nprintf '{{\"apiVersion\":\"client.authentication.k8s.io/v1beta1\",\"kind\":\"ExecCredential\",\"status\":{{\"token\":\"tok-%s\"}}}}' \"$(wc -l < '{runs}' | tr -d ' ')\"\n",
+            runs = runs.display()
+        );
+        std::fs::write(&plugin, script).expect("plugin");
+        std::fs::set_permissions(&plugin, std::fs::Permissions::from_mode(0o755)).expect("mode");
+        let exec = ExecConfig {
+            api_version: Some("client.authentication.k8s.io/v1beta1".to_owned()),
+            command: Some(plugin.display().to_string()),
+            args: None,
+            env: None,
+            drop_env: None,
+            install_hint: None,
+            interactive_mode: None,
+            provide_cluster_info: false,
+            cluster: None,
+            other: Default::default(),
+        };
+        let plugin = ExecPlugin::new(&exec, dir.path(), ClusterInfo::default()).expect("plugin");
+        let (server, seen) = recording_server().await;
+        let endpoint = Endpoint {
+            context: "c".to_owned(),
+            server,
+            tls: roots_client_config(RootCertStore::empty(), None).expect("tls"),
+            roots: Arc::new(RootCertStore::empty()),
+            credentials: Credentials::Exec(Arc::new(plugin)),
+        };
+        let client = HttpClient::for_endpoint(&endpoint);
+        assert_eq!(client.get("/a").await.expect("sent").status, StatusCode::OK);
+        assert_eq!(client.get("/b").await.expect("sent").status, StatusCode::OK);
+        let seen = seen.lock().expect("lock").clone();
+        assert_eq!(seen, vec!["bearer tok-1", "bearer tok-2", "bearer tok-2"]);
+    }
+}
