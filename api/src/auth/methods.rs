@@ -18,7 +18,7 @@ pub struct AuthenticationMethods {
     /// The authenticating proxy (`--requestheader-*`), tried before everything else; the
     /// pipeline removes its headers from every request once authentication is done.
     pub request_header: Option<Arc<RequestHeaderAuthenticator>>,
-    /// Authenticators of the request itself, tried first, in order.
+    /// Authenticators of the request itself, tried in order (after the proxy).
     pub request: Vec<Arc<dyn Authenticator>>,
     /// Bearer token authenticators, asked in order after the request authenticators (and by
     /// TokenReview).
