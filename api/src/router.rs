@@ -26,6 +26,7 @@ use crate::auth::AuthContext;
 use crate::auth::AuthenticatorChain;
 use crate::auth::AuthorizerChain;
 use crate::auth::Impersonation;
+use crate::auth::RequestHeaderAuthenticator;
 use crate::compression;
 use crate::config::ApiConfig;
 use crate::config::Clock;
@@ -62,6 +63,7 @@ struct AppState {
     registry: Arc<Registry>,
     authn: AuthenticatorChain,
     api_audiences: Arc<[String]>,
+    request_header: Option<Arc<RequestHeaderAuthenticator>>,
     authz: AuthorizerChain,
     impersonation: Impersonation,
     clock: Arc<dyn Clock>,
@@ -106,6 +108,7 @@ pub fn router(storage: Arc<dyn Storage>, config: ApiConfig) -> Router {
     let state = AppState {
         flow_control,
         authn,
+        request_header: config.authentication.request_header.clone(),
         api_audiences: config.authentication.api_audiences.into(),
         storage,
         discovery,
@@ -230,6 +233,9 @@ async fn pipeline(
             return Err(error);
         }
     };
+    if let Some(proxy) = &state.request_header {
+        proxy.clear(&mut parts.headers);
+    }
     audit::received(&user, info).await?;
     let user = state
         .impersonation

@@ -17,6 +17,7 @@ use clap::ValueEnum;
 
 use crate::audit::AuditArgs;
 use crate::authn::jwt::JwtArgs;
+use crate::authn::request_header::RequestHeaderArgs;
 use crate::authn::token_flags::TokenAuthArgs;
 use crate::duration::parse_duration;
 
@@ -187,6 +188,9 @@ pub struct ServeArgs {
     /// OpenID Connect flags and the authentication configuration file.
     #[command(flatten)]
     pub jwt: JwtArgs,
+    /// The authenticating proxy.
+    #[command(flatten)]
+    pub request_header: RequestHeaderArgs,
 }
 
 /// `--max-object-bytes`: a positive number of bytes.
@@ -322,6 +326,9 @@ pub struct DevArgs {
     /// replica.
     #[command(flatten)]
     pub jwt: JwtArgs,
+    /// Authenticating proxy flags, passed on to every replica.
+    #[command(flatten)]
+    pub request_header: RequestHeaderArgs,
 }
 
 #[cfg(test)]

@@ -25,6 +25,8 @@ use crate::audit::AuditError;
 use crate::audit::AuditSettings;
 use crate::authn::jwt::JwtConfig;
 use crate::authn::jwt::JwtConfigError;
+use crate::authn::request_header::RequestHeaderError;
+use crate::authn::request_header::RequestHeaderSettings;
 use crate::authn::token_flags::TokenAuthError;
 use crate::authn::token_flags::TokenAuthSettings;
 use crate::cli::ClusterState;
@@ -48,6 +50,9 @@ pub enum ConfigError {
     /// The token file or the authentication webhook cannot be used.
     #[error("invalid token authentication flags")]
     TokenAuth(#[from] TokenAuthError),
+    /// The authenticating proxy flags cannot be used.
+    #[error("invalid authenticating proxy flags")]
+    RequestHeader(#[from] RequestHeaderError),
     /// An `--initial-cluster` member is not `name=url`.
     #[error("--initial-cluster member {member:?} is not name=url")]
     MalformedMember {
@@ -218,6 +223,8 @@ pub struct ServeConfig {
     pub controllers: ControllerSelection,
     /// JWT authentication (`--oidc-*` or `--authentication-config`), if configured.
     pub jwt: Option<JwtConfig>,
+    /// The authenticating proxy (`--requestheader-*`), if any.
+    pub request_header: Option<RequestHeaderSettings>,
 }
 
 impl ServeConfig {
@@ -303,6 +310,7 @@ impl ServeConfig {
             bootstrap_token_auth: args.enable_bootstrap_token_auth,
             controllers: ControllerSelection::parse(&args.controllers)?,
             jwt,
+            request_header: args.request_header.settings()?,
         })
     }
 }

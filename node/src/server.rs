@@ -11,6 +11,10 @@ use apiary_api::Flavor;
 use apiary_api::RandomSource;
 use apiary_api::SystemClock;
 use apiary_api::auth::AuthenticationMethods;
+use apiary_api::auth::Authenticator;
+use apiary_api::auth::CertificateAuthority;
+use apiary_api::auth::RequestHeaderAuthenticator;
+use apiary_api::auth::X509Authenticator;
 use apiary_raft::log::StdFs;
 use apiary_raft::log::WriterMode;
 use apiary_raft::network::HttpTransport;
@@ -82,14 +86,41 @@ pub async fn run(
         tracing::warn!("{warning}");
     }
     tls::install_crypto_provider();
-    let api_tls = tls::api_server_config(&config.api_tls)?;
+    let client_ca = config
+        .api_tls
+        .client_ca
+        .as_deref()
+        .map(tls::CaFile::load)
+        .transpose()?;
+    let proxy_ca = config
+        .request_header
+        .as_ref()
+        .map(|proxy| tls::CaFile::load(&proxy.client_ca))
+        .transpose()?;
+    let cas: Vec<_> = client_ca.iter().chain(&proxy_ca).cloned().collect();
+    for ca in &cas {
+        tls::CaFile::follow(ca);
+    }
+    let api_tls = tls::api_server_config(&config.api_tls, &cas)?;
+    let mut authentication = AuthenticationMethods {
+        request_header: config.request_header.zip(proxy_ca).map(|(proxy, ca)| {
+            Arc::new(RequestHeaderAuthenticator::new(
+                proxy.names,
+                ca as Arc<dyn CertificateAuthority>,
+            ))
+        }),
+        request: client_ca
+            .into_iter()
+            .map(|ca| Arc::new(X509Authenticator::verifying(ca)) as Arc<dyn Authenticator>)
+            .collect(),
+        ..AuthenticationMethods::default()
+    };
     let peer_tls = tls::peer_server_config(&config.peer_tls)?;
     let peer_client_tls = tls::peer_client_config(&config.peer_tls)?;
     let token_signer = Arc::new(service_account_key::signer(
         &config.service_account_key,
         &config.service_account_issuer,
     )?);
-    let mut authentication = AuthenticationMethods::default();
     config
         .token_auth
         .install(&mut authentication, flavor(config.flavor))

@@ -192,11 +192,15 @@ impl Received {
 /// A TLS webhook server on a loopback port, certificates from `pki`; answers 200 to posts.
 async fn webhook_server(pki: &DevPki) -> (u16, Arc<Received>) {
     tls::install_crypto_provider();
-    let config = tls::api_server_config(&ApiTlsFiles {
-        cert: pki.serving[0].cert_path.clone(),
-        key: pki.serving[0].key_path.clone(),
-        client_ca: Some(pki.ca.cert_path.clone()),
-    })
+    let client_ca = tls::CaFile::load(&pki.ca.cert_path).expect("client CA");
+    let config = tls::api_server_config(
+        &ApiTlsFiles {
+            cert: pki.serving[0].cert_path.clone(),
+            key: pki.serving[0].key_path.clone(),
+            client_ca: Some(pki.ca.cert_path.clone()),
+        },
+        &[client_ca],
+    )
     .expect("server TLS");
     let acceptor = TlsAcceptor::from(config);
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");

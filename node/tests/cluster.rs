@@ -171,6 +171,7 @@ impl Cluster {
             bootstrap_token_auth: false,
             controllers: apiary_node::controllers::ControllerSelection::default(),
             jwt: None,
+            request_header: None,
         };
         let stop = CancellationToken::new();
         self.api.push(listeners.api.local_addr().unwrap());

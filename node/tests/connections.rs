@@ -114,11 +114,14 @@ impl Server {
         tls::install_crypto_provider();
         let dir = tempfile::tempdir().unwrap();
         let pki = DevPki::load_or_generate(dir.path(), 1).unwrap();
-        let server_tls = tls::api_server_config(&ApiTlsFiles {
-            cert: pki.serving[0].cert_path.clone(),
-            key: pki.serving[0].key_path.clone(),
-            client_ca: None,
-        })
+        let server_tls = tls::api_server_config(
+            &ApiTlsFiles {
+                cert: pki.serving[0].cert_path.clone(),
+                key: pki.serving[0].key_path.clone(),
+                client_ca: None,
+            },
+            &[],
+        )
         .unwrap();
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();

@@ -65,6 +65,21 @@ pub enum HarnessError {
         /// What is wrong with it.
         reason: String,
     },
+    /// A header value a test asked the client to send is not a valid header value.
+    #[error("header {name} cannot carry the given value")]
+    BadHeader {
+        /// The header.
+        name: String,
+    },
+    /// A kubeconfig user's credential plugin failed or answered something unusable; never
+    /// holds the credential.
+    #[error("credential plugin {command}: {reason}")]
+    ExecPlugin {
+        /// The plugin's command.
+        command: String,
+        /// What went wrong.
+        reason: String,
+    },
     /// Test certificates could not be generated or loaded.
     #[error("test certificates: {reason}")]
     Certificates {

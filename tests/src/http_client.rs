@@ -1,6 +1,11 @@
-//! A small pooled HTTP(S) client for one server, with a deadline on every request.
+//! A small pooled HTTP(S) client for one server, with a deadline on every request, sending a
+//! kubeconfig user's [`Credentials`]: a bearer token (`token`, `tokenFile`, a plugin's) on
+//! every request, a plugin's client certificate on every connection (a new certificate starts
+//! a new connection pool), a plugin run again once after a 401.
 
 use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::RwLock;
 use std::time::Duration;
 use std::time::Instant;
 
@@ -17,10 +22,16 @@ use hyper::body::Incoming;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use rustls::ClientConfig;
+use rustls::RootCertStore;
 use serde_json::Value;
 
 use crate::error::HarnessError;
 use crate::error::Result;
+use crate::exec_credential::Credential;
+use crate::kubeconfig::Credentials;
+use crate::kubeconfig::Endpoint;
+use crate::loopback_pki::ClientCert;
+use crate::loopback_pki::roots_client_config;
 use apiary_raft::network::Connector;
 
 /// How long a request may take, connection and body included, unless set otherwise.
@@ -32,8 +43,30 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(15);
 pub struct HttpClient {
     /// `scheme://host:port` of the server; request paths are appended to it.
     base: String,
-    inner: Client<Connector, Full<Bytes>>,
+    inner: Arc<RwLock<Pool>>,
     timeout: Duration,
+    /// The user's credentials besides the TLS settings' client certificate.
+    auth: Option<Arc<UserAuth>>,
+    /// Headers sent with every request (an authenticating proxy's `X-Remote-User`).
+    headers: HeaderMap,
+}
+
+type Pool = Client<Connector, Full<Bytes>>;
+
+/// A user's credentials and what sending them needs.
+struct UserAuth {
+    credentials: Credentials,
+    /// The server's CAs, for a connection pool with a plugin's certificate.
+    roots: Arc<RootCertStore>,
+    /// The plugin's certificate the pool presents now.
+    certificate: Mutex<Option<ClientCert>>,
+}
+
+/// A pool of connections made with `tls`.
+fn pool(tls: Option<Arc<ClientConfig>>) -> Pool {
+    Client::builder(TokioExecutor::new())
+        .pool_idle_timeout(Duration::from_secs(30))
+        .build(Connector::new(tls))
 }
 
 /// A complete response.
@@ -80,14 +113,112 @@ impl Reply {
 impl HttpClient {
     /// A client for the server at `base` (`https://127.0.0.1:6443`), using `tls` for HTTPS.
     pub fn new(base: &Uri, tls: Option<Arc<ClientConfig>>) -> Self {
-        let inner = Client::builder(TokioExecutor::new())
-            .pool_idle_timeout(Duration::from_secs(30))
-            .build(Connector::new(tls));
         Self {
             base: base.to_string().trim_end_matches('/').to_owned(),
-            inner,
+            inner: Arc::new(RwLock::new(pool(tls))),
             timeout: DEFAULT_TIMEOUT,
+            headers: HeaderMap::new(),
+            auth: None,
         }
+    }
+
+    /// A client of a kubeconfig context: its server, TLS settings and user's credentials.
+    pub fn for_endpoint(endpoint: &Endpoint) -> Self {
+        let mut client = Self::new(&endpoint.server, Some(endpoint.tls.clone()));
+        client.auth = Some(Arc::new(UserAuth {
+            credentials: endpoint.credentials.clone(),
+            roots: endpoint.roots.clone(),
+            certificate: Mutex::new(None),
+        }));
+        client
+    }
+
+    /// The bearer token to send, if any; a plugin's new certificate replaces the pool first.
+    async fn authorize(&self) -> Result<Option<String>> {
+        let Some(auth) = &self.auth else {
+            return Ok(None);
+        };
+        match &auth.credentials {
+            Credentials::None => Ok(None),
+            Credentials::Token(token) => Ok(Some(token.clone())),
+            Credentials::TokenFile(path) => std::fs::read_to_string(path)
+                .map(|token| Some(token.trim().to_owned()))
+                .map_err(|source| HarnessError::Io {
+                    path: path.clone(),
+                    source,
+                }),
+            Credentials::Exec(plugin) => match plugin.credential().await? {
+                Credential::Token(token) => Ok(Some(token)),
+                Credential::Certificate(cert) => {
+                    let mut current = auth
+                        .certificate
+                        .lock()
+                        .unwrap_or_else(|poison| poison.into_inner());
+                    if current.as_ref() != Some(&cert) {
+                        let roots = auth.roots.as_ref().clone();
+                        let tls = roots_client_config(roots, Some(&cert))?;
+                        *self.inner.write().unwrap_or_else(|p| p.into_inner()) = pool(Some(tls));
+                        *current = Some(cert);
+                    }
+                    Ok(None)
+                }
+            },
+        }
+    }
+
+    /// After a 401: whether a plugin's credential was dropped, so one retry may succeed.
+    fn forget_credential(&self) -> bool {
+        match self.auth.as_deref().map(|auth| &auth.credentials) {
+            Some(Credentials::Exec(plugin)) => {
+                plugin.forget();
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The current connection pool.
+    fn pool(&self) -> Pool {
+        self.inner.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// A request for `uri` with this client's headers and `bearer` token.
+    fn request(
+        &self,
+        method: &Method,
+        uri: &str,
+        bearer: Option<&str>,
+        body: Option<(&str, Bytes)>,
+    ) -> Result<Request<Full<Bytes>>> {
+        let mut builder = Request::builder()
+            .method(method.clone())
+            .uri(uri)
+            .header(header::ACCEPT, "application/json");
+        for (name, value) in &self.headers {
+            builder = builder.header(name, value);
+        }
+        if let Some(token) = bearer {
+            builder = builder.header(header::AUTHORIZATION, format!("Bearer {token}"));
+        }
+        if let Some((content_type, _)) = &body {
+            builder = builder.header(header::CONTENT_TYPE, *content_type);
+        }
+        builder
+            .body(Full::new(body.map(|(_, bytes)| bytes).unwrap_or_default()))
+            .map_err(|source| HarnessError::BadRequest {
+                uri: uri.to_owned(),
+                source,
+            })
+    }
+
+    /// The same client (same pool) sending `name: value` with every request too (appended, so
+    /// a name may repeat).
+    pub fn with_header(mut self, name: &'static str, value: &str) -> Result<Self> {
+        let value = http::HeaderValue::from_str(value).map_err(|_| HarnessError::BadHeader {
+            name: name.to_owned(),
+        })?;
+        self.headers.append(name, value);
+        Ok(self)
     }
 
     /// The same client (same pool) with another per-request deadline.
@@ -136,31 +267,33 @@ impl HttpClient {
             .await
     }
 
-    /// One request and its whole answer, within the client's deadline.
+    /// One request and its whole answer, within the client's deadline; after a 401 with a
+    /// plugin's credential, the plugin runs again and the request is sent once more.
     async fn exchange(
         &self,
         method: Method,
         path: &str,
         body: Option<(&str, Bytes)>,
     ) -> Result<Reply> {
-        let uri = format!("{}{}", self.base, path);
-        let mut builder = Request::builder()
-            .method(method.clone())
-            .uri(&uri)
-            .header(header::ACCEPT, "application/json");
-        if let Some((content_type, _)) = &body {
-            builder = builder.header(header::CONTENT_TYPE, *content_type);
+        let reply = self.exchange_once(&method, path, body.clone()).await?;
+        if reply.status == StatusCode::UNAUTHORIZED && self.forget_credential() {
+            return self.exchange_once(&method, path, body).await;
         }
-        let body = body.map(|(_, bytes)| bytes);
-        let request = builder
-            .body(Full::new(body.unwrap_or_default()))
-            .map_err(|source| HarnessError::BadRequest {
-                uri: uri.clone(),
-                source,
-            })?;
+        Ok(reply)
+    }
+
+    async fn exchange_once(
+        &self,
+        method: &Method,
+        path: &str,
+        body: Option<(&str, Bytes)>,
+    ) -> Result<Reply> {
+        let uri = format!("{}{}", self.base, path);
         let exchange = async {
+            let bearer = self.authorize().await?;
+            let request = self.request(method, &uri, bearer.as_deref(), body)?;
             let response =
-                self.inner
+                self.pool()
                     .request(request)
                     .await
                     .map_err(|source| HarnessError::Request {
@@ -189,7 +322,7 @@ impl HttpClient {
         match tokio::time::timeout(self.timeout, exchange).await {
             Ok(reply) => reply,
             Err(_) => Err(HarnessError::Timeout {
-                method,
+                method: method.clone(),
                 uri,
                 after: self.timeout,
             }),
@@ -200,16 +333,9 @@ impl HttpClient {
     /// response head is bounded by the deadline.
     pub async fn get_streaming(&self, path: &str) -> Result<(StatusCode, Incoming)> {
         let uri = format!("{}{}", self.base, path);
-        let request = Request::builder()
-            .method(Method::GET)
-            .uri(&uri)
-            .header(header::ACCEPT, "application/json")
-            .body(Full::new(Bytes::new()))
-            .map_err(|source| HarnessError::BadRequest {
-                uri: uri.clone(),
-                source,
-            })?;
-        match tokio::time::timeout(self.timeout, self.inner.request(request)).await {
+        let bearer = self.authorize().await?;
+        let request = self.request(&Method::GET, &uri, bearer.as_deref(), None)?;
+        match tokio::time::timeout(self.timeout, self.pool().request(request)).await {
             Ok(Ok(response)) => Ok((response.status(), response.into_body())),
             Ok(Err(source)) => Err(HarnessError::Request {
                 method: Method::GET,
@@ -267,5 +393,104 @@ impl HttpClient {
             }
             tokio::time::sleep(pause).await;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use kube::config::ExecConfig;
+    use tokio::io::AsyncReadExt;
+    use tokio::io::AsyncWriteExt;
+    use tokio::net::TcpListener;
+
+    use super::*;
+    use crate::exec_credential::ClusterInfo;
+    use crate::exec_credential::ExecPlugin;
+
+    /// A plain HTTP server that records every request's `Authorization` and answers 401 to
+    /// the token `tok-1`, 200 to anything else.
+    async fn recording_server() -> (Uri, Arc<Mutex<Vec<String>>>) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let base: Uri = format!("http://{}", listener.local_addr().expect("addr"))
+            .parse()
+            .expect("uri");
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let record = seen.clone();
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                let record = record.clone();
+                tokio::spawn(async move {
+                    let mut head = Vec::new();
+                    let mut byte = [0u8; 1];
+                    while socket.read(&mut byte).await.is_ok_and(|n| n == 1) {
+                        head.push(byte[0]);
+                        if !head.ends_with(b"\r\n\r\n") {
+                            continue;
+                        }
+                        let text = String::from_utf8_lossy(&head).to_lowercase();
+                        let authorization = text
+                            .lines()
+                            .find_map(|line| line.strip_prefix("authorization: "))
+                            .unwrap_or_default()
+                            .to_owned();
+                        let status = if authorization == "bearer tok-1" {
+                            "401 Unauthorized"
+                        } else {
+                            "200 OK"
+                        };
+                        record.lock().expect("lock").push(authorization);
+                        let answer = format!("HTTP/1.1 {status}\r\ncontent-length: 0\r\n\r\n");
+                        if socket.write_all(answer.as_bytes()).await.is_err() {
+                            return;
+                        }
+                        head.clear();
+                    }
+                });
+            }
+        });
+        (base, seen)
+    }
+
+    // R-ACC-076, R-ACC-077: a plugin's token goes out as a bearer token and is cached; after
+    // a 401 the plugin runs again and the request is retried once with its new token.
+    #[tokio::test]
+    async fn plugin_tokens_are_sent_cached_and_renewed_after_a_401() {
+        let dir = tempfile::tempdir().expect("dir");
+        let runs = dir.path().join("runs");
+        let plugin = dir.path().join("plugin");
+        let script = format!(
+            "#!/bin/sh\necho run >> '{runs}'\nprintf '{{\"apiVersion\":\"client.authentication.k8s.io/v1beta1\",\"kind\":\"ExecCredential\",\"status\":{{\"token\":\"tok-%s\"}}}}' \"$(wc -l < '{runs}' | tr -d ' ')\"\n",
+            runs = runs.display()
+        );
+        std::fs::write(&plugin, script).expect("plugin");
+        std::fs::set_permissions(&plugin, std::fs::Permissions::from_mode(0o755)).expect("mode");
+        let exec = ExecConfig {
+            api_version: Some("client.authentication.k8s.io/v1beta1".to_owned()),
+            command: Some(plugin.display().to_string()),
+            args: None,
+            env: None,
+            drop_env: None,
+            install_hint: None,
+            interactive_mode: None,
+            provide_cluster_info: false,
+            cluster: None,
+            other: Default::default(),
+        };
+        let plugin = ExecPlugin::new(&exec, dir.path(), ClusterInfo::default()).expect("plugin");
+        let (server, seen) = recording_server().await;
+        let endpoint = Endpoint {
+            context: "c".to_owned(),
+            server,
+            tls: roots_client_config(RootCertStore::empty(), None).expect("tls"),
+            roots: Arc::new(RootCertStore::empty()),
+            credentials: Credentials::Exec(Arc::new(plugin)),
+        };
+        let client = HttpClient::for_endpoint(&endpoint);
+        assert_eq!(client.get("/a").await.expect("sent").status, StatusCode::OK);
+        assert_eq!(client.get("/b").await.expect("sent").status, StatusCode::OK);
+        let seen = seen.lock().expect("lock").clone();
+        assert_eq!(seen, vec!["bearer tok-1", "bearer tok-2", "bearer tok-2"]);
     }
 }

@@ -10,7 +10,8 @@
 //! - [`kubeconfig`] turns one context of the kubeconfig `apiary dev` writes into a server address
 //!   and a rustls client configuration (cluster CA, admin client certificate).
 //! - [`http_client`] is a small HTTPS (or plain HTTP) client over hyper, dialing through the
-//!   replicas' own [`apiary_raft::network::Connector`].
+//!   replicas' own [`apiary_raft::network::Connector`], sending a kubeconfig user's credentials
+//!   ([`exec_credential`] runs credential plugins).
 //! - [`raw_connection`] opens TCP and TLS connections to a replica below any HTTP client, for
 //!   the connection tests of the hostile-input suite (slow clients, odd transfer encodings).
 //! - [`oidc_issuer`] is a local OpenID Connect issuer (discovery, keys, ID tokens).
@@ -31,6 +32,7 @@ pub mod binary;
 pub mod dev_cluster;
 pub mod error;
 pub mod etcd_cluster;
+pub mod exec_credential;
 pub mod http_client;
 pub mod kubeconfig;
 pub mod load;

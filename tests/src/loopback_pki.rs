@@ -1,7 +1,8 @@
 //! Certificates for the etcd baseline, so that it runs with TLS and client certificates like
 //! Apiary does and the benchmark compares like with like: one CA and one loopback certificate
 //! valid for serving and as a client, used by every member, between members and by the
-//! benchmark's client.
+//! benchmark's client. [`TestCa`] makes further CAs and client certificates (an authenticating
+//! proxy's, a rotated client CA's) for the authentication tests.
 
 use std::fs;
 use std::path::Path;
@@ -21,6 +22,7 @@ use rustls::RootCertStore;
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::PrivateKeyDer;
 use rustls::pki_types::PrivatePkcs8KeyDer;
+use rustls::pki_types::pem::PemObject;
 
 use crate::error::HarnessError;
 use crate::error::Result;
@@ -101,6 +103,117 @@ impl LoopbackPki {
             client: Arc::new(client),
         })
     }
+}
+
+/// A CA of a test's own, and the client certificates it signs.
+pub struct TestCa {
+    issuer: Issuer<'static, KeyPair>,
+    pem: String,
+}
+
+/// A client certificate and its key, PEM.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientCert {
+    /// The certificate.
+    pub cert_pem: String,
+    /// Its private key (PKCS#8).
+    pub key_pem: String,
+}
+
+impl TestCa {
+    /// A new self-signed CA named `name`.
+    pub fn generate(name: &str) -> Result<Self> {
+        install_crypto_provider();
+        let key = KeyPair::generate().map_err(rcgen_error)?;
+        let mut params = CertificateParams::new(Vec::<String>::new()).map_err(rcgen_error)?;
+        params.distinguished_name.push(DnType::CommonName, name);
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+        let pem = params.self_signed(&key).map_err(rcgen_error)?.pem();
+        Ok(Self {
+            issuer: Issuer::new(params, key),
+            pem,
+        })
+    }
+
+    /// The CA whose subject is only `common_name` and whose private key is `key_pem` (a CA
+    /// that already exists, such as `apiary dev`'s), so its certificates chain to that CA.
+    pub fn from_key(common_name: &str, key_pem: &str) -> Result<Self> {
+        install_crypto_provider();
+        let key = KeyPair::from_pem(key_pem).map_err(rcgen_error)?;
+        let mut params = CertificateParams::new(Vec::<String>::new()).map_err(rcgen_error)?;
+        params.distinguished_name = rcgen::DistinguishedName::new();
+        params
+            .distinguished_name
+            .push(DnType::CommonName, common_name);
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        let pem = params.self_signed(&key).map_err(rcgen_error)?.pem();
+        Ok(Self {
+            issuer: Issuer::new(params, key),
+            pem,
+        })
+    }
+
+    /// The CA certificate, PEM.
+    pub fn pem(&self) -> &str {
+        &self.pem
+    }
+
+    /// A client certificate for user `common_name` in groups `organizations`.
+    pub fn client_cert(&self, common_name: &str, organizations: &[&str]) -> Result<ClientCert> {
+        let key = KeyPair::generate().map_err(rcgen_error)?;
+        let mut params = CertificateParams::new(Vec::<String>::new()).map_err(rcgen_error)?;
+        params.distinguished_name = rcgen::DistinguishedName::new();
+        params
+            .distinguished_name
+            .push(DnType::CommonName, common_name);
+        for organization in organizations {
+            params
+                .distinguished_name
+                .push(DnType::OrganizationName, *organization);
+        }
+        params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+        let cert = params.signed_by(&key, &self.issuer).map_err(rcgen_error)?;
+        Ok(ClientCert {
+            cert_pem: cert.pem(),
+            key_pem: key.serialize_pem(),
+        })
+    }
+}
+
+/// A client configuration trusting the PEM CAs of `server_ca` and presenting `client` (or no
+/// certificate).
+pub fn client_config(server_ca: &str, client: Option<&ClientCert>) -> Result<Arc<ClientConfig>> {
+    let mut roots = RootCertStore::empty();
+    for cert in CertificateDer::pem_slice_iter(server_ca.as_bytes()) {
+        let cert = cert.map_err(|e| tls_error(e.to_string()))?;
+        roots.add(cert).map_err(|e| tls_error(e.to_string()))?;
+    }
+    roots_client_config(roots, client)
+}
+
+/// A client configuration trusting `roots` and presenting `client` (or no certificate).
+pub fn roots_client_config(
+    roots: RootCertStore,
+    client: Option<&ClientCert>,
+) -> Result<Arc<ClientConfig>> {
+    install_crypto_provider();
+    let builder = ClientConfig::builder().with_root_certificates(roots);
+    let config = match client {
+        Some(client) => {
+            let chain = CertificateDer::pem_slice_iter(client.cert_pem.as_bytes())
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .map_err(|e| tls_error(e.to_string()))?;
+            let key = PrivateKeyDer::from_pem_slice(client.key_pem.as_bytes())
+                .map_err(|e| tls_error(e.to_string()))?;
+            builder
+                .with_client_auth_cert(chain, key)
+                .map_err(|e| tls_error(e.to_string()))?
+        }
+        None => builder.with_no_client_auth(),
+    };
+    Ok(Arc::new(config))
 }
 
 fn rcgen_error(e: rcgen::Error) -> HarnessError {

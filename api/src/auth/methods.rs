@@ -9,6 +9,7 @@ use super::Authenticator;
 use super::AuthenticatorChain;
 use super::BearerToken;
 use super::InProcessAuthenticator;
+use super::RequestHeaderAuthenticator;
 use super::TokenAuthenticator;
 use super::TokenChain;
 use super::X509Authenticator;
@@ -16,7 +17,10 @@ use super::X509Authenticator;
 /// How requests are authenticated.
 #[derive(Clone)]
 pub struct AuthenticationMethods {
-    /// Authenticators of the request itself, tried first, in order.
+    /// The authenticating proxy (`--requestheader-*`), tried before everything else; the
+    /// pipeline removes its headers from every request once authentication is done.
+    pub request_header: Option<Arc<RequestHeaderAuthenticator>>,
+    /// Authenticators of the request itself, tried in order (after the proxy).
     pub request: Vec<Arc<dyn Authenticator>>,
     /// Bearer token authenticators, asked in order after the request authenticators (and by
     /// TokenReview).
@@ -35,7 +39,8 @@ impl Default for AuthenticationMethods {
     /// Client certificates, and anonymous access on every path.
     fn default() -> Self {
         Self {
-            request: vec![Arc::new(X509Authenticator)],
+            request_header: None,
+            request: vec![Arc::new(X509Authenticator::default())],
             tokens: Vec::new(),
             webhook: None,
             api_audiences: Vec::new(),
@@ -49,8 +54,12 @@ impl AuthenticationMethods {
     /// configured methods), and the token chain within it (which TokenReview asks too).
     pub fn chains(&self) -> (AuthenticatorChain, TokenChain) {
         let tokens = TokenChain::new(self.tokens.iter().chain(&self.webhook).cloned().collect());
+        let proxy = self
+            .request_header
+            .iter()
+            .map(|p| p.clone() as Arc<dyn Authenticator>);
         let mut request: Vec<Arc<dyn Authenticator>> = vec![Arc::new(InProcessAuthenticator)];
-        request.extend(self.request.iter().cloned());
+        request.extend(proxy.chain(self.request.iter().cloned()));
         if !tokens.is_empty() {
             request.push(Arc::new(BearerToken::new(tokens.clone())));
         }

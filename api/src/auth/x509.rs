@@ -1,6 +1,9 @@
-//! Client-certificate authentication (R-ACC-113): the subject's common name is the user, each
-//! organization a group. The TLS layer already verified the certificate against the client
-//! CA; this only reads the identity out of it.
+//! Client-certificate authentication (R-ACC-113, R-ACC-115): the subject's common name is the
+//! user, each organization a group. The TLS layer verified the certificate against every CA it
+//! accepts (the client CAs and the authenticating proxy's); a configured [`CertificateAuthority`]
+//! checks here that the client CAs signed it, so a proxy's certificate is not a user's.
+
+use std::sync::Arc;
 
 use x509_parser::prelude::FromDer;
 use x509_parser::prelude::X509Certificate;
@@ -11,11 +14,28 @@ use super::AuthnOutcome;
 use super::ClientCertificate;
 use super::UserInfo;
 
+/// The certificate authorities a client certificate must chain to, as they are now (the node's
+/// implementation follows its CA file when it changes).
+pub trait CertificateAuthority: Send + Sync + 'static {
+    /// `Ok` when the DER client certificate `certificate` is signed by one of the CAs and valid
+    /// now for client authentication; `Err` with why otherwise.
+    fn verify(&self, certificate: &[u8]) -> Result<(), String>;
+}
+
 /// Authenticates requests whose connection presented a client certificate.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct X509Authenticator;
+#[derive(Clone, Default)]
+pub struct X509Authenticator {
+    /// The CAs a certificate must chain to; `None`: the TLS layer trusts the client CAs only,
+    /// so every certificate it let through authenticates.
+    ca: Option<Arc<dyn CertificateAuthority>>,
+}
 
 impl X509Authenticator {
+    /// Authenticates certificates that `ca` verifies, and no other.
+    pub fn verifying(ca: Arc<dyn CertificateAuthority>) -> Self {
+        Self { ca: Some(ca) }
+    }
+
     /// The user a DER certificate names; `Err` with why when it cannot be read or names none.
     pub fn user_of(der: &[u8]) -> Result<UserInfo, String> {
         let (_, cert) = X509Certificate::from_der(der).map_err(|e| e.to_string())?;
@@ -52,6 +72,11 @@ impl Authenticator for X509Authenticator {
         let Some(ClientCertificate(der)) = request.extensions.get::<ClientCertificate>() else {
             return AuthnOutcome::NoCredentials;
         };
+        if let Some(ca) = &self.ca
+            && let Err(reason) = ca.verify(der)
+        {
+            return AuthnOutcome::Rejected(format!("client certificate not verified: {reason}"));
+        }
         match Self::user_of(der) {
             Ok(user) => AuthnOutcome::Authenticated(user),
             Err(reason) => AuthnOutcome::Rejected(reason),

@@ -3,6 +3,7 @@
 //! `AuthenticationMethods`.
 
 pub mod jwt;
+pub mod request_header;
 pub mod token_file;
 pub mod token_flags;
 pub mod webhook;
