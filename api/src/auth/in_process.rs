@@ -5,12 +5,15 @@
 //! [`ControllerRolesAuthorizer`] grants each controller identity exactly the rules of its
 //! Kubernetes bootstrap-policy role.
 
+use k8s_openapi::api::authorization::v1::ResourceRule;
+
 use super::Attributes;
 use super::AuthContext;
 use super::Authenticator;
 use super::AuthnOutcome;
 use super::Authorizer;
 use super::Decision;
+use super::Rules;
 use super::UserInfo;
 use crate::flavor::Flavor;
 
@@ -132,12 +135,16 @@ impl ControllerRolesAuthorizer {
         }
     }
 
-    fn grants(&self, rule: &Rule, attributes: &Attributes<'_>) -> bool {
-        let request = attributes.request;
-        let namespace = match rule.scope {
+    fn namespace(&self, scope: Scope) -> &'static str {
+        match scope {
             Scope::System => self.flavor.system_namespace(),
             Scope::Public => self.flavor.public_namespace(),
-        };
+        }
+    }
+
+    fn grants(&self, rule: &Rule, attributes: &Attributes<'_>) -> bool {
+        let request = attributes.request;
+        let namespace = self.namespace(rule.scope);
         let group_ok =
             request.api_group.is_empty() || (rule.events && request.api_group == self.events_group);
         attributes.user.name == rule.user
@@ -159,6 +166,32 @@ impl Authorizer for ControllerRolesAuthorizer {
         } else {
             Decision::NoOpinion(String::new())
         }
+    }
+
+    /// The rules of `user`'s role in `namespace` (none for anyone but a controller).
+    async fn rules(&self, user: &UserInfo, namespace: &str) -> Option<Rules> {
+        let resource = RULES
+            .iter()
+            .filter(|rule| rule.user == user.name && self.namespace(rule.scope) == namespace)
+            .map(|rule| {
+                let mut groups = vec![String::new()];
+                if rule.events {
+                    groups.push(self.events_group.clone());
+                }
+                let names = (!rule.names.is_empty())
+                    .then(|| rule.names.iter().map(|n| (*n).to_owned()).collect());
+                ResourceRule {
+                    verbs: rule.verbs.iter().map(|v| (*v).to_owned()).collect(),
+                    api_groups: Some(groups),
+                    resources: Some(vec![rule.resource.to_owned()]),
+                    resource_names: names,
+                }
+            })
+            .collect();
+        Some(Rules {
+            resource,
+            ..Rules::default()
+        })
     }
 }
 

@@ -60,9 +60,8 @@ impl AuthenticationMethods {
             .map(|p| p.clone() as Arc<dyn Authenticator>);
         let mut request: Vec<Arc<dyn Authenticator>> = vec![Arc::new(InProcessAuthenticator)];
         request.extend(proxy.chain(self.request.iter().cloned()));
-        if !tokens.is_empty() {
-            request.push(Arc::new(BearerToken::new(tokens.clone())));
-        }
+        // Even without token methods: a bearer token nobody accepts is a 401, never anonymous.
+        request.push(Arc::new(BearerToken::new(tokens.clone())));
         let chain = AuthenticatorChain::new(request).with_anonymous(self.anonymous.clone());
         (chain, tokens)
     }

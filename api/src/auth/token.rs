@@ -59,11 +59,6 @@ impl TokenChain {
         Self { authenticators }
     }
 
-    /// Whether the chain has no authenticator at all.
-    pub fn is_empty(&self) -> bool {
-        self.authenticators.is_empty()
-    }
-
     /// The user `token` authenticates, or why it does not: the reasons of every authenticator
     /// that rejected it (none when no authenticator recognised it).
     pub async fn authenticate(

@@ -203,7 +203,7 @@ async fn in_process(app: &Router, method: &str, path: &str, name: &str) -> Reply
 }
 
 // The controllers' in-process identity is authenticated from the request extension and gets
-// its bootstrap-policy role's rules, nothing more.
+// its bootstrap-policy role's rules, nothing more; a request without the extension is anonymous.
 #[tokio::test]
 async fn in_process_controllers_act_with_their_roles() {
     let (app, _) = app().await;
@@ -234,7 +234,7 @@ async fn in_process_controllers_act_with_their_roles() {
     );
     assert_status(
         &call(&app, "GET", SECRETS, None, None).await,
-        401,
-        "Unauthorized",
+        403,
+        "Forbidden",
     );
 }
