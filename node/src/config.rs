@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use apiary_api::FeatureGates;
+use apiary_api::TokenLimits;
 use apiary_api::WatchSettings;
 use apiary_api::features::FeatureGateError;
 use apiary_api::features::GateWarning;
@@ -62,6 +63,9 @@ pub enum ConfigError {
     /// `--initial-cluster` lists nobody.
     #[error("--initial-cluster is empty")]
     EmptyCluster,
+    /// A service account flag cannot be used.
+    #[error("{0}")]
+    ServiceAccounts(String),
     /// `--name` is not in `--initial-cluster`.
     #[error("--name {name:?} is not a member of --initial-cluster")]
     NotAMember {
@@ -170,8 +174,8 @@ pub struct ServeConfig {
     pub runtime_config: RuntimeConfig,
     /// The key that signs service account tokens (made there when absent).
     pub service_account_key: PathBuf,
-    /// The `iss` claim and default audience of service account tokens.
-    pub service_account_issuer: String,
+    /// How service account tokens are issued and checked.
+    pub service_accounts: ServiceAccountSettings,
     /// Where Services get cluster IPs and node ports (`--service-cluster-ip-range`,
     /// `--service-node-port-range`).
     pub service_ranges: ServiceRanges,
@@ -195,6 +199,81 @@ pub struct ServeConfig {
     pub flow_control: FlowControlSettings,
     /// Which metrics `/metrics` shows (`--show-hidden-metrics-for-version`).
     pub metrics_exposure: Exposure,
+}
+
+/// The service account flags (`--service-account-*`, `--api-audiences`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServiceAccountSettings {
+    /// The accepted issuers; the first signs.
+    pub issuers: Vec<String>,
+    /// Files of keys that verify tokens (empty: the serving key).
+    pub key_files: Vec<PathBuf>,
+    /// The audiences a token must be meant for (default: the issuers).
+    pub api_audiences: Vec<String>,
+    /// Whether legacy tokens are checked against the API.
+    pub lookup: bool,
+    /// Lifetime bounds of issued tokens.
+    pub limits: TokenLimits,
+    /// The `jwks_uri` of the discovery document.
+    pub jwks_uri: Option<String>,
+}
+
+impl ServiceAccountSettings {
+    /// The defaults for tokens of `issuer`: it is the only issuer and API audience, the
+    /// serving key verifies, legacy tokens are looked up, Kubernetes' lifetime defaults.
+    pub fn new(issuer: impl Into<String>) -> Self {
+        let issuer = issuer.into();
+        Self {
+            issuers: vec![issuer.clone()],
+            key_files: Vec::new(),
+            api_audiences: vec![issuer],
+            lookup: true,
+            limits: TokenLimits::default(),
+            jwks_uri: None,
+        }
+    }
+}
+
+/// The service account settings of `args`; an error for an empty issuer or a maximum
+/// lifetime out of 1h..=2^32s (upstream's bounds).
+fn service_account_settings(args: &ServeArgs) -> Result<ServiceAccountSettings, ConfigError> {
+    let issuers: Vec<String> = args
+        .service_account_issuer
+        .iter()
+        .filter(|i| !i.is_empty())
+        .cloned()
+        .collect();
+    if issuers.is_empty() {
+        return Err(ConfigError::ServiceAccounts(
+            "--service-account-issuer must not be empty".to_owned(),
+        ));
+    }
+    let max_expiration_seconds = match args.service_account_max_token_expiration {
+        Some(max) if !(3600..=1 << 32).contains(&max.as_secs()) => {
+            return Err(ConfigError::ServiceAccounts(
+                "the --service-account-max-token-expiration must be between 1 hour and 2^32 seconds"
+                    .to_owned(),
+            ));
+        }
+        Some(max) => i64::try_from(max.as_secs()).ok(),
+        None => None,
+    };
+    let api_audiences = if args.api_audiences.is_empty() {
+        issuers.clone()
+    } else {
+        args.api_audiences.clone()
+    };
+    Ok(ServiceAccountSettings {
+        issuers,
+        key_files: args.service_account_key_file.clone(),
+        api_audiences,
+        lookup: args.service_account_lookup,
+        limits: TokenLimits {
+            max_expiration_seconds,
+            extend_expiration: args.service_account_extend_token_expiration,
+        },
+        jwks_uri: args.service_account_jwks_uri.clone(),
+    })
 }
 
 impl ServeConfig {
@@ -243,7 +322,7 @@ impl ServeConfig {
                 .service_account_signing_key_file
                 .clone()
                 .unwrap_or_else(|| args.data_dir.join(DEFAULT_KEY_FILE)),
-            service_account_issuer: args.service_account_issuer.clone(),
+            service_accounts: service_account_settings(args)?,
             service_ranges: ServiceRanges::parse(
                 &args.service_cluster_ip_range,
                 &args.service_node_port_range,

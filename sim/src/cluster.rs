@@ -365,6 +365,8 @@ async fn run_replica(software: HostSoftware, disk: SimDisk) -> turmoil::Result {
         },
         runtime_config: RuntimeConfig::default(),
         token_signer: software.token_signer,
+        authentication: Default::default(),
+        issuer_discovery: None,
         service_ranges: ServiceRanges::default(),
         max_object_bytes: DEFAULT_MAX_OBJECT_BYTES,
         feature_gates: FeatureGates::default(),
