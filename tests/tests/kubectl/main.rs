@@ -10,5 +10,6 @@ mod t50_openapi;
 mod t60_apply;
 mod t70_subresources;
 mod t80_auth;
+mod t85_service_account_tokens;
 mod t90_audit;
 mod t90_metrics;
