@@ -123,12 +123,7 @@ pub(crate) fn validate_expiration(seconds: i64) -> Vec<FieldError> {
 
 #[cfg(test)]
 mod tests {
-    use rsa::RsaPrivateKey;
-    use rsa::pkcs8::EncodePrivateKey;
-    use rsa::pkcs8::LineEnding;
-
     use super::*;
-    use crate::serviceaccount::RsaTokenSigner;
 
     #[test]
     fn claims_name_the_service_account() {

@@ -150,9 +150,11 @@ fn bound_claims(name: &str, uid: &str, iat: i64, exp: i64, aud: &str) -> Value {
     })
 }
 
-// R-ACC-114, R-ACC-122: a token the token subresource issued is a bearer credential: the
-// service account's user (uid, groups, credential id) as SelfSubjectReview and TokenReview
-// show it, and authorization then decides (403, not 401); a deleted account's token is 401.
+// R-ACC-114, R-ACC-122, R-ACC-011, R-ACC-012, R-ACC-013: a token the token subresource issued
+// is a bearer credential: the service account's user (uid, groups, credential id) as
+// SelfSubjectReview and TokenReview show it (the review's audiences the intersection of those
+// asked and the token's), and authorization then decides (403, not 401); a deleted account's
+// token is 401.
 #[tokio::test]
 async fn issued_tokens_authenticate_as_the_service_account() {
     let app = default_app().await;
@@ -186,6 +188,16 @@ async fn issued_tokens_authenticate_as_the_service_account() {
         reviewed["status"]["user"], user,
         "the review answers as the request does"
     );
+    assert_eq!(reviewed["status"]["audiences"], json!([ISSUER]));
+    let review = json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview",
+        "spec": {"token": token, "audiences": ["https://elsewhere", ISSUER]}});
+    let reviewed = created(
+        &app,
+        "/apis/authentication.k8s.io/v1/tokenreviews",
+        &review.to_string(),
+    )
+    .await;
+    assert_eq!(reviewed["status"]["authenticated"], true);
     assert_eq!(reviewed["status"]["audiences"], json!([ISSUER]));
     let list = bearer(
         &app,
