@@ -699,6 +699,61 @@ mod tests {
         );
     }
 
+    // R-ACC-121: the service account flags: repeatable issuers (the first signs) and key
+    // files, audiences defaulting to the issuers, the lookup and extension switches, and the
+    // maximum lifetime within upstream's bounds.
+    #[test]
+    fn service_account_flags_are_read() {
+        let defaults = ServeConfig::from_args(&serve_args(&[]))
+            .unwrap()
+            .service_accounts;
+        assert_eq!(
+            defaults,
+            ServiceAccountSettings::new(crate::cli::DEFAULT_SERVICE_ACCOUNT_ISSUER)
+        );
+        let args = serve_args(&[
+            "--service-account-issuer=https://a",
+            "--service-account-issuer=https://b",
+            "--service-account-key-file=k1.pem",
+            "--service-account-key-file=k2.pem",
+            "--service-account-lookup=false",
+            "--service-account-extend-token-expiration=false",
+            "--service-account-max-token-expiration=2h",
+            "--service-account-jwks-uri=https://keys/jwks",
+        ]);
+        let settings = ServeConfig::from_args(&args).unwrap().service_accounts;
+        assert_eq!(settings.issuers, ["https://a", "https://b"]);
+        assert_eq!(settings.api_audiences, ["https://a", "https://b"]);
+        assert_eq!(
+            settings.key_files,
+            [PathBuf::from("k1.pem"), PathBuf::from("k2.pem")]
+        );
+        assert!(!settings.lookup);
+        assert_eq!(
+            settings.limits,
+            TokenLimits {
+                max_expiration_seconds: Some(7200),
+                extend_expiration: false
+            }
+        );
+        assert_eq!(settings.jwks_uri.as_deref(), Some("https://keys/jwks"));
+        let audiences = serve_args(&["--api-audiences=x,y"]);
+        let settings = ServeConfig::from_args(&audiences).unwrap().service_accounts;
+        assert_eq!(settings.api_audiences, ["x", "y"]);
+        for bad in [
+            "--service-account-max-token-expiration=30m",
+            "--service-account-issuer=",
+        ] {
+            assert!(
+                matches!(
+                    ServeConfig::from_args(&serve_args(&[bad])),
+                    Err(ConfigError::ServiceAccounts(_))
+                ),
+                "{bad}"
+            );
+        }
+    }
+
     fn serve_args(feature_gates: &[&str]) -> ServeArgs {
         let mut argv = vec![
             "apiary",

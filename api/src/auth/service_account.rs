@@ -218,7 +218,7 @@ impl Account {
                 SERVICE_ACCOUNTS.to_owned(),
                 format!("{SERVICE_ACCOUNTS}:{}", self.namespace),
             ],
-            extra: extra.into_iter().collect(),
+            extra,
         }
     }
 }
