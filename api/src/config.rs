@@ -12,6 +12,7 @@ use crate::auth::AuthenticationMethods;
 use crate::auth::Authorizer;
 use crate::auth::BasicUserAuthorizer;
 use crate::auth::ControllerRolesAuthorizer;
+use crate::auth::IssuerDiscoveryAuthorizer;
 use crate::auth::SystemMastersAuthorizer;
 use crate::features::FeatureGates;
 use crate::flavor::Flavor;
@@ -22,6 +23,7 @@ use crate::metrics::MonitoringAuthorizer;
 use crate::random::RandomSource;
 use crate::registry::RuntimeConfig;
 use crate::registry::allocator::ServiceRanges;
+use crate::serviceaccount::IssuerDiscovery;
 use crate::serviceaccount::TokenSigner;
 
 /// The time source of the API (creation and deletion timestamps), injected so simulations
@@ -88,6 +90,8 @@ pub struct ApiConfig {
     pub runtime_config: RuntimeConfig,
     /// The signer of service account tokens; without one, token requests are a 500.
     pub token_signer: Option<Arc<dyn TokenSigner>>,
+    /// The service account issuer discovery documents; not served without.
+    pub issuer_discovery: Option<Arc<IssuerDiscovery>>,
     /// Where Services get cluster IPs and node ports (`--service-cluster-ip-range`, default
     /// `10.96.0.0/12`; `--service-node-port-range`, default `30000-32767`).
     pub service_ranges: ServiceRanges,
@@ -108,8 +112,9 @@ pub struct ApiConfig {
 impl ApiConfig {
     /// The default configuration: client certificates authenticate, `system:masters` may do
     /// everything, `system:monitoring` may read health and metrics, every authenticated user may create the
-    /// self reviews, the controller identities may do what their roles allow, everyone else is
-    /// denied; wall-clock time; randomness seeded from the operating system; no token signer; stored objects of at most
+    /// self reviews, the controller identities may do what their roles allow, service accounts
+    /// may read the issuer discovery documents, everyone else is denied; wall-clock time;
+    /// randomness seeded from the operating system; no token signer; stored objects of at most
     /// [`DEFAULT_MAX_OBJECT_BYTES`]; every feature gate at its default; flow control on with
     /// Kubernetes' 400 + 200 seats.
     pub fn new(flavor: Flavor, readiness: Arc<dyn Readiness>) -> Self {
@@ -122,12 +127,14 @@ impl ApiConfig {
                 Arc::new(MonitoringAuthorizer),
                 Arc::new(BasicUserAuthorizer::new(flavor)),
                 Arc::new(ControllerRolesAuthorizer::new(flavor)),
+                Arc::new(IssuerDiscoveryAuthorizer),
             ],
             clock: Arc::new(SystemClock),
             random: RandomSource::from_os_entropy(),
             watch: WatchSettings::default(),
             runtime_config: RuntimeConfig::default(),
             token_signer: None,
+            issuer_discovery: None,
             service_ranges: ServiceRanges::default(),
             max_object_bytes: DEFAULT_MAX_OBJECT_BYTES,
             feature_gates: FeatureGates::default(),

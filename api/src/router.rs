@@ -27,6 +27,7 @@ use crate::auth::AuthenticatorChain;
 use crate::auth::AuthorizerChain;
 use crate::auth::Impersonation;
 use crate::auth::RequestHeaderAuthenticator;
+use crate::auth::TokenChain;
 use crate::compression;
 use crate::config::ApiConfig;
 use crate::config::Clock;
@@ -52,6 +53,7 @@ use crate::random::RandomSource;
 use crate::registry::Registry;
 use crate::request::QueryParams;
 use crate::request::RequestInfo;
+use crate::serviceaccount::IssuerDiscovery;
 use crate::serviceaccount::TokenSigner;
 use crate::storage::Storage;
 use crate::watch::EncodedEvents;
@@ -62,6 +64,7 @@ struct AppState {
     storage: Arc<dyn Storage>,
     registry: Arc<Registry>,
     authn: AuthenticatorChain,
+    tokens: TokenChain,
     api_audiences: Arc<[String]>,
     request_header: Option<Arc<RequestHeaderAuthenticator>>,
     authz: AuthorizerChain,
@@ -73,6 +76,7 @@ struct AppState {
     watch_events: Arc<EncodedEvents>,
     discovery: Arc<Discovery>,
     token_signer: Option<Arc<dyn TokenSigner>>,
+    issuer_discovery: Option<Arc<IssuerDiscovery>>,
     openapi: Arc<OpenApi>,
     readiness: Arc<dyn Readiness>,
     deprecations: Arc<DeprecationTable>,
@@ -96,7 +100,7 @@ pub fn router(storage: Arc<dyn Storage>, config: ApiConfig) -> Router {
         registry.clone(),
         config.clock.clone(),
     );
-    let (authn, _tokens) = config.authentication.chains();
+    let (authn, tokens) = config.authentication.chains();
     let authz = AuthorizerChain::new(config.authorizers);
     let impersonation = Impersonation::new(
         authz.clone(),
@@ -108,6 +112,7 @@ pub fn router(storage: Arc<dyn Storage>, config: ApiConfig) -> Router {
     let state = AppState {
         flow_control,
         authn,
+        tokens,
         request_header: config.authentication.request_header.clone(),
         api_audiences: config.authentication.api_audiences.into(),
         storage,
@@ -122,6 +127,7 @@ pub fn router(storage: Arc<dyn Storage>, config: ApiConfig) -> Router {
         watch: config.watch,
         watch_events: Arc::default(),
         token_signer: config.token_signer,
+        issuer_discovery: config.issuer_discovery,
         readiness: config.readiness.clone(),
         deprecations: Arc::new(DeprecationTable::new(config.flavor)),
         metrics: config.metrics,
@@ -274,6 +280,11 @@ async fn authorized(
             return Ok(state.metrics.response());
         }
         let header = |name| parts.headers.get(name).and_then(|v| v.to_str().ok());
+        if let Some(answer) = (state.issuer_discovery.as_ref())
+            .and_then(|d| d.answer(&info.path, header(http::header::HOST)))
+        {
+            return Ok(answer);
+        }
         if let Some(dump) = state.flow_control.dump(&info.path) {
             return Ok((StatusCode::OK, dump).into_response());
         }
@@ -309,6 +320,8 @@ async fn authorized(
         watch: state.watch,
         watch_events: state.watch_events.clone(),
         token_signer: state.token_signer.clone(),
+        tokens: &state.tokens,
+        api_audiences: &state.api_audiences,
         random: state.random.clone(),
         user,
         authz: &state.authz,

@@ -142,9 +142,36 @@ pub struct ServeArgs {
     /// makes one at first start and keeps it as `service-account.key` in its data directory.
     #[arg(long)]
     pub service_account_signing_key_file: Option<PathBuf>,
-    /// The `iss` claim of service account tokens, also their default audience.
+    /// The `iss` claim of service account tokens, repeatable: the first signs new tokens,
+    /// tokens of every one authenticate (a change of issuer without invalidating tokens).
     #[arg(long, default_value = DEFAULT_SERVICE_ACCOUNT_ISSUER)]
-    pub service_account_issuer: String,
+    pub service_account_issuer: Vec<String>,
+    /// PEM file of public or private keys (RSA, ECDSA) that verify service account tokens,
+    /// repeatable; without it, the `--tls-private-key-file` key (the signing key always
+    /// verifies).
+    #[arg(long)]
+    pub service_account_key_file: Vec<PathBuf>,
+    /// The audiences a bearer token must be meant for (comma-separated); default: the service
+    /// account issuers.
+    #[arg(long, value_delimiter = ',')]
+    pub api_audiences: Vec<String>,
+    /// Check legacy service account tokens against their Secret and service account.
+    #[arg(long, default_value_t = true, num_args = 0..=1, default_missing_value = "true",
+          action = clap::ArgAction::Set)]
+    pub service_account_lookup: bool,
+    /// The longest lifetime of an issued service account token (1h up to 2^32s; longer
+    /// requests get this); no limit by default.
+    #[arg(long, value_parser = parse_duration)]
+    pub service_account_max_token_expiration: Option<Duration>,
+    /// Give pod-bound tokens asking for the node agent's default lifetime a year, with a
+    /// `warnafter` claim at the lifetime asked for.
+    #[arg(long, default_value_t = true, num_args = 0..=1, default_missing_value = "true",
+          action = clap::ArgAction::Set)]
+    pub service_account_extend_token_expiration: bool,
+    /// The `jwks_uri` of `/.well-known/openid-configuration`; default: this server's
+    /// `/openid/v1/jwks` at the address the client reached.
+    #[arg(long)]
+    pub service_account_jwks_uri: Option<String>,
     /// The most bytes an object may have when stored (its encoded form): a create, update or
     /// patch of a larger one is refused with 413. The default is etcd's default
     /// `--max-request-bytes`.

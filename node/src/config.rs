@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use apiary_api::FeatureGates;
+use apiary_api::TokenLimits;
 use apiary_api::WatchSettings;
 use apiary_api::features::FeatureGateError;
 use apiary_api::features::GateWarning;
@@ -76,6 +77,9 @@ pub enum ConfigError {
     /// `--initial-cluster` lists nobody.
     #[error("--initial-cluster is empty")]
     EmptyCluster,
+    /// A service account flag cannot be used.
+    #[error("{0}")]
+    ServiceAccounts(String),
     /// `--name` is not in `--initial-cluster`.
     #[error("--name {name:?} is not a member of --initial-cluster")]
     NotAMember {
@@ -190,8 +194,8 @@ pub struct ServeConfig {
     pub runtime_config: RuntimeConfig,
     /// The key that signs service account tokens (made there when absent).
     pub service_account_key: PathBuf,
-    /// The `iss` claim and default audience of service account tokens.
-    pub service_account_issuer: String,
+    /// How service account tokens are issued and checked.
+    pub service_accounts: ServiceAccountSettings,
     /// Where Services get cluster IPs and node ports (`--service-cluster-ip-range`,
     /// `--service-node-port-range`).
     pub service_ranges: ServiceRanges,
@@ -227,6 +231,81 @@ pub struct ServeConfig {
     pub request_header: Option<RequestHeaderSettings>,
 }
 
+/// The service account flags (`--service-account-*`, `--api-audiences`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServiceAccountSettings {
+    /// The accepted issuers; the first signs.
+    pub issuers: Vec<String>,
+    /// Files of keys that verify tokens (empty: the serving key).
+    pub key_files: Vec<PathBuf>,
+    /// The audiences a token must be meant for (default: the issuers).
+    pub api_audiences: Vec<String>,
+    /// Whether legacy tokens are checked against the API.
+    pub lookup: bool,
+    /// Lifetime bounds of issued tokens.
+    pub limits: TokenLimits,
+    /// The `jwks_uri` of the discovery document.
+    pub jwks_uri: Option<String>,
+}
+
+impl ServiceAccountSettings {
+    /// The defaults for tokens of `issuer`: it is the only issuer and API audience, the
+    /// serving key verifies, legacy tokens are looked up, Kubernetes' lifetime defaults.
+    pub fn new(issuer: impl Into<String>) -> Self {
+        let issuer = issuer.into();
+        Self {
+            issuers: vec![issuer.clone()],
+            key_files: Vec::new(),
+            api_audiences: vec![issuer],
+            lookup: true,
+            limits: TokenLimits::default(),
+            jwks_uri: None,
+        }
+    }
+}
+
+/// The service account settings of `args`; an error for an empty issuer or a maximum
+/// lifetime out of 1h..=2^32s (upstream's bounds).
+fn service_account_settings(args: &ServeArgs) -> Result<ServiceAccountSettings, ConfigError> {
+    let issuers: Vec<String> = args
+        .service_account_issuer
+        .iter()
+        .filter(|i| !i.is_empty())
+        .cloned()
+        .collect();
+    if issuers.is_empty() {
+        return Err(ConfigError::ServiceAccounts(
+            "--service-account-issuer must not be empty".to_owned(),
+        ));
+    }
+    let max_expiration_seconds = match args.service_account_max_token_expiration {
+        Some(max) if !(3600..=1 << 32).contains(&max.as_secs()) => {
+            return Err(ConfigError::ServiceAccounts(
+                "the --service-account-max-token-expiration must be between 1 hour and 2^32 seconds"
+                    .to_owned(),
+            ));
+        }
+        Some(max) => i64::try_from(max.as_secs()).ok(),
+        None => None,
+    };
+    let api_audiences = if args.api_audiences.is_empty() {
+        issuers.clone()
+    } else {
+        args.api_audiences.clone()
+    };
+    Ok(ServiceAccountSettings {
+        issuers,
+        key_files: args.service_account_key_file.clone(),
+        api_audiences,
+        lookup: args.service_account_lookup,
+        limits: TokenLimits {
+            max_expiration_seconds,
+            extend_expiration: args.service_account_extend_token_expiration,
+        },
+        jwks_uri: args.service_account_jwks_uri.clone(),
+    })
+}
+
 impl ServeConfig {
     /// Checks `args` and resolves this replica's id from `--initial-cluster`.
     pub fn from_args(args: &ServeArgs) -> Result<Self, ConfigError> {
@@ -246,7 +325,7 @@ impl ServeConfig {
             problem,
         })?;
         let jwt = args.jwt.config(
-            std::slice::from_ref(&args.service_account_issuer),
+            &args.service_account_issuer,
             flavor(args.flavor),
         )?;
         Ok(Self {
@@ -277,7 +356,7 @@ impl ServeConfig {
                 .service_account_signing_key_file
                 .clone()
                 .unwrap_or_else(|| args.data_dir.join(DEFAULT_KEY_FILE)),
-            service_account_issuer: args.service_account_issuer.clone(),
+            service_accounts: service_account_settings(args)?,
             service_ranges: ServiceRanges::parse(
                 &args.service_cluster_ip_range,
                 &args.service_node_port_range,
@@ -660,6 +739,61 @@ mod tests {
                 name: "node-9".into()
             })
         );
+    }
+
+    // R-ACC-121: the service account flags: repeatable issuers (the first signs) and key
+    // files, audiences defaulting to the issuers, the lookup and extension switches, and the
+    // maximum lifetime within upstream's bounds.
+    #[test]
+    fn service_account_flags_are_read() {
+        let defaults = ServeConfig::from_args(&serve_args(&[]))
+            .unwrap()
+            .service_accounts;
+        assert_eq!(
+            defaults,
+            ServiceAccountSettings::new(crate::cli::DEFAULT_SERVICE_ACCOUNT_ISSUER)
+        );
+        let args = serve_args(&[
+            "--service-account-issuer=https://a",
+            "--service-account-issuer=https://b",
+            "--service-account-key-file=k1.pem",
+            "--service-account-key-file=k2.pem",
+            "--service-account-lookup=false",
+            "--service-account-extend-token-expiration=false",
+            "--service-account-max-token-expiration=2h",
+            "--service-account-jwks-uri=https://keys/jwks",
+        ]);
+        let settings = ServeConfig::from_args(&args).unwrap().service_accounts;
+        assert_eq!(settings.issuers, ["https://a", "https://b"]);
+        assert_eq!(settings.api_audiences, ["https://a", "https://b"]);
+        assert_eq!(
+            settings.key_files,
+            [PathBuf::from("k1.pem"), PathBuf::from("k2.pem")]
+        );
+        assert!(!settings.lookup);
+        assert_eq!(
+            settings.limits,
+            TokenLimits {
+                max_expiration_seconds: Some(7200),
+                extend_expiration: false
+            }
+        );
+        assert_eq!(settings.jwks_uri.as_deref(), Some("https://keys/jwks"));
+        let audiences = serve_args(&["--api-audiences=x,y"]);
+        let settings = ServeConfig::from_args(&audiences).unwrap().service_accounts;
+        assert_eq!(settings.api_audiences, ["x", "y"]);
+        for bad in [
+            "--service-account-max-token-expiration=30m",
+            "--service-account-issuer=",
+        ] {
+            assert!(
+                matches!(
+                    ServeConfig::from_args(&serve_args(&[bad])),
+                    Err(ConfigError::ServiceAccounts(_))
+                ),
+                "{bad}"
+            );
+        }
     }
 
     fn serve_args(feature_gates: &[&str]) -> ServeArgs {

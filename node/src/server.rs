@@ -8,12 +8,14 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use apiary_api::Flavor;
+use apiary_api::IssuerDiscovery;
 use apiary_api::RandomSource;
 use apiary_api::SystemClock;
 use apiary_api::auth::AuthenticationMethods;
 use apiary_api::auth::Authenticator;
 use apiary_api::auth::CertificateAuthority;
 use apiary_api::auth::RequestHeaderAuthenticator;
+use apiary_api::auth::ServiceAccountTokenAuthenticator;
 use apiary_api::auth::X509Authenticator;
 use apiary_raft::log::StdFs;
 use apiary_raft::log::WriterMode;
@@ -117,14 +119,34 @@ pub async fn run(
     };
     let peer_tls = tls::peer_server_config(&config.peer_tls)?;
     let peer_client_tls = tls::peer_client_config(&config.peer_tls)?;
-    let token_signer = Arc::new(service_account_key::signer(
+    let accounts = &config.service_accounts;
+    let signer = service_account_key::signer(
         &config.service_account_key,
-        &config.service_account_issuer,
-    )?);
+        &accounts.issuers[0],
+        accounts.api_audiences.clone(),
+    )?
+    .with_limits(accounts.limits);
+    let keys =
+        service_account_key::verifying_keys(&accounts.key_files, &config.api_tls.key, &signer)?;
+    authentication.api_audiences = accounts.api_audiences.clone();
     config
         .token_auth
         .install(&mut authentication, flavor(config.flavor))
         .map_err(ConfigError::from)?;
+    authentication
+        .tokens
+        .push(Arc::new(ServiceAccountTokenAuthenticator::new(
+            keys.clone(),
+            accounts.issuers.clone(),
+            accounts.api_audiences.clone(),
+            accounts.lookup,
+        )));
+    let issuer_discovery = Arc::new(IssuerDiscovery::new(
+        accounts.issuers[0].clone(),
+        accounts.jwks_uri.clone(),
+        keys,
+    ));
+    let token_signer = Arc::new(signer);
     let raft_runtime = RaftRuntime::start().map_err(NodeError::RaftRuntime)?;
     let peer_url = config
         .initial_cluster
@@ -147,6 +169,8 @@ pub async fn run(
         watch: config.watch,
         runtime_config: config.runtime_config,
         token_signer,
+        authentication,
+        issuer_discovery: Some(issuer_discovery),
         service_ranges: config.service_ranges,
         max_object_bytes: config.max_object_bytes,
         feature_gates: config.feature_gates,
@@ -157,7 +181,6 @@ pub async fn run(
             .audit
             .start(flavor(config.flavor))
             .map_err(ConfigError::from)?,
-        authentication,
         flow_control: config.flow_control,
         metrics_exposure: config.metrics_exposure,
         bootstrap_token_auth: config.bootstrap_token_auth,

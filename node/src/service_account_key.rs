@@ -1,7 +1,8 @@
 //! The key that signs service account tokens (`serviceaccounts/<name>/token`): read from
 //! `--service-account-signing-key-file` (RSA, PEM), or made once and kept at that path so
 //! tokens stay valid across restarts. `apiary dev` makes one for all its replicas, so every
-//! replica signs with the same key.
+//! replica signs with the same key. Also the keys that verify tokens
+//! (`--service-account-key-file`, else the serving key, and always the signing key).
 
 use std::fs;
 use std::io;
@@ -10,8 +11,10 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::path::PathBuf;
 
+use apiary_api::KeyParseError;
 use apiary_api::RsaTokenSigner;
 use apiary_api::TokenSignError;
+use apiary_api::VerifyingKey;
 use rsa::RsaPrivateKey;
 use rsa::pkcs8::EncodePrivateKey;
 use rsa::pkcs8::LineEnding;
@@ -45,6 +48,15 @@ pub enum KeyError {
         /// Why.
         #[source]
         source: TokenSignError,
+    },
+    /// A `--service-account-key-file` holds no usable key.
+    #[error("the service account key file {path} holds no usable key")]
+    Verifying {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: KeyParseError,
     },
 }
 
@@ -92,15 +104,52 @@ fn write_private(path: &Path, contents: &[u8]) -> io::Result<()> {
 }
 
 /// The signer of the key at `path` (made when absent) for tokens of `issuer`, whose default
-/// audience is the issuer (as upstream's `--api-audiences` defaults to it).
-pub fn signer(path: &Path, issuer: &str) -> Result<RsaTokenSigner, KeyError> {
+/// audiences are `audiences` (`--api-audiences`).
+pub fn signer(
+    path: &Path,
+    issuer: &str,
+    audiences: Vec<String>,
+) -> Result<RsaTokenSigner, KeyError> {
     let pem = load_or_generate(path)?;
-    RsaTokenSigner::from_pem(&pem, issuer, vec![issuer.to_owned()]).map_err(|source| {
-        KeyError::Invalid {
+    RsaTokenSigner::from_pem(&pem, issuer, audiences).map_err(|source| KeyError::Invalid {
+        path: path.to_owned(),
+        source,
+    })
+}
+
+/// The keys that verify service account tokens: every key of `key_files`, or without any the
+/// key of `serving_key` when it is one (upstream's fallback to `--tls-private-key-file`); the
+/// signer's own key always, so the tokens this server issues authenticate.
+pub fn verifying_keys(
+    key_files: &[PathBuf],
+    serving_key: &Path,
+    signer: &RsaTokenSigner,
+) -> Result<Vec<VerifyingKey>, KeyError> {
+    let mut keys = vec![signer.verifying_key().clone()];
+    let read = |path: &Path| {
+        let pem = fs::read(path).map_err(|source| KeyError::Io {
             path: path.to_owned(),
             source,
+        })?;
+        VerifyingKey::all_from_pem(&pem).map_err(|source| KeyError::Verifying {
+            path: path.to_owned(),
+            source,
+        })
+    };
+    if key_files.is_empty() {
+        match read(serving_key) {
+            Ok(found) => keys.extend(found),
+            Err(error) => {
+                tracing::warn!(%error, "the serving key does not verify service account tokens")
+            }
         }
-    })
+    }
+    for path in key_files {
+        keys.extend(read(path)?);
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    keys.retain(|key| seen.insert(key.kid().to_owned()));
+    Ok(keys)
 }
 
 #[cfg(test)]
@@ -119,11 +168,11 @@ mod tests {
             std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777,
             0o600
         );
-        assert!(signer(&path, "https://issuer").is_ok());
+        assert!(signer(&path, "https://issuer", vec![]).is_ok());
         let bad = dir.path().join("bad.key");
         fs::write(&bad, "not a key").expect("write");
         assert!(matches!(
-            signer(&bad, "https://issuer"),
+            signer(&bad, "https://issuer", vec![]),
             Err(KeyError::Invalid { .. })
         ));
     }

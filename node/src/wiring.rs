@@ -31,6 +31,7 @@ use apiary_api::ApiConfig;
 use apiary_api::Clock;
 use apiary_api::FeatureGates;
 use apiary_api::Flavor;
+use apiary_api::IssuerDiscovery;
 use apiary_api::RandomSource;
 use apiary_api::TokenSigner;
 use apiary_api::WatchSettings;
@@ -104,6 +105,10 @@ pub struct HostConfig {
     pub runtime_config: RuntimeConfig,
     /// Signs service account tokens.
     pub token_signer: Arc<dyn TokenSigner>,
+    /// How requests are authenticated (client certificates by default).
+    pub authentication: AuthenticationMethods,
+    /// The service account issuer discovery documents, when served.
+    pub issuer_discovery: Option<Arc<IssuerDiscovery>>,
     /// Where Services get cluster IPs and node ports.
     pub service_ranges: ServiceRanges,
     /// The most bytes an object's stored form may have.
@@ -118,8 +123,6 @@ pub struct HostConfig {
     pub livez_grace_period: Duration,
     /// The audit policy and backends (none: nothing audited).
     pub audit: AuditConfig,
-    /// How requests are authenticated.
-    pub authentication: AuthenticationMethods,
     /// API Priority and Fairness.
     pub flow_control: FlowControlSettings,
     /// Which metrics `/metrics` shows (`--show-hidden-metrics-for-version`).
@@ -254,6 +257,8 @@ where
     api_config.watch = config.watch;
     api_config.runtime_config = config.runtime_config.clone();
     api_config.token_signer = Some(config.token_signer.clone());
+    api_config.authentication = config.authentication.clone();
+    api_config.issuer_discovery = config.issuer_discovery.clone();
     api_config.service_ranges = config.service_ranges;
     api_config.max_object_bytes = config.max_object_bytes;
     api_config.feature_gates = config.feature_gates;

@@ -24,6 +24,7 @@ use apiary_node::cluster_gates::GateRecord;
 use apiary_node::config::ApiTlsFiles;
 use apiary_node::config::PeerTlsFiles;
 use apiary_node::config::ServeConfig;
+use apiary_node::config::ServiceAccountSettings;
 use apiary_node::dev::DevPki;
 use apiary_node::dev::PemPair;
 use apiary_node::dev::node_name;
@@ -156,7 +157,7 @@ impl Cluster {
             runtime_config: RuntimeConfig::default(),
             // One key for the cluster, made by the first replica's start.
             service_account_key: self.dir.join("service-account.key"),
-            service_account_issuer: "https://apiary.test".to_owned(),
+            service_accounts: ServiceAccountSettings::new("https://apiary.test"),
             service_ranges: ServiceRanges::default(),
             max_object_bytes: apiary_api::DEFAULT_MAX_OBJECT_BYTES,
             feature_gates: self.feature_gates,

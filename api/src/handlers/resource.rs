@@ -21,6 +21,7 @@ use super::warnings::with_warnings;
 use super::write_options::WriteKind;
 use super::write_options::write_options;
 use crate::auth::AuthorizerChain;
+use crate::auth::TokenChain;
 use crate::auth::UserInfo;
 use crate::config::WatchSettings;
 use crate::deprecation::DeprecatedApi;
@@ -65,6 +66,10 @@ pub(crate) struct ResourceRequest<'a> {
     pub watch_events: Arc<EncodedEvents>,
     /// The signer of service account tokens, if configured.
     pub token_signer: Option<Arc<dyn TokenSigner>>,
+    /// The bearer token authenticators (TokenReview asks them as requests do).
+    pub tokens: &'a TokenChain,
+    /// The audiences of the API (a TokenReview's default).
+    pub api_audiences: &'a [String],
     /// The randomness of token ids and watch timeouts.
     pub random: RandomSource,
     /// The authenticated user (the self reviews answer about them).

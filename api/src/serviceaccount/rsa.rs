@@ -1,28 +1,24 @@
 //! The service account token signer the node uses: RS256 over an RSA private key in PEM
-//! (`--service-account-signing-key-file`, PKCS#1 or PKCS#8), through `jsonwebtoken`; it
-//! verifies its own tokens with the key's public half (TokenReview).
+//! (`--service-account-signing-key-file`, PKCS#1 or PKCS#8), through `jsonwebtoken`; each
+//! token names the key's id (`kid`) as Kubernetes' signer does.
 
 use jsonwebtoken::Algorithm;
-use jsonwebtoken::DecodingKey;
 use jsonwebtoken::EncodingKey;
 use jsonwebtoken::Header;
-use jsonwebtoken::Validation;
-use rsa::RsaPrivateKey;
-use rsa::pkcs1::DecodeRsaPrivateKey;
-use rsa::pkcs8::DecodePrivateKey;
-use rsa::traits::PublicKeyParts;
 use serde_json::Value;
 
+use super::TokenLimits;
 use super::TokenSignError;
 use super::TokenSigner;
-use super::TokenVerifyError;
+use super::VerifyingKey;
 
 /// Signs tokens with an RSA key (RS256), naming `issuer` and, by default, `audiences`.
 pub struct RsaTokenSigner {
     key: EncodingKey,
-    public: DecodingKey,
+    public: VerifyingKey,
     issuer: String,
     audiences: Vec<String>,
+    limits: TokenLimits,
 }
 
 impl RsaTokenSigner {
@@ -33,20 +29,28 @@ impl RsaTokenSigner {
         audiences: Vec<String>,
     ) -> Result<Self, TokenSignError> {
         let key = EncodingKey::from_rsa_pem(pem).map_err(|e| TokenSignError(e.to_string()))?;
-        let text = std::str::from_utf8(pem).map_err(|e| TokenSignError(e.to_string()))?;
-        let private = RsaPrivateKey::from_pkcs8_pem(text)
-            .or_else(|_| RsaPrivateKey::from_pkcs1_pem(text))
-            .map_err(|e| TokenSignError(e.to_string()))?;
-        let public = DecodingKey::from_rsa_raw_components(
-            &private.n().to_bytes_be(),
-            &private.e().to_bytes_be(),
-        );
+        let public = VerifyingKey::all_from_pem(pem)
+            .map_err(|e| TokenSignError(e.to_string()))?
+            .into_iter()
+            .next()
+            .ok_or_else(|| TokenSignError("no key".to_owned()))?;
         Ok(Self {
             key,
             public,
             issuer: issuer.into(),
             audiences,
+            limits: TokenLimits::default(),
         })
+    }
+
+    /// The same signer issuing tokens within `limits`.
+    pub fn with_limits(self, limits: TokenLimits) -> Self {
+        Self { limits, ..self }
+    }
+
+    /// The key that verifies this signer's tokens.
+    pub fn verifying_key(&self) -> &VerifyingKey {
+        &self.public
     }
 }
 
@@ -59,26 +63,21 @@ impl TokenSigner for RsaTokenSigner {
         &self.audiences
     }
 
-    fn sign(&self, claims: &Value) -> Result<String, TokenSignError> {
-        jsonwebtoken::encode(&Header::new(Algorithm::RS256), claims, &self.key)
-            .map_err(|e| TokenSignError(e.to_string()))
+    fn limits(&self) -> TokenLimits {
+        self.limits
     }
 
-    fn verify(&self, token: &str) -> Result<Value, TokenVerifyError> {
-        let mut validation = Validation::new(Algorithm::RS256);
-        // Times and audiences are the caller's to check, against the API's clock.
-        validation.validate_exp = false;
-        validation.validate_aud = false;
-        validation.required_spec_claims.clear();
-        validation.set_issuer(&[&self.issuer]);
-        jsonwebtoken::decode::<Value>(token, &self.public, &validation)
-            .map(|data| data.claims)
-            .map_err(|e| TokenVerifyError(e.to_string()))
+    fn sign(&self, claims: &Value) -> Result<String, TokenSignError> {
+        let mut header = Header::new(Algorithm::RS256);
+        header.kid = Some(self.public.kid().to_owned());
+        jsonwebtoken::encode(&header, claims, &self.key).map_err(|e| TokenSignError(e.to_string()))
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use jsonwebtoken::Validation;
+    use rsa::RsaPrivateKey;
     use rsa::pkcs1::EncodeRsaPrivateKey;
     use rsa::pkcs8::EncodePrivateKey;
     use rsa::pkcs8::LineEnding;
@@ -86,25 +85,32 @@ mod tests {
 
     use super::*;
 
-    // R-ACC-122: a signer verifies its own tokens, from a PKCS#8 or a PKCS#1 key, and refuses
-    // another key's, another issuer's and garbage.
+    // R-ACC-122: tokens are RS256 JWTs naming the signing key's id, from a PKCS#8 or a
+    // PKCS#1 key, and verify with that key only.
     #[test]
-    fn a_signer_verifies_its_own_tokens_only() {
+    fn a_signer_signs_verifiable_jwts_naming_its_key() {
         let key = RsaPrivateKey::new(&mut rsa::rand_core::OsRng, 2048).expect("key");
         let pkcs8 = key.to_pkcs8_pem(LineEnding::LF).expect("pem");
         let pkcs1 = key.to_pkcs1_pem(LineEnding::LF).expect("pem");
         let a = RsaTokenSigner::from_pem(pkcs8.as_bytes(), "a", vec![]).expect("signer");
         let a1 = RsaTokenSigner::from_pem(pkcs1.as_bytes(), "a", vec![]).expect("signer");
-        let b = RsaTokenSigner::from_pem(pkcs8.as_bytes(), "b", vec![]).expect("signer");
+        assert_eq!(a.verifying_key().kid(), a1.verifying_key().kid());
         let claims = json!({"iss": "a", "sub": "s", "exp": 1});
         let token = a.sign(&claims).expect("signed");
-        assert_eq!(a.verify(&token), Ok(claims.clone()));
-        assert_eq!(a1.verify(&token), Ok(claims));
-        assert!(b.verify(&token).is_err(), "another issuer");
+        let header = jsonwebtoken::decode_header(&token).expect("header");
+        assert_eq!(header.alg, Algorithm::RS256);
+        assert_eq!(header.kid.as_deref(), Some(a.verifying_key().kid()));
+        let mut validation = Validation::new(Algorithm::RS256);
+        validation.validate_exp = false;
+        validation.required_spec_claims.clear();
+        let decoded =
+            jsonwebtoken::decode::<Value>(&token, a1.verifying_key().decoding(), &validation);
+        assert_eq!(decoded.expect("verified").claims, claims);
         let other = RsaPrivateKey::new(&mut rsa::rand_core::OsRng, 2048).expect("key");
         let other_pem = other.to_pkcs8_pem(LineEnding::LF).expect("pem");
         let c = RsaTokenSigner::from_pem(other_pem.as_bytes(), "a", vec![]).expect("signer");
-        assert!(c.verify(&token).is_err(), "another key");
-        assert!(a.verify("garbage").is_err());
+        let wrong =
+            jsonwebtoken::decode::<Value>(&token, c.verifying_key().decoding(), &validation);
+        assert!(wrong.is_err(), "another key");
     }
 }

@@ -26,6 +26,7 @@ mod openapi;
 mod patch;
 mod reviews;
 mod service;
+mod serviceaccount_tokens;
 mod shared_storage;
 mod status_rules;
 mod store;

@@ -16,6 +16,7 @@ use apiary_api::RsaTokenSigner;
 use apiary_api::auth::Attributes;
 use apiary_api::auth::Authorizer;
 use apiary_api::auth::Decision;
+use apiary_api::auth::ServiceAccountTokenAuthenticator;
 use apiary_api::auth::SystemMastersAuthorizer;
 
 const ISSUER: &str = "https://apiary.test";
@@ -57,7 +58,15 @@ fn signer() -> RsaTokenSigner {
 async fn review_app(flavor: Flavor, deny_deletes: bool) -> Router {
     let (storage, _) = backend_in(flavor).await;
     let mut config = ApiConfig::new(flavor, Arc::new(AlwaysReady));
-    config.token_signer = Some(Arc::new(signer()));
+    let signer = signer();
+    config.authentication.api_audiences = vec![ISSUER.to_owned()];
+    config.authentication.tokens = vec![Arc::new(ServiceAccountTokenAuthenticator::new(
+        vec![signer.verifying_key().clone()],
+        vec![ISSUER.to_owned()],
+        vec![ISSUER.to_owned()],
+        true,
+    ))];
+    config.token_signer = Some(Arc::new(signer));
     if deny_deletes {
         config.authorizers = vec![Arc::new(NoDeletes), Arc::new(SystemMastersAuthorizer)];
     }

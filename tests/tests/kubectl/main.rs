@@ -13,6 +13,7 @@ mod t80_auth;
 mod t85_bootstrap_tokens;
 mod t85_impersonation;
 mod t85_oidc;
+mod t85_service_account_tokens;
 mod t85_tokens;
 mod t90_audit;
 mod t90_metrics;

@@ -21,6 +21,7 @@ use serde_json::json;
 use super::ResourceRequest;
 use super::json_response;
 use super::subresource::body;
+use crate::auth::AuthContext;
 use crate::error::ApiError;
 use crate::registry::Registry;
 use crate::registry::ResourceType;
@@ -93,10 +94,9 @@ pub(crate) async fn serve(
         }
         ReviewKind::Token => {
             let (value, typed): (Value, TokenReview) = review.body()?;
-            let signer = req.token_signer.as_deref();
-            let status =
-                token_review::status(typed.spec, signer, req.now, req.flavor, storage, registry)
-                    .await?;
+            let context =
+                AuthContext::new(req.now, req.api_audiences, req.flavor, storage, registry);
+            let status = token_review::status(typed.spec, req.tokens, &context).await?;
             (value, status)
         }
         ReviewKind::SubjectAccess => {
