@@ -324,10 +324,9 @@ impl ServeConfig {
             value: args.feature_gates.join(","),
             problem,
         })?;
-        let jwt = args.jwt.config(
-            &args.service_account_issuer,
-            flavor(args.flavor),
-        )?;
+        let jwt = args
+            .jwt
+            .config(&args.service_account_issuer, flavor(args.flavor))?;
         Ok(Self {
             name: args.name.clone(),
             id,
