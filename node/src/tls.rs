@@ -36,6 +36,7 @@ use rustls::server::danger::ClientCertVerifier;
 
 use crate::config::ApiTlsFiles;
 use crate::config::PeerTlsFiles;
+use crate::error::error_chain;
 
 /// How often a [`CaFile`] is read again to see whether it changed.
 pub const CA_RELOAD_INTERVAL: Duration = Duration::from_secs(2);
@@ -314,18 +315,6 @@ fn verifier_of(path: &Path, contents: &[u8]) -> Result<Arc<dyn ClientCertVerifie
             path: path.to_owned(),
             source,
         })
-}
-
-/// An error and its sources, for one log line.
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 /// Accepts a client certificate that any of its CA files (as they are now) verifies, and

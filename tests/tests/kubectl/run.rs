@@ -1,5 +1,5 @@
 //! What every kubectl test shares: a `--flavor kubernetes` cluster when kubectl is installed,
-//! and running kubectl against it.
+//! running kubectl against it, and reading a replica's audit log.
 
 use std::path::Path;
 use std::process::Output;
@@ -9,6 +9,7 @@ use std::time::Duration;
 use apiary_tests::DevCluster;
 use apiary_tests::DevOptions;
 use apiary_tests::Flavor;
+use serde_json::Value;
 use tokio::process::Command;
 
 /// How long one kubectl invocation may take.
@@ -89,4 +90,21 @@ pub(crate) async fn kubernetes_cluster() -> Option<DevCluster> {
         .await
         .expect("the cluster starts");
     Some(cluster)
+}
+
+/// The events of the audit log at `path`, once one satisfies `wanted` (or after a few seconds).
+pub(crate) async fn events_until(path: &Path, wanted: impl Fn(&Value) -> bool) -> Vec<Value> {
+    let mut events = Vec::new();
+    for _ in 0..100 {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        events = text
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("each line is a JSON event"))
+            .collect();
+        if events.iter().any(&wanted) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    events
 }

@@ -6,7 +6,6 @@
 
 use std::path::Path;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use apiary_tests::DevCluster;
 use apiary_tests::DevOptions;
@@ -23,6 +22,7 @@ use rcgen::KeyUsagePurpose;
 use serde_json::Value;
 use serde_json::json;
 
+use crate::run::events_until;
 use crate::run::kubectl;
 use crate::run::kubectl_available;
 use crate::run::kubectl_status;
@@ -88,23 +88,6 @@ async fn kubeconfig_of(cluster: &DevCluster, name: &str, group: &str) -> PathBuf
     let user = format!("--user={name}");
     kubectl(&path, &["config", "set-context", "--current", &user]).await;
     path
-}
-
-/// The events of the audit log at `path`, once one satisfies `wanted` (or after a few seconds).
-async fn events_until(path: &Path, wanted: impl Fn(&Value) -> bool) -> Vec<Value> {
-    let mut events = Vec::new();
-    for _ in 0..100 {
-        let text = std::fs::read_to_string(path).unwrap_or_default();
-        events = text
-            .lines()
-            .map(|l| serde_json::from_str(l).expect("each line is a JSON event"))
-            .collect();
-        if events.iter().any(&wanted) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    events
 }
 
 // R-ACC-149, R-ACC-150, R-ACC-154, R-ACC-157, R-ACC-158: kubectl's --as and --as-group make

@@ -2,13 +2,12 @@
 //! the replica writes `audit.k8s.io/v1` events as JSON lines, and a kubectl request shows up
 //! in them with its user, user agent, object and outcome.
 
-use std::time::Duration;
-
 use apiary_tests::DevCluster;
 use apiary_tests::DevOptions;
 use apiary_tests::Flavor;
 use serde_json::Value;
 
+use crate::run::events_until;
 use crate::run::kubectl;
 use crate::run::kubectl_available;
 use crate::run::write_file;
@@ -17,23 +16,6 @@ const POLICY: &str = "apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [Re
 rules:\n- level: None\n  nonResourceURLs: [\"/readyz*\", \"/livez*\", \"/healthz*\"]\n\
 - level: RequestResponse\n  resources: [{group: \"\", resources: [configmaps]}]\n\
 - level: Metadata\n";
-
-/// The events of the audit log at `path`, once one satisfies `wanted` (or after a few seconds).
-async fn events_until(path: &std::path::Path, wanted: impl Fn(&Value) -> bool) -> Vec<Value> {
-    let mut events = Vec::new();
-    for _ in 0..100 {
-        let text = std::fs::read_to_string(path).unwrap_or_default();
-        events = text
-            .lines()
-            .map(|l| serde_json::from_str(l).expect("each line is a JSON event"))
-            .collect();
-        if events.iter().any(&wanted) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    events
-}
 
 #[tokio::test]
 async fn a_kubectl_request_shows_up_in_the_replicas_audit_log() {
