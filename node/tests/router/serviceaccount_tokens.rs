@@ -505,8 +505,8 @@ async fn legacy_tokens_are_revoked_with_their_secret() {
     }
 }
 
-// R-ACC-122: the issuer discovery documents are served to service accounts (401 without
-// credentials, 403 for other users): the OpenID configuration names the issuer and the key
+// R-ACC-122: the issuer discovery documents are served to service accounts (403 for anonymous
+// callers and other users): the OpenID configuration names the issuer and the key
 // set, whose keys verify the service account's token.
 #[tokio::test]
 async fn issuer_discovery_serves_the_verifying_keys() {
@@ -544,7 +544,7 @@ async fn issuer_discovery_serves_the_verifying_keys() {
     validation.set_issuer(&[ISSUER]);
     assert!(jsonwebtoken::decode::<Value>(&token, &key, &validation).is_ok());
     let anonymous = call(&app, "GET", "/openid/v1/jwks", None, None).await;
-    assert_eq!(anonymous.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(anonymous.status, StatusCode::FORBIDDEN);
     let other = call(&app, "GET", "/openid/v1/jwks", None, Some(bob())).await;
     assert_eq!(other.status, StatusCode::FORBIDDEN);
 }
