@@ -182,7 +182,7 @@ async fn bootstrap_tokens_authenticate_sign_and_expire_across_a_leader_change() 
     assert!(!ok && out.contains("Unauthorized"), "{out}");
 
     // A request from the network cannot act as a controller: without credentials (curl, as
-    // kubectl would prompt for a password) it is 401.
+    // kubectl would prompt for a password) it is anonymous, and forbidden.
     let server = cluster
         .endpoint(1)
         .await
@@ -202,7 +202,7 @@ async fn bootstrap_tokens_authenticate_sign_and_expire_across_a_leader_change() 
         .expect("curl runs");
     let out = String::from_utf8_lossy(&out.stdout);
     assert!(
-        out.ends_with("401") && out.contains("Unauthorized"),
+        out.ends_with("403") && out.contains(r#"User \"system:anonymous\" cannot list"#),
         "{out}"
     );
 

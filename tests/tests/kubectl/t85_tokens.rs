@@ -38,6 +38,10 @@ const AUDIT_POLICY: &str = "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n\
 
 const WHOAMI: &str = "/apis/authentication.k8s.io/v1/selfsubjectreviews";
 
+/// The API's audience when `--api-audiences` is not given: the service account issuer of
+/// `apiary dev`'s replicas.
+const API_AUDIENCE: &str = "https://apiary.local";
+
 /// Writes a kubeconfig for replica 1 of `cluster` whose user is `token` and answers its path.
 fn user_kubeconfig(cluster: &DevCluster, name: &str, token: &str) -> PathBuf {
     let dev: Value = serde_json::from_slice(
@@ -183,8 +187,8 @@ async fn kubectl_with_file_tokens_and_anonymous_requests() {
 
 // R-ACC-008, R-ACC-009, R-ACC-010, R-ACC-012, R-ACC-013, R-ACC-094, R-ACC-126, R-ACC-127,
 // R-ACC-147, R-ACC-200: with the webhook of a kubeconfig, a token it knows lists namespaces as
-// its user (uid, groups, extra); the review came as JSON in v1 with the opaque token and no
-// audiences; answers are cached (further kubectl runs ask nothing); a token it refuses is 401
+// its user (uid, groups, extra); the review came as JSON in v1 with the opaque token and the
+// API's audiences; answers are cached (further kubectl runs ask nothing); a token it refuses is 401
 // with the generic message; with anonymous access off, no credentials is 401.
 #[tokio::test]
 async fn kubectl_through_the_authentication_webhook() {
@@ -226,7 +230,7 @@ async fn kubectl_through_the_authentication_webhook() {
     assert_eq!(
         asked[0],
         json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview",
-               "spec": {"token": format!("hook-{MARK}-1")}})
+               "spec": {"token": format!("hook-{MARK}-1"), "audiences": [API_AUDIENCE]}})
     );
     assert_eq!(
         whoami(&wanda, cluster.dir()).await,
