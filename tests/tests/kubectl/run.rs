@@ -108,3 +108,19 @@ pub(crate) async fn events_until(path: &Path, wanted: impl Fn(&Value) -> bool) -
     }
     events
 }
+
+/// A one-replica `--flavor kubernetes` cluster auditing by `policy` into `node-1/audit.log`,
+/// and the directory holding the policy file (kept as long as the cluster runs).
+pub(crate) async fn audited_cluster(policy: &str) -> (tempfile::TempDir, DevCluster) {
+    let files = tempfile::tempdir().expect("dir");
+    let path = files.path().join("policy.yaml");
+    std::fs::write(&path, policy).expect("policy");
+    let mut options = DevOptions::flavor(Flavor::Kubernetes)
+        .flag(&format!("--audit-policy-file={}", path.display()))
+        .flag("--audit-log-path=audit.log");
+    options.nodes = 1;
+    let cluster = DevCluster::start(options)
+        .await
+        .expect("the cluster starts");
+    (files, cluster)
+}

@@ -8,8 +8,6 @@ use std::path::Path;
 use std::path::PathBuf;
 
 use apiary_tests::DevCluster;
-use apiary_tests::DevOptions;
-use apiary_tests::Flavor;
 use rcgen::BasicConstraints;
 use rcgen::CertificateParams;
 use rcgen::DistinguishedName;
@@ -22,6 +20,7 @@ use rcgen::KeyUsagePurpose;
 use serde_json::Value;
 use serde_json::json;
 
+use crate::run::audited_cluster;
 use crate::run::events_until;
 use crate::run::kubectl;
 use crate::run::kubectl_available;
@@ -98,16 +97,7 @@ async fn kubectl_as_acts_as_another_user() {
     if !kubectl_available() {
         return;
     }
-    let files = tempfile::tempdir().expect("dir");
-    let policy = files.path().join("policy.yaml");
-    std::fs::write(&policy, POLICY).expect("policy");
-    let mut options = DevOptions::flavor(Flavor::Kubernetes)
-        .flag(&format!("--audit-policy-file={}", policy.display()))
-        .flag("--audit-log-path=audit.log");
-    options.nodes = 1;
-    let cluster = DevCluster::start(options)
-        .await
-        .expect("the cluster starts");
+    let (_files, cluster) = audited_cluster(POLICY).await;
     let admin = cluster.kubeconfig();
 
     let review = json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"});

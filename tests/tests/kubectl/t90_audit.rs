@@ -2,11 +2,9 @@
 //! the replica writes `audit.k8s.io/v1` events as JSON lines, and a kubectl request shows up
 //! in them with its user, user agent, object and outcome.
 
-use apiary_tests::DevCluster;
-use apiary_tests::DevOptions;
-use apiary_tests::Flavor;
 use serde_json::Value;
 
+use crate::run::audited_cluster;
 use crate::run::events_until;
 use crate::run::kubectl;
 use crate::run::kubectl_available;
@@ -22,16 +20,7 @@ async fn a_kubectl_request_shows_up_in_the_replicas_audit_log() {
     if !kubectl_available() {
         return;
     }
-    let files = tempfile::tempdir().expect("dir");
-    let policy = files.path().join("policy.yaml");
-    std::fs::write(&policy, POLICY).expect("policy");
-    let mut options = DevOptions::flavor(Flavor::Kubernetes)
-        .flag(&format!("--audit-policy-file={}", policy.display()))
-        .flag("--audit-log-path=audit.log");
-    options.nodes = 1;
-    let cluster = DevCluster::start(options)
-        .await
-        .expect("the cluster starts");
+    let (_files, cluster) = audited_cluster(POLICY).await;
     let kubeconfig = cluster.kubeconfig();
     let manifest = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: audited\n\
                     data:\n  colour: teal\n";
