@@ -52,6 +52,7 @@ pub mod metrics;
 mod openapi;
 pub mod patch;
 mod random;
+pub mod reflector;
 pub mod registry;
 pub mod request;
 mod router;

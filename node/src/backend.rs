@@ -357,3 +357,7 @@ fn mvcc_error(error: MvccError) -> StorageError {
 #[cfg(test)]
 #[path = "backend_test.rs"]
 mod backend_test;
+
+#[cfg(test)]
+#[path = "reflector_test.rs"]
+mod reflector_test;

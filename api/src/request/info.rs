@@ -78,6 +78,11 @@ pub struct RequestInfo {
     pub name: String,
     /// The path segments from the resource on (`[resource, name, subresource, ...]`).
     pub parts: Vec<String>,
+    /// The request's `fieldSelector` as sent (empty: none). Authorizers see it on every
+    /// request, as the served release passes selectors (`AuthorizeWithSelectors`, R-ACC-172).
+    pub field_selector: String,
+    /// The request's `labelSelector` as sent (empty: none).
+    pub label_selector: String,
 }
 
 /// Namespace subresources that are not resources of their own in `/namespaces/<ns>/<x>`.
@@ -98,6 +103,8 @@ impl RequestInfo {
             subresource: String::new(),
             name: String::new(),
             parts: Vec::new(),
+            field_selector: String::new(),
+            label_selector: String::new(),
         }
     }
 
@@ -128,6 +135,8 @@ impl RequestInfo {
         }
         info.api_prefix = prefix;
         info.is_resource_request = true;
+        info.field_selector = query.get("fieldSelector").unwrap_or_default().to_owned();
+        info.label_selector = query.get("labelSelector").unwrap_or_default().to_owned();
         info.api_version = rest[0].clone();
         rest = &rest[1..];
 
