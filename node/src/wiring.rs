@@ -263,7 +263,6 @@ where
     api_config.max_object_bytes = config.max_object_bytes;
     api_config.feature_gates = config.feature_gates;
     api_config.audit = config.audit.clone();
-    api_config.authentication = config.authentication.clone();
     api_config.flow_control = config.flow_control;
     api_config.metrics = Metrics::new(config.metrics_exposure);
     if config.bootstrap_token_auth {

@@ -18,6 +18,8 @@ mod in_process;
 mod issuer_discovery;
 pub mod jwt;
 mod methods;
+pub mod node;
+pub mod rbac;
 mod request_header;
 mod service_account;
 mod system_masters;
