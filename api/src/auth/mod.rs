@@ -5,6 +5,7 @@
 //! Bearer tokens go through one [`TokenChain`] (also asked by TokenReview). Later methods are
 //! new chain members; the pipeline stays as is.
 
+mod abac;
 mod anonymous;
 mod attributes;
 mod authenticator;
@@ -27,6 +28,8 @@ mod token;
 mod user;
 mod x509;
 
+pub use abac::AbacAuthorizer;
+pub use abac::AbacError;
 pub use anonymous::ANONYMOUS_USER;
 pub use anonymous::Anonymous;
 pub use anonymous::UNAUTHENTICATED_GROUP;
