@@ -8,9 +8,9 @@ use super::graph::Graph;
 use super::references::ObjectRef;
 use super::references::RefKind;
 use super::rules::node_rules_allow;
-use super::selector::selects;
 use crate::auth::Decision;
 use crate::flavor::Flavor;
+use crate::request::FieldSelector;
 use crate::request::RequestInfo;
 
 /// How this replica's Node authorizer decides.
@@ -114,7 +114,7 @@ impl Policy {
                 named(node, r, || graph.slice_on(&r.name, node))
             }
             "watch" | "list" | "deletecollection" => {
-                if !self.with_selectors || selects(&r.field_selector, "nodeName", node) {
+                if !self.with_selectors || selects(r, "nodeName", node) {
                     Decision::Allow
                 } else {
                     no(
@@ -229,9 +229,7 @@ fn own_node(node: &str, r: &RequestInfo) -> Decision {
 fn own_pods(graph: &Graph, node: &str, r: &RequestInfo) -> Decision {
     match (r.subresource.as_str(), r.verb.as_str()) {
         ("", "get") => named(node, r, || graph.pod_on(&r.namespace, &r.name, node)),
-        ("", "list" | "watch") if selects(&r.field_selector, "spec.nodeName", node) => {
-            Decision::Allow
-        }
+        ("", "list" | "watch") if selects(r, "spec.nodeName", node) => Decision::Allow,
         ("", "list" | "watch") if !r.name.is_empty() => {
             related(graph.pod_on(&r.namespace, &r.name, node), node)
         }
@@ -241,4 +239,10 @@ fn own_pods(graph: &Graph, node: &str, r: &RequestInfo) -> Decision {
         }
         _ => no(""),
     }
+}
+
+/// Whether the request's field selector requires `label` to be `value` (a selector that does
+/// not parse selects nothing).
+fn selects(r: &RequestInfo, label: &str, value: &str) -> bool {
+    FieldSelector::parse(&r.field_selector).is_ok_and(|s| s.requires(label, value))
 }

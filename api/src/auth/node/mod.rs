@@ -9,7 +9,6 @@ mod graph;
 mod populator;
 mod references;
 mod rules;
-mod selector;
 
 use std::sync::Arc;
 
@@ -22,7 +21,6 @@ use super::Rules;
 use super::UserInfo;
 use crate::flavor::Flavor;
 use crate::reflector::Reflector;
-use crate::storage::Revision;
 use crate::storage::Storage;
 
 /// The group every node agent is in.
@@ -35,7 +33,6 @@ const NODE_USER_PREFIX: &str = "system:node:";
 pub struct NodeAuthorizer {
     policy: Policy,
     graph: Arc<GraphCache>,
-    reflectors: Vec<Reflector>,
 }
 
 impl NodeAuthorizer {
@@ -45,25 +42,17 @@ impl NodeAuthorizer {
     /// objects it needs on the current tokio runtime.
     pub fn new(flavor: Flavor, storage: Arc<dyn Storage>, with_selectors: bool) -> Arc<Self> {
         let graph = Arc::new(GraphCache::new(flavor));
-        let reflectors = (graph.prefixes())
-            .map(|prefix| Reflector::start(storage.clone(), prefix.to_owned(), &graph))
-            .collect();
+        for prefix in graph.prefixes() {
+            // The reflector's task holds the graph weakly: it ends with this authorizer.
+            Reflector::start(storage.clone(), prefix.to_owned(), &graph);
+        }
         Arc::new(Self {
             policy: Policy {
                 flavor,
                 with_selectors,
             },
             graph,
-            reflectors,
         })
-    }
-
-    /// Waits until the graph holds every change up to `revision` (a caller that wrote a
-    /// pod and wants its node's access in force on this replica).
-    pub async fn wait_for(&self, revision: Revision) {
-        for reflector in &self.reflectors {
-            reflector.wait_for(revision).await;
-        }
     }
 }
 

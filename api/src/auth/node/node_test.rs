@@ -477,7 +477,6 @@ async fn rules_of_a_node_are_not_listed() {
     let authorizer = NodeAuthorizer {
         policy: f.policy,
         graph: Arc::new(f.graph),
-        reflectors: Vec::new(),
     };
     assert_eq!(authorizer.rules(&agent("n1"), "ns").await, None);
     let bob = UserInfo {
