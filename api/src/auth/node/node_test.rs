@@ -485,3 +485,33 @@ async fn rules_of_a_node_are_not_listed() {
     };
     assert_eq!(authorizer.rules(&bob, "ns").await, Some(Rules::default()));
 }
+
+// R-ACC-173: ResourceSlices: any create (admission checks the node), the node's own by
+// name, collections only with the node's `nodeName` selector.
+#[test]
+fn resource_slices_of_the_node() {
+    let f = Fixture::new(true);
+    let slices = "/registry/resource.k8s.io/resourceslices/";
+    f.put(
+        slices,
+        "s1",
+        json!({"metadata": {"name": "s1"}, "spec": {"nodeName": "n1"}}),
+    );
+    let path = "/apis/resource.k8s.io/v1/resourceslices";
+    assert!(f.allows("n1", Method::POST, path));
+    assert!(f.allows("n1", Method::PUT, &format!("{path}/s1")));
+    assert!(!f.allows("n2", Method::GET, &format!("{path}/s1")));
+    assert!(f.allows(
+        "n1",
+        Method::GET,
+        &format!("{path}?fieldSelector=nodeName%3Dn1")
+    ));
+    assert!(!f.allows(
+        "n1",
+        Method::GET,
+        &format!("{path}?fieldSelector=nodeName%3Dn2")
+    ));
+    assert!(!f.allows("n1", Method::DELETE, path));
+    f.delete(slices, "s1");
+    assert!(!f.allows("n1", Method::GET, &format!("{path}/s1")));
+}
