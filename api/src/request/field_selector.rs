@@ -201,6 +201,12 @@ impl FieldSelector {
     pub fn is_empty(&self) -> bool {
         self.requirements.is_empty()
     }
+
+    /// Whether one of its terms requires the field `label` to equal `value` (what an
+    /// authorizer reads of a selector, R-ACC-172).
+    pub fn requires(&self, label: &str, value: &str) -> bool {
+        (self.requirements.iter()).any(|r| r.equal && r.label == label && r.value == value)
+    }
 }
 
 #[cfg(test)]
@@ -281,5 +287,21 @@ mod tests {
         assert!(
             !s.matches(&json!({"source":{"component":"other"},"reportingComponent":"kubelet"}))
         );
+    }
+
+    // R-ACC-172
+    #[test]
+    fn a_selector_requires_a_field_only_with_an_equality_term() {
+        let requires = |selector: &str, value: &str| {
+            FieldSelector::parse(selector).is_ok_and(|s| s.requires("spec.nodeName", value))
+        };
+        assert!(requires("spec.nodeName=n1", "n1"));
+        assert!(requires("status.phase=Running,spec.nodeName==n1", "n1"));
+        assert!(!requires("spec.nodeName!=n1", "n1"));
+        assert!(!requires("spec.nodeName=n2", "n1"));
+        assert!(!requires("", "n1"));
+        assert!(!requires("spec.nodeName=n1,broken", "n1"));
+        assert!(requires(r"spec.nodeName=a\,b", "a,b"));
+        assert!(!requires("spec.nodeName=a,b", "a"));
     }
 }

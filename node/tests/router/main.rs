@@ -22,6 +22,7 @@ mod health;
 mod impersonation;
 mod list;
 mod metrics;
+mod node_authorizer;
 mod openapi;
 mod patch;
 mod reviews;
