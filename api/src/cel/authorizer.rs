@@ -27,13 +27,19 @@
 //! single-threaded runtimes of tests and the simulation. So [`CelAuthorizer::evaluate`] runs
 //! the expression in rounds: a `check` whose answer is known returns it, one that is not is
 //! recorded and fails that round. Between rounds the chain answers the recorded checks (with
-//! `.await`); the next round runs with every answer so far. A round that records nothing is the
-//! result. CEL is deterministic, so each round repeats the previous one up to its first
-//! unanswered check and then gets further; as every `check` is charged [`CHECK_COST`] against
-//! the evaluation's budget (Kubernetes' fixed cost, which allows two checks in the default
-//! per-expression budget [`PER_CALL_LIMIT`]), a round sees at most `budget / CHECK_COST`
-//! checks and the rounds end after at most that many plus one. An evaluation whose last round
-//! exceeded the budget fails with [`EvalError::CostLimitExceeded`].
+//! `.await`); the next round runs with every answer so far. A round that records nothing is
+//! final: its result, or [`EvalError::CostLimitExceeded`] when its checks exceeded the budget.
+//!
+//! Every `check` is charged [`CHECK_COST`] against the evaluation's budget (Kubernetes' fixed
+//! cost, which allows two checks in the default per-expression budget [`PER_CALL_LIMIT`]), so
+//! a round makes at most N = `budget / CHECK_COST` checks. A round records only checks no
+//! earlier round asked, so the rounds end. Evaluation is deterministic except for the order of a map's keys
+//! (fixed neither by CEL nor by the `cel` crate), so for an expression whose checks do not
+//! follow that order each round repeats the previous one up to its first unanswered check and
+//! gets past it: at most N rounds record checks, round k at most N - k + 1 of them, and the
+//! chain is asked at most N(N+1)/2 checks. The chain is asked at most N(N+1) per evaluation;
+//! the slack serves expressions whose checks follow a map's order, and an evaluation that
+//! would ask more fails as over budget.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -135,10 +141,10 @@ impl CelAuthorizer {
         program: &Program,
         variables: &[(&str, &serde_json::Value)],
     ) -> Result<serde_json::Value, EvalError> {
+        let checks = self.budget / CHECK_COST;
+        let most_asked = checks.saturating_mul(checks.saturating_add(1));
         let mut answers: Vec<(Check, Decision)> = Vec::new();
-        // Each round answers the first unanswered of at most `budget / CHECK_COST` checks.
-        let rounds = self.budget / CHECK_COST + 1;
-        for _ in 0..rounds {
+        loop {
             let round = Arc::new(Round {
                 answers: answers.clone(),
                 pending: Mutex::new(Vec::new()),
@@ -155,6 +161,9 @@ impl CelAuthorizer {
                     result
                 };
             }
+            if (answers.len() + pending.len()) as u64 > most_asked {
+                return Err(EvalError::CostLimitExceeded);
+            }
             for check in pending {
                 let request = check.request();
                 let attributes = Attributes {
@@ -165,7 +174,6 @@ impl CelAuthorizer {
                 answers.push((check, decision));
             }
         }
-        Err(EvalError::CostLimitExceeded)
     }
 
     /// The variables of one round: `authorizer` (a map, so that `authorizer.requestResource`

@@ -379,6 +379,33 @@ async fn checks_are_budgeted() {
     );
 }
 
+// R-VER-029: checks made in the order of a map's keys (which rounds may visit differently)
+// still come to the answer.
+#[tokio::test]
+async fn checks_in_the_order_of_map_keys() {
+    let only_c = Scripted::new(|_, r| {
+        if r.path == "/c" {
+            Decision::Allow
+        } else {
+            Decision::NoOpinion(String::new())
+        }
+    });
+    let authorizer = scripted(&only_c, user("alice", &[])).with_budget(3 * CHECK_COST);
+    let program = Program::compile(
+        "labels.exists(k, authorizer.path('/' + k).check('get').allowed())",
+        &["labels", AUTHORIZER_VARIABLE],
+    )
+    .expect("compiles");
+    let labels = json!({"a": "1", "b": "2", "c": "3"});
+    for _ in 0..20 {
+        let before = only_c.asked().len();
+        let result = authorizer.evaluate(&program, &[("labels", &labels)]).await;
+        assert_eq!(result, Ok(json!(true)));
+        // No check is asked of the chain twice in one evaluation.
+        assert!(only_c.asked().len() - before <= 3);
+    }
+}
+
 // The library needs the evaluation's authorizer: plain evaluation has none to offer.
 #[test]
 fn plain_evaluation_has_no_authorizer() {
