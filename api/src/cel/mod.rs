@@ -3,13 +3,15 @@
 //! ([`Program::compile`], which also rejects references to undeclared variables and
 //! oversized expressions), then evaluated per use with JSON values bridged in and out
 //! ([`evaluate`]). Authentication configuration uses it today; CRD validation rules and
-//! admission policies are meant to use it too.
+//! admission policies are meant to use it too. Expressions given an `authorizer` variable
+//! evaluate through [`CelAuthorizer::evaluate`] (the authorizer library, [`authorizer`]).
 //!
 //! The crate has no type checker and no cost meter, so this module bounds what it can: the
 //! source length and the number of syntax nodes at compile time, and the nesting of
 //! comprehensions (a comprehension inside a comprehension inside a comprehension is refused),
-//! which keeps one evaluation polynomial of low degree in the size of its inputs. Result types
-//! are checked by the caller on the value returned.
+//! which keeps one evaluation polynomial of low degree in the size of its inputs; the
+//! authorizer library charges its checks against a budget itself. Result types are checked by
+//! the caller on the value returned.
 
 use std::collections::BTreeSet;
 use std::collections::HashMap;
@@ -19,6 +21,10 @@ use cel::common::ast::EntryExpr;
 use cel::common::ast::Expr;
 use cel::common::ast::IdedExpr;
 use kube_cel::KubeCelExt;
+
+pub mod authorizer;
+
+pub use authorizer::CelAuthorizer;
 
 /// The longest expression source accepted, in bytes.
 pub const MAX_EXPRESSION_BYTES: usize = 10 * 1024;
@@ -52,6 +58,9 @@ pub enum EvalError {
     /// The result has no JSON form (a function value, bytes, ...).
     #[error("the result cannot be converted: {0}")]
     Output(String),
+    /// The evaluation cost more than its budget (authorization checks are what is charged).
+    #[error("operation cancelled: actual cost limit exceeded")]
+    CostLimitExceeded,
 }
 
 /// A compiled CEL expression, ready to be evaluated any number of times.
@@ -138,10 +147,22 @@ pub fn evaluate(
     program: &Program,
     variables: &[(&str, &serde_json::Value)],
 ) -> Result<serde_json::Value, EvalError> {
+    evaluate_with(program, variables, Vec::new())
+}
+
+/// [`evaluate`] with further variables that are CEL values already (a library's objects).
+fn evaluate_with(
+    program: &Program,
+    variables: &[(&str, &serde_json::Value)],
+    values: Vec<(&str, cel::Value)>,
+) -> Result<serde_json::Value, EvalError> {
     ROOT.with(|root| {
         let mut context = root.new_inner_scope();
         for (name, value) in variables {
             context.add_variable_from_value(*name, to_cel(value));
+        }
+        for (name, value) in values {
+            context.add_variable_from_value(name, value);
         }
         let value = program
             .program
@@ -174,7 +195,11 @@ fn to_cel(value: &serde_json::Value) -> cel::Value {
 
 thread_local! {
     /// The standard functions and Kubernetes' libraries, registered once per thread.
-    static ROOT: cel::Context<'static> = cel::Context::default().with_all();
+    static ROOT: cel::Context<'static> = {
+        let mut root = cel::Context::default().with_all();
+        authorizer::register(&mut root);
+        root
+    };
 }
 
 /// A walk over an expression's syntax: counts nodes, tracks comprehension nesting and the
