@@ -522,6 +522,44 @@ async fn field_selectors_per_kind() {
     .await;
     let s = assert_status(&r, 400, "BadRequest");
     assert_eq!(message_of(&s), "field label not supported: message");
+
+    let pods = "/api/v1/namespaces/f/pods";
+    let pod = |name: &str, node: &str| {
+        let node = if node.is_empty() {
+            String::new()
+        } else {
+            format!(r#","nodeName":"{node}""#)
+        };
+        format!(
+            r#"{{"metadata":{{"name":"{name}"}},"spec":{{"containers":[{{"name":"c","image":"i"}}]{node}}}}}"#
+        )
+    };
+    post(&app, pods, &pod("bound", "n1")).await;
+    post(&app, pods, &pod("pending", "")).await;
+    for (selector, want) in [
+        ("spec.nodeName=n1", "bound"),
+        ("spec.nodeName=", "pending"),
+        ("spec.nodeName!=n1", "pending"),
+        ("spec.restartPolicy=Always,metadata.name=bound", "bound"),
+        (
+            "spec.schedulerName=default-scheduler,spec.nodeName=n1",
+            "bound",
+        ),
+        ("spec.serviceAccountName=,spec.nodeName=", "pending"),
+        ("status.phase=Pending,metadata.name=pending", "pending"),
+    ] {
+        let l = get(format!("{pods}?{}", sel(selector))).await;
+        assert_eq!(names(&l), [want], "{selector}");
+    }
+    let r = admin_call(
+        &app,
+        "GET",
+        &format!("{pods}?{}", sel("spec.hostname=x")),
+        None,
+    )
+    .await;
+    let s = assert_status(&r, 400, "BadRequest");
+    assert_eq!(message_of(&s), "field label not supported: spec.hostname");
 }
 
 // R-RES-110: malformed selectors are 400s.

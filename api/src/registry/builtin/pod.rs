@@ -11,17 +11,46 @@ use super::fields::array_at;
 use super::fields::int_at;
 use super::pod_spec::validate_pod_spec;
 use crate::registry::Strategy;
+use crate::request::FieldLabels;
+use crate::request::METADATA_NAME;
+use crate::request::METADATA_NAMESPACE;
+use crate::request::SelectableField;
 use crate::validation::FieldError;
 use crate::validation::parse_quantity_nanos;
 
 /// upstream's list of the pod spec fields an update may change.
 const UPDATE_FORBIDDEN: &str = "pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)";
 
+const fn field(label: &'static str, pointer: &'static [&'static str]) -> SelectableField {
+    SelectableField {
+        label,
+        pointers: pointer,
+    }
+}
+
+/// The string fields Kubernetes' core/v1 Pod field label conversion accepts (a node agent
+/// lists its pods by `spec.nodeName`, a scheduler the unscheduled ones by `spec.nodeName=`).
+const SELECTABLE: &[SelectableField] = &[
+    METADATA_NAME,
+    METADATA_NAMESPACE,
+    field("spec.nodeName", &["/spec/nodeName"]),
+    field("spec.restartPolicy", &["/spec/restartPolicy"]),
+    field("spec.schedulerName", &["/spec/schedulerName"]),
+    field("spec.serviceAccountName", &["/spec/serviceAccountName"]),
+    field("status.phase", &["/status/phase"]),
+    field("status.podIP", &["/status/podIP"]),
+    field("status.nominatedNodeName", &["/status/nominatedNodeName"]),
+];
+
 /// The strategy of `v1` Pod.
 #[derive(Debug, Default)]
 pub struct PodStrategy;
 
 impl Strategy for PodStrategy {
+    fn field_labels(&self) -> FieldLabels {
+        FieldLabels::Only(SELECTABLE)
+    }
+
     fn default_fields(&self, obj: &mut Value) {
         default_pod_spec(obj, "/spec");
     }
