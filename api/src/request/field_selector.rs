@@ -201,6 +201,14 @@ impl FieldSelector {
     pub fn is_empty(&self) -> bool {
         self.requirements.is_empty()
     }
+
+    /// The terms as written: the field, whether it is an equality (`=`, `==`; else `!=`) and
+    /// the value.
+    pub fn terms(&self) -> impl Iterator<Item = (&str, bool, &str)> {
+        self.requirements
+            .iter()
+            .map(|r| (r.label.as_str(), r.equal, r.value.as_str()))
+    }
 }
 
 #[cfg(test)]
