@@ -279,6 +279,13 @@ impl AuthorizationSettings {
                 path: path.clone(),
                 problems,
             })?;
+            if args.authorization_policy_file.is_none()
+                && modes.contains(&Mode::Fixed(ModeType::Abac))
+            {
+                return Err(AuthzError::Flags(vec![
+                    "authorization-mode ABAC's authorization policy file not passed".to_owned(),
+                ]));
+            }
             return Ok(Self {
                 modes,
                 file: Some(path.clone()),

@@ -165,6 +165,13 @@ fn the_file_and_the_mode_flags_are_exclusive() {
             "{flag}"
         );
     }
+    let abac = temp_file(
+        "apiVersion: apiserver.config.k8s.io/v1\nkind: AuthorizationConfiguration\nauthorizers:\n- type: ABAC\n  name: abac\n",
+    );
+    assert_eq!(
+        problems(&[&format!("--authorization-config={}", abac.path().display())]),
+        ["authorization-mode ABAC's authorization policy file not passed"]
+    );
     let missing = settings(&["--authorization-config=/nonexistent/authz.yaml"]);
     assert!(
         matches!(missing, Err(AuthzError::File { .. })),
