@@ -1,3 +1,6 @@
+//! Tests of the authorization configuration file: every validation rule kube-apiserver
+//! applies, in its wording, and the modes a valid file gives.
+
 use std::io::Write;
 
 use super::*;

@@ -1,3 +1,6 @@
+//! Tests of the authorization flags (kube-apiserver's checks, the defaults, what `apiary dev`
+//! passes on) and of the order in which the built chain consults its modes.
+
 use std::io::Write;
 
 use apiary_api::auth::Attributes;

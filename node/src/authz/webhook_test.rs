@@ -1,3 +1,7 @@
+//! Tests of the authorization webhook against a scripted server (the real TLS server is in
+//! the black-box tests): the reviews sent, the answers, the caches, the failure policies and
+//! the match conditions.
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 

@@ -108,7 +108,7 @@ async fn eventually<F: AsyncFn() -> bool>(what: &str, check: F) {
 // configured chain in order: allow, deny, no opinion passed on; a server that is down denies
 // with failurePolicy Deny and passes on with NoOpinion, as garbage answers do; a false
 // condition skips a webhook (never called), all true call it, an error with none false
-// applies the failure policy without calling it.
+// applies the failure policy without calling it. The decisions and the calls are counted.
 #[tokio::test]
 async fn configured_webhooks_with_failure_policies_and_match_conditions() {
     let dir = tempfile::tempdir().expect("dir");
@@ -173,6 +173,21 @@ async fn configured_webhooks_with_failure_policies_and_match_conditions() {
     let review = &server.received_for("alice")[0];
     assert_eq!(review["apiVersion"], "authorization.k8s.io/v1");
     assert_eq!(review["spec"]["groups"][0], "dev");
+    let metrics = cluster
+        .client(1)
+        .expect("replica 1")
+        .get("/metrics")
+        .await
+        .expect("metrics")
+        .text();
+    for series in [
+        r#"apiserver_authorization_decisions_total{type="Webhook",name="main",decision="allowed"}"#,
+        r#"apiserver_authorization_decisions_total{type="Webhook",name="down-closed",decision="denied"}"#,
+        r#"apiserver_authorization_webhook_evaluations_total{name="down-closed",result="error"}"#,
+        r#"apiserver_authorization_webhook_evaluations_total{name="main",result="success"}"#,
+    ] {
+        assert!(metrics.contains(series), "{series} missing");
+    }
 }
 
 // R-ACC-164, R-ACC-165: a changed file is re-read: one that removes RBAC is refused (counted
