@@ -58,4 +58,9 @@ impl LabelSelector {
     pub fn is_empty(&self) -> bool {
         self.requirements.is_empty()
     }
+
+    /// The requirements, in the order written (all must hold).
+    pub fn requirements(&self) -> &[LabelRequirement] {
+        &self.requirements
+    }
 }

@@ -19,6 +19,7 @@ use crate::audit::AuditArgs;
 use crate::authn::jwt::JwtArgs;
 use crate::authn::request_header::RequestHeaderArgs;
 use crate::authn::token_flags::TokenAuthArgs;
+use crate::authz::AuthzArgs;
 use crate::duration::parse_duration;
 
 /// `apiary`: a replicated API server.
@@ -218,6 +219,9 @@ pub struct ServeArgs {
     /// The authenticating proxy.
     #[command(flatten)]
     pub request_header: RequestHeaderArgs,
+    /// The authorization modes or configuration file.
+    #[command(flatten)]
+    pub authz: AuthzArgs,
 }
 
 /// `--max-object-bytes`: a positive number of bytes.
@@ -356,6 +360,9 @@ pub struct DevArgs {
     /// Authenticating proxy flags, passed on to every replica.
     #[command(flatten)]
     pub request_header: RequestHeaderArgs,
+    /// Authorization flags, passed on to every replica.
+    #[command(flatten)]
+    pub authz: AuthzArgs,
 }
 
 #[cfg(test)]

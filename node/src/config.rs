@@ -30,6 +30,8 @@ use crate::authn::request_header::RequestHeaderError;
 use crate::authn::request_header::RequestHeaderSettings;
 use crate::authn::token_flags::TokenAuthError;
 use crate::authn::token_flags::TokenAuthSettings;
+use crate::authz::AuthorizationSettings;
+use crate::authz::AuthzError;
 use crate::cli::ClusterState;
 use crate::cli::FlavorName;
 use crate::cli::FlowControlArgs;
@@ -124,6 +126,9 @@ pub enum ConfigError {
     /// The OpenID Connect flags or the authentication configuration cannot be used.
     #[error(transparent)]
     Jwt(#[from] JwtConfigError),
+    /// The authorization flags or configuration file cannot be used.
+    #[error(transparent)]
+    Authz(#[from] AuthzError),
     /// A duration flag that must be positive is zero.
     #[error("{flag} must be more than zero")]
     ZeroDuration {
@@ -229,6 +234,8 @@ pub struct ServeConfig {
     pub jwt: Option<JwtConfig>,
     /// The authenticating proxy (`--requestheader-*`), if any.
     pub request_header: Option<RequestHeaderSettings>,
+    /// The authorization modes (`--authorization-mode` or `--authorization-config`).
+    pub authorization: AuthorizationSettings,
 }
 
 /// The service account flags (`--service-account-*`, `--api-audiences`).
@@ -389,6 +396,7 @@ impl ServeConfig {
             controllers: ControllerSelection::parse(&args.controllers)?,
             jwt,
             request_header: args.request_header.settings()?,
+            authorization: AuthorizationSettings::from_args(&args.authz, flavor(args.flavor))?,
         })
     }
 }

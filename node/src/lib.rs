@@ -10,6 +10,7 @@
 //! - [`cli`] is the command line (clap), [`config`] the validated replica configuration,
 //!   [`duration`] the parser of its duration flags.
 //! - [`authn`] builds the authentication methods of the node's flags (token file, webhook).
+//! - [`authz`] builds the authorization modes of the flags or the configuration file.
 //! - [`audit`] holds the audit flags, what they start (log, webhook client) and their passing
 //!   on by `apiary dev`.
 //! - [`compactor`] is the leader's history compaction (`--watch-history`); [`controllers`]
@@ -29,6 +30,7 @@
 
 pub mod audit;
 pub mod authn;
+pub mod authz;
 pub mod backend;
 pub mod bootstrap;
 pub mod cli;

@@ -133,6 +133,11 @@ pub async fn run(
         .token_auth
         .install(&mut authentication, flavor(config.flavor))
         .map_err(ConfigError::from)?;
+    if !config.authorization.anonymous_allowed() && authentication.anonymous.take().is_some() {
+        tracing::warn!(
+            "anonymous requests are not allowed with the AlwaysAllow authorizer; anonymous authentication is off"
+        );
+    }
     authentication
         .tokens
         .push(Arc::new(ServiceAccountTokenAuthenticator::new(
@@ -186,6 +191,7 @@ pub async fn run(
         bootstrap_token_auth: config.bootstrap_token_auth,
         controllers: config.controllers,
         jwt: config.jwt,
+        authorization: config.authorization,
     };
     let parts: HostParts<TcpListener> = HostParts {
         sockets: Sockets::Tls {

@@ -29,6 +29,7 @@ use std::time::Duration;
 
 use apiary_api::ApiConfig;
 use apiary_api::Clock;
+use apiary_api::Feature;
 use apiary_api::FeatureGates;
 use apiary_api::Flavor;
 use apiary_api::IssuerDiscovery;
@@ -64,6 +65,8 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::authn::jwt::JwtConfig;
+use crate::authz::AuthorizationSettings;
+use crate::authz::StartParts;
 use crate::backend::ReplicaStorage;
 use crate::bootstrap::ClusterObjects;
 use crate::bootstrap::ensure_cluster_objects;
@@ -133,6 +136,9 @@ pub struct HostConfig {
     pub controllers: ControllerSelection,
     /// JWT authentication, if configured.
     pub jwt: Option<JwtConfig>,
+    /// The authorization modes consulted after `system:masters` and the always-on
+    /// authorizers.
+    pub authorization: AuthorizationSettings,
 }
 
 /// The replica's two bound sockets and how their connections are secured.
@@ -285,6 +291,23 @@ where
             .tokens
             .push(Arc::new(authenticators));
     }
+    let modes = config
+        .authorization
+        .start(StartParts {
+            flavor: config.flavor,
+            storage: storage.clone(),
+            with_selectors: config
+                .feature_gates
+                .enabled(Feature::AuthorizeNodeWithSelectors)
+                && config
+                    .feature_gates
+                    .enabled(Feature::AuthorizeWithSelectors),
+            metrics: &api_config.metrics,
+            replica: &name,
+            stop: stop_api.clone(),
+        })
+        .map_err(|e| NodeError::Config(e.into()))?;
+    api_config.authorizers.push(modes);
     let mut app = apiary_api::router(storage.clone(), api_config);
     if let Some(extra) = extra_routes {
         app = app.merge(extra(replica.clone()));

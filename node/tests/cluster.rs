@@ -173,6 +173,7 @@ impl Cluster {
             controllers: apiary_node::controllers::ControllerSelection::default(),
             jwt: None,
             request_header: None,
+            authorization: Default::default(),
         };
         let stop = CancellationToken::new();
         self.api.push(listeners.api.local_addr().unwrap());

@@ -380,6 +380,7 @@ async fn run_replica(software: HostSoftware, disk: SimDisk) -> turmoil::Result {
         bootstrap_token_auth: false,
         controllers: ControllerSelection::default(),
         jwt: None,
+        authorization: Default::default(),
     };
     let parts = HostParts {
         sockets: Sockets::Plain {

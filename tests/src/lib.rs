@@ -24,10 +24,13 @@
 //! - [`watch_stream`] reads a watch's JSON events one at a time, each within a deadline.
 //! - [`python`] runs the scripts under `tests/python/` with the `kubernetes` client's venv.
 //! - [`token_webhook`] is a TokenReview webhook server (TLS, answers per token, counts calls).
+//! - [`authz_webhook`] is a SubjectAccessReview webhook server (TLS, answers per user, counts
+//!   calls).
 //! - [`retry`] retries a request, bounded in time, across a replica crash or leader election.
 //!
 //! Everything the harness starts listens on loopback only, and every wait is bounded in time.
 
+pub mod authz_webhook;
 pub mod binary;
 pub mod dev_cluster;
 pub mod error;

@@ -43,41 +43,12 @@ pub struct TokenWebhook {
 impl TokenWebhook {
     /// Starts a server on a free loopback port, its certificates in `dir`, answering `users`.
     pub async fn start(dir: &Path, users: Users) -> Result<Self> {
-        let pki = LoopbackPki::generate(dir)?;
-        let certificates = |reason: String| HarnessError::Certificates { reason };
-        let chain = CertificateDer::pem_file_iter(&pki.cert_file)
-            .and_then(Iterator::collect::<std::result::Result<Vec<_>, _>>)
-            .map_err(|e| certificates(e.to_string()))?;
-        let key =
-            PrivateKeyDer::from_pem_file(&pki.key_file).map_err(|e| certificates(e.to_string()))?;
-        let tls = ServerConfig::builder()
-            .with_no_client_auth()
-            .with_single_cert(chain, key)
-            .map_err(|e| certificates(e.to_string()))?;
-        let listener =
-            TcpListener::bind("127.0.0.1:0")
-                .await
-                .map_err(|source| HarnessError::Io {
-                    path: dir.to_owned(),
-                    source,
-                })?;
-        let port = listener
-            .local_addr()
-            .map_err(|source| HarnessError::Io {
-                path: dir.to_owned(),
-                source,
-            })?
-            .port();
+        let (listener, tls, url, ca_file) = loopback_tls(dir, "review").await?;
         let received = Arc::new(Mutex::new(Vec::new()));
-        let server = tokio::spawn(serve(
-            listener,
-            TlsAcceptor::from(Arc::new(tls)),
-            Arc::new(users),
-            received.clone(),
-        ));
+        let server = tokio::spawn(serve(listener, tls, Arc::new(users), received.clone()));
         Ok(Self {
-            url: format!("https://127.0.0.1:{port}/review"),
-            ca_file: pki.ca_file,
+            url,
+            ca_file,
             received,
             server,
         })
@@ -85,21 +56,7 @@ impl TokenWebhook {
 
     /// Writes the kubeconfig naming this server (its URL and CA) to `path`.
     pub fn kubeconfig(&self, path: &Path) -> Result<()> {
-        let config = json!({
-            "apiVersion": "v1",
-            "kind": "Config",
-            "clusters": [{"name": "webhook", "cluster": {
-                "server": self.url,
-                "certificate-authority": self.ca_file,
-            }}],
-            "users": [{"name": "apiserver", "user": {}}],
-            "contexts": [{"name": "webhook", "context": {"cluster": "webhook", "user": "apiserver"}}],
-            "current-context": "webhook",
-        });
-        std::fs::write(path, config.to_string()).map_err(|source| HarnessError::Io {
-            path: path.to_owned(),
-            source,
-        })
+        write_kubeconfig(path, &self.url, &self.ca_file)
     }
 
     /// Every TokenReview received so far, in order.
@@ -109,6 +66,56 @@ impl TokenWebhook {
             .unwrap_or_else(|p| p.into_inner())
             .clone()
     }
+}
+
+/// A TLS listener on a free loopback port, with a CA and certificate made in `dir`: the
+/// listener, its acceptor, the URL of `path` on it and the CA file that verifies it.
+pub(crate) async fn loopback_tls(
+    dir: &Path,
+    path: &str,
+) -> Result<(TcpListener, TlsAcceptor, String, PathBuf)> {
+    let pki = LoopbackPki::generate(dir)?;
+    let certificates = |reason: String| HarnessError::Certificates { reason };
+    let chain = CertificateDer::pem_file_iter(&pki.cert_file)
+        .and_then(Iterator::collect::<std::result::Result<Vec<_>, _>>)
+        .map_err(|e| certificates(e.to_string()))?;
+    let key =
+        PrivateKeyDer::from_pem_file(&pki.key_file).map_err(|e| certificates(e.to_string()))?;
+    let tls = ServerConfig::builder()
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .map_err(|e| certificates(e.to_string()))?;
+    let io = |source| HarnessError::Io {
+        path: dir.to_owned(),
+        source,
+    };
+    let listener = TcpListener::bind("127.0.0.1:0").await.map_err(io)?;
+    let port = listener.local_addr().map_err(io)?.port();
+    Ok((
+        listener,
+        TlsAcceptor::from(Arc::new(tls)),
+        format!("https://127.0.0.1:{port}/{path}"),
+        pki.ca_file,
+    ))
+}
+
+/// Writes a kubeconfig naming the server at `url`, verified by `ca_file`, to `path`.
+pub(crate) fn write_kubeconfig(path: &Path, url: &str, ca_file: &Path) -> Result<()> {
+    let config = json!({
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "webhook", "cluster": {
+            "server": url,
+            "certificate-authority": ca_file,
+        }}],
+        "users": [{"name": "apiserver", "user": {}}],
+        "contexts": [{"name": "webhook", "context": {"cluster": "webhook", "user": "apiserver"}}],
+        "current-context": "webhook",
+    });
+    std::fs::write(path, config.to_string()).map_err(|source| HarnessError::Io {
+        path: path.to_owned(),
+        source,
+    })
 }
 
 impl Drop for TokenWebhook {

@@ -207,6 +207,14 @@ impl FieldSelector {
     pub fn requires(&self, label: &str, value: &str) -> bool {
         (self.requirements.iter()).any(|r| r.equal && r.label == label && r.value == value)
     }
+
+    /// The terms as written: the field, whether it is an equality (`=`, `==`; else `!=`) and
+    /// the value.
+    pub fn terms(&self) -> impl Iterator<Item = (&str, bool, &str)> {
+        self.requirements
+            .iter()
+            .map(|r| (r.label.as_str(), r.equal, r.value.as_str()))
+    }
 }
 
 #[cfg(test)]

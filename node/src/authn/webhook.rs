@@ -37,8 +37,8 @@ use crate::audit::webhook::TlsWebhook;
 /// The most answers the cache holds; when full, the one expiring first makes room.
 const CACHE_CAPACITY: usize = 4096;
 
-/// The wait before the first retry; each next wait is [`BACKOFF_FACTOR`] times longer.
-const INITIAL_BACKOFF: Duration = Duration::from_millis(500);
+/// The wait before the first retry (kube-apiserver's webhook retry backoff); each next wait is [`BACKOFF_FACTOR`] times longer.
+pub const INITIAL_BACKOFF: Duration = Duration::from_millis(500);
 
 /// How much longer each retry waits than the one before.
 const BACKOFF_FACTOR: f64 = 1.5;
@@ -66,7 +66,8 @@ impl ReviewVersion {
         }
     }
 
-    fn name(self) -> &'static str {
+    /// The version's name (`v1`, `v1beta1`).
+    pub fn name(self) -> &'static str {
         match self {
             Self::V1 => "v1",
             Self::V1beta1 => "v1beta1",
@@ -85,6 +86,39 @@ pub trait ReviewPoster: Send + Sync + 'static {
 impl ReviewPoster for TlsWebhook {
     async fn post(&self, body: Vec<u8>) -> Result<(StatusCode, Vec<u8>), String> {
         self.exchange(body).await
+    }
+}
+
+/// Posts `body` through `poster` until an answer that is not worth retrying (the connection
+/// failed, or the server answered 429 or 5xx, are worth it), at most [`ATTEMPTS`] times, the
+/// first retry after `first_backoff`, each post bounded by `timeout`; the answer's body when
+/// it is a success. Shared by the authentication and the authorization webhooks.
+pub async fn post_with_retries(
+    poster: &dyn ReviewPoster,
+    body: Vec<u8>,
+    first_backoff: Duration,
+    timeout: Duration,
+) -> Result<Vec<u8>, String> {
+    let mut wait = first_backoff;
+    let mut attempt = 1;
+    loop {
+        let answer = tokio::time::timeout(timeout, poster.post(body.clone()))
+            .await
+            .unwrap_or_else(|_| Err(format!("no answer within {timeout:?}")));
+        let retry = match &answer {
+            Ok((status, _)) => *status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error(),
+            Err(_) => true,
+        };
+        if !retry || attempt == ATTEMPTS {
+            return match answer {
+                Ok((status, body)) if status.is_success() => Ok(body),
+                Ok((status, _)) => Err(format!("the webhook answered {status}")),
+                Err(error) => Err(error),
+            };
+        }
+        tokio::time::sleep(wait).await;
+        wait = wait.mul_f64(BACKOFF_FACTOR);
+        attempt += 1;
     }
 }
 
@@ -266,32 +300,9 @@ impl TokenWebhook {
         }))
     }
 
-    /// Posts `body` until an answer that is not worth retrying, at most [`ATTEMPTS`] times;
-    /// the answer's body when it is a success.
+    /// Posts `body` as [`post_with_retries`] does, each post bounded by [`POST_TIMEOUT`].
     async fn post(&self, body: Vec<u8>) -> Result<Vec<u8>, String> {
-        let mut wait = self.first_backoff;
-        let mut attempt = 1;
-        loop {
-            let answer = tokio::time::timeout(POST_TIMEOUT, self.poster.post(body.clone()))
-                .await
-                .unwrap_or_else(|_| Err(format!("no answer within {POST_TIMEOUT:?}")));
-            let retry = match &answer {
-                Ok((status, _)) => {
-                    *status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error()
-                }
-                Err(_) => true,
-            };
-            if !retry || attempt == ATTEMPTS {
-                return match answer {
-                    Ok((status, body)) if status.is_success() => Ok(body),
-                    Ok((status, _)) => Err(format!("the webhook answered {status}")),
-                    Err(error) => Err(error),
-                };
-            }
-            tokio::time::sleep(wait).await;
-            wait = wait.mul_f64(BACKOFF_FACTOR);
-            attempt += 1;
-        }
+        post_with_retries(self.poster.as_ref(), body, self.first_backoff, POST_TIMEOUT).await
     }
 
     fn cached(&self, key: &[u8; 32]) -> Option<TokenOutcome> {

@@ -195,6 +195,7 @@ pub fn replica_specs(args: &DevArgs, dir: &Path, pki: &DevPki, program: &Path) -
             argv.extend(args.jwt.replica_flags());
             argv.extend(args.token_auth.replica_flags());
             argv.extend(args.request_header.replica_flags());
+            argv.extend(args.authz.replica_flags());
             ReplicaSpec {
                 name: name.clone(),
                 program: program.to_owned(),
@@ -346,6 +347,7 @@ mod tests {
                 max_mutating_requests_inflight: 3,
             },
             request_header: Default::default(),
+            authz: Default::default(),
         };
         let pki = DevPki::load_or_generate(dir.path(), 3).unwrap();
         let specs = replica_specs(&args, dir.path(), &pki, Path::new("/bin/apiary"));
@@ -451,6 +453,7 @@ mod tests {
                 max_mutating_requests_inflight: 200,
             },
             request_header: Default::default(),
+            authz: Default::default(),
         };
         run_dev(args, std::future::pending()).await.unwrap();
         let cluster = dir.path().join("fresh");

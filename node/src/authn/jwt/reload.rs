@@ -58,17 +58,29 @@ pub struct ReloadMetrics {
 impl ReloadMetrics {
     /// Registers the reload metrics of `replica` in `metrics`.
     pub fn register(metrics: &Metrics, replica: &str) -> Self {
+        Self::register_as(metrics, replica, &RELOADS, &LAST_RELOAD)
+    }
+
+    /// Registers reload metrics of `replica` in `metrics` under the names of `reloads` (the
+    /// counter) and `last` (the timestamp), for another configuration file's reloads.
+    pub fn register_as(
+        metrics: &Metrics,
+        replica: &str,
+        reloads: &Descriptor,
+        last: &Descriptor,
+    ) -> Self {
         let this = Self {
             reloads: Family::default(),
             last: Family::default(),
             id_hash: format!("sha256:{:x}", Sha256::digest(replica.as_bytes())),
         };
-        metrics.register(&RELOADS, this.reloads.clone());
-        metrics.register(&LAST_RELOAD, this.last.clone());
+        metrics.register(reloads, this.reloads.clone());
+        metrics.register(last, this.last.clone());
         this
     }
 
-    fn record(&self, success: bool) {
+    /// Counts one reload attempt, a `success` or not, and stamps its time.
+    pub fn record(&self, success: bool) {
         let labels = ReloadLabels {
             status: if success { "success" } else { "failure" },
             apiserver_id_hash: self.id_hash.clone(),
