@@ -286,3 +286,164 @@ impl Strategy for RbacStrategy {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GROUP: &str = "rbac.authorization.k8s.io";
+
+    fn errors(kind: RbacKind, obj: Value) -> Vec<String> {
+        let strategy = RbacStrategy::new(kind, Flavor::Kubernetes);
+        let mut obj = obj;
+        strategy.default_fields(&mut obj);
+        strategy
+            .validate(&obj)
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    // R-ACC-180: rules are validated as Kubernetes validates them.
+    #[test]
+    fn rules_need_verbs_groups_and_resources_or_cluster_urls() {
+        let ok = json!({"rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]});
+        assert!(errors(RbacKind::Role, ok.clone()).is_empty());
+        assert!(errors(RbacKind::ClusterRole, ok).is_empty());
+        assert_eq!(
+            errors(
+                RbacKind::Role,
+                json!({"rules": [{"apiGroups": [""], "resources": ["pods"]}]})
+            ),
+            ["rules[0].verbs: Required value: verbs must contain at least one value"]
+        );
+        assert_eq!(
+            errors(
+                RbacKind::ClusterRole,
+                json!({"rules": [{"verbs": ["get"]}]})
+            ),
+            [
+                "rules[0].apiGroups: Required value: resource rules must supply at least one api group",
+                "rules[0].resources: Required value: resource rules must supply at least one resource",
+            ]
+        );
+        let urls = json!({"rules": [{"nonResourceURLs": ["/healthz"], "verbs": ["get"]}]});
+        assert!(errors(RbacKind::ClusterRole, urls.clone()).is_empty());
+        assert_eq!(
+            errors(RbacKind::Role, urls),
+            [
+                r#"rules[0].nonResourceURLs: Invalid value: ["/healthz"]: namespaced rules cannot apply to non-resource URLs"#
+            ]
+        );
+        assert_eq!(
+            errors(
+                RbacKind::ClusterRole,
+                json!({"rules": [{"nonResourceURLs": ["/x"], "resources": ["pods"], "verbs": ["get"]}]})
+            ),
+            [
+                r#"rules[0].nonResourceURLs: Invalid value: ["/x"]: rules cannot apply to both regular resources and non-resource URLs"#
+            ]
+        );
+        assert_eq!(
+            errors(RbacKind::ClusterRole, json!({"aggregationRule": {}})),
+            [
+                "aggregationRule.clusterRoleSelectors: Required value: at least one clusterRoleSelector required if aggregationRule is non-nil"
+            ]
+        );
+    }
+
+    // R-ACC-179, R-ACC-181: bindings reference a Role or ClusterRole of the RBAC group and
+    // name valid subjects; User and Group subjects default to the RBAC group.
+    #[test]
+    fn bindings_reference_roles_and_name_subjects() {
+        let binding =
+            |role_ref: Value, subjects: Value| json!({"roleRef": role_ref, "subjects": subjects});
+        let role_ref = json!({"kind": "ClusterRole", "name": "view"});
+        let subjects = json!([
+            {"kind": "User", "name": "u"},
+            {"kind": "Group", "name": "g"},
+            {"kind": "ServiceAccount", "name": "sa", "namespace": "ns"},
+        ]);
+        assert!(
+            errors(
+                RbacKind::ClusterRoleBinding,
+                binding(role_ref.clone(), subjects)
+            )
+            .is_empty()
+        );
+        assert_eq!(
+            errors(
+                RbacKind::ClusterRoleBinding,
+                binding(
+                    role_ref.clone(),
+                    json!([{"kind": "ServiceAccount", "name": "sa"}])
+                )
+            ),
+            ["subjects[0].namespace: Required value"]
+        );
+        assert!(
+            errors(
+                RbacKind::RoleBinding,
+                binding(
+                    role_ref.clone(),
+                    json!([{"kind": "ServiceAccount", "name": "sa"}])
+                )
+            )
+            .is_empty()
+        );
+        assert_eq!(
+            errors(
+                RbacKind::RoleBinding,
+                binding(role_ref.clone(), json!([
+                    {"kind": "Robot", "name": "r"},
+                    {"kind": "User", "name": ""},
+                    {"kind": "Group", "name": "g", "apiGroup": "example.com"},
+                    {"kind": "ServiceAccount", "name": "Bad_Name", "apiGroup": GROUP},
+                ]))
+            ),
+            [
+                r#"subjects[0].kind: Unsupported value: "Robot": supported values: "ServiceAccount", "User", "Group""#.to_owned(),
+                "subjects[1].name: Required value".to_owned(),
+                format!(r#"subjects[2].apiGroup: Unsupported value: "example.com": supported values: "{GROUP}""#),
+                r#"subjects[3].name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"#.to_owned(),
+                r#"subjects[3].apiGroup: Unsupported value: "rbac.authorization.k8s.io": supported values: """#.to_owned(),
+            ]
+        );
+        assert_eq!(
+            errors(
+                RbacKind::RoleBinding,
+                binding(json!({"apiGroup": "x", "kind": "Policy", "name": "a/b"}), json!([]))
+            ),
+            [
+                format!(r#"roleRef.apiGroup: Unsupported value: "x": supported values: "{GROUP}""#),
+                r#"roleRef.kind: Unsupported value: "Policy": supported values: "Role", "ClusterRole""#.to_owned(),
+                r#"roleRef.name: Invalid value: "a/b": may not contain '/'"#.to_owned(),
+            ]
+        );
+    }
+
+    // R-ACC-179
+    #[test]
+    fn role_ref_cannot_change() {
+        let strategy = RbacStrategy::new(RbacKind::RoleBinding, Flavor::Kubernetes);
+        let old = json!({"roleRef": {"apiGroup": GROUP, "kind": "ClusterRole", "name": "view"}});
+        let new = json!({"roleRef": {"apiGroup": GROUP, "kind": "ClusterRole", "name": "edit"}});
+        let errs: Vec<String> = strategy
+            .validate_update(&new, &old)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            errs,
+            [format!(
+                r#"roleRef: Invalid value: {{"apiGroup":"{GROUP}","kind":"ClusterRole","name":"edit"}}: cannot change roleRef"#
+            )]
+        );
+        assert!(strategy.validate_update(&old, &old).is_empty());
+        assert_eq!(
+            strategy.name_rule().check("system:controller:x", false),
+            Vec::<String>::new()
+        );
+        assert_eq!(strategy.name_rule().check("..", false), ["may not be '..'"]);
+    }
+}
