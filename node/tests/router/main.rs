@@ -4,6 +4,7 @@
 
 mod audit;
 mod auth;
+mod authorization_coverage;
 mod bootstrap_tokens;
 mod compression;
 mod conformance;
