@@ -75,7 +75,7 @@ pub(crate) struct ResourceRequest<'a> {
     pub random: RandomSource,
     /// The authenticated user (the self reviews answer about them).
     pub user: &'a UserInfo,
-    /// The authorizer chain (the access reviews ask it).
+    /// The authorizer chain (the access reviews and the escalation checks ask it).
     pub authz: &'a AuthorizerChain,
     /// Whether this replica can serve (componentstatuses).
     pub readiness: &'a dyn Readiness,

@@ -758,3 +758,90 @@ async fn reviews_answer_from_rbac() {
     .await;
     assert_eq!(asked.json()["status"]["allowed"], true, "{}", asked.text());
 }
+
+// R-ACC-107, R-ACC-154, R-ACC-155, R-ACC-156, R-ACC-157: `impersonate` reaches RBAC as a
+// verb on users (limited by name) and groups; the request then runs as the impersonated user.
+#[tokio::test]
+async fn impersonation_is_granted_by_rbac() {
+    let (app, storage, rbac) = rbac_app().await;
+    let impersonate = json!({"apiGroups": [""], "resources": ["users"], "resourceNames": ["jane"], "verbs": ["impersonate"]});
+    grant_cluster(
+        &app,
+        "as-jane",
+        user_subject("otto"),
+        vec![impersonate, rule(&[""], &["groups"], &["impersonate"])],
+    )
+    .await;
+    grant_cluster(
+        &app,
+        "jane-reads",
+        user_subject("jane"),
+        vec![rule(&[""], &["namespaces"], &["get"])],
+    )
+    .await;
+    settled(&storage, &rbac).await;
+    let as_user = |target: &str| {
+        let mut req = Request::builder()
+            .uri("/api/v1/namespaces/a")
+            .header("Impersonate-User", target)
+            .header("Impersonate-Group", "readers")
+            .body(Body::empty())
+            .expect("request");
+        req.extensions_mut().insert(user("otto", "team"));
+        req
+    };
+    let jane = send(&app, as_user("jane")).await;
+    assert_eq!(jane.status, StatusCode::OK, "{}", jane.text());
+    let john = send(&app, as_user("john")).await;
+    let s = assert_status(&john, 403, "Forbidden");
+    let message = s["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains(r#"User "otto" cannot impersonate"#),
+        "{message}"
+    );
+    let direct = call(
+        &app,
+        "GET",
+        "/api/v1/namespaces/a",
+        None,
+        Some(user("otto", "team")),
+    )
+    .await;
+    assert_status(&direct, 403, "Forbidden");
+}
+
+// R-ACC-111: list and watch return full objects, so they reveal what get would.
+#[tokio::test]
+async fn list_and_watch_reveal_contents() {
+    let (app, storage, rbac) = rbac_app().await;
+    let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "stringData": {"k": "hidden"}});
+    created(&app, "/api/v1/namespaces/a/secrets", &secret.to_string()).await;
+    grant_in(
+        &app,
+        "a",
+        "secret-lister",
+        "pat",
+        vec![rule(&[""], &["secrets"], &["list", "watch"])],
+    )
+    .await;
+    settled(&storage, &rbac).await;
+    let pat = || Some(user("pat", "team"));
+    assert_status(
+        &call(&app, "GET", "/api/v1/namespaces/a/secrets/s", None, pat()).await,
+        403,
+        "Forbidden",
+    );
+    let listed = call(&app, "GET", "/api/v1/namespaces/a/secrets", None, pat()).await;
+    assert_eq!(listed.status, StatusCode::OK, "{}", listed.text());
+    assert_eq!(listed.json()["items"][0]["data"]["k"], "aGlkZGVu");
+    let watched = call(
+        &app,
+        "GET",
+        "/api/v1/namespaces/a/secrets?watch=1&timeoutSeconds=1",
+        None,
+        pat(),
+    )
+    .await;
+    assert_eq!(watched.status, StatusCode::OK, "{}", watched.text());
+    assert!(watched.text().contains("aGlkZGVu"), "{}", watched.text());
+}
