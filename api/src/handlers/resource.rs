@@ -21,6 +21,7 @@ use super::warnings::with_warnings;
 use super::write_options::WriteKind;
 use super::write_options::write_options;
 use crate::auth::AuthorizerChain;
+use crate::auth::Requester;
 use crate::auth::TokenChain;
 use crate::auth::UserInfo;
 use crate::config::WatchSettings;
@@ -74,7 +75,7 @@ pub(crate) struct ResourceRequest<'a> {
     pub random: RandomSource,
     /// The authenticated user (the self reviews answer about them).
     pub user: &'a UserInfo,
-    /// The authorizer chain (the access reviews ask it).
+    /// The authorizer chain (the access reviews and the escalation checks ask it).
     pub authz: &'a AuthorizerChain,
     /// Whether this replica can serve (componentstatuses).
     pub readiness: &'a dyn Readiness,
@@ -148,7 +149,12 @@ pub(crate) async fn serve_resource(
     }
     let deprecated = req.deprecations.resolve(rt, sub);
     let mut warnings: Vec<String> = deprecated.iter().map(|(d, _)| d.warning.clone()).collect();
-    let response = match dispatch(storage, registry, store, &req, &mut warnings).await {
+    let requester = Requester {
+        user: req.user.clone(),
+        authz: req.authz.clone(),
+    };
+    let dispatched = dispatch(storage, registry, store, &req, &mut warnings);
+    let response = match requester.scope(dispatched).await {
         Ok(response) => response,
         Err(error) if deprecated.is_none() => return Err(error),
         Err(error) => error.into_response(),

@@ -29,6 +29,7 @@ pub use runtime_config::RuntimeConfigError;
 pub use store::Preconditions;
 pub(crate) use store::ReadConversion;
 pub use store::Store;
+pub use store::WriteAuthorization;
 pub use store::WriteOptions;
 pub use store::Written;
 pub use stored_json::StoredJson;
@@ -95,7 +96,24 @@ impl Registry {
             };
             stores.push(store);
         }
-        Self { stores, unserved }.with_service_ranges(flavor, ServiceRanges::default())
+        Self { stores, unserved }
+            .with_service_ranges(flavor, ServiceRanges::default())
+            .with_escalation_checks(flavor)
+    }
+
+    /// The registry with the RBAC kinds' stores refusing roles and bindings that grant more
+    /// than their writer holds (crate::auth::rbac's escalation prevention).
+    fn with_escalation_checks(mut self, flavor: Flavor) -> Self {
+        self.stores = std::mem::take(&mut self.stores)
+            .into_iter()
+            .map(
+                |s| match crate::auth::rbac::EscalationCheck::for_type(flavor, s.resource()) {
+                    Some(check) => s.with_write_authorization(std::sync::Arc::new(check)),
+                    None => s,
+                },
+            )
+            .collect();
+        self
     }
 
     /// The registry with Services allocating from `ranges` (`--service-cluster-ip-range`,

@@ -1,12 +1,14 @@
 //! The one generic store: get, list, create, update and delete for any resource type, with
-//! the fixed order of steps (decode -> defaults -> prepare -> validate -> canonicalize ->
-//! persist) and Kubernetes' metadata rules (spec 000 "Resources and their fields").
+//! the fixed order of steps (decode -> defaults -> prepare -> validate -> authorize the
+//! object -> canonicalize -> persist) and Kubernetes' metadata rules (spec 000 "Resources
+//! and their fields").
 //!
 //! [`Store`] owns the order of the steps; each step lives in its own file under `store/`, as
 //! in Kubernetes' generic registry: `list` (paging), `decode` (request bodies), `metadata`
 //! (metadata rules), `namespace` (namespace lifecycle), `create`, `update`, `patch`,
-//! `guaranteed_update`, `delete`, `allocate` (Service IPs and ports), `convert` (versions
-//! sharing storage) and `persistence` (the final writes).
+//! `guaranteed_update`, `delete`, `authorize_write` (what the object grants, weighed against
+//! its writer), `allocate` (Service IPs and ports), `convert` (versions sharing storage) and
+//! `persistence` (the final writes).
 //!
 //! Reads never parse stored objects: they splice `resourceVersion` into the stored bytes
 //! ([`StoredJson`]). Writes parse the current object, because they must compare against it.
@@ -17,6 +19,7 @@
 //! `Persistence`, which checks them against storage and drops them.
 
 mod allocate;
+mod authorize_write;
 mod convert;
 mod converted;
 mod create;
@@ -36,6 +39,7 @@ use chrono::SecondsFormat;
 use chrono::Utc;
 use serde_json::Value;
 
+pub use self::authorize_write::WriteAuthorization;
 pub(crate) use self::convert::ReadConversion;
 use self::convert::Shared;
 pub(crate) use self::metadata::keep_fields;
@@ -113,6 +117,8 @@ pub struct Store {
     max_object_bytes: usize,
     /// Draws uids and `generateName` suffixes.
     random: RandomSource,
+    /// Checks the stored object against the requester's permissions (store/authorize_write.rs).
+    write_authorization: Option<std::sync::Arc<dyn WriteAuthorization>>,
 }
 
 fn rfc3339(now: DateTime<Utc>) -> String {
@@ -141,6 +147,7 @@ impl Store {
             allocator: None,
             max_object_bytes: DEFAULT_MAX_OBJECT_BYTES,
             random: RandomSource::from_os_entropy(),
+            write_authorization: None,
         }
     }
 

@@ -20,6 +20,8 @@ pub enum NameRule {
     DnsSubdomain,
     /// An RFC 1123 label (namespaces).
     DnsLabel,
+    /// Any name usable as one path segment (RBAC kinds: Kubernetes' `ValidatePathSegmentName`).
+    PathSegment,
 }
 
 impl NameRule {
@@ -37,8 +39,24 @@ impl NameRule {
         match self {
             Self::DnsSubdomain => validate_dns_subdomain(name),
             Self::DnsLabel => validate_dns_label(name),
+            Self::PathSegment => validate_path_segment(name, prefix),
         }
     }
+}
+
+/// Kubernetes' `IsValidPathSegmentName` (and, for a `generateName` prefix,
+/// `IsValidPathSegmentPrefix`, which allows `.` and `..`).
+pub fn validate_path_segment(name: &str, prefix: bool) -> Vec<String> {
+    let mut errs = Vec::new();
+    if !prefix && (name == "." || name == "..") {
+        errs.push(format!("may not be '{name}'"));
+    }
+    for c in ["/", "%"] {
+        if name.contains(c) {
+            errs.push(format!("may not contain '{c}'"));
+        }
+    }
+    errs
 }
 
 fn is_label(s: &str) -> bool {

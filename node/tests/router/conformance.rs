@@ -22,8 +22,8 @@ pub(super) fn stub(gvr: &str) -> Option<Value> {
     // Jobs may not restart their pods `Always` (the pod default).
     let mut job_template = template.clone();
     job_template["spec"]["restartPolicy"] = "Never".into();
-    let role_ref =
-        json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "r"});
+    // The RBAC group is the flavor's, which the server defaults `roleRef.apiGroup` to.
+    let role_ref = json!({"kind": "ClusterRole", "name": "r"});
     Some(match gvr {
         "v1/configmaps" => json!({"data": {"k": "v"}}),
         "v1/endpoints" => json!({}),

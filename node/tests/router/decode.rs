@@ -358,14 +358,17 @@ async fn both_flavors_spelling_of_a_group_decode() {
         let (storage, _) = backend_in(flavor).await;
         let app = apiary_api::router(storage, ApiConfig::new(flavor, Arc::new(AlwaysReady)));
         let body = format!(
-            r#"{{"apiVersion":"{group}/v1","kind":"ClusterRole","metadata":{{"name":"r"}},"rules":[{{"verbs":["get"]}}],"bogus":1}}"#
+            r#"{{"apiVersion":"{group}/v1","kind":"ClusterRole","metadata":{{"name":"r"}},"rules":[{{"nonResourceURLs":["/x"],"verbs":["get"]}}],"bogus":1}}"#
         );
         let path = format!("/apis/{group}/v1/clusterroles");
         let reply = admin_call(&app, "POST", &path, Some(&body)).await;
         assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.text());
         let r = reply.json();
         assert_eq!(r["apiVersion"], format!("{group}/v1"));
-        assert_eq!(r["rules"], json!([{"verbs": ["get"]}]));
+        assert_eq!(
+            r["rules"],
+            json!([{"nonResourceURLs": ["/x"], "verbs": ["get"]}])
+        );
         assert!(r.get("bogus").is_none());
     }
 }

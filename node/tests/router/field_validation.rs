@@ -197,7 +197,10 @@ async fn both_flavors_find_nested_unknown_fields() {
         let body = json!({
             "apiVersion": format!("{group}/v1"), "kind": "ClusterRole",
             "metadata": {"name": "r", "labels": {"a": "b"}},
-            "rules": [{"verbs": ["get"]}, {"verbs": ["list"], "resources": ["pods"], "verb": ["x"]}],
+            "rules": [
+                {"verbs": ["get"], "apiGroups": [""], "resources": ["pods"]},
+                {"verbs": ["list"], "apiGroups": [""], "resources": ["pods"], "verb": ["x"]},
+            ],
         })
         .to_string();
         let path = format!("/apis/{group}/v1/clusterroles");

@@ -4,6 +4,7 @@
 
 mod audit;
 mod auth;
+mod authorization_coverage;
 mod bootstrap_tokens;
 mod compression;
 mod conformance;
@@ -25,6 +26,7 @@ mod metrics;
 mod node_authorizer;
 mod openapi;
 mod patch;
+mod rbac;
 mod reviews;
 mod service;
 mod serviceaccount_tokens;

@@ -64,6 +64,8 @@ use super::PersistentVolumeClaimStrategy;
 use super::PodDisruptionBudgetStrategy;
 use super::PodStrategy;
 use super::PriorityLevelStrategy;
+use super::RbacKind;
+use super::RbacStrategy;
 use super::ReplicaSetStrategy;
 use super::ReplicationControllerStrategy;
 use super::SecretStrategy;
@@ -241,10 +243,14 @@ fn named_groups_a() -> Vec<Row> {
             .short(&["pdb"])
             .status()
             .strategy(|flavor| Box::new(PodDisruptionBudgetStrategy::new(flavor))),
-        kind::<rbac_v1::ClusterRoleBinding>(),
-        kind::<rbac_v1::ClusterRole>(),
-        kind::<rbac_v1::RoleBinding>(),
-        kind::<rbac_v1::Role>(),
+        kind::<rbac_v1::ClusterRoleBinding>()
+            .strategy(|flavor| Box::new(RbacStrategy::new(RbacKind::ClusterRoleBinding, flavor))),
+        kind::<rbac_v1::ClusterRole>()
+            .strategy(|flavor| Box::new(RbacStrategy::new(RbacKind::ClusterRole, flavor))),
+        kind::<rbac_v1::RoleBinding>()
+            .strategy(|flavor| Box::new(RbacStrategy::new(RbacKind::RoleBinding, flavor))),
+        kind::<rbac_v1::Role>()
+            .strategy(|flavor| Box::new(RbacStrategy::new(RbacKind::Role, flavor))),
         kind::<storage_v1::CSIDriver>(),
         kind::<storage_v1::CSINode>(),
         kind::<storage_v1::CSIStorageCapacity>(),

@@ -1,7 +1,8 @@
 //! The access reviews of authorization/v1 (`kubectl auth can-i`): SubjectAccessReview (any
 //! user), SelfSubjectAccessReview (the caller) and LocalSubjectAccessReview (any user, in the
 //! path's namespace). Each asks the authorizer chain with the attributes its spec names and
-//! answers `allowed`, `denied` and `reason` as the chain decided.
+//! answers `allowed`, `denied` and `reason` as the chain decided; resource attributes may
+//! carry field and label selectors, which reach the authorizers as a request's do.
 
 use k8s_openapi::api::authorization::v1::LocalSubjectAccessReview;
 use k8s_openapi::api::authorization::v1::NonResourceAttributes;
@@ -12,6 +13,7 @@ use serde_json::Value;
 use serde_json::json;
 
 use super::invalid;
+use super::selectors;
 use crate::auth::Attributes;
 use crate::auth::AuthorizerChain;
 use crate::auth::Decision;
@@ -118,6 +120,7 @@ fn attributes_errors(
             Value::Null,
             "exactly one of nonResourceAttributes or resourceAttributes must be specified",
         )],
+        (Some(r), None) => selectors::errors(r, "spec.resourceAttributes"),
         _ => Vec::new(),
     }
 }
@@ -180,6 +183,8 @@ fn request_info(spec: &SubjectAccessReviewSpec) -> RequestInfo {
         info.resource = text(&r.resource);
         info.subresource = text(&r.subresource);
         info.name = text(&r.name);
+        info.field_selector = selectors::field_text(r.field_selector.as_ref());
+        info.label_selector = selectors::label_text(r.label_selector.as_ref());
     } else if let Some(n) = &spec.non_resource_attributes {
         info.path = text(&n.path);
         info.verb = Verb::Other(text(&n.verb));
@@ -243,5 +248,86 @@ mod tests {
             ("/healthz", "get")
         );
         assert_eq!(verb("escalate"), Verb::Other("escalate".into()));
+    }
+
+    fn with_selectors(field: Value, label: Value) -> SubjectAccessReviewSpec {
+        let spec = json!({"user": "u", "resourceAttributes": {
+            "verb": "list", "resource": "pods", "fieldSelector": field, "labelSelector": label,
+        }});
+        serde_json::from_value(spec).expect("a spec")
+    }
+
+    // R-ACC-172, R-ACC-097: selectors reach the authorizers, raw or from requirements.
+    #[test]
+    fn selectors_reach_the_authorizers() {
+        let spec = with_selectors(
+            json!({"rawSelector": "spec.nodeName=n1"}),
+            json!({"rawSelector": "app=web"}),
+        );
+        let info = request_info(&spec);
+        assert_eq!(info.field_selector, "spec.nodeName=n1");
+        assert_eq!(info.label_selector, "app=web");
+        let spec = with_selectors(
+            json!({"requirements": [
+                {"key": "spec.nodeName", "operator": "In", "values": ["n1"]},
+                {"key": "metadata.name", "operator": "NotIn", "values": ["x"]},
+            ]}),
+            json!({"requirements": [
+                {"key": "app", "operator": "In", "values": ["a", "b"]},
+                {"key": "tier", "operator": "NotIn", "values": ["db"]},
+                {"key": "env", "operator": "Exists"},
+                {"key": "old", "operator": "DoesNotExist"},
+            ]}),
+        );
+        assert!(attributes_errors(&spec.resource_attributes, &None).is_empty());
+        let info = request_info(&spec);
+        assert_eq!(info.field_selector, "spec.nodeName=n1,metadata.name!=x");
+        assert_eq!(info.label_selector, "app in (a,b),tier notin (db),env,!old");
+        let info = request_info(&with_selectors(Value::Null, Value::Null));
+        assert_eq!(
+            (info.field_selector.as_str(), info.label_selector.as_str()),
+            ("", "")
+        );
+    }
+
+    // R-ACC-172: selectors are validated as Kubernetes validates them.
+    #[test]
+    fn selectors_are_validated() {
+        let rendered = |field: Value, label: Value| -> Vec<String> {
+            let spec = with_selectors(field, label);
+            (attributes_errors(&spec.resource_attributes, &None).iter())
+                .map(ToString::to_string)
+                .collect()
+        };
+        assert_eq!(
+            rendered(
+                json!({"rawSelector": "a=b", "requirements": [{"key": "a", "operator": "In", "values": ["b"]}]}),
+                json!({})
+            ),
+            [
+                r#"spec.resourceAttributes.fieldSelector.rawSelector: Invalid value: "a=b": may not specified at the same time as requirements"#,
+                "spec.resourceAttributes.labelSelector.requirements: Required value: when spec.resourceAttributes.labelSelector is specified, requirements or rawSelector is required",
+            ]
+        );
+        assert_eq!(
+            rendered(
+                json!({"requirements": [
+                    {"key": "", "operator": "In", "values": ["a", "b"]},
+                    {"key": "k", "operator": "Exists", "values": ["v"]},
+                    {"key": "k", "operator": "Future"},
+                ]}),
+                json!({"requirements": [
+                    {"key": "app", "operator": "In"},
+                    {"key": "bad key", "operator": "Exists"},
+                ]}),
+            ),
+            [
+                "spec.resourceAttributes.fieldSelector.requirements[0].key: Required value: must be specified",
+                r#"spec.resourceAttributes.fieldSelector.requirements[0].values: Invalid value: ["a","b"]: must be only one value when `operator` is 'In' or 'NotIn' for fieldSelector"#,
+                "spec.resourceAttributes.fieldSelector.requirements[1].values: Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+                "spec.resourceAttributes.labelSelector.requirements[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'",
+                r#"spec.resourceAttributes.labelSelector.requirements[1].key: Invalid value: "bad key": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"#,
+            ]
+        );
     }
 }

@@ -5,6 +5,7 @@
 
 pub(crate) mod access;
 pub(crate) mod rules;
+mod selectors;
 pub(crate) mod token_review;
 
 use serde_json::Value;

@@ -104,6 +104,8 @@ impl Store {
             if !errs.is_empty() {
                 return Err(self.invalid(&candidate, errs));
             }
+            self.authorize_write(storage, namespace, &candidate, None)
+                .await?;
             let (reserved, _) = self
                 .allocate(
                     storage,

@@ -114,6 +114,8 @@ impl Store {
             if !errs.is_empty() {
                 return Err(self.invalid(&obj, errs));
             }
+            self.authorize_write(storage, namespace, &obj, Some(&old))
+                .await?;
             let (reserved, frees) = self
                 .allocate(storage, &mut obj, Some(&old), None, writes.is_dry_run())
                 .await?;
