@@ -271,12 +271,6 @@ where
     api_config.audit = config.audit.clone();
     api_config.flow_control = config.flow_control;
     api_config.metrics = Metrics::new(config.metrics_exposure);
-    api_config
-        .authorizers
-        .push(apiary_api::auth::rbac::RbacAuthorizer::new(
-            config.flavor,
-            storage.clone(),
-        ));
     if config.bootstrap_token_auth {
         let bootstrap_tokens = Arc::new(BootstrapTokenAuthenticator);
         api_config.authentication.tokens.push(bootstrap_tokens);
