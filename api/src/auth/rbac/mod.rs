@@ -2,6 +2,8 @@
 //! bindings, evaluated from an index of the replicated state that this replica keeps current.
 //! Issue 15 builds it behind this constructor; until then the mode has no opinion.
 
+pub mod policy;
+
 use std::sync::Arc;
 
 use super::Attributes;
