@@ -23,6 +23,10 @@ pub const TOKEN_CLEANER_USER: &str = "system:controller:token-cleaner";
 /// The user of the bootstrap-signer controller.
 pub const BOOTSTRAP_SIGNER_USER: &str = "system:controller:bootstrap-signer";
 
+/// The user the server's own in-process requests are made as when they act for the server
+/// itself (kube-apiserver's loopback client); it is given the group `system:masters`.
+pub const LOOPBACK_USER: &str = "system:apiserver";
+
 /// The ConfigMap the bootstrap signer keeps in the public namespace.
 pub const CLUSTER_INFO: &str = "cluster-info";
 

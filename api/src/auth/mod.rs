@@ -52,6 +52,7 @@ pub use in_process::CLUSTER_INFO;
 pub use in_process::ControllerRolesAuthorizer;
 pub use in_process::InProcessAuthenticator;
 pub use in_process::InProcessUser;
+pub use in_process::LOOPBACK_USER;
 pub use in_process::TOKEN_CLEANER_USER;
 pub use issuer_discovery::IssuerDiscoveryAuthorizer;
 pub use methods::AuthenticationMethods;

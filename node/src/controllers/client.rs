@@ -4,6 +4,8 @@
 //! [`InProcessUser`] extension, which only in-process code can set.
 
 use apiary_api::auth::InProcessUser;
+use apiary_api::auth::LOOPBACK_USER;
+use apiary_api::auth::SYSTEM_MASTERS;
 use apiary_api::auth::UserInfo;
 use axum::Router;
 use axum::body::Body;
@@ -61,6 +63,19 @@ impl InProcessClient {
         }
     }
 
+    /// A client of `api` acting as the server itself: the loopback user, a member of
+    /// `system:masters` (as kube-apiserver's own loopback client).
+    pub fn loopback(api: Router) -> Self {
+        Self {
+            api,
+            user: UserInfo {
+                name: LOOPBACK_USER.to_owned(),
+                groups: vec![SYSTEM_MASTERS.to_owned()],
+                ..UserInfo::default()
+            },
+        }
+    }
+
     /// The items of the list at `path`.
     pub async fn list(&self, path: &str) -> Result<Vec<Value>, ControllerError> {
         let list = self.send(Method::GET, path, None).await?;
@@ -75,6 +90,11 @@ impl InProcessClient {
     /// The object at `path`, `None` when it does not exist.
     pub async fn get(&self, path: &str) -> Result<Option<Value>, ControllerError> {
         self.send(Method::GET, path, None).await
+    }
+
+    /// Creates `object` in the collection at `path`.
+    pub async fn create(&self, path: &str, object: &Value) -> Result<(), ControllerError> {
+        self.send(Method::POST, path, Some(object)).await.map(drop)
     }
 
     /// Replaces the object at `path` with `object` (its `resourceVersion` makes it conditional).
