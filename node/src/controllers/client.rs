@@ -52,15 +52,9 @@ pub struct InProcessClient {
 }
 
 impl InProcessClient {
-    /// A client of `api` acting as the user `name` (no groups beyond `system:authenticated`).
-    pub fn new(api: Router, name: &str) -> Self {
-        Self {
-            api,
-            user: UserInfo {
-                name: name.to_owned(),
-                ..UserInfo::default()
-            },
-        }
+    /// A client of `api` acting as `user`.
+    pub fn new(api: Router, user: UserInfo) -> Self {
+        Self { api, user }
     }
 
     /// A client of `api` acting as the server itself: the loopback user, a member of

@@ -2,7 +2,8 @@
 //! kube-controller-manager runs in-process on the replica that leads raft. [`runner`] starts
 //! the selected controllers when the replica becomes leader and stops them (cancelled and
 //! awaited) when it loses leadership. Each controller acts through the API's own router as a
-//! client ([`client::InProcessClient`]) with its own identity (`system:controller:<name>`, or
+//! client ([`client::InProcessClient`]) with its own identity (its ServiceAccount in the
+//! system namespace, as kube-controller-manager with `--use-service-account-credentials`, or
 //! the server's loopback identity for the RBAC controllers, which write roles),
 //! and is level-triggered: every pass lists the store and converges it, keeping no state only
 //! in memory, so a new leader finishes what an old one started.

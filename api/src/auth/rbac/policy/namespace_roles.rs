@@ -14,7 +14,9 @@ use super::rule::READ;
 use super::rule::Rule;
 use super::rule::events;
 use super::rule::rule;
+use crate::auth::BOOTSTRAP_SIGNER_ACCOUNT;
 use crate::auth::CLUSTER_INFO;
+use crate::auth::TOKEN_CLEANER_ACCOUNT;
 use crate::flavor::Flavor;
 
 /// The ConfigMap of the system namespace holding the client-authentication configuration.
@@ -49,7 +51,7 @@ pub(super) fn roles(flavor: Flavor) -> Vec<Value> {
         role(
             flavor,
             public,
-            &controller("bootstrap-signer"),
+            &controller(BOOTSTRAP_SIGNER_ACCOUNT),
             &[
                 rule(READ, &[""], &["configmaps"]),
                 rule(&["update"], &[""], &["configmaps"]).names(&[CLUSTER_INFO]),
@@ -77,7 +79,7 @@ pub(super) fn roles(flavor: Flavor) -> Vec<Value> {
         role(
             flavor,
             system,
-            &controller("bootstrap-signer"),
+            &controller(BOOTSTRAP_SIGNER_ACCOUNT),
             &[rule(READ, &[""], &["secrets"])],
         ),
         role(
@@ -93,7 +95,7 @@ pub(super) fn roles(flavor: Flavor) -> Vec<Value> {
         role(
             flavor,
             system,
-            &controller("token-cleaner"),
+            &controller(TOKEN_CLEANER_ACCOUNT),
             &[
                 rule(&["delete", "get", "list", "watch"], &[""], &["secrets"]),
                 events(),
@@ -116,8 +118,8 @@ pub(super) fn role_bindings(flavor: Flavor) -> Vec<Value> {
     vec![
         same(
             public,
-            &controller("bootstrap-signer"),
-            &[account("bootstrap-signer")],
+            &controller(BOOTSTRAP_SIGNER_ACCOUNT),
+            &[account(BOOTSTRAP_SIGNER_ACCOUNT)],
         ),
         role_binding(
             flavor,
@@ -145,8 +147,8 @@ pub(super) fn role_bindings(flavor: Flavor) -> Vec<Value> {
         ),
         same(
             system,
-            &controller("bootstrap-signer"),
-            &[account("bootstrap-signer")],
+            &controller(BOOTSTRAP_SIGNER_ACCOUNT),
+            &[account(BOOTSTRAP_SIGNER_ACCOUNT)],
         ),
         same(
             system,
@@ -155,8 +157,8 @@ pub(super) fn role_bindings(flavor: Flavor) -> Vec<Value> {
         ),
         same(
             system,
-            &controller("token-cleaner"),
-            &[account("token-cleaner")],
+            &controller(TOKEN_CLEANER_ACCOUNT),
+            &[account(TOKEN_CLEANER_ACCOUNT)],
         ),
     ]
 }
