@@ -24,6 +24,7 @@ mod list;
 mod metrics;
 mod openapi;
 mod patch;
+mod rbac_policy;
 mod reviews;
 mod service;
 mod serviceaccount_tokens;
