@@ -23,7 +23,8 @@ async fn with_defaults(flavor: Flavor) -> (Router, InProcessClient) {
         + policy.cluster_role_bindings.len()
         + policy.roles.len()
         + policy.role_bindings.len();
-    assert_eq!(reconcile_defaults(&client, flavor).await.unwrap(), all);
+    let written = reconcile_defaults(&client, flavor).await.expect("defaults");
+    assert_eq!(written, all);
     (app, client)
 }
 
