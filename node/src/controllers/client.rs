@@ -86,9 +86,18 @@ impl InProcessClient {
         self.send(Method::GET, path, None).await
     }
 
-    /// Creates `object` in the collection at `path`.
+    /// Creates `object` in the collection at `path`; a collection not found (its namespace
+    /// does not exist yet) is an error, to be retried.
     pub async fn create(&self, path: &str, object: &Value) -> Result<(), ControllerError> {
-        self.send(Method::POST, path, Some(object)).await.map(drop)
+        match self.send(Method::POST, path, Some(object)).await? {
+            Some(_) => Ok(()),
+            None => Err(ControllerError::Status {
+                method: Method::POST,
+                path: path.to_owned(),
+                status: StatusCode::NOT_FOUND,
+                message: "not found".to_owned(),
+            }),
+        }
     }
 
     /// Replaces the object at `path` with `object` (its `resourceVersion` makes it conditional).

@@ -198,3 +198,32 @@ async fn aggregation_follows_labels() {
     assert_eq!(aggregate(&client, Flavor::Kubernetes).await.unwrap(), 1);
     assert_eq!(fetched(&app, &role("picker")).await["rules"], json!([]));
 }
+
+// R-ACC-185: before the system namespaces exist, a pass fails (to be retried) rather than
+// report the namespaced defaults in place; once they exist, the next pass completes.
+#[tokio::test]
+async fn reconciliation_waits_for_the_system_namespaces() {
+    let storage = Arc::new(empty_backend());
+    let flavor = Flavor::Kubernetes;
+    let app = apiary_api::router(
+        storage.clone(),
+        ApiConfig::new(flavor, Arc::new(AlwaysReady)),
+    );
+    let client = InProcessClient::loopback(app.clone());
+    let error = reconcile_defaults(&client, flavor)
+        .await
+        .expect_err("no system namespace yet");
+    assert!(error.to_string().contains("404"), "{error}");
+    ensure_system_namespaces(
+        storage.as_ref(),
+        flavor,
+        &SystemClock,
+        &RandomSource::seeded(0),
+    )
+    .await
+    .expect("bootstrap");
+    let policy = default_policy(flavor);
+    let namespaced = policy.roles.len() + policy.role_bindings.len();
+    let written = reconcile_defaults(&client, flavor).await.expect("defaults");
+    assert_eq!(written, namespaced);
+}
