@@ -98,6 +98,15 @@ impl Flavor {
         }
     }
 
+    /// The word control-plane component names start with (`system:<w>-scheduler`,
+    /// `system:<w>-controller-manager`, `<w>-apiserver-client` signers).
+    pub fn component_prefix(self) -> &'static str {
+        match self {
+            Self::Platform => "platform",
+            Self::Kubernetes => "kube",
+        }
+    }
+
     /// The finalizer the server puts in every namespace's `spec.finalizers`.
     pub fn namespace_finalizer(self) -> &'static str {
         match self {

@@ -1,9 +1,11 @@
 //! Requests the server's own code makes through its own router (the leader-only controllers):
 //! [`InProcessUser`] is a request extension naming who makes the request, which only code in
 //! the process can insert (the HTTPS layer builds requests from the wire and never inserts
-//! it), read by [`InProcessAuthenticator`]. Until RBAC grants roles,
-//! [`ControllerRolesAuthorizer`] grants each controller identity exactly the rules of its
-//! Kubernetes bootstrap-policy role.
+//! it), read by [`InProcessAuthenticator`]. A built-in controller acts as its ServiceAccount
+//! of the system namespace ([`controller_user`]), as kube-controller-manager does with
+//! `--use-service-account-credentials`, so the default RBAC bindings name it. Until RBAC grants
+//! roles, [`ControllerRolesAuthorizer`] grants each controller identity exactly the rules of
+//! its Kubernetes bootstrap-policy role.
 
 use k8s_openapi::api::authorization::v1::ResourceRule;
 
@@ -14,14 +16,33 @@ use super::AuthnOutcome;
 use super::Authorizer;
 use super::Decision;
 use super::Rules;
+use super::SERVICE_ACCOUNTS;
 use super::UserInfo;
 use crate::flavor::Flavor;
 
-/// The user of the token-cleaner controller.
-pub const TOKEN_CLEANER_USER: &str = "system:controller:token-cleaner";
+/// The ServiceAccount the token-cleaner controller acts as.
+pub const TOKEN_CLEANER_ACCOUNT: &str = "token-cleaner";
 
-/// The user of the bootstrap-signer controller.
-pub const BOOTSTRAP_SIGNER_USER: &str = "system:controller:bootstrap-signer";
+/// The ServiceAccount the bootstrap-signer controller acts as.
+pub const BOOTSTRAP_SIGNER_ACCOUNT: &str = "bootstrap-signer";
+
+/// The user of the built-in controller whose ServiceAccount in `flavor`'s system namespace
+/// is `account`: `system:serviceaccount:<namespace>:<account>`, in the ServiceAccount groups.
+pub fn controller_user(flavor: Flavor, account: &str) -> UserInfo {
+    let namespace = flavor.system_namespace();
+    UserInfo {
+        name: format!("system:serviceaccount:{namespace}:{account}"),
+        groups: vec![
+            SERVICE_ACCOUNTS.to_owned(),
+            format!("{SERVICE_ACCOUNTS}:{namespace}"),
+        ],
+        ..UserInfo::default()
+    }
+}
+
+/// The user the server's own in-process requests are made as when they act for the server
+/// itself (kube-apiserver's loopback client); it is given the group `system:masters`.
+pub const LOOPBACK_USER: &str = "system:apiserver";
 
 /// The ConfigMap the bootstrap signer keeps in the public namespace.
 pub const CLUSTER_INFO: &str = "cluster-info";
@@ -57,7 +78,7 @@ enum Scope {
 
 /// One rule of a namespaced role: verbs on core resources, optionally only some names.
 struct Rule {
-    user: &'static str,
+    account: &'static str,
     scope: Scope,
     events: bool,
     resource: &'static str,
@@ -69,7 +90,7 @@ struct Rule {
 /// namespace) and `system:controller:bootstrap-signer` (system and public namespaces).
 const RULES: &[Rule] = &[
     Rule {
-        user: TOKEN_CLEANER_USER,
+        account: TOKEN_CLEANER_ACCOUNT,
         scope: Scope::System,
         events: false,
         resource: "secrets",
@@ -77,7 +98,7 @@ const RULES: &[Rule] = &[
         names: &[],
     },
     Rule {
-        user: TOKEN_CLEANER_USER,
+        account: TOKEN_CLEANER_ACCOUNT,
         scope: Scope::System,
         events: true,
         resource: "events",
@@ -85,7 +106,7 @@ const RULES: &[Rule] = &[
         names: &[],
     },
     Rule {
-        user: BOOTSTRAP_SIGNER_USER,
+        account: BOOTSTRAP_SIGNER_ACCOUNT,
         scope: Scope::System,
         events: false,
         resource: "secrets",
@@ -93,7 +114,7 @@ const RULES: &[Rule] = &[
         names: &[],
     },
     Rule {
-        user: BOOTSTRAP_SIGNER_USER,
+        account: BOOTSTRAP_SIGNER_ACCOUNT,
         scope: Scope::Public,
         events: false,
         resource: "configmaps",
@@ -101,7 +122,7 @@ const RULES: &[Rule] = &[
         names: &[],
     },
     Rule {
-        user: BOOTSTRAP_SIGNER_USER,
+        account: BOOTSTRAP_SIGNER_ACCOUNT,
         scope: Scope::Public,
         events: false,
         resource: "configmaps",
@@ -109,7 +130,7 @@ const RULES: &[Rule] = &[
         names: &[CLUSTER_INFO],
     },
     Rule {
-        user: BOOTSTRAP_SIGNER_USER,
+        account: BOOTSTRAP_SIGNER_ACCOUNT,
         scope: Scope::Public,
         events: true,
         resource: "events",
@@ -147,7 +168,7 @@ impl ControllerRolesAuthorizer {
         let namespace = self.namespace(rule.scope);
         let group_ok =
             request.api_group.is_empty() || (rule.events && request.api_group == self.events_group);
-        attributes.user.name == rule.user
+        attributes.user.name == controller_user(self.flavor, rule.account).name
             && request.is_resource_request
             && request.namespace == namespace
             && group_ok
@@ -172,7 +193,10 @@ impl Authorizer for ControllerRolesAuthorizer {
     async fn rules(&self, user: &UserInfo, namespace: &str) -> Option<Rules> {
         let resource = RULES
             .iter()
-            .filter(|rule| rule.user == user.name && self.namespace(rule.scope) == namespace)
+            .filter(|rule| {
+                controller_user(self.flavor, rule.account).name == user.name
+                    && self.namespace(rule.scope) == namespace
+            })
             .map(|rule| {
                 let mut groups = vec![String::new()];
                 if rule.events {
@@ -204,10 +228,7 @@ mod tests {
     use crate::request::RequestInfo;
 
     async fn allowed(user: &str, method: Method, path: &str) -> bool {
-        let user = UserInfo {
-            name: user.to_owned(),
-            ..UserInfo::default()
-        };
+        let user = controller_user(Flavor::Kubernetes, user);
         let request = RequestInfo::parse(&method, path, &QueryParams::default());
         let attributes = Attributes {
             user: &user,
@@ -219,15 +240,16 @@ mod tests {
             == Decision::Allow
     }
 
-    // The controller identities get exactly their bootstrap-policy roles' rules.
+    // The controller identities (their ServiceAccounts' users) get exactly their
+    // bootstrap-policy roles' rules.
     #[tokio::test]
     async fn controllers_get_their_roles_rules_only() {
         let system_secrets = "/api/v1/namespaces/kube-system/secrets";
         let token = "/api/v1/namespaces/kube-system/secrets/bootstrap-token-abcdef";
         let cluster_info = "/api/v1/namespaces/kube-public/configmaps/cluster-info";
         let events = "/apis/events.k8s.io/v1/namespaces/kube-public/events";
-        let cleaner = TOKEN_CLEANER_USER;
-        let signer = BOOTSTRAP_SIGNER_USER;
+        let cleaner = TOKEN_CLEANER_ACCOUNT;
+        let signer = BOOTSTRAP_SIGNER_ACCOUNT;
         for (user, method, path) in [
             (cleaner, Method::GET, system_secrets),
             (cleaner, Method::DELETE, token),
@@ -270,7 +292,7 @@ mod tests {
                 Method::POST,
                 "/apis/events.k8s.io/v1/namespaces/kube-system/events",
             ),
-            ("system:controller:other", Method::GET, system_secrets),
+            ("other", Method::GET, system_secrets),
         ] {
             assert!(
                 !allowed(user, method.clone(), path).await,

@@ -1,7 +1,7 @@
 //! `bootstrapsigner` (R-ACC-024, R-ACC-027..029, R-ACC-081): keeps the `cluster-info`
-//! ConfigMap of the public namespace signed, as `system:controller:bootstrap-signer`. Each
-//! pass reads `cluster-info`'s `kubeconfig` and the system namespace's bootstrap token
-//! Secrets and makes the `jws-kubeconfig-<id>` keys exactly one detached JWS per token that may
+//! ConfigMap of the public namespace signed, as the `bootstrap-signer` ServiceAccount of the
+//! system namespace. Each pass reads `cluster-info`'s `kubeconfig` and the system namespace's
+//! bootstrap token Secrets and makes the `jws-kubeconfig-<id>` keys exactly one detached JWS per token that may
 //! sign (well formed, not expired, `usage-bootstrap-signing`), removing stale ones; it asks to
 //! run again at the next expiration, when a signature must go.
 //!
@@ -16,9 +16,10 @@
 
 use std::collections::BTreeMap;
 
-use apiary_api::auth::BOOTSTRAP_SIGNER_USER;
+use apiary_api::auth::BOOTSTRAP_SIGNER_ACCOUNT;
 use apiary_api::auth::BootstrapTokenSecret;
 use apiary_api::auth::CLUSTER_INFO;
+use apiary_api::auth::controller_user;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::DateTime;
@@ -70,7 +71,10 @@ impl Controller for BootstrapSigner {
     }
 
     async fn run(&self, context: ControllerContext, stop: CancellationToken) {
-        let client = InProcessClient::new(context.api.clone(), BOOTSTRAP_SIGNER_USER);
+        let client = InProcessClient::new(
+            context.api.clone(),
+            controller_user(context.flavor, BOOTSTRAP_SIGNER_ACCOUNT),
+        );
         converge(NAME, &context, &stop, || sign(&client, &context)).await;
     }
 }

@@ -4,6 +4,8 @@
 //! [`InProcessUser`] extension, which only in-process code can set.
 
 use apiary_api::auth::InProcessUser;
+use apiary_api::auth::LOOPBACK_USER;
+use apiary_api::auth::SYSTEM_MASTERS;
 use apiary_api::auth::UserInfo;
 use axum::Router;
 use axum::body::Body;
@@ -50,12 +52,19 @@ pub struct InProcessClient {
 }
 
 impl InProcessClient {
-    /// A client of `api` acting as the user `name` (no groups beyond `system:authenticated`).
-    pub fn new(api: Router, name: &str) -> Self {
+    /// A client of `api` acting as `user`.
+    pub fn new(api: Router, user: UserInfo) -> Self {
+        Self { api, user }
+    }
+
+    /// A client of `api` acting as the server itself: the loopback user, a member of
+    /// `system:masters` (as kube-apiserver's own loopback client).
+    pub fn loopback(api: Router) -> Self {
         Self {
             api,
             user: UserInfo {
-                name: name.to_owned(),
+                name: LOOPBACK_USER.to_owned(),
+                groups: vec![SYSTEM_MASTERS.to_owned()],
                 ..UserInfo::default()
             },
         }
@@ -75,6 +84,20 @@ impl InProcessClient {
     /// The object at `path`, `None` when it does not exist.
     pub async fn get(&self, path: &str) -> Result<Option<Value>, ControllerError> {
         self.send(Method::GET, path, None).await
+    }
+
+    /// Creates `object` in the collection at `path`; a collection not found (its namespace
+    /// does not exist yet) is an error, to be retried.
+    pub async fn create(&self, path: &str, object: &Value) -> Result<(), ControllerError> {
+        match self.send(Method::POST, path, Some(object)).await? {
+            Some(_) => Ok(()),
+            None => Err(ControllerError::Status {
+                method: Method::POST,
+                path: path.to_owned(),
+                status: StatusCode::NOT_FOUND,
+                message: "not found".to_owned(),
+            }),
+        }
     }
 
     /// Replaces the object at `path` with `object` (its `resourceVersion` makes it conditional).

@@ -2,17 +2,22 @@
 //! kube-controller-manager runs in-process on the replica that leads raft. [`runner`] starts
 //! the selected controllers when the replica becomes leader and stops them (cancelled and
 //! awaited) when it loses leadership. Each controller acts through the API's own router as a
-//! client ([`client::InProcessClient`]) with its own identity (`system:controller:<name>`),
+//! client ([`client::InProcessClient`]) with its own identity (its ServiceAccount in the
+//! system namespace, as kube-controller-manager with `--use-service-account-credentials`, or
+//! the server's loopback identity for the RBAC controllers, which write roles),
 //! and is level-triggered: every pass lists the store and converges it, keeping no state only
 //! in memory, so a new leader finishes what an old one started.
 //!
 //! `--controllers` selects them as kube-controller-manager's flag does: `*` is the default-on
 //! set, `name` turns one on, `-name` off; an unknown name is a start-up error. The bootstrap
 //! token controllers ([`token_cleaner`], [`bootstrap_signer`]) are off in `*` and on by name
-//! (R-ACC-120).
+//! (R-ACC-120); the RBAC controllers ([`rbac_bootstrap`], [`clusterrole_aggregation`]) are on
+//! in `*`.
 
 pub mod bootstrap_signer;
 pub mod client;
+pub mod clusterrole_aggregation;
+pub mod rbac_bootstrap;
 pub mod runner;
 pub mod token_cleaner;
 
@@ -56,6 +61,8 @@ pub struct ControllerContext {
 /// The controllers Apiary knows, and whether `*` turns each on.
 const KNOWN: &[(&str, bool)] = &[
     (bootstrap_signer::NAME, false),
+    (clusterrole_aggregation::NAME, true),
+    (rbac_bootstrap::NAME, true),
     (token_cleaner::NAME, false),
 ];
 
@@ -134,6 +141,10 @@ impl ControllerSelection {
                 match name {
                     token_cleaner::NAME => Some(Arc::new(token_cleaner::TokenCleaner)),
                     bootstrap_signer::NAME => Some(Arc::new(bootstrap_signer::BootstrapSigner)),
+                    clusterrole_aggregation::NAME => {
+                        Some(Arc::new(clusterrole_aggregation::ClusterRoleAggregation))
+                    }
+                    rbac_bootstrap::NAME => Some(Arc::new(rbac_bootstrap::RbacBootstrap)),
                     _ => None,
                 }
             })
@@ -150,14 +161,26 @@ mod tests {
         ControllerSelection::parse(&entries).map(|s| s.enabled())
     }
 
+    /// The controllers `*` runs.
+    const DEFAULT_ON: [&str; 2] = ["clusterrole-aggregation", "rbac-bootstrap"];
+
     // R-ACC-120: `*` leaves the bootstrap token controllers off; naming them turns them on.
+    // The RBAC controllers are on in `*`.
     #[test]
     fn bootstrap_token_controllers_run_only_by_name() {
-        assert_eq!(select(&["*"]), Ok(vec![]));
-        assert_eq!(ControllerSelection::default().enabled(), Vec::<&str>::new());
+        assert_eq!(select(&["*"]), Ok(DEFAULT_ON.to_vec()));
+        assert_eq!(
+            ControllerSelection::default().enabled(),
+            DEFAULT_ON.to_vec()
+        );
         assert_eq!(
             select(&["*", "tokencleaner", "bootstrapsigner"]),
-            Ok(vec!["bootstrapsigner", "tokencleaner"])
+            Ok(vec![
+                "bootstrapsigner",
+                "clusterrole-aggregation",
+                "rbac-bootstrap",
+                "tokencleaner"
+            ])
         );
         assert_eq!(select(&["tokencleaner"]), Ok(vec!["tokencleaner"]));
     }
@@ -166,7 +189,10 @@ mod tests {
     // kube-controller-manager.
     #[test]
     fn minus_turns_a_controller_off() {
-        assert_eq!(select(&["*", "-tokencleaner"]), Ok(vec![]));
+        assert_eq!(
+            select(&["*", "-tokencleaner", "-rbac-bootstrap"]),
+            Ok(vec!["clusterrole-aggregation"])
+        );
         assert_eq!(select(&["-tokencleaner", "tokencleaner"]), Ok(vec![]));
         assert_eq!(
             select(&["tokencleaner", "-tokencleaner"]),

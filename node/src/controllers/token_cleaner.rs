@@ -1,12 +1,13 @@
 //! `tokencleaner` (R-ACC-082): deletes bootstrap token Secrets once their expiration is
-//! reached, as `system:controller:token-cleaner`. Each pass lists the system namespace's
+//! reached, as the `token-cleaner` ServiceAccount of the system namespace. Each pass lists the system namespace's
 //! Secrets, deletes the expired bootstrap token Secrets (conditional on their uid, so a
 //! Secret re-created under the same name is judged afresh) and asks to run again at the next
 //! expiration.
 
 use apiary_api::auth::BootstrapTokenSecret;
-use apiary_api::auth::TOKEN_CLEANER_USER;
+use apiary_api::auth::TOKEN_CLEANER_ACCOUNT;
 use apiary_api::auth::bootstrap_token::EXPIRATION_KEY;
+use apiary_api::auth::controller_user;
 use chrono::DateTime;
 use chrono::Utc;
 use tokio_util::sync::CancellationToken;
@@ -31,7 +32,10 @@ impl Controller for TokenCleaner {
     }
 
     async fn run(&self, context: ControllerContext, stop: CancellationToken) {
-        let client = InProcessClient::new(context.api.clone(), TOKEN_CLEANER_USER);
+        let client = InProcessClient::new(
+            context.api.clone(),
+            controller_user(context.flavor, TOKEN_CLEANER_ACCOUNT),
+        );
         converge(NAME, &context, &stop, || clean(&client, &context)).await;
     }
 }

@@ -207,8 +207,8 @@ async fn in_process(app: &Router, method: &str, path: &str, name: &str) -> Reply
 #[tokio::test]
 async fn in_process_controllers_act_with_their_roles() {
     let (app, _) = app().await;
-    let cleaner = "system:controller:token-cleaner";
-    let signer = "system:controller:bootstrap-signer";
+    let cleaner = "system:serviceaccount:kube-system:token-cleaner";
+    let signer = "system:serviceaccount:kube-system:bootstrap-signer";
     assert_eq!(
         in_process(&app, "GET", SECRETS, cleaner).await.status,
         StatusCode::OK

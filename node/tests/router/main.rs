@@ -27,6 +27,7 @@ mod node_authorizer;
 mod openapi;
 mod patch;
 mod rbac;
+mod rbac_policy;
 mod reviews;
 mod service;
 mod serviceaccount_tokens;

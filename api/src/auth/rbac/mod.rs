@@ -13,6 +13,8 @@ mod rule;
 mod tests;
 
 use std::ops::ControlFlow;
+pub mod policy;
+
 use std::sync::Arc;
 
 pub use self::escalation::EscalationCheck;
