@@ -414,7 +414,10 @@ mod tests {
             assert_eq!(config.livez_grace_period, Duration::from_secs(9));
             assert!(config.metrics_exposure.shows_hidden());
             assert!(config.bootstrap_token_auth);
-            assert_eq!(config.controllers.enabled(), ["tokencleaner"]);
+            assert_eq!(
+                config.controllers.enabled(),
+                ["clusterrole-aggregation", "rbac-bootstrap", "tokencleaner"]
+            );
         }
         assert_eq!(configs[1].initial_cluster[&2], "https://127.0.0.1:21001");
         assert_eq!(specs[2].pid_file, dir.path().join("node-3.pid"));

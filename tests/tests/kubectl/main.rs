@@ -15,5 +15,6 @@ mod t85_impersonation;
 mod t85_oidc;
 mod t85_service_account_tokens;
 mod t85_tokens;
+mod t86_rbac;
 mod t90_audit;
 mod t90_metrics;

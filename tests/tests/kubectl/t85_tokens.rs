@@ -43,7 +43,7 @@ const WHOAMI: &str = "/apis/authentication.k8s.io/v1/selfsubjectreviews";
 const API_AUDIENCE: &str = "https://apiary.local";
 
 /// Writes a kubeconfig for replica 1 of `cluster` whose user is `token` and answers its path.
-fn user_kubeconfig(cluster: &DevCluster, name: &str, token: &str) -> PathBuf {
+pub(crate) fn user_kubeconfig(cluster: &DevCluster, name: &str, token: &str) -> PathBuf {
     let dev: Value = serde_json::from_slice(
         &std::fs::read(cluster.kubeconfig()).expect("the dev kubeconfig is there"),
     )

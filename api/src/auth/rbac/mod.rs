@@ -7,13 +7,13 @@
 
 mod escalation;
 mod index;
+pub mod policy;
 mod resolver;
 mod rule;
 #[cfg(test)]
 mod tests;
 
 use std::ops::ControlFlow;
-pub mod policy;
 
 use std::sync::Arc;
 
