@@ -9,8 +9,10 @@
 //!   [`raft_runtime`] is the runtime raft and the peer network run on, apart from the API.
 //! - [`cli`] is the command line (clap), [`config`] the validated replica configuration,
 //!   [`duration`] the parser of its duration flags.
-//! - [`authn`] builds the authentication methods of the node's flags (token file, webhook).
-//! - [`authz`] builds the authorization modes of the flags or the configuration file.
+//! - [`authn`] builds the authentication methods of the node's flags (token file, webhook);
+//!   [`answer_cache`] is the answer cache of both webhooks.
+//! - [`authz`] builds the authorization modes of the flags or the configuration file;
+//!   [`config_reload`] re-reads both configuration files while the replica runs.
 //! - [`audit`] holds the audit flags, what they start (log, webhook client) and their passing
 //!   on by `apiary dev`.
 //! - [`compactor`] is the leader's history compaction (`--watch-history`); [`controllers`]
@@ -28,6 +30,7 @@
 //!   shutdown (delay, 429 while draining); [`logging`] is the binary's log output.
 //! - [`dev`] holds the certificates, kubeconfig and child processes of `apiary dev`.
 
+pub mod answer_cache;
 pub mod audit;
 pub mod authn;
 pub mod authz;
@@ -37,6 +40,7 @@ pub mod cli;
 pub mod cluster_gates;
 pub mod compactor;
 pub mod config;
+pub mod config_reload;
 pub mod controllers;
 pub mod dev;
 pub mod drain;

@@ -29,18 +29,6 @@ fn authenticated(name: &str) -> UserInfo {
     user(name, &[SYSTEM_AUTHENTICATED])
 }
 
-fn verb(name: &str) -> Verb {
-    match name {
-        "get" => Verb::Get,
-        "list" => Verb::List,
-        "watch" => Verb::Watch,
-        "create" => Verb::Create,
-        "update" => Verb::Update,
-        "delete" => Verb::Delete,
-        other => Verb::Other(other.to_owned()),
-    }
-}
-
 /// A request as Kubernetes' ABAC tests build it: a resource request when it names a namespace
 /// or a resource, a request for `path` otherwise.
 fn request(
@@ -53,7 +41,7 @@ fn request(
     if namespace.is_empty() && resource.is_empty() {
         return RequestInfo::non_resource(path, Verb::Other(verb_name.to_owned()));
     }
-    let mut info = RequestInfo::non_resource(path, verb(verb_name));
+    let mut info = RequestInfo::non_resource(path, Verb::named(verb_name));
     info.is_resource_request = true;
     info.api_group = group.to_owned();
     info.resource = resource.to_owned();

@@ -233,7 +233,7 @@ impl Check {
             }
             Target::Resource(target) => target,
         };
-        let mut info = RequestInfo::non_resource("", api_verb(&self.verb));
+        let mut info = RequestInfo::non_resource("", Verb::named(&self.verb));
         info.is_resource_request = true;
         info.api_prefix = if target.group.is_empty() {
             "api"
@@ -250,22 +250,6 @@ impl Check {
         info.field_selector = target.field_selector.clone();
         info.label_selector = target.label_selector.clone();
         info
-    }
-}
-
-/// An API verb as a request would carry it.
-fn api_verb(name: &str) -> Verb {
-    match name {
-        "get" => Verb::Get,
-        "list" => Verb::List,
-        "watch" => Verb::Watch,
-        "create" => Verb::Create,
-        "update" => Verb::Update,
-        "patch" => Verb::Patch,
-        "delete" => Verb::Delete,
-        "deletecollection" => Verb::DeleteCollection,
-        "proxy" => Verb::Proxy,
-        other => Verb::Other(other.to_owned()),
     }
 }
 

@@ -35,6 +35,23 @@ pub enum Verb {
 }
 
 impl Verb {
+    /// The verb authorization knows as `name` (the inverse of [`Verb::as_str`]): an access
+    /// review's or a CEL check's verb as a request would carry it.
+    pub fn named(name: &str) -> Self {
+        match name {
+            "get" => Self::Get,
+            "list" => Self::List,
+            "watch" => Self::Watch,
+            "create" => Self::Create,
+            "update" => Self::Update,
+            "patch" => Self::Patch,
+            "delete" => Self::Delete,
+            "deletecollection" => Self::DeleteCollection,
+            "proxy" => Self::Proxy,
+            other => Self::Other(other.to_owned()),
+        }
+    }
+
     /// The verb as authorization sees it (`get`, `list`, `deletecollection`, ...).
     pub fn as_str(&self) -> &str {
         match self {

@@ -19,6 +19,7 @@ use super::token_file::TokenFile;
 use super::token_file::TokenFileError;
 use super::webhook::ReviewVersion;
 use super::webhook::TokenWebhook;
+use crate::dev::path_flags;
 use crate::duration::format_duration;
 use crate::duration::parse_duration;
 
@@ -62,7 +63,6 @@ impl Default for TokenAuthArgs {
 impl TokenAuthArgs {
     /// The flags a dev replica gets for these (paths made absolute).
     pub fn replica_flags(&self) -> Vec<OsString> {
-        let absolute = |path: &PathBuf| std::path::absolute(path).unwrap_or_else(|_| path.clone());
         let mut flags: Vec<OsString> = self
             .anonymous_auth
             .map(|on| format!("--anonymous-auth={on}").into())
@@ -80,19 +80,13 @@ impl TokenAuthArgs {
             )
             .into(),
         ]);
-        for (flag, path) in [
-            ("--token-auth-file=", &self.token_auth_file),
+        flags.extend(path_flags(&[
+            ("--token-auth-file", &self.token_auth_file),
             (
-                "--authentication-token-webhook-config-file=",
+                "--authentication-token-webhook-config-file",
                 &self.authentication_token_webhook_config_file,
             ),
-        ] {
-            if let Some(path) = path {
-                let mut arg = OsString::from(flag);
-                arg.push(absolute(path));
-                flags.push(arg);
-            }
-        }
+        ]));
         flags
     }
 }

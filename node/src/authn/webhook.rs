@@ -11,10 +11,8 @@
 //! debug level.
 
 use std::collections::BTreeMap;
-use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::Mutex;
 use std::time::Duration;
 
 use apiary_api::Flavor;
@@ -29,13 +27,10 @@ use serde::Deserializer;
 use serde::Serialize;
 use sha2::Digest;
 use sha2::Sha256;
-use tokio::time::Instant;
 
+use crate::answer_cache::AnswerCache;
 use crate::audit::webhook::POST_TIMEOUT;
 use crate::audit::webhook::TlsWebhook;
-
-/// The most answers the cache holds; when full, the one expiring first makes room.
-const CACHE_CAPACITY: usize = 4096;
 
 /// The wait before the first retry (kube-apiserver's webhook retry backoff); each next wait is [`BACKOFF_FACTOR`] times longer.
 pub const INITIAL_BACKOFF: Duration = Duration::from_millis(500);
@@ -186,7 +181,7 @@ pub struct TokenWebhook {
     implicit_audiences: Vec<String>,
     ttl: Duration,
     first_backoff: Duration,
-    cache: Mutex<HashMap<[u8; 32], (Instant, TokenOutcome)>>,
+    cache: AnswerCache<TokenOutcome>,
 }
 
 impl TokenWebhook {
@@ -228,7 +223,7 @@ impl TokenWebhook {
             implicit_audiences: api_audiences,
             ttl,
             first_backoff: INITIAL_BACKOFF,
-            cache: Mutex::default(),
+            cache: AnswerCache::default(),
         }
     }
 
@@ -304,35 +299,6 @@ impl TokenWebhook {
     async fn post(&self, body: Vec<u8>) -> Result<Vec<u8>, String> {
         post_with_retries(self.poster.as_ref(), body, self.first_backoff, POST_TIMEOUT).await
     }
-
-    fn cached(&self, key: &[u8; 32]) -> Option<TokenOutcome> {
-        let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        cache
-            .get(key)
-            .filter(|(expires, _)| *expires > Instant::now())
-            .map(|(_, outcome)| outcome.clone())
-    }
-
-    fn remember(&self, key: [u8; 32], outcome: &TokenOutcome) {
-        if self.ttl.is_zero() {
-            return;
-        }
-        let now = Instant::now();
-        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        if cache.len() >= CACHE_CAPACITY {
-            cache.retain(|_, (expires, _)| *expires > now);
-        }
-        if cache.len() >= CACHE_CAPACITY {
-            let first = cache
-                .iter()
-                .min_by_key(|(_, (expires, _))| *expires)
-                .map(|(key, _)| *key);
-            if let Some(first) = first {
-                cache.remove(&first);
-            }
-        }
-        cache.insert(key, (now + self.ttl, outcome.clone()));
-    }
 }
 
 /// The cache key of `token` for `audiences`: a digest, so the cache holds no token.
@@ -357,12 +323,12 @@ impl TokenWebhook {
     /// the webhook failed).
     async fn decide(&self, token: &str, audiences: &[String]) -> TokenOutcome {
         let key = cache_key(token, audiences);
-        if let Some(outcome) = self.cached(&key) {
+        if let Some(outcome) = self.cache.get(&key) {
             return outcome;
         }
         match self.review(token, audiences).await {
             Ok(outcome) => {
-                self.remember(key, &outcome);
+                self.cache.insert(key, &outcome, self.ttl);
                 outcome
             }
             Err(error) => {

@@ -12,7 +12,7 @@ use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::histogram::Histogram;
 
-use crate::authn::jwt::reload::ReloadMetrics;
+use crate::config_reload::ReloadMetrics;
 
 const DECISIONS: Descriptor = Descriptor {
     name: "apiserver_authorization_decisions",

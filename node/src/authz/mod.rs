@@ -31,6 +31,7 @@ pub use self::chain::ModeChain;
 use self::metrics::AuthzMetrics;
 use self::webhook::FailurePolicy;
 use self::webhook::SarVersion;
+use crate::dev::path_flags;
 use crate::duration::format_duration;
 use crate::duration::parse_duration;
 
@@ -160,7 +161,6 @@ impl AuthzArgs {
 
     /// The flags a dev replica gets for these (paths made absolute).
     pub fn replica_flags(&self) -> Vec<OsString> {
-        let absolute = |path: &PathBuf| std::path::absolute(path).unwrap_or_else(|_| path.clone());
         let mut flags: Vec<OsString> = Vec::new();
         if let Some(modes) = &self.authorization_mode {
             flags.push(format!("--authorization-mode={}", modes.join(",")).into());
@@ -182,23 +182,17 @@ impl AuthzArgs {
                 flags.push(format!("{flag}={}", format_duration(ttl)).into());
             }
         }
-        for (flag, path) in [
+        flags.extend(path_flags(&[
             (
-                "--authorization-policy-file=",
+                "--authorization-policy-file",
                 &self.authorization_policy_file,
             ),
             (
-                "--authorization-webhook-config-file=",
+                "--authorization-webhook-config-file",
                 &self.authorization_webhook_config_file,
             ),
-            ("--authorization-config=", &self.authorization_config),
-        ] {
-            if let Some(path) = path {
-                let mut arg = OsString::from(flag);
-                arg.push(absolute(path));
-                flags.push(arg);
-            }
-        }
+            ("--authorization-config", &self.authorization_config),
+        ]));
         flags
     }
 }

@@ -7,9 +7,7 @@
 //! the v1 review's spec as `request`) decide first whether the webhook is asked at all: any
 //! false skips it, an error with none false follows the failure policy.
 
-use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::Mutex;
 use std::time::Duration;
 
 use apiary_api::Flavor;
@@ -32,14 +30,12 @@ use tokio::time::Instant;
 use super::WebhookMode;
 use super::file::REQUEST_VARIABLE;
 use super::metrics::WebhookMetrics;
+use crate::answer_cache::AnswerCache;
 use crate::audit::webhook::TlsWebhook;
 use crate::authn::webhook::INITIAL_BACKOFF;
 use crate::authn::webhook::ReviewPoster;
 pub use crate::authn::webhook::ReviewVersion as SarVersion;
 use crate::authn::webhook::post_with_retries;
-
-/// The most answers the cache holds; when full, the one expiring first makes room.
-const CACHE_CAPACITY: usize = 4096;
 
 /// What a failed call or a malformed answer decides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,7 +88,7 @@ pub struct WebhookAuthorizer {
     match_conditions: Vec<Program>,
     first_backoff: Duration,
     metrics: WebhookMetrics,
-    cache: Mutex<HashMap<[u8; 32], (Instant, Decision)>>,
+    cache: AnswerCache<Decision>,
 }
 
 impl WebhookAuthorizer {
@@ -135,7 +131,7 @@ impl WebhookAuthorizer {
             match_conditions,
             first_backoff: INITIAL_BACKOFF,
             metrics,
-            cache: Mutex::default(),
+            cache: AnswerCache::default(),
         })
     }
 
@@ -209,38 +205,13 @@ impl WebhookAuthorizer {
         })
     }
 
-    fn cached(&self, key: &[u8; 32]) -> Option<Decision> {
-        let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        cache
-            .get(key)
-            .filter(|(expires, _)| *expires > Instant::now())
-            .map(|(_, decision)| decision.clone())
-    }
-
     fn remember(&self, key: [u8; 32], decision: &Decision) {
         let ttl = if *decision == Decision::Allow {
             self.authorized_ttl
         } else {
             self.unauthorized_ttl
         };
-        if ttl.is_zero() {
-            return;
-        }
-        let now = Instant::now();
-        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        if cache.len() >= CACHE_CAPACITY {
-            cache.retain(|_, (expires, _)| *expires > now);
-        }
-        if cache.len() >= CACHE_CAPACITY {
-            let first = cache
-                .iter()
-                .min_by_key(|(_, (expires, _))| *expires)
-                .map(|(key, _)| *key);
-            if let Some(first) = first {
-                cache.remove(&first);
-            }
-        }
-        cache.insert(key, (now + ttl, decision.clone()));
+        self.cache.insert(key, decision, ttl);
     }
 }
 
@@ -261,7 +232,7 @@ impl Authorizer for WebhookAuthorizer {
         .to_string()
         .into_bytes();
         let key: [u8; 32] = Sha256::digest(&body).into();
-        if let Some(decision) = self.cached(&key) {
+        if let Some(decision) = self.cache.get(&key) {
             return decision;
         }
         match self.ask(body).await {

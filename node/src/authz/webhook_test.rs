@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Mutex;
 
 use apiary_api::auth::UserInfo;
 use apiary_api::request::QueryParams;

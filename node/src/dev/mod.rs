@@ -73,6 +73,21 @@ pub struct Ports {
     pub peer: u16,
 }
 
+/// `--flag=<absolute path>` for each of `paths` that is given, in order: a file flag passed on
+/// to a replica, which runs in its own directory.
+pub fn path_flags(paths: &[(&str, &Option<PathBuf>)]) -> Vec<OsString> {
+    let given = paths
+        .iter()
+        .filter_map(|(flag, path)| Some((flag, path.as_ref()?)));
+    given
+        .map(|(flag, path)| {
+            let mut arg = OsString::from(format!("{flag}="));
+            arg.push(std::path::absolute(path).unwrap_or_else(|_| path.clone()));
+            arg
+        })
+        .collect()
+}
+
 /// The ports of replica `index` for `base_port` (clap bounds `base_port` so none overflows).
 pub fn ports(base_port: u16, index: usize) -> Ports {
     let offset = u16::try_from(index).unwrap_or(u16::MAX);

@@ -170,7 +170,7 @@ fn request_info(spec: &SubjectAccessReviewSpec) -> RequestInfo {
     let mut info = RequestInfo::non_resource("", Verb::Other(String::new()));
     if let Some(r) = &spec.resource_attributes {
         info.is_resource_request = true;
-        info.verb = verb(&text(&r.verb));
+        info.verb = Verb::named(&text(&r.verb));
         info.api_group = text(&r.group);
         info.api_prefix = if info.api_group.is_empty() {
             "api"
@@ -190,22 +190,6 @@ fn request_info(spec: &SubjectAccessReviewSpec) -> RequestInfo {
         info.verb = Verb::Other(text(&n.verb));
     }
     info
-}
-
-/// A verb as a request would carry it.
-fn verb(name: &str) -> Verb {
-    match name {
-        "get" => Verb::Get,
-        "list" => Verb::List,
-        "watch" => Verb::Watch,
-        "create" => Verb::Create,
-        "update" => Verb::Update,
-        "patch" => Verb::Patch,
-        "delete" => Verb::Delete,
-        "deletecollection" => Verb::DeleteCollection,
-        "proxy" => Verb::Proxy,
-        other => Verb::Other(other.to_owned()),
-    }
 }
 
 #[cfg(test)]
@@ -247,7 +231,7 @@ mod tests {
             (info.path.as_str(), info.verb.as_str()),
             ("/healthz", "get")
         );
-        assert_eq!(verb("escalate"), Verb::Other("escalate".into()));
+        assert_eq!(Verb::named("escalate"), Verb::Other("escalate".into()));
     }
 
     fn with_selectors(field: Value, label: Value) -> SubjectAccessReviewSpec {

@@ -111,7 +111,7 @@ impl JwtConfig {
                 path.clone(),
                 authenticators.clone(),
                 api_audiences.to_vec(),
-                reload::ReloadMetrics::register(metrics, replica),
+                reload::register_metrics(metrics, replica),
                 stop,
             );
         }
