@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use std::process::Child;
 use std::process::Command;
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::Duration;
 use std::time::Instant;
 
@@ -213,6 +214,16 @@ impl DevCluster {
             });
         }
         kubeconfig::endpoint(&self.kubeconfig(), &Self::context(index)).await
+    }
+
+    /// A client of replica `index` (1-based) that trusts the cluster's CA and presents no
+    /// credentials (an anonymous caller, or one that adds its own `Authorization` header).
+    pub async fn anonymous_client(&self, index: usize) -> Result<HttpClient> {
+        let endpoint = self.endpoint(index).await?;
+        let tls = rustls::ClientConfig::builder()
+            .with_root_certificates(endpoint.roots.clone())
+            .with_no_client_auth();
+        Ok(HttpClient::new(&endpoint.server, Some(Arc::new(tls))))
     }
 
     /// Whether `pid` is a live `apiary` process working in this cluster's directory.

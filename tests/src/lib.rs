@@ -23,9 +23,9 @@
 //! - [`objects`] builds the JSON bodies the tests and the benchmark send.
 //! - [`watch_stream`] reads a watch's JSON events one at a time, each within a deadline.
 //! - [`python`] runs the scripts under `tests/python/` with the `kubernetes` client's venv.
-//! - [`token_webhook`] is a TokenReview webhook server (TLS, answers per token, counts calls).
-//! - [`authz_webhook`] is a SubjectAccessReview webhook server (TLS, answers per user, counts
-//!   calls).
+//! - [`review_webhook`] is a review webhook server (TLS, records every review it answers);
+//!   [`token_webhook`] makes it a TokenReview server (answers per token), [`authz_webhook`] a
+//!   SubjectAccessReview server (answers per user).
 //! - [`retry`] retries a request, bounded in time, across a replica crash or leader election.
 //!
 //! Everything the harness starts listens on loopback only, and every wait is bounded in time.
@@ -49,6 +49,7 @@ pub mod process;
 pub mod python;
 pub mod raw_connection;
 pub mod retry;
+pub mod review_webhook;
 pub mod token_webhook;
 pub mod watch_stream;
 

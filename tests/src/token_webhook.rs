@@ -1,173 +1,30 @@
-//! A real TokenReview webhook server for the authentication webhook tests: HTTPS on loopback
-//! with its own CA ([`LoopbackPki`]), answering each review per token from a table (an unknown
-//! token is not authenticated, with an error), in the `apiVersion` the review came in, and
-//! keeping every review it received so tests can count calls and check versions and audiences.
-//! [`TokenWebhook::kubeconfig`] writes the kubeconfig that names it.
+//! A real TokenReview webhook server for the authentication webhook tests: a
+//! [`ReviewWebhook`] answering each review per token from a table (an unknown token is not
+//! authenticated, with an error), in the `apiVersion` the review came in.
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::Mutex;
 
 use bytes::Bytes;
-use http_body_util::BodyExt;
-use http_body_util::Full;
-use hyper::body::Incoming;
-use hyper_util::rt::TokioIo;
-use rustls::ServerConfig;
-use rustls::pki_types::CertificateDer;
-use rustls::pki_types::PrivateKeyDer;
-use rustls::pki_types::pem::PemObject;
 use serde_json::Value;
 use serde_json::json;
-use tokio::net::TcpListener;
-use tokio::task::JoinHandle;
-use tokio_rustls::TlsAcceptor;
 
-use crate::error::HarnessError;
 use crate::error::Result;
-use crate::loopback_pki::LoopbackPki;
+use crate::review_webhook::ReviewWebhook;
 
 /// The answers of the server: the `status.user` each known token authenticates as.
 pub type Users = BTreeMap<String, Value>;
 
-/// A running TokenReview webhook server; stops when dropped.
-pub struct TokenWebhook {
-    url: String,
-    ca_file: PathBuf,
-    received: Arc<Mutex<Vec<Value>>>,
-    server: JoinHandle<()>,
+/// Starts a TokenReview server on a free loopback port, its certificates in `dir`, answering
+/// `users`.
+pub async fn start(dir: &Path, users: Users) -> Result<ReviewWebhook> {
+    let answer = move |review: &Value| answer(review, &users);
+    ReviewWebhook::start(dir, "review", Arc::new(answer)).await
 }
 
-impl TokenWebhook {
-    /// Starts a server on a free loopback port, its certificates in `dir`, answering `users`.
-    pub async fn start(dir: &Path, users: Users) -> Result<Self> {
-        let (listener, tls, url, ca_file) = loopback_tls(dir, "review").await?;
-        let received = Arc::new(Mutex::new(Vec::new()));
-        let server = tokio::spawn(serve(listener, tls, Arc::new(users), received.clone()));
-        Ok(Self {
-            url,
-            ca_file,
-            received,
-            server,
-        })
-    }
-
-    /// Writes the kubeconfig naming this server (its URL and CA) to `path`.
-    pub fn kubeconfig(&self, path: &Path) -> Result<()> {
-        write_kubeconfig(path, &self.url, &self.ca_file)
-    }
-
-    /// Every TokenReview received so far, in order.
-    pub fn received(&self) -> Vec<Value> {
-        self.received
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-    }
-}
-
-/// A TLS listener on a free loopback port, with a CA and certificate made in `dir`: the
-/// listener, its acceptor, the URL of `path` on it and the CA file that verifies it.
-pub(crate) async fn loopback_tls(
-    dir: &Path,
-    path: &str,
-) -> Result<(TcpListener, TlsAcceptor, String, PathBuf)> {
-    let pki = LoopbackPki::generate(dir)?;
-    let certificates = |reason: String| HarnessError::Certificates { reason };
-    let chain = CertificateDer::pem_file_iter(&pki.cert_file)
-        .and_then(Iterator::collect::<std::result::Result<Vec<_>, _>>)
-        .map_err(|e| certificates(e.to_string()))?;
-    let key =
-        PrivateKeyDer::from_pem_file(&pki.key_file).map_err(|e| certificates(e.to_string()))?;
-    let tls = ServerConfig::builder()
-        .with_no_client_auth()
-        .with_single_cert(chain, key)
-        .map_err(|e| certificates(e.to_string()))?;
-    let io = |source| HarnessError::Io {
-        path: dir.to_owned(),
-        source,
-    };
-    let listener = TcpListener::bind("127.0.0.1:0").await.map_err(io)?;
-    let port = listener.local_addr().map_err(io)?.port();
-    Ok((
-        listener,
-        TlsAcceptor::from(Arc::new(tls)),
-        format!("https://127.0.0.1:{port}/{path}"),
-        pki.ca_file,
-    ))
-}
-
-/// Writes a kubeconfig naming the server at `url`, verified by `ca_file`, to `path`.
-pub(crate) fn write_kubeconfig(path: &Path, url: &str, ca_file: &Path) -> Result<()> {
-    let config = json!({
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [{"name": "webhook", "cluster": {
-            "server": url,
-            "certificate-authority": ca_file,
-        }}],
-        "users": [{"name": "apiserver", "user": {}}],
-        "contexts": [{"name": "webhook", "context": {"cluster": "webhook", "user": "apiserver"}}],
-        "current-context": "webhook",
-    });
-    std::fs::write(path, config.to_string()).map_err(|source| HarnessError::Io {
-        path: path.to_owned(),
-        source,
-    })
-}
-
-impl Drop for TokenWebhook {
-    fn drop(&mut self) {
-        self.server.abort();
-    }
-}
-
-async fn serve(
-    listener: TcpListener,
-    tls: TlsAcceptor,
-    users: Arc<Users>,
-    received: Arc<Mutex<Vec<Value>>>,
-) {
-    while let Ok((tcp, _)) = listener.accept().await {
-        let tls = tls.clone();
-        let users = users.clone();
-        let received = received.clone();
-        tokio::spawn(async move {
-            let Ok(stream) = tls.accept(tcp).await else {
-                return;
-            };
-            let service = hyper::service::service_fn(move |request| {
-                let users = users.clone();
-                let received = received.clone();
-                async move {
-                    let answer = answer(request, &users, &received).await;
-                    Ok::<_, std::convert::Infallible>(hyper::Response::new(Full::new(answer)))
-                }
-            });
-            let _ = hyper::server::conn::http1::Builder::new()
-                .serve_connection(TokioIo::new(stream), service)
-                .await;
-        });
-    }
-}
-
-/// The TokenReview answering `request`'s, recorded first.
-async fn answer(
-    request: hyper::Request<Incoming>,
-    users: &Users,
-    received: &Mutex<Vec<Value>>,
-) -> Bytes {
-    let body = match request.into_body().collect().await {
-        Ok(body) => body.to_bytes(),
-        Err(_) => Bytes::new(),
-    };
-    let review: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    received
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .push(review.clone());
+/// The TokenReview answering `review`.
+fn answer(review: &Value, users: &Users) -> Bytes {
     let token = review["spec"]["token"].as_str().unwrap_or_default();
     let status = match users.get(token) {
         Some(user) => json!({"authenticated": true, "user": user}),

@@ -9,21 +9,14 @@ mod t20_webhook_flags;
 mod t30_config_file;
 
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
 use apiary_tests::DevCluster;
 use apiary_tests::DevOptions;
 use apiary_tests::Flavor;
 use apiary_tests::HttpClient;
-use base64::Engine;
 use http::Method;
 use http::StatusCode;
-use rustls::ClientConfig;
-use rustls::RootCertStore;
-use rustls::pki_types::CertificateDer;
-use rustls::pki_types::pem::PemObject;
-use serde_json::Value;
 
 /// The users of the token file: each user's token is `<name>-token`.
 pub const USERS: [&str; 10] = [
@@ -56,32 +49,8 @@ pub async fn start(dir: &Path, flags: &[String]) -> DevCluster {
 
 /// A client of replica 1 that trusts its CA and presents no client certificate, sending
 /// `token` as its bearer token when there is one.
-pub fn client(cluster: &DevCluster, token: Option<&str>) -> HttpClient {
-    let dev: Value = serde_json::from_slice(
-        &std::fs::read(cluster.kubeconfig()).expect("the dev kubeconfig is there"),
-    )
-    .expect("the dev kubeconfig is JSON");
-    let cluster = &dev["clusters"][0]["cluster"];
-    let ca = base64::engine::general_purpose::STANDARD
-        .decode(
-            cluster["certificate-authority-data"]
-                .as_str()
-                .expect("CA data"),
-        )
-        .expect("base64");
-    let mut roots = RootCertStore::empty();
-    for cert in CertificateDer::pem_slice_iter(&ca) {
-        roots.add(cert.expect("a PEM certificate")).expect("a CA");
-    }
-    let tls = ClientConfig::builder()
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    let server = cluster["server"]
-        .as_str()
-        .expect("server")
-        .parse()
-        .expect("a URL");
-    let client = HttpClient::new(&server, Some(Arc::new(tls)));
+pub async fn client(cluster: &DevCluster, token: Option<&str>) -> HttpClient {
+    let client = (cluster.anonymous_client(1).await).expect("replica 1 in the kubeconfig");
     match token {
         Some(token) => client
             .with_header("authorization", &format!("Bearer {token}"))
@@ -93,6 +62,7 @@ pub fn client(cluster: &DevCluster, token: Option<&str>) -> HttpClient {
 /// The status `user` gets for `GET path`.
 pub async fn status_of(cluster: &DevCluster, user: &str, path: &str) -> StatusCode {
     client(cluster, Some(&format!("{user}-token")))
+        .await
         .send(Method::GET, path, None)
         .await
         .expect("an answer")

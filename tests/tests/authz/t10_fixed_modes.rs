@@ -16,6 +16,7 @@ async fn always_deny_forbids_all_but_system_masters() {
     let dir = tempfile::tempdir().expect("dir");
     let cluster = start(dir.path(), &["--authorization-mode=AlwaysDeny".to_owned()]).await;
     let reply = client(&cluster, Some("alice-token"))
+        .await
         .send(Method::GET, PODS, None)
         .await
         .expect("an answer");
@@ -44,6 +45,7 @@ async fn always_allow_allows_everyone_and_turns_anonymous_off() {
         StatusCode::OK
     );
     let anonymous = client(&cluster, None)
+        .await
         .send(Method::GET, PODS, None)
         .await
         .expect("an answer");

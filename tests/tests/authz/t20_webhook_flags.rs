@@ -2,9 +2,10 @@
 //! reviews (v1beta1 by default), allow, deny, no opinion passed to the next mode, and its
 //! answers kept for the cache TTLs.
 
+use apiary_tests::authz_webhook;
 use apiary_tests::authz_webhook::Answer;
-use apiary_tests::authz_webhook::AuthzWebhook;
 use apiary_tests::authz_webhook::Table;
+use apiary_tests::authz_webhook::received_for;
 use http::StatusCode;
 use serde_json::json;
 
@@ -24,7 +25,7 @@ async fn the_flag_webhook_decides_first_and_keeps_its_answers() {
         ("bob".to_owned(), Answer::Deny("bob is out".to_owned())),
         ("carl".to_owned(), Answer::NoOpinion),
     ]);
-    let webhook = AuthzWebhook::start(dir.path(), table)
+    let webhook = authz_webhook::start(dir.path(), table)
         .await
         .expect("webhook");
     let kubeconfig = dir.path().join("webhook.kubeconfig");
@@ -50,14 +51,18 @@ async fn the_flag_webhook_decides_first_and_keeps_its_answers() {
         );
         assert_eq!(status_of(&cluster, "carl", PODS).await, StatusCode::OK);
     }
-    assert_eq!(webhook.received_for("alice").len(), 1, "the allow was kept");
-    assert_eq!(webhook.received_for("bob").len(), 1, "the deny was kept");
     assert_eq!(
-        webhook.received_for("carl").len(),
+        received_for(&webhook, "alice").len(),
+        1,
+        "the allow was kept"
+    );
+    assert_eq!(received_for(&webhook, "bob").len(), 1, "the deny was kept");
+    assert_eq!(
+        received_for(&webhook, "carl").len(),
         1,
         "the no opinion was kept"
     );
-    let review = &webhook.received_for("alice")[0];
+    let review = &received_for(&webhook, "alice")[0];
     assert_eq!(review["apiVersion"], "authorization.k8s.io/v1beta1");
     assert_eq!(review["kind"], "SubjectAccessReview");
     assert_eq!(review["spec"]["uid"], "1");
@@ -74,7 +79,7 @@ async fn the_flag_webhook_decides_first_and_keeps_its_answers() {
         StatusCode::OK
     );
     assert_eq!(
-        webhook.received_for("alice").len(),
+        received_for(&webhook, "alice").len(),
         2,
         "another request is asked"
     );

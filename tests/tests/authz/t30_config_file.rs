@@ -7,9 +7,10 @@ use std::path::Path;
 use std::time::Duration;
 
 use apiary_tests::DevCluster;
+use apiary_tests::authz_webhook;
 use apiary_tests::authz_webhook::Answer;
-use apiary_tests::authz_webhook::AuthzWebhook;
 use apiary_tests::authz_webhook::Table;
+use apiary_tests::authz_webhook::received_for;
 use http::StatusCode;
 use serde_json::Value;
 
@@ -121,7 +122,7 @@ async fn configured_webhooks_with_failure_policies_and_match_conditions() {
         ("hank".to_owned(), Answer::Allow),
         ("ivan".to_owned(), Answer::Deny("late".to_owned())),
     ]);
-    let server = AuthzWebhook::start(dir.path(), table)
+    let server = authz_webhook::start(dir.path(), table)
         .await
         .expect("webhook");
     let up = dir.path().join("up.kubeconfig");
@@ -155,22 +156,22 @@ async fn configured_webhooks_with_failure_policies_and_match_conditions() {
             "{user} {path}"
         );
     }
-    assert!(server.received_for("skip").is_empty(), "skipped");
+    assert!(received_for(&server, "skip").is_empty(), "skipped");
     assert!(
-        server.received_for("dora").is_empty(),
+        received_for(&server, "dora").is_empty(),
         "dora's server is down"
     );
     assert_eq!(
-        server.received_for("erin").len(),
+        received_for(&server, "erin").len(),
         1,
         "only garbage-open asked"
     );
     assert_eq!(
-        server.received_for("hank").len(),
+        received_for(&server, "hank").len(),
         1,
         "not asked about nodes"
     );
-    let review = &server.received_for("alice")[0];
+    let review = &received_for(&server, "alice")[0];
     assert_eq!(review["apiVersion"], "authorization.k8s.io/v1");
     assert_eq!(review["spec"]["groups"][0], "dev");
     let metrics = cluster
@@ -196,7 +197,7 @@ async fn configured_webhooks_with_failure_policies_and_match_conditions() {
 async fn reloads_add_a_webhook_but_never_remove_rbac() {
     let dir = tempfile::tempdir().expect("dir");
     let table = Table::from([("ivan".to_owned(), Answer::Deny("late".to_owned()))]);
-    let server = AuthzWebhook::start(dir.path(), table)
+    let server = authz_webhook::start(dir.path(), table)
         .await
         .expect("webhook");
     let up = dir.path().join("up.kubeconfig");
@@ -222,7 +223,7 @@ async fn reloads_add_a_webhook_but_never_remove_rbac() {
         StatusCode::OK,
         "unchanged"
     );
-    assert!(server.received_for("ivan").is_empty());
+    assert!(received_for(&server, "ivan").is_empty());
 
     replace(&file, &configuration(&up, &down, true, true));
     eventually("the reload adding a webhook", async || {
@@ -230,5 +231,5 @@ async fn reloads_add_a_webhook_but_never_remove_rbac() {
     })
     .await;
     assert_eq!(reloads(&cluster, "success").await, Some(1.0));
-    assert_eq!(server.received_for("ivan").len(), 1);
+    assert_eq!(received_for(&server, "ivan").len(), 1);
 }

@@ -6,22 +6,15 @@
 
 use std::path::Path;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 use apiary_tests::DevCluster;
 use apiary_tests::DevOptions;
 use apiary_tests::Flavor;
-use apiary_tests::HttpClient;
-use apiary_tests::token_webhook::TokenWebhook;
+use apiary_tests::token_webhook;
 use apiary_tests::token_webhook::Users;
-use base64::Engine;
 use http::Method;
 use http::StatusCode;
-use rustls::ClientConfig;
-use rustls::RootCertStore;
-use rustls::pki_types::CertificateDer;
-use rustls::pki_types::pem::PemObject;
 use serde_json::Value;
 use serde_json::json;
 
@@ -60,36 +53,6 @@ pub(crate) fn user_kubeconfig(cluster: &DevCluster, name: &str, token: &str) -> 
     let path = cluster.dir().join(format!("{name}.kubeconfig"));
     std::fs::write(&path, config.to_string()).expect("kubeconfig written");
     path
-}
-
-/// A client of replica 1 of `cluster` that trusts its CA and presents no credentials (kubectl
-/// asks for a user name when its user has none).
-fn anonymous_client(cluster: &DevCluster) -> HttpClient {
-    let dev: Value = serde_json::from_slice(
-        &std::fs::read(cluster.kubeconfig()).expect("the dev kubeconfig is there"),
-    )
-    .expect("the dev kubeconfig is JSON");
-    let cluster = &dev["clusters"][0]["cluster"];
-    let ca = base64::engine::general_purpose::STANDARD
-        .decode(
-            cluster["certificate-authority-data"]
-                .as_str()
-                .expect("CA data"),
-        )
-        .expect("base64");
-    let mut roots = RootCertStore::empty();
-    for cert in CertificateDer::pem_slice_iter(&ca) {
-        roots.add(cert.expect("a PEM certificate")).expect("a CA");
-    }
-    let tls = ClientConfig::builder()
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    let server = cluster["server"]
-        .as_str()
-        .expect("server")
-        .parse()
-        .expect("a URL");
-    HttpClient::new(&server, Some(Arc::new(tls)))
 }
 
 /// Who `kubeconfig`'s user is, by a SelfSubjectReview in JSON (`kubectl auth whoami` sends
@@ -153,7 +116,7 @@ async fn kubectl_with_file_tokens_and_anonymous_requests() {
     let (ok, out) = kubectl_status(&unknown, &["get", "ns"]).await;
     assert!(!ok && out.contains("Unauthorized"), "{out}");
 
-    let anonymous = anonymous_client(&cluster);
+    let anonymous = cluster.anonymous_client(1).await.expect("replica 1");
     let reply = anonymous.get("/api/v1/namespaces").await.expect("answered");
     assert_eq!(reply.status, StatusCode::FORBIDDEN, "{}", reply.text());
     assert_eq!(
@@ -205,7 +168,7 @@ async fn kubectl_through_the_authentication_webhook() {
     .collect();
     let server_dir = files.path().join("server");
     std::fs::create_dir(&server_dir).expect("dir");
-    let hook = TokenWebhook::start(&server_dir, users)
+    let hook = token_webhook::start(&server_dir, users)
         .await
         .expect("the webhook starts");
     let config = files.path().join("webhook.kubeconfig");
@@ -247,7 +210,10 @@ async fn kubectl_through_the_authentication_webhook() {
     assert!(!out.contains("unknown to the webhook"), "{out}");
     assert_eq!(hook.received().len(), asked.len() + 1);
 
-    let reply = anonymous_client(&cluster)
+    let reply = cluster
+        .anonymous_client(1)
+        .await
+        .expect("replica 1")
         .get("/api")
         .await
         .expect("answered");

@@ -19,6 +19,7 @@ use super::index::rbac_types;
 use super::rule::ALL;
 use super::rule::Rule;
 use super::rule::url_covers;
+use super::typed;
 use crate::auth::Attributes;
 use crate::auth::Decision;
 use crate::auth::Requester;
@@ -380,7 +381,7 @@ fn name_of(obj: &Value) -> &str {
 }
 
 fn parse<T: serde::de::DeserializeOwned>(obj: &Value) -> Result<T, ApiError> {
-    serde_json::from_value(obj.clone()).map_err(|e| ApiError::BadRequest(e.to_string()))
+    typed(obj).map_err(|e| ApiError::BadRequest(e.to_string()))
 }
 
 /// Kubernetes' `IsOnlyMutatingGCFields`: an update that changes only owner references and

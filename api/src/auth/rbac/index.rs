@@ -19,6 +19,7 @@ use k8s_openapi::api::rbac::v1::Subject;
 use serde_json::Value;
 
 use super::rule::Rule;
+use super::typed;
 use crate::flavor::Flavor;
 use crate::reflector::Cache;
 use crate::reflector::CacheEvent;
@@ -290,24 +291,23 @@ fn rules_of(rules: Option<&Vec<k8s_openapi::api::rbac::v1::PolicyRule>>) -> Arc<
 }
 
 fn parse(kind: Kind, object: &Value) -> Option<Parsed> {
-    let value = object.clone();
     Some(match kind {
         Kind::Role => {
-            let role: Role = serde_json::from_value(value).ok()?;
+            let role: Role = typed(object).ok()?;
             let id = (role.metadata.namespace?, role.metadata.name?);
             Parsed::Role(id, rules_of(role.rules.as_ref()))
         }
         Kind::ClusterRole => {
-            let role: ClusterRole = serde_json::from_value(value).ok()?;
+            let role: ClusterRole = typed(object).ok()?;
             Parsed::ClusterRole(role.metadata.name?, rules_of(role.rules.as_ref()))
         }
         Kind::RoleBinding => {
-            let b: RoleBinding = serde_json::from_value(value).ok()?;
+            let b: RoleBinding = typed(object).ok()?;
             let scope = b.metadata.namespace?;
             Parsed::Binding(binding(scope, &b.role_ref, b.subjects.as_deref()))
         }
         Kind::ClusterRoleBinding => {
-            let b: ClusterRoleBinding = serde_json::from_value(value).ok()?;
+            let b: ClusterRoleBinding = typed(object).ok()?;
             Parsed::Binding(binding(String::new(), &b.role_ref, b.subjects.as_deref()))
         }
     })

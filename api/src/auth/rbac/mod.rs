@@ -132,3 +132,17 @@ impl Authorizer for RbacAuthorizer {
         Some(all)
     }
 }
+
+/// An RBAC object as its `k8s_openapi` type, in any flavor: the type checks `apiVersion`
+/// against Kubernetes' group, so the type fields are left out (the key or the caller already
+/// says which kind it is).
+pub(crate) fn typed<T: serde::de::DeserializeOwned>(
+    object: &serde_json::Value,
+) -> Result<T, serde_json::Error> {
+    let mut object = object.clone();
+    if let Some(fields) = object.as_object_mut() {
+        fields.remove("apiVersion");
+        fields.remove("kind");
+    }
+    serde_json::from_value(object)
+}

@@ -585,6 +585,51 @@ fn the_index_follows_changes() {
     assert_ne!(decided(&index, "alice", &info), Decision::Allow);
 }
 
+// R-ACC-177, R-ACC-178: objects as the store holds them, with their flavor's `apiVersion`,
+// grant in either flavor.
+#[test]
+fn stored_objects_grant_in_every_flavor() {
+    for flavor in [Flavor::Kubernetes, Flavor::Platform] {
+        let group = format!("rbac.authorization.{}", flavor.group_domain());
+        let api_version = format!("{group}/v1");
+        let types = index::rbac_types(flavor);
+        let key = |kind: &str, ns: &str, name: &str| {
+            let rt = types.iter().find(|t| t.kind == kind).expect("an RBAC kind");
+            rt.object_key(ns, name)
+        };
+        let role = json!({
+            "apiVersion": api_version, "kind": "ClusterRole",
+            "metadata": {"name": "reader"},
+            "rules": [rule(&[""], &["pods"], &["get"])],
+        });
+        let binding = json!({
+            "apiVersion": api_version, "kind": "RoleBinding",
+            "metadata": {"name": "readers", "namespace": "a"},
+            "roleRef": {"apiGroup": group, "kind": "ClusterRole", "name": "reader"},
+            "subjects": [{"apiGroup": group, "kind": "User", "name": "zed"}],
+        });
+        let index = Index::new(flavor);
+        index.replace(
+            &index.group_prefix(),
+            vec![
+                (key("ClusterRole", "", "reader"), Arc::new(role)),
+                (key("RoleBinding", "a", "readers"), Arc::new(binding)),
+            ],
+        );
+        let u = who("zed");
+        let info = request("GET", "/api/v1/namespaces/a/pods/p");
+        let attributes = Attributes {
+            user: &u,
+            request: &info,
+        };
+        assert_eq!(
+            decide(&index, &group, &attributes),
+            Decision::Allow,
+            "{flavor:?}"
+        );
+    }
+}
+
 // R-ACC-177, R-ACC-178: the rules review lists cluster-wide rules, then the namespace's.
 #[test]
 fn rules_list_what_is_granted_where() {
