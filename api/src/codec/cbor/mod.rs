@@ -1,0 +1,42 @@
+//! CBOR bodies (RFC 8949; spec 000 "Media types and headers", R-RES-127, R-RES-128), as
+//! Kubernetes' CBOR serializer (apimachinery `runtime/serializer/cbor`) writes and reads them,
+//! served only with the feature `CBORServingAndStorage`.
+//!
+//! Apiary's objects are JSON values, so CBOR is a transcoding at the edge: a request body is
+//! decoded into the JSON value the decode pipeline reads ([`decode`], [`decode_to_json`]), and
+//! a response is the JSON answer encoded ([`encode`], [`encode_json`], [`encode_watch_event`]).
+//!
+//! # Layout
+//! - `encode`: values to CBOR: every item enclosed in the self-described tag (55799, the prefix
+//!   `d9 d9 f7` clients recognize CBOR by), strings as byte strings, map keys in bytewise
+//!   order of their encodings, integers in their shortest head, floats in the shortest width
+//!   that keeps their value.
+//! - `decode`: CBOR to values, refusing what Kubernetes' decoder refuses: duplicate map keys,
+//!   map keys other than strings, NaN and infinities, simple values other than false, true
+//!   and null, bignums, integers outside int64, invalid UTF-8 text, trailing data; nesting is
+//!   bounded by [`MAX_NESTING_DEPTH`](crate::limits::MAX_NESTING_DEPTH) as for JSON.
+
+mod decode;
+mod encode;
+#[cfg(test)]
+mod tests;
+
+pub use self::decode::CborError;
+pub use self::decode::decode;
+pub use self::encode::encode;
+pub use self::encode::encode_watch_event;
+
+/// The head of the self-described CBOR tag (55799) that encloses every encoded item, and by
+/// which a client tells CBOR from other formats.
+pub const SELF_DESCRIBED: [u8; 3] = [0xd9, 0xd9, 0xf7];
+
+/// `body` (one CBOR data item) as the JSON text the decode pipeline reads.
+pub fn decode_to_json(body: &[u8]) -> Result<Vec<u8>, CborError> {
+    Ok(decode(body)?.to_string().into_bytes())
+}
+
+/// The JSON text `json` (a stored object, a list, a `Status`) encoded as CBOR.
+pub fn encode_json(json: &[u8]) -> Result<Vec<u8>, serde_json::Error> {
+    let value: serde_json::Value = serde_json::from_slice(json)?;
+    Ok(encode(&value))
+}
