@@ -44,6 +44,7 @@ use self::filter::Filter;
 use self::start::Start;
 use self::stream::Bookmarks;
 use self::stream::EventStream;
+use crate::compression::WatchListStream;
 use crate::config::WatchSettings;
 use crate::error::ApiError;
 use crate::flavor::Flavor;
@@ -194,7 +195,11 @@ pub(crate) async fn serve_watch(
         bookmarks,
         deadline,
     );
-    Ok(streaming(events.into_body()))
+    let mut response = streaming(events.into_body());
+    if options.send_initial_events == Some(true) && options.allow_watch_bookmarks {
+        response.extensions_mut().insert(WatchListStream);
+    }
+    Ok(response)
 }
 
 #[cfg(test)]
