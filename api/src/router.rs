@@ -322,10 +322,12 @@ async fn authorized(
     let content_type = header(http::header::CONTENT_TYPE);
     // A patch's body is its patch type's document (crate::patch); any other body is decoded
     // by its media type into the JSON the pipeline reads.
-    let (body_format, body) = if body.is_empty() || info.verb == Verb::Patch {
-        (crate::schema::Format::Json, body)
+    let decoded = if body.is_empty() || info.verb == Verb::Patch {
+        Ok((crate::schema::Format::Json, body))
     } else {
-        codec::decode_body(offer.input(content_type, state.flavor)?, body)?
+        offer
+            .input(content_type, state.flavor)
+            .and_then(|format| codec::decode_body(format, body))
     };
     let context = codec::Context {
         flavor: state.flavor,
@@ -333,6 +335,11 @@ async fn authorized(
         group: info.api_group.clone(),
         resource: info.resource.clone(),
         include_object: query.get("includeObject").map(str::to_owned),
+    };
+    // A body that cannot be read is answered in the negotiated format, as any other error.
+    let (body_format, body) = match decoded {
+        Ok(decoded) => decoded,
+        Err(e) => return Ok(codec::render(e.into_response(), output, &context).await),
     };
     let req = crate::handlers::ResourceRequest {
         info,

@@ -62,11 +62,10 @@ pub struct Context {
 pub fn offer(info: &RequestInfo, cbor: bool) -> Offer {
     let read = matches!(info.verb, Verb::Get | Verb::List | Verb::Watch);
     let views = read && info.subresource.is_empty();
-    // The formats below are offered as their codecs are wired in (issue 16 items 3, 4, 6).
-    let _ = cbor;
+    // The formats below are offered as their codecs are wired in (issue 16 items 3, 4).
     Offer {
         protobuf: false,
-        cbor: false,
+        cbor,
         table: false,
         metadata: views,
         list: info.verb == Verb::List,
@@ -83,7 +82,11 @@ pub fn decode_body(
     match format {
         Format::Json => Ok((crate::schema::Format::Json, body)),
         Format::Yaml => Ok((crate::schema::Format::Yaml, body)),
-        Format::Protobuf | Format::Cbor => Err(ApiError::UnsupportedMediaType {
+        Format::Cbor => Ok((
+            crate::schema::Format::Json,
+            Bytes::from(cbor::decode_to_json(&body)?),
+        )),
+        Format::Protobuf => Err(ApiError::UnsupportedMediaType {
             accepted: "application/json, application/yaml".to_owned(),
         }),
     }
@@ -133,7 +136,8 @@ fn encode(value: &Value, format: Format, flavor: Flavor) -> Result<Vec<u8>, ApiE
     match format {
         Format::Json => Ok(value.to_string().into_bytes()),
         Format::Yaml => yaml::encode(value),
-        Format::Protobuf | Format::Cbor => Err(not_served(
+        Format::Cbor => Ok(cbor::encode(value)),
+        Format::Protobuf => Err(not_served(
             Output {
                 format,
                 view: View::Object,
@@ -209,6 +213,10 @@ pub fn event_encoder(
             format: Format::Json,
             view: View::Metadata(version),
         } => Ok(Some(Box::new(metadata::JsonEvents::new(version, context)))),
+        Output {
+            format: Format::Cbor,
+            view: View::Object,
+        } => Ok(Some(Box::new(cbor::Events))),
         other => Err(not_served(other, context.flavor)),
     }
 }

@@ -4,7 +4,9 @@
 //!
 //! Apiary's objects are JSON values, so CBOR is a transcoding at the edge: a request body is
 //! decoded into the JSON value the decode pipeline reads ([`decode`], [`decode_to_json`]), and
-//! a response is the JSON answer encoded ([`encode`], [`encode_json`], [`encode_watch_event`]).
+//! a response is the JSON answer encoded ([`encode`], [`encode_json`]); a watch answers
+//! [`CBOR_SEQUENCE`], one self-described event after another ([`Events`]). Objects are still
+//! stored as JSON: the gate changes what is served, not what is stored.
 //!
 //! # Layout
 //! - `encode`: values to CBOR: every item enclosed in the self-described tag (55799, the prefix
@@ -21,6 +23,12 @@ mod encode;
 #[cfg(test)]
 mod tests;
 
+use bytes::Bytes;
+use serde_json::Value;
+
+use super::EventEncoder;
+use crate::error::ApiError;
+
 pub use self::decode::CborError;
 pub use self::decode::decode;
 pub use self::encode::encode;
@@ -29,6 +37,10 @@ pub use self::encode::encode_watch_event;
 /// The head of the self-described CBOR tag (55799) that encloses every encoded item, and by
 /// which a client tells CBOR from other formats.
 pub const SELF_DESCRIBED: [u8; 3] = [0xd9, 0xd9, 0xf7];
+
+/// The media type of a CBOR watch: a CBOR sequence (RFC 8742), one watch event per item; a
+/// watch asking for `application/cbor` gets it too, as from Kubernetes.
+pub const CBOR_SEQUENCE: &str = "application/cbor-seq";
 
 /// `body` (one CBOR data item) as the JSON text the decode pipeline reads.
 pub fn decode_to_json(body: &[u8]) -> Result<Vec<u8>, CborError> {
@@ -39,4 +51,19 @@ pub fn decode_to_json(body: &[u8]) -> Result<Vec<u8>, CborError> {
 pub fn encode_json(json: &[u8]) -> Result<Vec<u8>, serde_json::Error> {
     let value: serde_json::Value = serde_json::from_slice(json)?;
     Ok(encode(&value))
+}
+
+/// The events of a CBOR watch: each one self-described item of a [`CBOR_SEQUENCE`], the event
+/// `{"type", "object"}` with the object's own encoding inside.
+#[derive(Debug, Clone, Copy)]
+pub struct Events;
+
+impl EventEncoder for Events {
+    fn content_type(&self) -> String {
+        CBOR_SEQUENCE.to_owned()
+    }
+
+    fn event(&mut self, kind: &str, object: Value) -> Result<Bytes, ApiError> {
+        Ok(Bytes::from(encode_watch_event(kind, &encode(&object))))
+    }
 }
