@@ -110,7 +110,6 @@ fn number(out: &mut Vec<u8>, number: &Number) {
 
 /// A float in the narrowest width that keeps its value exactly.
 fn float(out: &mut Vec<u8>, float: f64) {
-    #[allow(clippy::cast_possible_truncation)]
     let single = float as f32;
     if f64::from(single).to_bits() != float.to_bits() {
         out.push(0xfb);

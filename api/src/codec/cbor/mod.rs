@@ -13,6 +13,7 @@
 //!   `d9 d9 f7` clients recognize CBOR by), strings as byte strings, map keys in bytewise
 //!   order of their encodings, integers in their shortest head, floats in the shortest width
 //!   that keeps their value.
+//! - `error`: why a body is refused, in the decoder's words.
 //! - `decode`: CBOR to values, refusing what Kubernetes' decoder refuses: duplicate map keys,
 //!   map keys other than strings, NaN and infinities, simple values other than false, true
 //!   and null, bignums, integers outside int64, invalid UTF-8 text, trailing data; nesting is
@@ -20,6 +21,7 @@
 
 mod decode;
 mod encode;
+mod error;
 #[cfg(test)]
 mod tests;
 
@@ -29,10 +31,12 @@ use serde_json::Value;
 use super::EventEncoder;
 use crate::error::ApiError;
 
-pub use self::decode::CborError;
 pub use self::decode::decode;
 pub use self::encode::encode;
 pub use self::encode::encode_watch_event;
+pub use self::error::CborError;
+pub use self::error::MajorType;
+pub use self::error::Unacceptable;
 
 /// The head of the self-described CBOR tag (55799) that encloses every encoded item, and by
 /// which a client tells CBOR from other formats.

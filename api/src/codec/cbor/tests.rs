@@ -8,8 +8,6 @@ use serde_json::Value;
 use serde_json::json;
 
 use super::decode::MAX_TAGS;
-use super::decode::MajorType;
-use super::decode::Unacceptable;
 use super::*;
 use crate::limits::MAX_NESTING_DEPTH;
 
