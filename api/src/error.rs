@@ -293,6 +293,13 @@ impl From<crate::patch::PatchError> for ApiError {
     }
 }
 
+impl From<crate::codec::cbor::CborError> for ApiError {
+    /// A CBOR body that does not decode is the client's fault, named as the decoder names it.
+    fn from(e: crate::codec::cbor::CborError) -> Self {
+        Self::BadRequest(e.to_string())
+    }
+}
+
 fn aggregate(causes: &[FieldError]) -> String {
     match causes {
         [one] => one.to_string(),

@@ -27,11 +27,14 @@ pub enum Feature {
     ConstrainedImpersonation,
     /// A watch may start with a stream of the current state instead of a list.
     WatchList,
+    /// A watch that starts with its initial events is gzip-compressed for clients that
+    /// accept it.
+    WatchListCompression,
 }
 
 impl Feature {
     /// How many features there are (the length of [`FeatureGates`]' values).
-    const COUNT: usize = 7;
+    const COUNT: usize = 8;
 
     /// This feature's position among [`FeatureGates`]' values.
     fn index(self) -> usize {
@@ -110,6 +113,8 @@ pub const ALL_BETA: &str = "AllBeta";
 /// - `ConstrainedImpersonation`: beta, on (001, "Impersonation"; alpha in 1.35, beta and on
 ///   since 1.36).
 /// - `WatchList`: beta, on (beta since 1.32, on by default again since 1.34).
+/// - `WatchListCompression`: beta, on (beta and on since 1.37; kube-apiserver's
+///   `pkg/features/kube_features.go`).
 pub const GATES: &[Gate] = &[
     Gate {
         name: "APIListChunking",
@@ -177,6 +182,13 @@ pub const GATES: &[Gate] = &[
     Gate {
         name: "WatchList",
         feature: Some(Feature::WatchList),
+        stage: Stage::Beta,
+        default: true,
+        cluster_wide: false,
+    },
+    Gate {
+        name: "WatchListCompression",
+        feature: Some(Feature::WatchListCompression),
         stage: Stage::Beta,
         default: true,
         cluster_wide: false,

@@ -11,6 +11,7 @@
 //! - `handlers`: HTTP glue: decode a request, call the registry, render the answer.
 //! - [`auth`]: authentication and authorization chains.
 //! - [`cel`]: the one CEL engine (compile once, evaluate with JSON values).
+//! - [`codec`]: the wire formats of bodies.
 //! - [`audit`]: the audit policy, events and their log and webhook backends.
 //! - `watch`: watch streams over HTTP.
 //! - [`patch`]: JSON Patch, JSON merge patch and strategic merge patch documents.

@@ -153,6 +153,11 @@ pub fn router(storage: Arc<dyn Storage>, config: ApiConfig) -> Router {
             audit::filter::audit,
         ))
         .layer(CatchPanicLayer::custom(panic_response));
+    let router = if config.feature_gates.enabled(Feature::WatchListCompression) {
+        compression::compress_watch_lists(router)
+    } else {
+        router
+    };
     if config
         .feature_gates
         .enabled(Feature::APIResponseCompression)

@@ -7,11 +7,13 @@
 //! a body in another format becomes the JSON the decode pipeline reads ([`decode_body`]).
 //!
 //! # Layout
+//! - [`cbor`]: CBOR documents, bodies and watch sequences (item 6).
 //! - [`media_type`]: media types and `Accept` lists.
 //! - [`negotiate`]: the response's [`Output`] and the body's [`Format`] for a request.
 //! - `metadata`: the metadata-only views (`PartialObjectMetadata`, item 5).
 //! - `yaml`: YAML documents.
 
+pub mod cbor;
 pub mod media_type;
 mod metadata;
 pub mod negotiate;
@@ -74,11 +76,10 @@ impl Context {
 pub fn offer(info: &RequestInfo, cbor: bool) -> Offer {
     let read = matches!(info.verb, Verb::Get | Verb::List | Verb::Watch);
     let views = read && info.subresource.is_empty();
-    // The formats below are offered as their codecs are wired in (issue 16 items 3, 4, 6).
-    let _ = cbor;
+    // The formats below are offered as their codecs are wired in (issue 16 items 3, 4).
     Offer {
         protobuf: false,
-        cbor: false,
+        cbor,
         table: false,
         metadata: views,
         list: info.verb == Verb::List,
@@ -95,7 +96,11 @@ pub fn decode_body(
     match format {
         Format::Json => Ok((crate::schema::Format::Json, body)),
         Format::Yaml => Ok((crate::schema::Format::Yaml, body)),
-        Format::Protobuf | Format::Cbor => Err(ApiError::UnsupportedMediaType {
+        Format::Cbor => Ok((
+            crate::schema::Format::Json,
+            Bytes::from(cbor::decode_to_json(&body)?),
+        )),
+        Format::Protobuf => Err(ApiError::UnsupportedMediaType {
             accepted: "application/json, application/yaml".to_owned(),
         }),
     }
@@ -145,7 +150,8 @@ fn encode(value: &Value, format: Format, flavor: Flavor) -> Result<Vec<u8>, ApiE
     match format {
         Format::Json => Ok(value.to_string().into_bytes()),
         Format::Yaml => yaml::encode(value),
-        Format::Protobuf | Format::Cbor => Err(not_served(
+        Format::Cbor => Ok(cbor::encode(value)),
+        Format::Protobuf => Err(not_served(
             Output {
                 format,
                 view: View::Object,
@@ -221,6 +227,10 @@ pub fn event_encoder(
             format: Format::Json,
             view: View::Metadata(version),
         } => Ok(Some(Box::new(metadata::JsonEvents::new(version, context)))),
+        Output {
+            format: Format::Cbor,
+            view: View::Object,
+        } => Ok(Some(Box::new(cbor::Events))),
         other => Err(not_served(other, context.flavor)),
     }
 }

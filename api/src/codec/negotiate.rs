@@ -7,6 +7,7 @@
 //! cannot give is skipped, so `application/json` listed after a Table range is the fallback,
 //! R-RES-132); nothing acceptable is 406 (R-RES-137); no `Accept` at all is JSON.
 
+use super::cbor::CBOR_SEQUENCE;
 use super::media_type::MediaRange;
 use super::media_type::parse_accept;
 use crate::error::ApiError;
@@ -148,7 +149,9 @@ impl Offer {
         };
         for range in parse_accept(accept) {
             for format in self.formats() {
-                if !range.covers(format.media_type(flavor)) {
+                // A watch in CBOR is a CBOR sequence, which may be asked for by name (R-RES-128).
+                let sequence = self.watch && format == Format::Cbor && range.covers(CBOR_SEQUENCE);
+                if !range.covers(format.media_type(flavor)) && !sequence {
                     continue;
                 }
                 if let Some(view) = self.view(&range, flavor) {

@@ -46,6 +46,7 @@ use self::stream::Bookmarks;
 use self::stream::EventStream;
 use crate::codec;
 use crate::codec::Output;
+use crate::compression::WatchListStream;
 use crate::config::WatchSettings;
 use crate::error::ApiError;
 use crate::flavor::Flavor;
@@ -205,7 +206,11 @@ pub(crate) async fn serve_watch(
         deadline,
     )
     .encoded_by(encoder);
-    Ok(streaming(events.into_body(), &content_type))
+    let mut response = streaming(events.into_body(), &content_type);
+    if options.send_initial_events == Some(true) && options.allow_watch_bookmarks {
+        response.extensions_mut().insert(WatchListStream);
+    }
+    Ok(response)
 }
 
 #[cfg(test)]

@@ -155,3 +155,76 @@ async fn with_the_gate_off_nothing_is_compressed() {
         assert!(reply.json()["kind"].is_string());
     }
 }
+
+/// A streaming list of the large ConfigMap asking for gzip, read to its end (the watch times
+/// out after a second).
+async fn watch_list(app: &axum::Router, accept_encoding: &str) -> http::Response<Body> {
+    let mut watch = Request::builder()
+        .uri(
+            "/api/v1/namespaces/default/configmaps?watch=true&sendInitialEvents=true\
+             &allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&timeoutSeconds=1",
+        )
+        .header("accept-encoding", accept_encoding)
+        .body(Body::empty())
+        .expect("request");
+    watch.extensions_mut().insert(admin());
+    app.clone().oneshot(watch).await.expect("infallible")
+}
+
+/// The events of a watch body: one JSON document after another.
+fn events(body: &[u8]) -> Vec<serde_json::Value> {
+    serde_json::Deserializer::from_slice(body)
+        .into_iter()
+        .collect::<Result<_, _>>()
+        .expect("JSON events")
+}
+
+// R-RES-178: `WatchListCompression` (beta, on in kube-apiserver 1.37): a streaming list is
+// gzip for a client that accepts it, each flushed frame a complete gzip member, so the whole
+// body decompresses to the events (the initial ADDED, then the initial-events-end BOOKMARK)
+// whatever its size; with the gate off it stays plain.
+#[tokio::test]
+async fn streaming_lists_are_gzip_with_watch_list_compression() {
+    use http_body_util::BodyExt;
+
+    let app = app_with(FeatureGates::default()).await;
+    let zipped = watch_list(&app, "gzip").await;
+    assert_eq!(zipped.status(), StatusCode::OK);
+    assert_eq!(zipped.headers()["content-encoding"], "gzip");
+    assert_eq!(zipped.headers()["content-type"], "application/json");
+    assert!(zipped.headers().get_all("vary").iter().any(|v| {
+        v.to_str()
+            .is_ok_and(|v| v.eq_ignore_ascii_case("accept-encoding"))
+    }));
+    let body = zipped.into_body().collect().await.expect("body").to_bytes();
+    assert!(body.len() < LARGE / 10, "not compressed: {}", body.len());
+    let mut plain = Vec::new();
+    flate2::read::MultiGzDecoder::new(&body[..])
+        .read_to_end(&mut plain)
+        .expect("gzip members");
+    let initial = events(&plain);
+    assert_eq!(initial[0]["type"], "ADDED");
+    assert_eq!(initial[0]["object"]["metadata"]["name"], "big");
+    assert_eq!(initial[1]["type"], "BOOKMARK");
+
+    // A client that does not accept gzip gets the same events plainly.
+    let unzipped = watch_list(&app, "identity").await;
+    assert_eq!(unzipped.headers().get("content-encoding"), None);
+    let body = unzipped
+        .into_body()
+        .collect()
+        .await
+        .expect("body")
+        .to_bytes();
+    let unzipped = events(&body);
+    assert_eq!(unzipped[0], initial[0]);
+    assert_eq!(unzipped[1]["type"], "BOOKMARK");
+
+    let (gates, _) = FeatureGates::parse(["WatchListCompression=false"]).expect("gates");
+    let app = app_with(gates).await;
+    let off = watch_list(&app, "gzip").await;
+    assert_eq!(off.status(), StatusCode::OK);
+    assert_eq!(off.headers().get("content-encoding"), None);
+    let body = off.into_body().collect().await.expect("body").to_bytes();
+    assert_eq!(events(&body)[0]["object"]["metadata"]["name"], "big");
+}

@@ -6,6 +6,7 @@ mod audit;
 mod auth;
 mod authorization_coverage;
 mod bootstrap_tokens;
+mod cbor;
 mod compression;
 mod conformance;
 mod crud;
