@@ -4,6 +4,7 @@
 
 mod t10_configmaps;
 mod t20_leader_change;
+mod t30_paging_watch_patch;
 
 use apiary_tests::DevCluster;
 use apiary_tests::kubeconfig;
