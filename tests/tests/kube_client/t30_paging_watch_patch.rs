@@ -78,7 +78,11 @@ async fn pages(apis: &[Api<ConfigMap>]) {
         assert!(pages <= COUNT + 10, "the continue chain does not end");
     }
     let unique: BTreeSet<String> = names.iter().cloned().collect();
-    assert_eq!(unique.len(), names.len(), "an object listed twice: {names:?}");
+    assert_eq!(
+        unique.len(),
+        names.len(),
+        "an object listed twice: {names:?}"
+    );
     assert!(created.is_subset(&unique), "listed {names:?}");
     assert_eq!(versions.len(), 1, "pages at several versions: {versions:?}");
     assert_eq!(pages, names.len().div_ceil(LIMIT as usize));
@@ -195,7 +199,10 @@ async fn scales_a_deployment(cluster: &DevCluster) {
         .await
         .unwrap();
     assert_eq!(scaled.spec.replicas, Some(3));
-    apis[2].delete(name, &DeleteParams::default()).await.unwrap();
+    apis[2]
+        .delete(name, &DeleteParams::default())
+        .await
+        .unwrap();
     assert!(apis[0].get_opt(name).await.unwrap().is_none(), "deleted");
 }
 
