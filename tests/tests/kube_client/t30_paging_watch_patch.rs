@@ -54,7 +54,7 @@ async fn pages(apis: &[Api<ConfigMap>]) {
         apis[i % apis.len()]
             .create(&PostParams::default(), &configmap(&name, "1"))
             .await
-            .unwrap();
+            .expect("create");
         created.insert(name);
     }
     let mut names = Vec::new();
@@ -66,7 +66,10 @@ async fn pages(apis: &[Api<ConfigMap>]) {
         if let Some(token) = &token {
             params = params.continue_token(token);
         }
-        let page = apis[pages % apis.len()].list(&params).await.unwrap();
+        let page = apis[pages % apis.len()]
+            .list(&params)
+            .await
+            .expect("list a page");
         pages += 1;
         assert!(page.items.len() <= LIMIT as usize, "page {pages}");
         names.extend(page.items.into_iter().filter_map(|cm| cm.metadata.name));
@@ -109,25 +112,25 @@ async fn watches(watcher: &Api<ConfigMap>, writer: &Api<ConfigMap>) {
     let start = watcher
         .list(&ListParams::default().limit(1))
         .await
-        .unwrap()
+        .expect("list")
         .metadata
         .resource_version
         .expect("a list resourceVersion");
     let mut stream = watcher
         .watch(&WatchParams::default().timeout(60), &start)
         .await
-        .unwrap()
+        .expect("watch")
         .boxed();
 
     let params = PatchParams::default();
     let created = writer
         .create(&PostParams::default(), &configmap(name, "1"))
         .await
-        .unwrap();
+        .expect("create");
     let merged = writer
         .patch(name, &params, &Patch::Merge(json!({"data": {"v": "2"}})))
         .await
-        .unwrap();
+        .expect("merge patch");
     let strategic = writer
         .patch(
             name,
@@ -135,10 +138,13 @@ async fn watches(watcher: &Api<ConfigMap>, writer: &Api<ConfigMap>) {
             &Patch::Strategic(json!({"metadata": {"labels": {"patched": "yes"}}})),
         )
         .await
-        .unwrap();
+        .expect("strategic patch");
     assert_eq!(merged.data, configmap(name, "2").data);
     assert_eq!(strategic.data, merged.data, "a label patch keeps the data");
-    writer.delete(name, &DeleteParams::default()).await.unwrap();
+    writer
+        .delete(name, &DeleteParams::default())
+        .await
+        .expect("delete");
 
     let mut seen = Vec::new();
     while seen.last().is_none_or(|(kind, _)| *kind != "DELETED") {
@@ -146,7 +152,7 @@ async fn watches(watcher: &Api<ConfigMap>, writer: &Api<ConfigMap>) {
             .await
             .unwrap_or_else(|_| panic!("no DELETED within {WATCH_TIMEOUT:?}; saw {seen:?}"))
             .unwrap_or_else(|| panic!("the watch ended; saw {seen:?}"))
-            .unwrap();
+            .expect("a watch event");
         seen.extend(event_of(event, name));
     }
     let version = |o: &ConfigMap| o.metadata.resource_version.clone().unwrap_or_default();
@@ -189,7 +195,7 @@ async fn scales_a_deployment(cluster: &DevCluster) {
     apis[0]
         .create(&PostParams::default(), &deployment(name))
         .await
-        .unwrap();
+        .expect("create the Deployment");
     let scaled = apis[1]
         .patch(
             name,
@@ -197,13 +203,20 @@ async fn scales_a_deployment(cluster: &DevCluster) {
             &Patch::Strategic(json!({"spec": {"replicas": 3}})),
         )
         .await
-        .unwrap();
+        .expect("scale the Deployment");
     assert_eq!(scaled.spec.replicas, Some(3));
     apis[2]
         .delete(name, &DeleteParams::default())
         .await
-        .unwrap();
-    assert!(apis[0].get_opt(name).await.unwrap().is_none(), "deleted");
+        .expect("delete the Deployment");
+    assert!(
+        apis[0]
+            .get_opt(name)
+            .await
+            .expect("get the Deployment")
+            .is_none(),
+        "deleted"
+    );
 }
 
 // R-HA-016, R-HA-008, R-RES-182, R-RES-183, R-RES-184, R-HA-010, R-RES-116, R-RES-117

@@ -186,6 +186,9 @@ subjects:
 - {kind: ServiceAccount, name: builder, namespace: default}
 "#;
 
+/// Expected cells of a row: (column, value) pairs.
+type Cells<'a> = &'a [(&'a str, &'a str)];
+
 /// `kubectl get <args>` read as a table.
 async fn get(kubeconfig: &Path, args: &[&str]) -> Printed {
     let mut all = vec!["get"];
@@ -199,8 +202,8 @@ async fn assert_columns(
     kubeconfig: &Path,
     resource: &str,
     (key, name): (&str, &str),
-    (header, cells): (&[&str], &[(&str, &str)]),
-    (wide_header, wide_cells): (&[&str], &[(&str, &str)]),
+    (header, cells): (&[&str], Cells<'_>),
+    (wide_header, wide_cells): (&[&str], Cells<'_>),
 ) {
     let printed = get(kubeconfig, &[resource]).await;
     assert_eq!(printed.header, header, "kubectl get {resource}");
@@ -271,7 +274,7 @@ async fn core_kinds(kubeconfig: &Path) {
     )
     .await;
 
-    let plain: [(&str, &str, &[&str], &[(&str, &str)]); 6] = [
+    let plain: [(&str, &str, &[&str], Cells); 6] = [
         (
             "configmaps",
             "settings",
