@@ -1,8 +1,8 @@
 //! kubectl's generators and reviews with no `--raw` workaround, in the kubernetes flavor:
-//! `create configmap|secret|serviceaccount|role|rolebinding|deployment|token` (kubectl sends
-//! each object as a Protobuf body), then `auth can-i` and `auth whoami` (Protobuf reviews), as
-//! the admin, as an impersonated user the role binding names, and as the service account
-//! through the token kubectl created.
+//! `create configmap|secret|serviceaccount|role|rolebinding|namespace|service|deployment|token`
+//! (kubectl sends each object as a Protobuf body), then `auth can-i` and `auth whoami`
+//! (Protobuf reviews), as the admin, as an impersonated user the role binding names, and as the
+//! service account through the token kubectl created.
 
 use std::path::Path;
 
@@ -36,7 +36,7 @@ fn claims(token: &str) -> Value {
 
 /// Each generator prints `<resource>/<name> created`; the stored object is what it asked for.
 async fn generators_create_what_they_say(kubeconfig: &Path) {
-    let runs: [(&[&str], &str); 6] = [
+    let runs: [(&[&str], &str); 8] = [
         (
             &[
                 "create",
@@ -83,6 +83,14 @@ async fn generators_create_what_they_say(kubeconfig: &Path) {
             "rolebinding.rbac.authorization.k8s.io/reader-binding created",
         ),
         (
+            &["create", "namespace", "team-a"],
+            "namespace/team-a created",
+        ),
+        (
+            &["create", "service", "clusterip", "web", "--tcp=80:8080"],
+            "service/web created",
+        ),
+        (
             &[
                 "create",
                 "deployment",
@@ -121,6 +129,14 @@ async fn generators_create_what_they_say(kubeconfig: &Path) {
             {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "alice"},
             {"kind": "ServiceAccount", "name": "builder", "namespace": "default"}
         ])
+    );
+    let namespace = get_json(kubeconfig, "namespace", "team-a").await;
+    assert_eq!(namespace["status"]["phase"], "Active");
+    let service = get_json(kubeconfig, "service", "web").await;
+    assert_eq!(service["spec"]["selector"], json!({"app": "web"}));
+    assert_eq!(
+        service["spec"]["ports"],
+        json!([{"name": "80-8080", "port": 80, "protocol": "TCP", "targetPort": 8080}])
     );
     let deployment = get_json(kubeconfig, "deployment", "web").await;
     assert_eq!(deployment["spec"]["replicas"], 2);

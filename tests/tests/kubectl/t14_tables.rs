@@ -78,6 +78,7 @@ spec:
   accessModes: [ReadWriteOnce]
   persistentVolumeReclaimPolicy: Retain
   storageClassName: fast
+  volumeMode: Filesystem
   hostPath: {path: /data}
 ---
 apiVersion: v1
@@ -86,6 +87,7 @@ metadata: {name: claim-1}
 spec:
   accessModes: [ReadWriteOnce]
   storageClassName: fast
+  volumeMode: Block
   resources: {requests: {storage: 1Gi}}
 ---
 apiVersion: apps/v1
@@ -420,7 +422,6 @@ async fn core_kinds(kubeconfig: &Path) {
                 ("CAPACITY", "1Gi"),
                 ("ACCESS MODES", "RWO"),
                 ("RECLAIM POLICY", "Retain"),
-                ("STATUS", "Pending"),
                 ("CLAIM", ""),
                 ("STORAGECLASS", "fast"),
                 ("VOLUMEATTRIBUTESCLASS", "<unset>"),
@@ -448,13 +449,13 @@ async fn core_kinds(kubeconfig: &Path) {
         (
             &PVC,
             &[
-                ("STATUS", "Pending"),
                 ("VOLUME", ""),
+                ("CAPACITY", ""),
                 ("STORAGECLASS", "fast"),
                 ("VOLUMEATTRIBUTESCLASS", "<unset>"),
             ],
         ),
-        (&pvc_wide, &[("VOLUMEMODE", "Filesystem")]),
+        (&pvc_wide, &[("VOLUMEMODE", "Block")]),
     )
     .await;
 }
