@@ -29,6 +29,15 @@ pub enum HarnessError {
         /// Where the harness looked.
         path: PathBuf,
     },
+    /// The JavaScript client is not installed under `tests/js/node_modules`, or the Node.js to
+    /// run it is missing or too old.
+    #[error(
+        "cannot run the JavaScript client: {reason}; `scripts/setup` installs Node.js and          `npm ci` in tests/js, or point APIARY_NODE at a node of version 20 or later"
+    )]
+    JsClientMissing {
+        /// What is missing.
+        reason: String,
+    },
     /// A child process could not be started.
     #[error("failed to start {program}")]
     Spawn {

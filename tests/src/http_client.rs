@@ -190,10 +190,10 @@ impl HttpClient {
         bearer: Option<&str>,
         body: Option<(&str, Bytes)>,
     ) -> Result<Request<Full<Bytes>>> {
-        let mut builder = Request::builder()
-            .method(method.clone())
-            .uri(uri)
-            .header(header::ACCEPT, "application/json");
+        let mut builder = Request::builder().method(method.clone()).uri(uri);
+        if !self.headers.contains_key(header::ACCEPT) {
+            builder = builder.header(header::ACCEPT, "application/json");
+        }
         for (name, value) in &self.headers {
             builder = builder.header(name, value);
         }
@@ -212,7 +212,7 @@ impl HttpClient {
     }
 
     /// The same client (same pool) sending `name: value` with every request too (appended, so
-    /// a name may repeat).
+    /// a name may repeat; an `Accept` replaces the default `application/json`).
     pub fn with_header(mut self, name: &'static str, value: &str) -> Result<Self> {
         let value = http::HeaderValue::from_str(value).map_err(|_| HarnessError::BadHeader {
             name: name.to_owned(),

@@ -23,6 +23,7 @@
 //! - [`objects`] builds the JSON bodies the tests and the benchmark send.
 //! - [`watch_stream`] reads a watch's JSON events one at a time, each within a deadline.
 //! - [`python`] runs the scripts under `tests/python/` with the `kubernetes` client's venv.
+//! - [`js`] runs the scripts under `tests/js/` with Node.js and `@kubernetes/client-node`.
 //! - [`review_webhook`] is a review webhook server (TLS, records every review it answers);
 //!   [`token_webhook`] makes it a TokenReview server (answers per token), [`authz_webhook`] a
 //!   SubjectAccessReview server (answers per user).
@@ -37,6 +38,7 @@ pub mod error;
 pub mod etcd_cluster;
 pub mod exec_credential;
 pub mod http_client;
+pub mod js;
 pub mod kubeconfig;
 pub mod load;
 pub mod loopback_pki;

@@ -4,6 +4,8 @@
 
 mod t10_configmaps;
 mod t20_leader_change;
+mod t30_paging_watch_patch;
+mod t40_metadata;
 
 use apiary_tests::DevCluster;
 use apiary_tests::kubeconfig;

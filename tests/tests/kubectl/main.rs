@@ -1,9 +1,13 @@
 //! kubectl against a real `apiary dev --flavor kubernetes` cluster, through the kubeconfig it
 //! writes. The tests print a notice and pass when `kubectl` is not on `PATH`.
 
+mod printed;
 mod run;
 mod t10_configmaps;
+mod t12_generators;
+mod t14_tables;
 mod t20_watch;
+mod t22_watch_tables;
 mod t30_dry_run;
 mod t40_api_resources;
 mod t50_openapi;

@@ -7,7 +7,11 @@
 //! cargo build --release -p apiary-node --bin apiary
 //! cargo run --release -p apiary-tests --bin bench_reads
 //! ```
+//!
+//! `--formats` measures instead LIST of `--objects` pods in every wire format side by side
+//! (`formats.rs`).
 
+mod formats;
 mod list;
 mod memory;
 mod report;
@@ -61,6 +65,13 @@ pub struct Args {
     /// Skip the etcd baseline even when etcd is installed.
     #[arg(long)]
     no_etcd: bool,
+    /// Instead of the phases above: LIST of `--objects` pods in each wire format (with and
+    /// without gzip), interleaved, `--lists` rounds.
+    #[arg(long)]
+    formats: bool,
+    /// With `--formats`: CBOR too (the cluster runs with the `CBORServingAndStorage` gate).
+    #[arg(long)]
+    formats_cbor: bool,
 }
 
 /// Concurrency of the unmeasured writes that fill collections.
@@ -72,6 +83,18 @@ const BUDGET: Duration = Duration::from_secs(600);
 async fn main() -> ExitCode {
     let args = Args::parse();
     println!("{}", apiary_tests::machine::describe());
+    if args.formats {
+        return match bench_formats(&args).await {
+            Ok(table) => {
+                println!("{table}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("formats benchmark failed: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let mut rows = Vec::new();
     if let Err(e) = bench_apiary(&args, &mut rows).await {
         eprintln!("apiary benchmark failed: {e}");
@@ -109,6 +132,23 @@ async fn bench_apiary(args: &Args, rows: &mut Vec<report::Row>) -> Result<(), Ha
         rows.extend(memory::apiary(args, &cluster, &replicas).await?);
     }
     Ok(())
+}
+
+async fn bench_formats(args: &Args) -> Result<String, HarnessError> {
+    let mut options = DevOptions::default();
+    if args.formats_cbor {
+        options = options.flag("--feature-gates=CBORServingAndStorage=true");
+    }
+    let cluster = DevCluster::start(options).await?;
+    let leader = cluster
+        .wait_leader(Duration::from_secs(5))
+        .await
+        .unwrap_or(1);
+    println!("apiary: 3 replicas, listing on the leader node-{leader}");
+    let replicas: Vec<HttpClient> = (1..=cluster.nodes())
+        .map(|i| cluster.client(i).map(|c| c.clone().with_timeout(BUDGET)))
+        .collect::<Result<_, _>>()?;
+    formats::run(args, &replicas, leader).await
 }
 
 async fn bench_etcd(args: &Args, rows: &mut Vec<report::Row>) -> Result<(), HarnessError> {
