@@ -1,0 +1,3 @@
+//! Wire formats of responses and request bodies.
+
+pub mod table;

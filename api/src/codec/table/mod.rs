@@ -1,0 +1,240 @@
+//! Tables (`Accept: application/json;as=Table;g=meta.<domain>;v=v1|v1beta1`): the rows
+//! kube-apiserver prints for the built-in kinds, column by column and cell by cell, and the
+//! default two columns (Name, Created At) for every other kind (spec 000 "Table
+//! representation", R-RES-040, R-RES-041).
+//!
+//! # Layout
+//! - [`TablePrinters`]: the printer of each group and resource, chosen once at start-up.
+//! - `document`: the Table itself, its metadata, column definitions and row objects.
+//! - `columns`: column definitions and their descriptions.
+//! - `format`: cell formats (ages, labels, selectors, short lists).
+//! - one file per family of printers: `pods`, `workloads`, `network`, `storage`,
+//!   `access` (RBAC, certificates, admission), `cluster` (nodes, namespaces, config and
+//!   the rest).
+
+mod access;
+mod cluster;
+mod columns;
+mod document;
+mod format;
+mod network;
+mod pods;
+mod printer;
+mod storage;
+mod workloads;
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+pub use columns::ColumnDefinition;
+pub use document::IncludeObject;
+pub use document::MetaVersion;
+pub use document::TableOptions;
+pub use printer::PrintContext;
+use serde_json::Map;
+use serde_json::Value;
+
+use self::columns::Resolver;
+use self::document::Frame;
+use self::document::PrintedRow;
+use self::printer::Printer;
+use self::printer::Row;
+use self::printer::RowFn;
+use crate::flavor::Flavor;
+
+/// Every printer, by family.
+const FAMILIES: [&[Printer]; 6] = [
+    pods::PRINTERS,
+    workloads::PRINTERS,
+    network::PRINTERS,
+    storage::PRINTERS,
+    access::PRINTERS,
+    cluster::PRINTERS,
+];
+
+/// One printer with its column definitions resolved.
+struct Resolved {
+    columns: &'static [ColumnDefinition],
+    /// `None`: the default row (name, creation time).
+    row: Option<RowFn>,
+    /// The order of a list's rows, when it is not the list's.
+    order: Option<fn(&Value, &Value) -> std::cmp::Ordering>,
+}
+
+/// The column definitions of every printer (in [`FAMILIES`] order) and of the default
+/// printer, resolved once per process: generating the documented types' schemas is the
+/// costly part, and the definitions do not depend on the flavor.
+fn definitions() -> &'static (Vec<Vec<ColumnDefinition>>, Vec<ColumnDefinition>) {
+    static DEFINITIONS: OnceLock<(Vec<Vec<ColumnDefinition>>, Vec<ColumnDefinition>)> =
+        OnceLock::new();
+    DEFINITIONS.get_or_init(|| {
+        let mut resolver = Resolver::default();
+        let printers = FAMILIES
+            .iter()
+            .flat_map(|f| f.iter())
+            .map(|p| resolver.definitions(p.columns))
+            .collect();
+        (printers, resolver.definitions(columns::DEFAULT_COLUMNS))
+    })
+}
+
+/// The printers of the server's flavor, by group and resource, built once at start-up.
+pub struct TablePrinters {
+    flavor: Flavor,
+    by_resource: HashMap<(String, String), Resolved>,
+    default: Resolved,
+}
+
+impl TablePrinters {
+    /// The printers of every built-in kind Kubernetes prints, in `flavor`'s group names.
+    pub fn new(flavor: Flavor) -> Self {
+        let (printer_columns, default_columns) = definitions();
+        let mut by_resource = HashMap::new();
+        let printers = FAMILIES.iter().flat_map(|f| f.iter());
+        for (printer, columns) in printers.zip(printer_columns) {
+            for resource in printer.resources {
+                let key = (printer.group.name(flavor), (*resource).to_owned());
+                let resolved = Resolved {
+                    columns,
+                    row: Some(printer.row),
+                    order: printer.order,
+                };
+                by_resource.insert(key, resolved);
+            }
+        }
+        let default = Resolved {
+            columns: default_columns,
+            row: None,
+            order: None,
+        };
+        Self {
+            flavor,
+            by_resource,
+            default,
+        }
+    }
+
+    /// The printer of `resource` in `group` (the default printer for a kind without one).
+    pub fn printer<'a>(&'a self, group: &str, resource: &str) -> TablePrinter<'a> {
+        let resolved = self
+            .by_resource
+            .get(&(group.to_owned(), resource.to_owned()))
+            .unwrap_or(&self.default);
+        TablePrinter {
+            flavor: self.flavor,
+            resolved,
+        }
+    }
+}
+
+/// The printer of one resource, ready to print objects and lists of it.
+pub struct TablePrinter<'a> {
+    flavor: Flavor,
+    resolved: &'a Resolved,
+}
+
+/// What the objects printed are: their `apiVersion` and `kind` (a row's object carries
+/// them when `includeObject=Object`).
+#[derive(Debug, Clone, Copy)]
+pub struct Printed<'a> {
+    /// The objects' `apiVersion`.
+    pub api_version: &'a str,
+    /// The objects' kind.
+    pub kind: &'a str,
+}
+
+impl TablePrinter<'_> {
+    /// The column definitions.
+    pub fn columns(&self) -> &[ColumnDefinition] {
+        self.resolved.columns
+    }
+
+    /// The Table of one object: one row, the object's `resourceVersion`.
+    pub fn object(
+        &self,
+        object: &Value,
+        what: Printed<'_>,
+        options: TableOptions,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Value {
+        let meta = object
+            .get("metadata")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        let rows = vec![self.print(object, now)];
+        document::table(&self.frame(what, options), &meta, Some(rows))
+    }
+
+    /// The Table of a list: one row per item, the list's `resourceVersion`, `continue` and
+    /// `remainingItemCount`.
+    pub fn list(
+        &self,
+        list: &Value,
+        what: Printed<'_>,
+        options: TableOptions,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Value {
+        let meta = list
+            .get("metadata")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_else(Map::new);
+        let mut items: Vec<&Value> = format::items(list, "/items").iter().collect();
+        if let Some(order) = self.resolved.order {
+            items.sort_by(|a, b| order(a, b));
+        }
+        let rows = if items.is_empty() && self.resolved.row.is_none() {
+            None
+        } else {
+            Some(
+                items
+                    .into_iter()
+                    .map(|item| self.print(item, now))
+                    .collect(),
+            )
+        };
+        document::table(&self.frame(what, options), &meta, rows)
+    }
+
+    fn frame<'b>(&'b self, what: Printed<'b>, options: TableOptions) -> Frame<'b> {
+        Frame {
+            flavor: self.flavor,
+            options,
+            columns: self.resolved.columns,
+            type_meta: (what.api_version, what.kind),
+        }
+    }
+
+    fn print<'o>(&self, object: &'o Value, now: chrono::DateTime<chrono::Utc>) -> PrintedRow<'o> {
+        let ctx = PrintContext {
+            now,
+            flavor: self.flavor,
+        };
+        let Row { cells, conditions } = match self.resolved.row {
+            Some(row) => row(object, &ctx),
+            None => default_row(object),
+        };
+        PrintedRow {
+            cells,
+            conditions,
+            object,
+        }
+    }
+}
+
+/// The default row: the name and the creation time in RFC 3339 (UTC, seconds).
+fn default_row(object: &Value) -> Row {
+    let created = format::time(object, "/metadata/creationTimestamp").map_or_else(
+        || "0001-01-01T00:00:00Z".to_owned(),
+        |t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+    );
+    vec![
+        Value::from(format::text(object, "/metadata/name")),
+        Value::from(created),
+    ]
+    .into()
+}
+
+#[cfg(test)]
+mod tests;
