@@ -53,6 +53,7 @@ const FAMILIES: [&[Printer]; 6] = [
 ];
 
 /// One printer with its column definitions resolved.
+#[derive(Clone, Copy)]
 struct Resolved {
     columns: &'static [ColumnDefinition],
     /// `None`: the default row (name, creation time).
@@ -115,8 +116,8 @@ impl TablePrinters {
     }
 
     /// The printer of `resource` in `group` (the default printer for a kind without one).
-    pub fn printer<'a>(&'a self, group: &str, resource: &str) -> TablePrinter<'a> {
-        let resolved = self
+    pub fn printer(&self, group: &str, resource: &str) -> TablePrinter {
+        let resolved = *self
             .by_resource
             .get(&(group.to_owned(), resource.to_owned()))
             .unwrap_or(&self.default);
@@ -127,10 +128,12 @@ impl TablePrinters {
     }
 }
 
-/// The printer of one resource, ready to print objects and lists of it.
-pub struct TablePrinter<'a> {
+/// The printer of one resource, ready to print objects and lists of it (and small enough
+/// to be copied into a watch).
+#[derive(Clone, Copy)]
+pub struct TablePrinter {
     flavor: Flavor,
-    resolved: &'a Resolved,
+    resolved: Resolved,
 }
 
 /// What the objects printed are: their `apiVersion` and `kind` (a row's object carries
@@ -143,7 +146,7 @@ pub struct Printed<'a> {
     pub kind: &'a str,
 }
 
-impl TablePrinter<'_> {
+impl TablePrinter {
     /// The column definitions.
     pub fn columns(&self) -> &[ColumnDefinition] {
         self.resolved.columns
