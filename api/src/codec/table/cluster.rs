@@ -18,6 +18,7 @@ use super::columns::AGE;
 use super::columns::Column;
 use super::columns::Doc;
 use super::columns::NAME;
+use super::columns::UNDOCUMENTED;
 use super::columns::meta;
 use super::columns::schema_of;
 use super::format;
@@ -186,8 +187,8 @@ pub(super) const PRINTERS: &[Printer] = &[
                     "leaseName",
                 ),
             ),
-            Column::string("BinaryVersion", meta("binaryVersion")),
-            Column::string("EmulationVersion", meta("emulationVersion")),
+            Column::string("BinaryVersion", UNDOCUMENTED),
+            Column::string("EmulationVersion", UNDOCUMENTED),
             AGE,
         ],
         row: lease_candidate_row,
@@ -218,7 +219,7 @@ pub(super) const PRINTERS: &[Printer] = &[
     Printer {
         group: Group::Domain("node"),
         resources: &["runtimeclasses"],
-        columns: &[NAME, Column::string("Handler", meta("handler")), AGE],
+        columns: &[NAME, Column::string("Handler", UNDOCUMENTED), AGE],
         row: runtime_class_row,
         order: None,
     },

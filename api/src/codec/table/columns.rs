@@ -144,6 +144,10 @@ pub(super) const fn meta(field: &'static str) -> Doc {
     Doc::Field(schema_of::<ObjectMeta>, field)
 }
 
+/// The description of a column Kubernetes sends without one (its description names a field
+/// of `ObjectMeta` that does not exist).
+pub(super) const UNDOCUMENTED: Doc = Doc::Text("");
+
 /// The object's name (the first column of nearly every printer).
 pub(super) const NAME: Column = Column::string("Name", meta("name")).named();
 

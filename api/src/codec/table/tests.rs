@@ -188,3 +188,17 @@ fn flow_schemas_are_listed_by_precedence() {
     assert_eq!(names, [&json!("z"), &json!("a"), &json!("b")]);
     assert_eq!(table["rows"][0]["cells"][3], json!("<none>"));
 }
+
+#[test]
+fn every_column_is_described() {
+    let (printers, default) = definitions();
+    let undocumented = ["BinaryVersion", "EmulationVersion", "Handler"];
+    for column in printers.iter().flatten().chain(default) {
+        let described = !column.description.is_empty();
+        assert!(
+            described != undocumented.contains(&column.name.as_str()),
+            "{}",
+            column.name
+        );
+    }
+}
