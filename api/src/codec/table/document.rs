@@ -8,27 +8,9 @@ use serde_json::Value;
 use serde_json::json;
 
 use super::columns::ColumnDefinition;
+use crate::codec::MetaVersion;
 use crate::error::ApiError;
 use crate::flavor::Flavor;
-
-/// The version of the meta group a Table is asked in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MetaVersion {
-    /// `meta.<domain>/v1`.
-    V1,
-    /// `meta.<domain>/v1beta1`.
-    V1beta1,
-}
-
-impl MetaVersion {
-    /// The version's name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::V1 => "v1",
-            Self::V1beta1 => "v1beta1",
-        }
-    }
-}
 
 /// What each row carries in `object` (`includeObject`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -26,10 +26,15 @@ mod workloads;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
+use chrono::DateTime;
+use chrono::Utc;
+
+mod events;
+
 pub use columns::ColumnDefinition;
 pub use document::IncludeObject;
-pub use document::MetaVersion;
 pub use document::TableOptions;
+pub(super) use events::TableEvents;
 pub use printer::PrintContext;
 use serde_json::Map;
 use serde_json::Value;
@@ -37,10 +42,34 @@ use serde_json::Value;
 use self::columns::Resolver;
 use self::document::Frame;
 use self::document::PrintedRow;
+use self::format::text;
 use self::printer::Printer;
 use self::printer::Row;
 use self::printer::RowFn;
+use super::Context;
+use super::MetaVersion;
+use crate::error::ApiError;
 use crate::flavor::Flavor;
+
+/// `value` (an object or a list, as the handler answered it) as a Table of `version`, with
+/// the rows' objects as the request's `includeObject` asks (400 for an unknown value).
+pub(super) fn document(
+    value: &Value,
+    version: MetaVersion,
+    context: &Context,
+) -> Result<Value, ApiError> {
+    let options = TableOptions {
+        version,
+        include: IncludeObject::from_query(context.include_object.as_deref())?,
+        headers: true,
+    };
+    let printer = TablePrinters::of(context.flavor).printer(&context.group, &context.resource);
+    Ok(if super::is_list(value) {
+        printer.list(value, options, context.now)
+    } else {
+        printer.object(value, options, context.now)
+    })
+}
 
 /// Every printer, by family.
 const FAMILIES: [&[Printer]; 6] = [
@@ -87,6 +116,17 @@ pub struct TablePrinters {
 }
 
 impl TablePrinters {
+    /// The printers of `flavor`, built the first time they are asked for.
+    pub fn of(flavor: Flavor) -> &'static Self {
+        static PLATFORM: OnceLock<TablePrinters> = OnceLock::new();
+        static KUBERNETES: OnceLock<TablePrinters> = OnceLock::new();
+        let printers = match flavor {
+            Flavor::Platform => &PLATFORM,
+            Flavor::Kubernetes => &KUBERNETES,
+        };
+        printers.get_or_init(|| Self::new(flavor))
+    }
+
     /// The printers of every built-in kind Kubernetes prints, in `flavor`'s group names.
     pub fn new(flavor: Flavor) -> Self {
         let (printer_columns, default_columns) = definitions();
@@ -136,16 +176,6 @@ pub struct TablePrinter {
     resolved: Resolved,
 }
 
-/// What the objects printed are: their `apiVersion` and `kind` (a row's object carries
-/// them when `includeObject=Object`).
-#[derive(Debug, Clone, Copy)]
-pub struct Printed<'a> {
-    /// The objects' `apiVersion`.
-    pub api_version: &'a str,
-    /// The objects' kind.
-    pub kind: &'a str,
-}
-
 impl TablePrinter {
     /// The column definitions.
     pub fn columns(&self) -> &[ColumnDefinition] {
@@ -153,31 +183,20 @@ impl TablePrinter {
     }
 
     /// The Table of one object: one row, the object's `resourceVersion`.
-    pub fn object(
-        &self,
-        object: &Value,
-        what: Printed<'_>,
-        options: TableOptions,
-        now: chrono::DateTime<chrono::Utc>,
-    ) -> Value {
+    pub fn object(&self, object: &Value, options: TableOptions, now: DateTime<Utc>) -> Value {
         let meta = object
             .get("metadata")
             .and_then(Value::as_object)
             .cloned()
             .unwrap_or_default();
         let rows = vec![self.print(object, now)];
+        let what = (text(object, "/apiVersion"), text(object, "/kind"));
         document::table(&self.frame(what, options), &meta, Some(rows))
     }
 
     /// The Table of a list: one row per item, the list's `resourceVersion`, `continue` and
     /// `remainingItemCount`.
-    pub fn list(
-        &self,
-        list: &Value,
-        what: Printed<'_>,
-        options: TableOptions,
-        now: chrono::DateTime<chrono::Utc>,
-    ) -> Value {
+    pub fn list(&self, list: &Value, options: TableOptions, now: DateTime<Utc>) -> Value {
         let meta = list
             .get("metadata")
             .and_then(Value::as_object)
@@ -197,19 +216,24 @@ impl TablePrinter {
                     .collect(),
             )
         };
+        let kind = text(list, "/kind");
+        let what = (
+            text(list, "/apiVersion"),
+            kind.strip_suffix("List").unwrap_or(kind),
+        );
         document::table(&self.frame(what, options), &meta, rows)
     }
 
-    fn frame<'b>(&'b self, what: Printed<'b>, options: TableOptions) -> Frame<'b> {
+    fn frame<'b>(&self, type_meta: (&'b str, &'b str), options: TableOptions) -> Frame<'b> {
         Frame {
             flavor: self.flavor,
             options,
             columns: self.resolved.columns,
-            type_meta: (what.api_version, what.kind),
+            type_meta,
         }
     }
 
-    fn print<'o>(&self, object: &'o Value, now: chrono::DateTime<chrono::Utc>) -> PrintedRow<'o> {
+    fn print<'o>(&self, object: &'o Value, now: DateTime<Utc>) -> PrintedRow<'o> {
         let ctx = PrintContext {
             now,
             flavor: self.flavor,

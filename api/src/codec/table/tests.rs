@@ -3,6 +3,7 @@ use chrono::Utc;
 use serde_json::json;
 
 use super::*;
+use crate::codec::MetaVersion;
 
 fn now() -> chrono::DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 1, 1, 0, 5, 0).unwrap()
@@ -16,13 +17,8 @@ fn options(include: IncludeObject) -> TableOptions {
     }
 }
 
-const CM: Printed<'static> = Printed {
-    api_version: "v1",
-    kind: "ConfigMap",
-};
-
 fn config_map(name: &str) -> Value {
-    json!({"metadata": {"name": name, "namespace": "default", "resourceVersion": "7", "creationTimestamp": "2026-01-01T00:00:00Z"}, "data": {"a": "b"}})
+    json!({"kind": "ConfigMap", "apiVersion": "v1", "metadata": {"name": name, "namespace": "default", "resourceVersion": "7", "creationTimestamp": "2026-01-01T00:00:00Z"}, "data": {"a": "b"}})
 }
 
 // R-RES-040, R-RES-131
@@ -31,7 +27,6 @@ fn an_object_is_a_table_of_one_row_with_its_metadata() {
     let printers = TablePrinters::new(Flavor::Platform);
     let table = printers.printer("", "configmaps").object(
         &config_map("c"),
-        CM,
         options(IncludeObject::Metadata),
         now(),
     );
@@ -58,10 +53,14 @@ fn an_object_is_a_table_of_one_row_with_its_metadata() {
 fn include_object_chooses_what_each_row_carries() {
     let printers = TablePrinters::new(Flavor::Kubernetes);
     let printer = printers.printer("", "configmaps");
-    let none = printer.object(&config_map("c"), CM, options(IncludeObject::None), now());
+    let none = printer.object(&config_map("c"), options(IncludeObject::None), now());
     assert_eq!(none["rows"][0]["object"], Value::Null);
-    let list = json!({"metadata": {"resourceVersion": "9"}, "items": [config_map("c")]});
-    let whole = printer.list(&list, CM, options(IncludeObject::Object), now());
+    let mut item = config_map("c");
+    item.as_object_mut()
+        .unwrap()
+        .retain(|k, _| k != "kind" && k != "apiVersion");
+    let list = json!({"kind": "ConfigMapList", "apiVersion": "v1", "metadata": {"resourceVersion": "9"}, "items": [item]});
+    let whole = printer.list(&list, options(IncludeObject::Object), now());
     let object = &whole["rows"][0]["object"];
     assert_eq!(
         (object["kind"].as_str(), object["apiVersion"].as_str()),
@@ -72,7 +71,7 @@ fn include_object_chooses_what_each_row_carries() {
         version: MetaVersion::V1beta1,
         ..options(IncludeObject::Metadata)
     };
-    let table = printer.object(&config_map("c"), CM, beta, now());
+    let table = printer.object(&config_map("c"), beta, now());
     assert_eq!(table["apiVersion"], "meta.k8s.io/v1beta1");
     assert_eq!(
         table["rows"][0]["object"]["apiVersion"],
@@ -88,7 +87,7 @@ fn lists_carry_continue_and_remaining_count_and_headers_can_be_left_out() {
         "items": [config_map("a"), config_map("b")]
     });
     let printer = printers.printer("", "configmaps");
-    let table = printer.list(&list, CM, options(IncludeObject::None), now());
+    let table = printer.list(&list, options(IncludeObject::None), now());
     assert_eq!(
         table["metadata"],
         json!({"resourceVersion": "12", "continue": "abc", "remainingItemCount": 3})
@@ -99,11 +98,11 @@ fn lists_carry_continue_and_remaining_count_and_headers_can_be_left_out() {
         ..options(IncludeObject::None)
     };
     assert_eq!(
-        printer.list(&list, CM, quiet, now())["columnDefinitions"],
+        printer.list(&list, quiet, now())["columnDefinitions"],
         Value::Null
     );
     let empty = json!({"metadata": {"resourceVersion": "12"}, "items": []});
-    assert_eq!(printer.list(&empty, CM, quiet, now())["rows"], json!([]));
+    assert_eq!(printer.list(&empty, quiet, now())["rows"], json!([]));
 }
 
 // R-RES-041
@@ -112,11 +111,7 @@ fn kinds_without_a_printer_get_name_and_creation_time() {
     let printers = TablePrinters::new(Flavor::Kubernetes);
     let printer = printers.printer("rbac.authorization.k8s.io", "roles");
     let role = json!({"metadata": {"name": "reader", "creationTimestamp": "2026-01-01T00:00:00Z"}});
-    let what = Printed {
-        api_version: "rbac.authorization.k8s.io/v1",
-        kind: "Role",
-    };
-    let table = printer.object(&role, what, options(IncludeObject::None), now());
+    let table = printer.object(&role, options(IncludeObject::None), now());
     let types: Vec<(&str, &str)> = table["columnDefinitions"]
         .as_array()
         .unwrap()
@@ -130,7 +125,7 @@ fn kinds_without_a_printer_get_name_and_creation_time() {
     );
     let empty = json!({"metadata": {"resourceVersion": "1"}, "items": []});
     assert_eq!(
-        printer.list(&empty, what, options(IncludeObject::None), now())["rows"],
+        printer.list(&empty, options(IncludeObject::None), now())["rows"],
         Value::Null
     );
 }
@@ -172,13 +167,9 @@ fn flow_schemas_are_listed_by_precedence() {
     let printers = TablePrinters::new(Flavor::Kubernetes);
     let fs = |name: &str, precedence: i64| json!({"metadata": {"name": name}, "spec": {"matchingPrecedence": precedence, "priorityLevelConfiguration": {"name": "global"}}});
     let list = json!({"metadata": {}, "items": [fs("b", 9000), fs("z", 100), fs("a", 9000)]});
-    let what = Printed {
-        api_version: "flowcontrol.apiserver.k8s.io/v1",
-        kind: "FlowSchema",
-    };
     let table = printers
         .printer("flowcontrol.apiserver.k8s.io", "flowschemas")
-        .list(&list, what, options(IncludeObject::None), now());
+        .list(&list, options(IncludeObject::None), now());
     let names: Vec<&Value> = table["rows"]
         .as_array()
         .unwrap()
