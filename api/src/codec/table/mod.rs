@@ -177,11 +177,6 @@ pub struct TablePrinter {
 }
 
 impl TablePrinter {
-    /// The column definitions.
-    pub fn columns(&self) -> &[ColumnDefinition] {
-        self.resolved.columns
-    }
-
     /// The Table of one object: one row, the object's `resourceVersion`.
     pub fn object(&self, object: &Value, options: TableOptions, now: DateTime<Utc>) -> Value {
         let meta = object

@@ -136,28 +136,34 @@ fn printers_are_found_by_the_flavor_group_names() {
     assert_eq!(
         platform
             .printer("networking.platform.io", "ingresses")
-            .columns()[1]
+            .resolved
+            .columns[1]
             .name,
         "Class"
     );
     assert_eq!(
         platform
             .printer("networking.k8s.io", "ingresses")
-            .columns()
+            .resolved
+            .columns
             .len(),
         2
     );
     let kubernetes = TablePrinters::new(Flavor::Kubernetes);
     assert_eq!(
-        kubernetes.printer("events.k8s.io", "events").columns()[0].name,
+        kubernetes
+            .printer("events.k8s.io", "events")
+            .resolved
+            .columns[0]
+            .name,
         "Last Seen"
     );
     assert_eq!(
-        kubernetes.printer("apps", "deployments").columns()[5].priority,
+        kubernetes.printer("apps", "deployments").resolved.columns[5].priority,
         1
     );
     assert_eq!(
-        kubernetes.printer("", "pods").columns()[8].name,
+        kubernetes.printer("", "pods").resolved.columns[8].name,
         "Readiness Gates"
     );
 }
