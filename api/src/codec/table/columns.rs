@@ -125,10 +125,7 @@ impl Resolver {
         match doc {
             Doc::Text(text) => text.to_owned(),
             Doc::Field(schema, field) => {
-                let root = self
-                    .schemas
-                    .entry(schema as usize)
-                    .or_insert_with(|| schema());
+                let root = self.schemas.entry(schema as usize).or_insert_with(schema);
                 root.as_value()
                     .pointer(&format!("/properties/{field}/description"))
                     .and_then(|d| d.as_str())
