@@ -8,19 +8,23 @@
 //! - `document`: the Table itself, its metadata, column definitions and row objects.
 //! - `columns`: column definitions and their descriptions.
 //! - `format`: cell formats (ages, labels, selectors, short lists).
-//! - one file per family of printers: `pods`, `workloads`, `network`, `storage`,
-//!   `access` (RBAC, certificates, admission), `cluster` (nodes, namespaces, config and
-//!   the rest).
+//! - `watch`: the Tables of a watch's events.
+//! - one file per family of printers: `pods`, `workloads`, `autoscaling`, `network`,
+//!   `storage`, `access` (RBAC, certificates, admission, flow control), `events`, `cluster`
+//!   (nodes, namespaces, config and the rest).
 
 mod access;
+mod autoscaling;
 mod cluster;
 mod columns;
 mod document;
+mod events;
 mod format;
 mod network;
 mod pods;
 mod printer;
 mod storage;
+mod watch;
 mod workloads;
 
 use std::collections::HashMap;
@@ -29,15 +33,13 @@ use std::sync::OnceLock;
 use chrono::DateTime;
 use chrono::Utc;
 
-mod events;
-
 pub use columns::ColumnDefinition;
 pub use document::IncludeObject;
 pub use document::TableOptions;
-pub(super) use events::TableEvents;
 pub use printer::PrintContext;
 use serde_json::Map;
 use serde_json::Value;
+pub(super) use watch::TableEvents;
 
 use self::columns::Resolver;
 use self::document::Frame;
@@ -72,13 +74,15 @@ pub(super) fn document(
 }
 
 /// Every printer, by family.
-const FAMILIES: [&[Printer]; 6] = [
+const FAMILIES: [&[Printer]; 8] = [
     pods::PRINTERS,
     workloads::PRINTERS,
+    autoscaling::PRINTERS,
     network::PRINTERS,
     storage::PRINTERS,
     access::PRINTERS,
     cluster::PRINTERS,
+    events::PRINTERS,
 ];
 
 /// One printer with its column definitions resolved.
