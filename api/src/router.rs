@@ -217,10 +217,21 @@ async fn serve(State(state): State<AppState>, request: Request) -> Response {
     let query = QueryParams::parse(request.uri().query());
     let info = RequestInfo::parse(request.method(), request.uri().path(), &query);
     let record = RequestRecord::start(&state.metrics, &info, &query, request.headers());
+    let accept = request.headers().get(header::ACCEPT).cloned();
     let response = pipeline(&state, request, &query, &info)
         .await
         .unwrap_or_else(IntoResponse::into_response);
-    record.finish(response)
+    if !info.is_resource_request {
+        return record.finish(response);
+    }
+    // Every answer to a resource request, errors of authentication, authorization and flow
+    // control included, in the negotiated format; a 406 goes out in JSON.
+    let accept = accept.as_ref().and_then(|v| v.to_str().ok());
+    let output = codec::offer(&info, state.cbor)
+        .negotiate(accept, state.flavor)
+        .unwrap_or(codec::Output::JSON);
+    let context = codec::Context::of(state.flavor, state.clock.now(), &info, &query);
+    record.finish(codec::render(response, output, &context).await)
 }
 
 async fn pipeline(
@@ -322,13 +333,7 @@ async fn authorized(
     } else {
         codec::decode_body(offer.input(content_type, state.flavor)?, body)?
     };
-    let context = codec::Context {
-        flavor: state.flavor,
-        now: state.clock.now(),
-        group: info.api_group.clone(),
-        resource: info.resource.clone(),
-        include_object: query.get("includeObject").map(str::to_owned),
-    };
+    let context = codec::Context::of(state.flavor, state.clock.now(), info, query);
     let req = crate::handlers::ResourceRequest {
         info,
         query,
@@ -359,7 +364,7 @@ async fn authorized(
             audit::annotate(&key, &value);
         }
     }
-    Ok(codec::render(response, output, &context).await)
+    Ok(response)
 }
 
 #[cfg(test)]

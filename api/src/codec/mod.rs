@@ -36,6 +36,7 @@ pub use self::negotiate::Output;
 pub use self::negotiate::View;
 use crate::error::ApiError;
 use crate::flavor::Flavor;
+use crate::request::QueryParams;
 use crate::request::RequestInfo;
 use crate::request::Verb;
 
@@ -56,6 +57,19 @@ pub struct Context {
     pub resource: String,
     /// The `includeObject` query parameter of a Table request, if sent.
     pub include_object: Option<String>,
+}
+
+impl Context {
+    /// The context of `info`'s request with `query`, served at `now`.
+    pub fn of(flavor: Flavor, now: DateTime<Utc>, info: &RequestInfo, query: &QueryParams) -> Self {
+        Self {
+            flavor,
+            now,
+            group: info.api_group.clone(),
+            resource: info.resource.clone(),
+            include_object: query.get("includeObject").map(str::to_owned),
+        }
+    }
 }
 
 /// What `info`'s request can be answered as (`cbor`: whether `CBORServingAndStorage` is on).

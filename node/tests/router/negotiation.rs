@@ -156,3 +156,21 @@ async fn metadata_only_watches() {
     assert_eq!(events[0]["object"]["metadata"]["name"], "a");
     assert!(events[0]["object"].get("data").is_none());
 }
+
+// R-RES-123: errors before any handler (here authorization's 403) answer in the negotiated
+// format too.
+#[tokio::test]
+async fn refusals_answer_in_the_negotiated_format() {
+    let app = with_config_map(Flavor::Kubernetes).await;
+    let mut req = Request::builder()
+        .uri(format!("{CM_PATH}/a"))
+        .header("accept", "application/yaml")
+        .body(Body::empty())
+        .expect("request");
+    req.extensions_mut().insert(bob());
+    let r = send(&app, req).await;
+    assert_eq!(r.status, 403);
+    assert_eq!(content_type(&r), "application/yaml");
+    let status: Value = serde_saphyr::from_str(&r.text()).expect("YAML");
+    assert_eq!(status["reason"], "Forbidden");
+}
