@@ -12,11 +12,13 @@
 //! - [`negotiate`]: the response's [`Output`] and the body's [`Format`] for a request.
 //! - `metadata`: the metadata-only views (`PartialObjectMetadata`, item 5).
 //! - `yaml`: YAML documents.
+//! - `table`: Tables (item 4): the printers of the built-in kinds and the Table document.
 
 pub mod cbor;
 pub mod media_type;
 mod metadata;
 pub mod negotiate;
+mod table;
 mod yaml;
 
 use axum::body::Body;
@@ -80,7 +82,7 @@ pub fn offer(info: &RequestInfo, cbor: bool) -> Offer {
     Offer {
         protobuf: false,
         cbor,
-        table: false,
+        table: views,
         metadata: views,
         list: info.verb == Verb::List,
         watch: info.verb == Verb::Watch,
@@ -137,7 +139,7 @@ pub fn encode_document(
         let viewed = match output.view {
             View::Object => value,
             View::Metadata(version) => metadata::partial(value, version, context.flavor),
-            View::Table(_) => return Err(not_served(output, context.flavor)),
+            View::Table(version) => table::document(&value, version, context)?,
         };
         (viewed, output)
     };
@@ -231,6 +233,10 @@ pub fn event_encoder(
             format: Format::Cbor,
             view: View::Object,
         } => Ok(Some(Box::new(cbor::Events))),
+        Output {
+            format: Format::Json,
+            view: View::Table(version),
+        } => Ok(Some(Box::new(table::TableEvents::new(version, context)?))),
         other => Err(not_served(other, context.flavor)),
     }
 }

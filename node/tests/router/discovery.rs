@@ -344,26 +344,6 @@ async fn etag_and_not_modified() {
     );
 }
 
-// kubectl asks for Tables; plain JSON is an acceptable answer until Table encoding exists.
-// R-RES-132
-#[tokio::test]
-async fn table_accept_header_gets_json() {
-    let (app, _) = app().await;
-    let mut req = Request::builder()
-        .method("GET")
-        .uri("/api/v1/namespaces")
-        .header(
-            "accept",
-            "application/json;as=Table;v=v1;g=meta.k8s.io,application/json",
-        )
-        .body(Body::empty())
-        .expect("request");
-    req.extensions_mut().insert(admin());
-    let r = send(&app, req).await;
-    assert_eq!(r.status, StatusCode::OK);
-    assert_eq!(r.json()["kind"], "NamespaceList");
-}
-
 #[tokio::test]
 async fn version_document() {
     let (app, _) = app().await;

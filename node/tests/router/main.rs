@@ -37,6 +37,7 @@ mod shared_storage;
 mod status_rules;
 mod store;
 mod subresources;
+mod table;
 mod tokens;
 mod validation;
 mod watch;
