@@ -35,6 +35,7 @@ pub mod audit;
 pub mod auth;
 pub mod bootstrap;
 pub mod cel;
+pub mod codec;
 mod compression;
 mod config;
 pub mod deprecation;

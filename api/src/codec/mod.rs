@@ -1,0 +1,3 @@
+//! Wire formats of request and response bodies.
+
+pub mod protobuf;
