@@ -155,10 +155,3 @@ pub fn message_named(name: &str) -> Option<MessageId> {
         .get(name)
         .copied()
 }
-
-impl Message {
-    /// The field whose JSON name is `json`.
-    pub fn field_named(&self, json: &str) -> Option<&'static Field> {
-        self.fields.iter().find(|f| f.json == json)
-    }
-}

@@ -282,6 +282,9 @@ fn value_node(schema: &Schema, id: NodeId) -> NodeId {
     }
 }
 
+/// A message's place in a compiled schema.
+type Place = (Arc<Schema>, NodeId);
+
 struct Generated {
     table: String,
     k8s_pb: String,
@@ -343,7 +346,7 @@ fn generate() -> Generated {
         }
     }
     let meta = "apimachinery.pkg.apis.meta.v1";
-    let extra: [(&str, fn() -> Result<Arc<Schema>, schema::CompileError>); 5] = [
+    let extra: [(&str, schema::SchemaFn); 5] = [
         (
             "api.authentication.v1.TokenRequest",
             schema::of::<TokenRequest>,
@@ -440,7 +443,7 @@ fn generate() -> Generated {
     // Walk the messages from the roots, naming each field from the schema when there is one.
     let zero = zero_fields();
     let mut named: BTreeMap<String, Vec<(PbField, String, bool)>> = BTreeMap::new();
-    let mut queue: VecDeque<(String, Option<(Arc<Schema>, NodeId)>)> = roots
+    let mut queue: VecDeque<(String, Option<Place>)> = roots
         .into_iter()
         .map(|(m, s)| (m, s.map(|s| (s.clone(), s.root()))))
         .collect();
