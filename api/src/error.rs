@@ -143,6 +143,12 @@ pub enum ApiError {
     /// 400 BadRequest: the request cannot be understood (malformed body, mismatched names).
     #[error("{0}")]
     BadRequest(String),
+    /// 406 NotAcceptable: no media type the request's `Accept` lists is served (R-RES-137).
+    #[error("only the following media types are accepted: {accepted}")]
+    NotAcceptable {
+        /// The media types served, comma-separated.
+        accepted: String,
+    },
     /// 415 UnsupportedMediaType: the body's `Content-Type` is not one the server decodes.
     #[error(
         "the body of the request was in an unknown format - accepted media types include: {accepted}"
@@ -356,6 +362,7 @@ impl ApiError {
             Self::PatchTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
             Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
+            Self::NotAcceptable { .. } => StatusCode::NOT_ACCEPTABLE,
             Self::UnsupportedMediaType { .. } => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::RequestEntityTooLarge { .. } | Self::ObjectTooLarge { .. } => {
                 StatusCode::PAYLOAD_TOO_LARGE
@@ -389,6 +396,7 @@ impl ApiError {
             Self::PatchTooLarge(_) => "RequestEntityTooLarge",
             Self::BadRequest(_) => "BadRequest",
             Self::MethodNotAllowed { .. } => "MethodNotAllowed",
+            Self::NotAcceptable { .. } => "NotAcceptable",
             Self::UnsupportedMediaType { .. } => "UnsupportedMediaType",
             Self::RequestEntityTooLarge { .. } | Self::ObjectTooLarge { .. } => {
                 "RequestEntityTooLarge"
@@ -460,6 +468,7 @@ impl ApiError {
                 Some(json!({"causes": causes}))
             }
             Self::BadRequest(_)
+            | Self::NotAcceptable { .. }
             | Self::UnsupportedMediaType { .. }
             | Self::RequestEntityTooLarge { .. }
             | Self::ObjectTooLarge { .. }

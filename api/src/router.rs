@@ -28,6 +28,7 @@ use crate::auth::AuthorizerChain;
 use crate::auth::Impersonation;
 use crate::auth::RequestHeaderAuthenticator;
 use crate::auth::TokenChain;
+use crate::codec;
 use crate::compression;
 use crate::config::ApiConfig;
 use crate::config::Clock;
@@ -53,6 +54,7 @@ use crate::random::RandomSource;
 use crate::registry::Registry;
 use crate::request::QueryParams;
 use crate::request::RequestInfo;
+use crate::request::Verb;
 use crate::serviceaccount::IssuerDiscovery;
 use crate::serviceaccount::TokenSigner;
 use crate::storage::Storage;
@@ -82,6 +84,8 @@ struct AppState {
     deprecations: Arc<DeprecationTable>,
     flow_control: Arc<FlowControl>,
     metrics: Metrics,
+    /// Whether `CBORServingAndStorage` is on (CBOR is offered).
+    cbor: bool,
 }
 
 /// The whole HTTP API over `storage`.
@@ -131,6 +135,7 @@ pub fn router(storage: Arc<dyn Storage>, config: ApiConfig) -> Router {
         readiness: config.readiness.clone(),
         deprecations: Arc::new(DeprecationTable::new(config.flavor)),
         metrics: config.metrics,
+        cbor: config.feature_gates.enabled(Feature::CBORServingAndStorage),
     };
     let auditor = audit::filter::Auditor::new(
         config.audit,
@@ -304,16 +309,33 @@ async fn authorized(
         )?;
         return Ok(discovery_response(&answer));
     }
+    let header = |name| parts.headers.get(name).and_then(|v| v.to_str().ok());
+    let offer = codec::offer(info, state.cbor);
+    let output = offer.negotiate(header(http::header::ACCEPT), state.flavor)?;
     let body = read_body(&parts.headers, body).await?;
     audit::request_body(&body);
-    let content_type = parts
-        .headers
-        .get(http::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok());
+    let content_type = header(http::header::CONTENT_TYPE);
+    // A patch's body is its patch type's document (crate::patch); any other body is decoded
+    // by its media type into the JSON the pipeline reads.
+    let (body_format, body) = if body.is_empty() || info.verb == Verb::Patch {
+        (crate::schema::Format::Json, body)
+    } else {
+        codec::decode_body(offer.input(content_type, state.flavor)?, body)?
+    };
+    let context = codec::Context {
+        flavor: state.flavor,
+        now: state.clock.now(),
+        group: info.api_group.clone(),
+        resource: info.resource.clone(),
+        include_object: query.get("includeObject").map(str::to_owned),
+    };
     let req = crate::handlers::ResourceRequest {
         info,
         query,
         body,
+        body_format,
+        output,
+        context: &context,
         content_type,
         flavor: state.flavor,
         now: state.clock.now(),
@@ -328,14 +350,16 @@ async fn authorized(
         readiness: state.readiness.as_ref(),
         deprecations: &state.deprecations,
     };
-    let response = serve_resource(state.storage.as_ref(), &state.registry, req).await?;
+    let response = serve_resource(state.storage.as_ref(), &state.registry, req)
+        .await
+        .unwrap_or_else(IntoResponse::into_response);
     if let Some(deprecated) = response.extensions().get::<DeprecatedApi>() {
         state.metrics.deprecated_api_requested(deprecated);
         for (key, value) in deprecated.audit_annotations(state.flavor) {
             audit::annotate(&key, &value);
         }
     }
-    Ok(response)
+    Ok(codec::render(response, output, &context).await)
 }
 
 #[cfg(test)]

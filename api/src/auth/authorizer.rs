@@ -51,6 +51,26 @@ pub struct Rules {
     pub incomplete: bool,
 }
 
+impl Rules {
+    /// Every verb on every resource and path (`system:masters`, `AlwaysAllow`).
+    pub fn everything() -> Self {
+        let all = || Some(vec!["*".to_owned()]);
+        Self {
+            resource: vec![ResourceRule {
+                verbs: vec!["*".to_owned()],
+                api_groups: all(),
+                resources: all(),
+                resource_names: None,
+            }],
+            non_resource: vec![NonResourceRule {
+                verbs: vec!["*".to_owned()],
+                non_resource_urls: all(),
+            }],
+            incomplete: false,
+        }
+    }
+}
+
 /// Authorizers consulted in order until one allows or denies; denied by default.
 #[derive(Clone, Default)]
 pub struct AuthorizerChain {

@@ -1,9 +1,5 @@
 //! The two fixed authorization modes (R-ACC-159..161): `AlwaysAllow` allows every request,
 //! `AlwaysDeny` denies every request, whoever asks.
-
-use k8s_openapi::api::authorization::v1::NonResourceRule;
-use k8s_openapi::api::authorization::v1::ResourceRule;
-
 use super::Attributes;
 use super::Authorizer;
 use super::Decision;
@@ -25,20 +21,7 @@ impl Authorizer for AlwaysAllowAuthorizer {
 
     /// Everything, for everyone.
     async fn rules(&self, _user: &UserInfo, _namespace: &str) -> Option<Rules> {
-        let all = || Some(vec!["*".to_owned()]);
-        Some(Rules {
-            resource: vec![ResourceRule {
-                verbs: vec!["*".to_owned()],
-                api_groups: all(),
-                resources: all(),
-                resource_names: None,
-            }],
-            non_resource: vec![NonResourceRule {
-                verbs: vec!["*".to_owned()],
-                non_resource_urls: all(),
-            }],
-            incomplete: false,
-        })
+        Some(Rules::everything())
     }
 }
 

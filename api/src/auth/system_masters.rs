@@ -1,9 +1,6 @@
 //! The `system:masters` authorizer: members of that group may do everything (R-ACC-168),
 //! whatever later modes would answer.
 
-use k8s_openapi::api::authorization::v1::NonResourceRule;
-use k8s_openapi::api::authorization::v1::ResourceRule;
-
 use super::Attributes;
 use super::Authorizer;
 use super::Decision;
@@ -32,19 +29,6 @@ impl Authorizer for SystemMastersAuthorizer {
         if !user.in_group(SYSTEM_MASTERS) {
             return Some(Rules::default());
         }
-        let all = || Some(vec!["*".to_owned()]);
-        Some(Rules {
-            resource: vec![ResourceRule {
-                verbs: vec!["*".to_owned()],
-                api_groups: all(),
-                resources: all(),
-                resource_names: None,
-            }],
-            non_resource: vec![NonResourceRule {
-                verbs: vec!["*".to_owned()],
-                non_resource_urls: all(),
-            }],
-            incomplete: false,
-        })
+        Some(Rules::everything())
     }
 }

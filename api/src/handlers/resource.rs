@@ -24,6 +24,7 @@ use crate::auth::AuthorizerChain;
 use crate::auth::Requester;
 use crate::auth::TokenChain;
 use crate::auth::UserInfo;
+use crate::codec;
 use crate::config::WatchSettings;
 use crate::deprecation::DeprecatedApi;
 use crate::deprecation::DeprecationTable;
@@ -53,8 +54,14 @@ pub(crate) struct ResourceRequest<'a> {
     pub info: &'a RequestInfo,
     /// The query.
     pub query: &'a QueryParams,
-    /// The body (empty for reads).
+    /// The body (empty for reads), in JSON or YAML whatever format it was sent in.
     pub body: Bytes,
+    /// The format of `body` (a patch's is its patch type's).
+    pub body_format: Format,
+    /// The negotiated response format.
+    pub output: codec::Output,
+    /// What writing the response in another format needs.
+    pub context: &'a codec::Context,
     /// The body's `Content-Type`, if sent.
     pub content_type: Option<&'a str>,
     /// The naming flavor (the group of `DeleteOptions` in errors).
@@ -81,28 +88,6 @@ pub(crate) struct ResourceRequest<'a> {
     pub readiness: &'a dyn Readiness,
     /// The deprecated kinds (their requests warn).
     pub deprecations: &'a DeprecationTable,
-}
-
-/// The media types request bodies may have (Protobuf and CBOR come with the codecs).
-const ACCEPTED_MEDIA_TYPES: &str = "application/json, application/yaml";
-
-/// A body must be JSON or YAML: `application/json` or `application/yaml` (any parameters), or
-/// no `Content-Type` at all, which clients sending JSON sometimes omit. Anything else is 415,
-/// so a client can retry in JSON instead of reading a misleading 400.
-fn check_content_type(content_type: Option<&str>) -> Result<Format, ApiError> {
-    let Some(ct) = content_type else {
-        return Ok(Format::Json);
-    };
-    let essence = ct.split(';').next().unwrap_or_default().trim();
-    if essence.is_empty() || essence.eq_ignore_ascii_case("application/json") {
-        Ok(Format::Json)
-    } else if essence.eq_ignore_ascii_case("application/yaml") {
-        Ok(Format::Yaml)
-    } else {
-        Err(ApiError::UnsupportedMediaType {
-            accepted: ACCEPTED_MEDIA_TYPES.to_owned(),
-        })
-    }
 }
 
 /// The patch type a PATCH's `Content-Type` names; 415 listing the served ones otherwise
@@ -214,7 +199,7 @@ async fn dispatch(
         _ => Default::default(),
     };
     if !req.body.is_empty() && patch_type.is_none() {
-        write.format = check_content_type(req.content_type)?;
+        write.format = req.body_format;
     }
     // Namespaced items live only under their namespace; the all-namespaces path serves lists.
     let item_ns = match (rt.is_namespaced(), namespace) {
@@ -251,6 +236,8 @@ async fn dispatch(
                 settings: req.watch,
                 random: req.random.clone(),
                 encoded: req.watch_events.clone(),
+                output: req.output,
+                context: req.context.clone(),
             };
             crate::watch::serve_watch(storage, store, target).await
         }
@@ -295,35 +282,5 @@ async fn dispatch(
             Err(ApiError::UnknownResource)
         }
         _ => Err(not_allowed()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    // R-RES-122: `application/json` and `application/yaml` bodies are accepted, with or
-    // without parameters.
-    #[test]
-    fn only_json_and_yaml_bodies_are_decoded() {
-        assert_eq!(check_content_type(None).ok(), Some(Format::Json));
-        assert_eq!(
-            check_content_type(Some("application/json")).ok(),
-            Some(Format::Json)
-        );
-        assert_eq!(
-            check_content_type(Some("Application/JSON; charset=utf-8")).ok(),
-            Some(Format::Json)
-        );
-        assert_eq!(
-            check_content_type(Some("application/yaml")).ok(),
-            Some(Format::Yaml)
-        );
-        for other in ["application/vnd.kubernetes.protobuf", "text/plain"] {
-            assert!(matches!(
-                check_content_type(Some(other)),
-                Err(ApiError::UnsupportedMediaType { .. })
-            ));
-        }
     }
 }

@@ -44,6 +44,8 @@ use self::filter::Filter;
 use self::start::Start;
 use self::stream::Bookmarks;
 use self::stream::EventStream;
+use crate::codec;
+use crate::codec::Output;
 use crate::config::WatchSettings;
 use crate::error::ApiError;
 use crate::flavor::Flavor;
@@ -71,6 +73,10 @@ pub(crate) struct WatchTarget<'a> {
     pub random: RandomSource,
     /// Events other watches of this replica already encoded.
     pub encoded: Arc<EncodedEvents>,
+    /// The negotiated format of the events.
+    pub output: Output,
+    /// What writing events in another format needs.
+    pub context: codec::Context,
 }
 
 /// The longest a watch runs: a longer `timeoutSeconds` is cut to this. Kubernetes multiplies
@@ -102,14 +108,15 @@ fn deadline(started: Instant, timeout: Duration) -> Instant {
     started.checked_add(timeout).unwrap_or(started)
 }
 
-/// A 200 JSON response streaming `body`. No `Content-Length`: HTTP/1.1 sends it chunked.
-fn streaming(body: Body) -> Response {
+/// A 200 response streaming `body` of `content_type`. No `Content-Length`: HTTP/1.1 sends it
+/// chunked.
+fn streaming(body: Body, content_type: &str) -> Response {
     let mut res = Response::new(body);
     *res.status_mut() = StatusCode::OK;
-    res.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
+    let content_type = HeaderValue::from_str(content_type)
+        .unwrap_or_else(|_| HeaderValue::from_static("application/json"));
+    res.headers_mut().insert(header::CONTENT_TYPE, content_type);
+    res.extensions_mut().insert(codec::Encoded);
     res
 }
 
@@ -126,6 +133,10 @@ pub(crate) async fn serve_watch(
 ) -> Result<Response, ApiError> {
     let started = Instant::now();
     let options = ListOptions::from_query(target.query, true, target.flavor)?;
+    let mut encoder = codec::event_encoder(target.output, target.context)?;
+    let content_type = encoder
+        .as_ref()
+        .map_or_else(|| "application/json".to_owned(), |e| e.content_type());
     let rt = store.resource();
     let resource = rt.group_resource();
     let storage_error = |e| ApiError::from_storage(e, &resource, "");
@@ -166,13 +177,12 @@ pub(crate) async fn serve_watch(
     let changes = match storage.watch(&prefix, after).await {
         Ok(changes) => changes,
         Err(e @ StorageError::Compacted { .. }) => {
-            let event = error_event(&storage_error(e));
-            return Ok(streaming(Body::from_stream(futures::stream::iter([Ok::<
-                _,
-                std::convert::Infallible,
-            >(
-                event,
-            )]))));
+            let mut event = error_event(&storage_error(e));
+            if let Some(encoder) = encoder.as_deref_mut() {
+                event = codec::transcode_event(encoder, &event).unwrap_or_default();
+            }
+            let events = futures::stream::iter([Ok::<_, std::convert::Infallible>(event)]);
+            return Ok(streaming(Body::from_stream(events), &content_type));
         }
         Err(e) => return Err(storage_error(e)),
     };
@@ -193,8 +203,9 @@ pub(crate) async fn serve_watch(
         resource.clone(),
         bookmarks,
         deadline,
-    );
-    Ok(streaming(events.into_body()))
+    )
+    .encoded_by(encoder);
+    Ok(streaming(events.into_body(), &content_type))
 }
 
 #[cfg(test)]

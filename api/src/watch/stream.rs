@@ -21,6 +21,8 @@ use tokio::time::sleep_until;
 use super::event::BookmarkObject;
 use super::event::error_event;
 use super::filter::Filter;
+use crate::codec::EventEncoder;
+use crate::codec::transcode_event;
 use crate::error::ApiError;
 use crate::group::GroupResource;
 use crate::storage::Revision;
@@ -61,6 +63,8 @@ pub(crate) struct EventStream {
     pending: VecDeque<Bytes>,
     /// Whether the stream ends once `pending` is sent.
     finished: bool,
+    /// Writes the JSON events in the negotiated format (`None`: they go out as they are).
+    encoder: Option<Box<dyn EventEncoder>>,
 }
 
 impl EventStream {
@@ -86,9 +90,16 @@ impl EventStream {
             deadline,
             pending: VecDeque::new(),
             finished: false,
+            encoder: None,
         };
         this.schedule_bookmark(Instant::now());
         this
+    }
+
+    /// The stream writing its events with `encoder` (`None`: as JSON, as they are).
+    pub(crate) fn encoded_by(mut self, encoder: Option<Box<dyn EventEncoder>>) -> Self {
+        self.encoder = encoder;
+        self
     }
 
     /// The response body: each frame the next event and whatever others are ready with it.
@@ -102,10 +113,10 @@ impl EventStream {
     /// without waiting for more. `next_event` is cancel safe, so polling it once and dropping
     /// it loses nothing; a single event goes out as it is, still shared with other watches.
     async fn next_frame(&mut self) -> Option<Bytes> {
-        let first = self.next_event().await?;
+        let first = self.next_encoded().await?;
         let mut frame: Option<BytesMut> = None;
         while frame.as_ref().map_or(first.len(), BytesMut::len) < MAX_FRAME {
-            let Some(Some(more)) = self.next_event().now_or_never() else {
+            let Some(Some(more)) = self.next_encoded().now_or_never() else {
                 break;
             };
             frame
@@ -126,6 +137,24 @@ impl EventStream {
             let due = now.checked_add(b.interval).unwrap_or(last).min(last);
             (due >= now).then_some(due)
         });
+    }
+
+    /// The next event in the negotiated format (cancel safe, as [`Self::next_event`]: the
+    /// encoding happens after the event is taken, without awaiting). An event the encoder
+    /// cannot write ends the stream.
+    async fn next_encoded(&mut self) -> Option<Bytes> {
+        let event = self.next_event().await?;
+        match self.encoder.as_deref_mut() {
+            None => Some(event),
+            Some(encoder) => {
+                let encoded = transcode_event(encoder, &event);
+                if encoded.is_none() {
+                    self.finished = true;
+                    self.pending.clear();
+                }
+                encoded
+            }
+        }
     }
 
     /// Ends the stream with an ERROR event for `error`.

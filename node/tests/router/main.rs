@@ -23,6 +23,7 @@ mod health;
 mod impersonation;
 mod list;
 mod metrics;
+mod negotiation;
 mod node_authorizer;
 mod openapi;
 mod patch;

@@ -70,7 +70,7 @@ async fn assert_forbidden(kubeconfig: &std::path::Path, args: &[&str], message: 
     assert!(out.contains(message), "kubectl {args:?}: {out}");
 }
 
-// R-ACC-177, R-ACC-188, R-ACC-197, R-ACC-196, R-ACC-157: a user bound to `view` in one
+// R-ACC-177, R-ACC-197, R-ACC-196, R-ACC-157: a user bound to `view` in one
 // namespace reads its pods and ConfigMaps and not its Secrets, and nothing in another
 // namespace; a user bound to `edit` writes ConfigMaps and cannot read RoleBindings; the admin
 // acting as the viewer with `--as` gets the viewer's answers.
