@@ -310,24 +310,31 @@ async fn authorized(
         return Ok(discovery_response(&answer));
     }
     let header = |name| parts.headers.get(name).and_then(|v| v.to_str().ok());
-    let offer = codec::offer(info, state.cbor);
+    let offer = codec::offer(info, state.cbor, state.flavor);
     let output = offer.negotiate(header(http::header::ACCEPT), state.flavor)?;
-    let body = read_body(&parts.headers, body).await?;
-    audit::request_body(&body);
-    let content_type = header(http::header::CONTENT_TYPE);
-    // A patch's body is its patch type's document (crate::patch); any other body is decoded
-    // by its media type into the JSON the pipeline reads.
-    let (body_format, body) = if body.is_empty() || info.verb == Verb::Patch {
-        (crate::schema::Format::Json, body)
-    } else {
-        codec::decode_body(offer.input(content_type, state.flavor)?, body)?
-    };
     let context = codec::Context {
         flavor: state.flavor,
         now: state.clock.now(),
         group: info.api_group.clone(),
         resource: info.resource.clone(),
         include_object: query.get("includeObject").map(str::to_owned),
+    };
+    let body = read_body(&parts.headers, body).await?;
+    audit::request_body(&body);
+    let content_type = header(http::header::CONTENT_TYPE);
+    // A patch's body is its patch type's document (crate::patch); any other body is decoded
+    // by its media type into the JSON the pipeline reads (a body that does not decode is
+    // answered in the negotiated format, as every later error is).
+    let decoded = if body.is_empty() || info.verb == Verb::Patch {
+        Ok((crate::schema::Format::Json, body))
+    } else {
+        offer
+            .input(content_type, state.flavor)
+            .and_then(|format| codec::decode_body(format, body, state.flavor))
+    };
+    let (body_format, body) = match decoded {
+        Ok(decoded) => decoded,
+        Err(e) => return Ok(codec::render(e.into_response(), output, &context).await),
     };
     let req = crate::handlers::ResourceRequest {
         info,

@@ -10,11 +10,13 @@
 //! - [`media_type`]: media types and `Accept` lists.
 //! - [`negotiate`]: the response's [`Output`] and the body's [`Format`] for a request.
 //! - `metadata`: the metadata-only views (`PartialObjectMetadata`, item 5).
+//! - [`protobuf`]: Protobuf documents and watch frames of the built-in kinds (item 3).
 //! - `yaml`: YAML documents.
 
 pub mod media_type;
 mod metadata;
 pub mod negotiate;
+pub mod protobuf;
 mod yaml;
 
 use axum::body::Body;
@@ -57,13 +59,13 @@ pub struct Context {
 }
 
 /// What `info`'s request can be answered as (`cbor`: whether `CBORServingAndStorage` is on).
-pub fn offer(info: &RequestInfo, cbor: bool) -> Offer {
+pub fn offer(info: &RequestInfo, cbor: bool, flavor: Flavor) -> Offer {
     let read = matches!(info.verb, Verb::Get | Verb::List | Verb::Watch);
     let views = read && info.subresource.is_empty();
     // The formats below are offered as their codecs are wired in (issue 16 items 3, 4, 6).
     let _ = cbor;
     Offer {
-        protobuf: false,
+        protobuf: protobuf::serves(flavor, info),
         cbor: false,
         table: false,
         metadata: views,
@@ -77,11 +79,16 @@ pub fn offer(info: &RequestInfo, cbor: bool) -> Offer {
 pub fn decode_body(
     format: Format,
     body: Bytes,
+    flavor: Flavor,
 ) -> Result<(crate::schema::Format, Bytes), ApiError> {
     match format {
         Format::Json => Ok((crate::schema::Format::Json, body)),
         Format::Yaml => Ok((crate::schema::Format::Yaml, body)),
-        Format::Protobuf | Format::Cbor => Err(ApiError::UnsupportedMediaType {
+        Format::Protobuf => Ok((
+            crate::schema::Format::Json,
+            Bytes::from(protobuf::body_to_json(flavor, &body)?),
+        )),
+        Format::Cbor => Err(ApiError::UnsupportedMediaType {
             accepted: "application/json, application/yaml".to_owned(),
         }),
     }
@@ -131,7 +138,8 @@ fn encode(value: &Value, format: Format, flavor: Flavor) -> Result<Vec<u8>, ApiE
     match format {
         Format::Json => Ok(value.to_string().into_bytes()),
         Format::Yaml => yaml::encode(value),
-        Format::Protobuf | Format::Cbor => Err(not_served(
+        Format::Protobuf => Ok(protobuf::encode_object(flavor, value)?),
+        Format::Cbor => Err(not_served(
             Output {
                 format,
                 view: View::Object,
@@ -207,6 +215,13 @@ pub fn event_encoder(
             format: Format::Json,
             view: View::Metadata(version),
         } => Ok(Some(Box::new(metadata::JsonEvents::new(version, context)))),
+        Output {
+            format: Format::Protobuf,
+            ..
+        } => Ok(Some(Box::new(protobuf::ProtobufEvents::new(
+            output,
+            context.flavor,
+        )))),
         other => Err(not_served(other, context.flavor)),
     }
 }

@@ -122,6 +122,9 @@ pub struct KindEntry {
     pub version: &'static str,
     /// The kind (`Pod`, `PodList`, `Status`).
     pub kind: &'static str,
+    /// The resource whose objects are of this kind (`pods`); empty for lists, subresource
+    /// kinds and meta kinds.
+    pub plural: &'static str,
     /// The kind's message.
     pub message: MessageId,
 }
@@ -139,6 +142,14 @@ pub fn message_of_kind(flavor: Flavor, api_version: &str, kind: &str) -> Option<
         .iter()
         .find(|k| k.kind == kind && k.version == version && k.group.name(flavor) == group)
         .map(|k| k.message)
+}
+
+/// Whether resource `plural` of `group` (as `flavor` spells it) in `version` is a kind with
+/// a message.
+pub fn serves_resource(flavor: Flavor, group: &str, version: &str, plural: &str) -> bool {
+    KINDS
+        .iter()
+        .any(|k| k.plural == plural && k.version == version && k.group.name(flavor) == group)
 }
 
 /// The id of the message named `name` (`api.core.v1.Pod`).

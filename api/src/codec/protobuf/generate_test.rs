@@ -282,6 +282,9 @@ fn value_node(schema: &Schema, id: NodeId) -> NodeId {
     }
 }
 
+/// A kind of the table: group, version, kind, message and (for a resource's own kind) plural.
+type KindRow = (GroupName, String, String, String, &'static str);
+
 /// A message's place in a compiled schema.
 type Place = (Arc<Schema>, NodeId);
 
@@ -326,7 +329,7 @@ fn generate() -> Generated {
     };
     // Roots with a schema first, so every message that has one is named from it.
     let mut roots: Vec<(String, Option<Arc<Schema>>)> = Vec::new();
-    let mut kinds: Vec<(GroupName, String, String, String)> = Vec::new();
+    let mut kinds: Vec<KindRow> = Vec::new();
     for row in builtin::rows() {
         let row_version = api_version(row.group, row.version);
         let Some(message) = by_kind.get(&(row_version.as_str(), row.kind)) else {
@@ -339,10 +342,17 @@ fn generate() -> Generated {
             row.version.into(),
             row.kind.into(),
             (*message).into(),
+            row.plural,
         ));
         let list = format!("{message}List");
         if sources.messages.contains_key(&list) {
-            kinds.push((row.group, row.version.into(), row.list_kind.into(), list));
+            kinds.push((
+                row.group,
+                row.version.into(),
+                row.list_kind.into(),
+                list,
+                "",
+            ));
         }
     }
     let meta = "apimachinery.pkg.apis.meta.v1";
@@ -433,9 +443,9 @@ fn generate() -> Generated {
             "apimachinery.pkg.apis.meta.v1beta1.PartialObjectMetadataList",
         ),
     ] {
-        kinds.push((group, version.into(), kind.into(), message.into()));
+        kinds.push((group, version.into(), kind.into(), message.into(), ""));
     }
-    for (_, _, _, message) in &kinds {
+    for (_, _, _, message, _) in &kinds {
         roots.push((message.clone(), None));
     }
     roots.push((format!("{meta}.ListMeta"), None));
@@ -516,10 +526,7 @@ fn generate() -> Generated {
     render(&named, &kinds)
 }
 
-fn render(
-    named: &BTreeMap<String, Vec<(PbField, String, bool)>>,
-    kinds: &[(GroupName, String, String, String)],
-) -> Generated {
+fn render(named: &BTreeMap<String, Vec<(PbField, String, bool)>>, kinds: &[KindRow]) -> Generated {
     let ids: HashMap<&str, usize> = named
         .keys()
         .enumerate()
@@ -580,7 +587,7 @@ fn render(
     table.push_str(
         "];\n\n/// The kinds with a message.\npub(super) static KINDS: &[KindEntry] = &[\n",
     );
-    for (group, version, kind, message) in kinds {
+    for (group, version, kind, message, plural) in kinds {
         let group = match group {
             GroupName::Core => "GroupName::Core".to_owned(),
             GroupName::Plain(g) => format!("GroupName::Plain({g:?})"),
@@ -588,7 +595,7 @@ fn render(
         };
         let _ = writeln!(
             table,
-            "    KindEntry {{ group: {group}, version: {version:?}, kind: {kind:?}, message: {} }},",
+            "    KindEntry {{ group: {group}, version: {version:?}, kind: {kind:?}, plural: {plural:?}, message: {} }},",
             ids[message.as_str()]
         );
     }

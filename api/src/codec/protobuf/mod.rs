@@ -7,6 +7,7 @@
 //! - `encode` / `decode`: JSON <-> message bytes; `well_known`: the types with an encoding of
 //!   their own.
 //! - `envelope`: the prefix and `Unknown`; `wire`: varints and bounded reads.
+//! - `events`: watch streams of length-prefixed `WatchEvent` frames.
 //!
 //! Message bytes are what prost writes for the same k8s-pb value (fields by number, as Go's
 //! generated marshalers write them too).
@@ -17,6 +18,7 @@ mod descriptor;
 mod descriptor_table;
 mod encode;
 mod envelope;
+mod events;
 mod well_known;
 mod wire;
 
@@ -30,9 +32,11 @@ pub use envelope::PREFIX;
 pub use envelope::Unwrapped;
 pub use envelope::unwrap;
 pub use envelope::wrap;
+pub use events::ProtobufEvents;
 
 use crate::error::ApiError;
 use crate::flavor::Flavor;
+use crate::request::RequestInfo;
 
 /// Why bytes could not be read as a Protobuf object (a 400 naming the problem).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -84,6 +88,12 @@ impl ProtobufError {
     }
 }
 
+impl From<EncodeError> for ApiError {
+    fn from(e: EncodeError) -> Self {
+        ApiError::Internal(e.to_string())
+    }
+}
+
 impl From<ProtobufError> for ApiError {
     fn from(e: ProtobufError) -> Self {
         ApiError::BadRequest(e.to_string())
@@ -124,9 +134,16 @@ pub fn message_of_kind(flavor: Flavor, api_version: &str, kind: &str) -> Option<
     descriptor::message_of_kind(flavor, api_version, kind)
 }
 
-/// Whether objects of `kind` in `api_version` can be served as Protobuf.
-pub fn supports(flavor: Flavor, api_version: &str, kind: &str) -> bool {
-    message_of_kind(flavor, api_version, kind).is_some()
+/// Whether `info`'s target is a built-in resource with a message (custom resources have
+/// none: R-RES-125).
+pub fn serves(flavor: Flavor, info: &RequestInfo) -> bool {
+    descriptor::serves_resource(flavor, &info.api_group, &info.api_version, &info.resource)
+}
+
+/// A request body in Protobuf as the JSON the decode pipeline reads.
+pub fn body_to_json(flavor: Flavor, body: &[u8]) -> Result<Vec<u8>, ProtobufError> {
+    let value = decode_object(flavor, body)?;
+    Ok(value.to_string().into_bytes())
 }
 
 /// The enveloped Protobuf of JSON object `value`, typed by its `apiVersion` and `kind`.

@@ -270,6 +270,35 @@ fn realistic_objects_match_k8s_pb() {
     }
 }
 
+// R-RES-058: an envelope without contentEncoding and contentType is a plain Protobuf object;
+// one naming a content encoding is refused.
+#[test]
+fn unset_content_fields_mean_plain_protobuf() {
+    use k8s_pb::apimachinery::pkg::runtime::TypeMeta;
+    use k8s_pb::apimachinery::pkg::runtime::Unknown;
+    let raw = encode_message(kind_id("v1", "ConfigMap"), &json!({"data": {"a": "b"}})).unwrap();
+    let envelope = |content_encoding: Option<&str>| {
+        let unknown = Unknown {
+            type_meta: Some(TypeMeta {
+                api_version: Some("v1".into()),
+                kind: Some("ConfigMap".into()),
+            }),
+            raw: Some(raw.clone()),
+            content_encoding: content_encoding.map(str::to_owned),
+            content_type: None,
+        };
+        [&PREFIX[..], &unknown.encode_to_vec()].concat()
+    };
+    assert_eq!(
+        decode_object(Flavor::Kubernetes, &envelope(None)).unwrap(),
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {"a": "b"}})
+    );
+    assert_eq!(
+        decode_object(Flavor::Kubernetes, &envelope(Some("gzip"))),
+        Err(ProtobufError::ContentEncoding)
+    );
+}
+
 // R-RES-056: the platform flavor spells the group of the envelope as it serves it.
 #[test]
 fn the_envelope_names_the_flavor_s_group() {
@@ -351,8 +380,8 @@ fn go_client_zero_values_decode_as_go_json_does() {
     );
 }
 
-// R-RES-058: a watch frame is a 4-byte big-endian length and a WatchEvent whose object is
-// the enveloped object.
+// A watch frame is a 4-byte big-endian length and a WatchEvent whose object is the enveloped
+// object.
 #[test]
 fn watch_frames_carry_the_enveloped_object() {
     let object = encode_object(Flavor::Kubernetes, &pod()).unwrap();
