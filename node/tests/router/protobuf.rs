@@ -258,7 +258,7 @@ fn frames(body: &[u8], flavor: Flavor) -> Vec<(String, Value)> {
     let mut out = Vec::new();
     let mut rest = body;
     while rest.len() >= 4 {
-        let len = u32::from_be_bytes(rest[..4].try_into().unwrap()) as usize;
+        let len = u32::from_be_bytes(rest[..4].try_into().expect("4 bytes")) as usize;
         let event =
             k8s_pb::apimachinery::pkg::apis::meta::v1::WatchEvent::decode(&rest[4..4 + len])
                 .expect("a WatchEvent");
