@@ -86,6 +86,8 @@ struct AppState {
     metrics: Metrics,
     /// Whether `CBORServingAndStorage` is on (CBOR is offered).
     cbor: bool,
+    /// The replica's Protobuf encodings of stored object versions.
+    protobuf_cache: Arc<crate::codec::protobuf::EncodingCache>,
 }
 
 /// The whole HTTP API over `storage`.
@@ -136,6 +138,9 @@ pub fn router(storage: Arc<dyn Storage>, config: ApiConfig) -> Router {
         deprecations: Arc::new(DeprecationTable::new(config.flavor)),
         metrics: config.metrics,
         cbor: config.feature_gates.enabled(Feature::CBORServingAndStorage),
+        protobuf_cache: Arc::new(crate::codec::protobuf::EncodingCache::new(
+            crate::codec::protobuf::MAX_CACHED_BYTES,
+        )),
     };
     let auditor = audit::filter::Auditor::new(
         config.audit,
@@ -318,6 +323,7 @@ async fn authorized(
         group: info.api_group.clone(),
         resource: info.resource.clone(),
         include_object: query.get("includeObject").map(str::to_owned),
+        protobuf_cache: state.protobuf_cache.clone(),
     };
     let body = read_body(&parts.headers, body).await?;
     audit::request_body(&body);

@@ -56,6 +56,8 @@ pub struct Context {
     pub resource: String,
     /// The `includeObject` query parameter of a Table request, if sent.
     pub include_object: Option<String>,
+    /// The replica's cache of Protobuf encodings.
+    pub protobuf_cache: std::sync::Arc<protobuf::EncodingCache>,
 }
 
 /// What `info`'s request can be answered as (`cbor`: whether `CBORServingAndStorage` is on).
@@ -129,16 +131,21 @@ pub fn encode_document(
         };
         (viewed, output)
     };
-    let body = encode(&value, output.format, context.flavor)?;
+    let body = encode(&value, output.format, context)?;
     Ok((body, output.content_type(context.flavor, list)))
 }
 
 /// `value` serialized as `format`.
-fn encode(value: &Value, format: Format, flavor: Flavor) -> Result<Vec<u8>, ApiError> {
+fn encode(value: &Value, format: Format, context: &Context) -> Result<Vec<u8>, ApiError> {
+    let flavor = context.flavor;
     match format {
         Format::Json => Ok(value.to_string().into_bytes()),
         Format::Yaml => yaml::encode(value),
-        Format::Protobuf => Ok(protobuf::encode_object(flavor, value)?),
+        Format::Protobuf => Ok(protobuf::encode_object_with(
+            flavor,
+            value,
+            &context.protobuf_cache,
+        )?),
         Format::Cbor => Err(not_served(
             Output {
                 format,
@@ -221,6 +228,7 @@ pub fn event_encoder(
         } => Ok(Some(Box::new(protobuf::ProtobufEvents::new(
             output,
             context.flavor,
+            context.protobuf_cache,
         )))),
         other => Err(not_served(other, context.flavor)),
     }

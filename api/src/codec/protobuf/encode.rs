@@ -3,6 +3,8 @@
 //! the JSON has it, lists unpacked, map entries in key order with an empty key or value left
 //! out, and the special types as apimachinery writes them (`well_known`).
 
+use std::sync::Arc;
+
 use base64::Engine as _;
 use serde_json::Map;
 use serde_json::Value;
@@ -22,6 +24,29 @@ use crate::limits::MAX_NESTING_DEPTH;
 pub fn encode_message(id: MessageId, value: &Value) -> Result<Vec<u8>, EncodeError> {
     let mut out = Vec::new();
     message_into(id, value, &mut out, 0)?;
+    Ok(out)
+}
+
+/// The bytes of list message `id` for `value`, each of its `items` written as `item` gives
+/// its message bytes (the cached encodings of stored versions), never re-encoded here.
+pub fn encode_list(
+    id: MessageId,
+    value: &Value,
+    item: &mut dyn FnMut(MessageId, &Value) -> Result<Arc<[u8]>, EncodeError>,
+) -> Result<Vec<u8>, EncodeError> {
+    let m = message(id);
+    let mut out = Vec::new();
+    for field in m.by_tag.iter().map(|i| &m.fields[usize::from(*i)]) {
+        match (field.json, field.ty, value.get(field.json)) {
+            (_, _, None | Some(Value::Null)) => {}
+            ("items", Ty::Message(item_id), Some(Value::Array(items))) => {
+                for v in items {
+                    wire::put_bytes(&mut out, field.tag, &item(item_id, v)?);
+                }
+            }
+            (_, _, Some(v)) => field_into(field, v, &mut out, 0).map_err(|e| e.at(field.json))?,
+        }
+    }
     Ok(out)
 }
 

@@ -1,10 +1,13 @@
 //! Protobuf watch streams: each event a length-prefixed `WatchEvent` frame whose object is
 //! the enveloped object (or its metadata-only view), as Kubernetes streams them.
 
+use std::sync::Arc;
+
 use bytes::Bytes;
 use serde_json::Value;
 
-use super::encode_object;
+use super::EncodingCache;
+use super::encode_object_with;
 use super::watch_frame;
 use crate::codec::EventEncoder;
 use crate::codec::Output;
@@ -18,12 +21,18 @@ use crate::flavor::Flavor;
 pub struct ProtobufEvents {
     output: Output,
     flavor: Flavor,
+    cache: Arc<EncodingCache>,
 }
 
 impl ProtobufEvents {
-    /// The encoder of a watch negotiated to `output` (a Protobuf output) in `flavor`.
-    pub fn new(output: Output, flavor: Flavor) -> Self {
-        Self { output, flavor }
+    /// The encoder of a watch negotiated to `output` (a Protobuf output) in `flavor`,
+    /// through the replica's `cache`.
+    pub fn new(output: Output, flavor: Flavor, cache: Arc<EncodingCache>) -> Self {
+        Self {
+            output,
+            flavor,
+            cache,
+        }
     }
 }
 
@@ -42,7 +51,7 @@ impl EventEncoder for ProtobufEvents {
             }
             _ => object,
         };
-        let enveloped = encode_object(self.flavor, &object)?;
+        let enveloped = encode_object_with(self.flavor, &object, &self.cache)?;
         Ok(Bytes::from(watch_frame(kind, &enveloped)))
     }
 }

@@ -6,12 +6,14 @@
 //! - `descriptor`: the table's types and lookups; `descriptor_table` is the generated data.
 //! - `encode` / `decode`: JSON <-> message bytes; `well_known`: the types with an encoding of
 //!   their own.
+//! - `cache`: each stored version's message bytes, encoded once per replica.
 //! - `envelope`: the prefix and `Unknown`; `wire`: varints and bounded reads.
 //! - `events`: watch streams of length-prefixed `WatchEvent` frames.
 //!
 //! Message bytes are what prost writes for the same k8s-pb value (fields by number, as Go's
 //! generated marshalers write them too).
 
+mod cache;
 mod decode;
 mod descriptor;
 #[rustfmt::skip]
@@ -25,6 +27,8 @@ mod wire;
 use serde_json::Map;
 use serde_json::Value;
 
+pub use cache::EncodingCache;
+pub use cache::MAX_CACHED_BYTES;
 pub use decode::decode_message;
 pub use descriptor::MessageId;
 pub use encode::encode_message;
@@ -146,13 +150,33 @@ pub fn body_to_json(flavor: Flavor, body: &[u8]) -> Result<Vec<u8>, ProtobufErro
     Ok(value.to_string().into_bytes())
 }
 
-/// The enveloped Protobuf of JSON object `value`, typed by its `apiVersion` and `kind`.
+/// The enveloped Protobuf of JSON object `value`, typed by its `apiVersion` and `kind`
+/// (nothing cached).
 pub fn encode_object(flavor: Flavor, value: &Value) -> Result<Vec<u8>, EncodeError> {
+    encode_object_with(flavor, value, &EncodingCache::new(0))
+}
+
+/// [`encode_object`] through a replica's `cache`: an object version, and each item of a
+/// list, is encoded once while cached, so gets, lists and watch events share one encoding.
+pub fn encode_object_with(
+    flavor: Flavor,
+    value: &Value,
+    cache: &EncodingCache,
+) -> Result<Vec<u8>, EncodeError> {
     let text = |k: &str| value.get(k).and_then(Value::as_str).unwrap_or_default();
     let (api_version, kind) = (text("apiVersion"), text("kind"));
     let id = message_of_kind(flavor, api_version, kind)
         .ok_or_else(|| EncodeError::new("the kind has no Protobuf message"))?;
-    Ok(wrap(api_version, kind, &encode_message(id, value)?))
+    let raw = if value.get("items").is_some_and(Value::is_array) {
+        encode::encode_list(id, value, &mut |item_id, item| {
+            cache.get_or_encode(item, api_version, || encode_message(item_id, item))
+        })?
+    } else {
+        cache
+            .get_or_encode(value, api_version, || encode_message(id, value))?
+            .to_vec()
+    };
+    Ok(wrap(api_version, kind, &raw))
 }
 
 /// The JSON object of enveloped Protobuf `bytes`, with `apiVersion` and `kind` from the
