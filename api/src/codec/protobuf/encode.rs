@@ -27,12 +27,15 @@ pub fn encode_message(id: MessageId, value: &Value) -> Result<Vec<u8>, EncodeErr
     Ok(out)
 }
 
+/// Gives the message bytes of one list item (of the message with the given id).
+pub type ItemBytes<'a> = dyn FnMut(MessageId, &Value) -> Result<Arc<[u8]>, EncodeError> + 'a;
+
 /// The bytes of list message `id` for `value`, each of its `items` written as `item` gives
 /// its message bytes (the cached encodings of stored versions), never re-encoded here.
 pub fn encode_list(
     id: MessageId,
     value: &Value,
-    item: &mut dyn FnMut(MessageId, &Value) -> Result<Arc<[u8]>, EncodeError>,
+    item: &mut ItemBytes<'_>,
 ) -> Result<Vec<u8>, EncodeError> {
     let m = message(id);
     let mut out = Vec::new();
