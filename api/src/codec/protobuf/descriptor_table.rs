@@ -4185,6 +4185,7 @@ pub(super) static KINDS: &[KindEntry] = &[
     KindEntry { group: GroupName::Domain("storagemigration"), version: "v1beta1", kind: "StorageVersionMigrationList", plural: "", message: 663 },
     KindEntry { group: GroupName::Plain("autoscaling"), version: "v1", kind: "Scale", plural: "", message: 125 },
     KindEntry { group: GroupName::Plain("policy"), version: "v1", kind: "Eviction", plural: "", message: 487 },
+    KindEntry { group: GroupName::Domain("authentication"), version: "v1", kind: "TokenRequest", plural: "", message: 97 },
     KindEntry { group: GroupName::Core, version: "v1", kind: "Status", plural: "", message: 706 },
     KindEntry { group: GroupName::Domain("meta"), version: "v1", kind: "Status", plural: "", message: 706 },
     KindEntry { group: GroupName::Core, version: "v1", kind: "DeleteOptions", plural: "", message: 692 },

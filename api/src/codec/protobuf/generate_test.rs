@@ -389,6 +389,12 @@ fn generate() -> Generated {
             "api.policy.v1.Eviction",
         ),
         (
+            GroupName::Domain("authentication"),
+            "v1",
+            "TokenRequest",
+            "api.authentication.v1.TokenRequest",
+        ),
+        (
             GroupName::Core,
             "v1",
             "Status",
