@@ -86,6 +86,8 @@ struct AppState {
     metrics: Metrics,
     /// Whether `CBORServingAndStorage` is on (CBOR is offered).
     cbor: bool,
+    /// The replica's Protobuf encodings of stored object versions.
+    protobuf_cache: Arc<crate::codec::protobuf::EncodingCache>,
 }
 
 /// The whole HTTP API over `storage`.
@@ -136,6 +138,9 @@ pub fn router(storage: Arc<dyn Storage>, config: ApiConfig) -> Router {
         deprecations: Arc::new(DeprecationTable::new(config.flavor)),
         metrics: config.metrics,
         cbor: config.feature_gates.enabled(Feature::CBORServingAndStorage),
+        protobuf_cache: Arc::new(crate::codec::protobuf::EncodingCache::new(
+            crate::codec::protobuf::MAX_CACHED_BYTES,
+        )),
     };
     let auditor = audit::filter::Auditor::new(
         config.audit,
@@ -232,10 +237,16 @@ async fn serve(State(state): State<AppState>, request: Request) -> Response {
     // Every answer to a resource request, errors of authentication, authorization and flow
     // control included, in the negotiated format; a 406 goes out in JSON.
     let accept = accept.as_ref().and_then(|v| v.to_str().ok());
-    let output = codec::offer(&info, state.cbor)
+    let output = codec::offer(&info, state.cbor, state.flavor)
         .negotiate(accept, state.flavor)
         .unwrap_or(codec::Output::JSON);
-    let context = codec::Context::of(state.flavor, state.clock.now(), &info, &query);
+    let context = codec::Context::of(
+        state.flavor,
+        state.clock.now(),
+        &info,
+        &query,
+        &state.protobuf_cache,
+    );
     record.finish(codec::render(response, output, &context).await)
 }
 
@@ -326,7 +337,7 @@ async fn authorized(
         return Ok(discovery_response(&answer));
     }
     let header = |name| parts.headers.get(name).and_then(|v| v.to_str().ok());
-    let offer = codec::offer(info, state.cbor);
+    let offer = codec::offer(info, state.cbor, state.flavor);
     let output = offer.negotiate(header(http::header::ACCEPT), state.flavor)?;
     let body = read_body(&parts.headers, body).await?;
     audit::request_body(&body);
@@ -336,9 +347,15 @@ async fn authorized(
     let (body_format, body) = if body.is_empty() || info.verb == Verb::Patch {
         (crate::schema::Format::Json, body)
     } else {
-        codec::decode_body(offer.input(content_type, state.flavor)?, body)?
+        codec::decode_body(offer.input(content_type, state.flavor)?, body, state.flavor)?
     };
-    let context = codec::Context::of(state.flavor, state.clock.now(), info, query);
+    let context = codec::Context::of(
+        state.flavor,
+        state.clock.now(),
+        info,
+        query,
+        &state.protobuf_cache,
+    );
     let req = crate::handlers::ResourceRequest {
         info,
         query,

@@ -11,6 +11,7 @@
 //! - [`media_type`]: media types and `Accept` lists.
 //! - [`negotiate`]: the response's [`Output`] and the body's [`Format`] for a request.
 //! - `metadata`: the metadata-only views (`PartialObjectMetadata`, item 5).
+//! - [`protobuf`]: Protobuf documents and watch frames of the built-in kinds (item 3).
 //! - `yaml`: YAML documents.
 //! - `table`: Tables (item 4): the printers of the built-in kinds and the Table document.
 
@@ -18,6 +19,7 @@ pub mod cbor;
 pub mod media_type;
 mod metadata;
 pub mod negotiate;
+pub mod protobuf;
 mod table;
 mod yaml;
 
@@ -59,28 +61,37 @@ pub struct Context {
     pub resource: String,
     /// The `includeObject` query parameter of a Table request, if sent.
     pub include_object: Option<String>,
+    /// The replica's cache of Protobuf encodings.
+    pub protobuf_cache: std::sync::Arc<protobuf::EncodingCache>,
 }
 
 impl Context {
-    /// The context of `info`'s request with `query`, served at `now`.
-    pub fn of(flavor: Flavor, now: DateTime<Utc>, info: &RequestInfo, query: &QueryParams) -> Self {
+    /// The context of `info`'s request with `query`, served at `now`, encoding Protobuf
+    /// through `protobuf_cache`.
+    pub fn of(
+        flavor: Flavor,
+        now: DateTime<Utc>,
+        info: &RequestInfo,
+        query: &QueryParams,
+        protobuf_cache: &std::sync::Arc<protobuf::EncodingCache>,
+    ) -> Self {
         Self {
             flavor,
             now,
             group: info.api_group.clone(),
             resource: info.resource.clone(),
             include_object: query.get("includeObject").map(str::to_owned),
+            protobuf_cache: protobuf_cache.clone(),
         }
     }
 }
 
 /// What `info`'s request can be answered as (`cbor`: whether `CBORServingAndStorage` is on).
-pub fn offer(info: &RequestInfo, cbor: bool) -> Offer {
+pub fn offer(info: &RequestInfo, cbor: bool, flavor: Flavor) -> Offer {
     let read = matches!(info.verb, Verb::Get | Verb::List | Verb::Watch);
     let views = read && info.subresource.is_empty();
-    // The formats below are offered as their codecs are wired in (issue 16 items 3, 4).
     Offer {
-        protobuf: false,
+        protobuf: protobuf::serves(flavor, info),
         cbor,
         table: views,
         metadata: views,
@@ -94,6 +105,7 @@ pub fn offer(info: &RequestInfo, cbor: bool) -> Offer {
 pub fn decode_body(
     format: Format,
     body: Bytes,
+    flavor: Flavor,
 ) -> Result<(crate::schema::Format, Bytes), ApiError> {
     match format {
         Format::Json => Ok((crate::schema::Format::Json, body)),
@@ -102,9 +114,10 @@ pub fn decode_body(
             crate::schema::Format::Json,
             Bytes::from(cbor::decode_to_json(&body)?),
         )),
-        Format::Protobuf => Err(ApiError::UnsupportedMediaType {
-            accepted: "application/json, application/yaml".to_owned(),
-        }),
+        Format::Protobuf => Ok((
+            crate::schema::Format::Json,
+            Bytes::from(protobuf::body_to_json(flavor, &body)?),
+        )),
     }
 }
 
@@ -143,23 +156,21 @@ pub fn encode_document(
         };
         (viewed, output)
     };
-    let body = encode(&value, output.format, context.flavor)?;
+    let body = encode(&value, output.format, context)?;
     Ok((body, output.content_type(context.flavor, list)))
 }
 
 /// `value` serialized as `format`.
-fn encode(value: &Value, format: Format, flavor: Flavor) -> Result<Vec<u8>, ApiError> {
+fn encode(value: &Value, format: Format, context: &Context) -> Result<Vec<u8>, ApiError> {
     match format {
         Format::Json => Ok(value.to_string().into_bytes()),
         Format::Yaml => yaml::encode(value),
         Format::Cbor => Ok(cbor::encode(value)),
-        Format::Protobuf => Err(not_served(
-            Output {
-                format,
-                view: View::Object,
-            },
-            flavor,
-        )),
+        Format::Protobuf => Ok(protobuf::encode_object_with(
+            context.flavor,
+            value,
+            &context.protobuf_cache,
+        )?),
     }
 }
 
@@ -237,6 +248,14 @@ pub fn event_encoder(
             format: Format::Json,
             view: View::Table(version),
         } => Ok(Some(Box::new(table::TableEvents::new(version, context)?))),
+        Output {
+            format: Format::Protobuf,
+            ..
+        } => Ok(Some(Box::new(protobuf::ProtobufEvents::new(
+            output,
+            context.flavor,
+            context.protobuf_cache,
+        )))),
         other => Err(not_served(other, context.flavor)),
     }
 }

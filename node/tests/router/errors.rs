@@ -393,8 +393,8 @@ async fn non_json_bodies_are_415() {
     let mut req = Request::builder()
         .method("POST")
         .uri(CM_PATH)
-        .header("content-type", "application/vnd.kubernetes.protobuf")
-        .body(Body::from(&b"k8s\0\x0a"[..]))
+        .header("content-type", "application/xml")
+        .body(Body::from(&b"<configmap/>"[..]))
         .expect("request");
     req.extensions_mut().insert(admin());
     let r = send(&app, req).await;

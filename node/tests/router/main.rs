@@ -28,6 +28,7 @@ mod negotiation;
 mod node_authorizer;
 mod openapi;
 mod patch;
+mod protobuf;
 mod rbac;
 mod rbac_policy;
 mod reviews;
