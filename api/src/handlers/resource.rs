@@ -224,6 +224,17 @@ async fn dispatch(
     match (&info.verb, item_ns) {
         (Verb::List, _) => {
             let options = ListOptions::from_query(req.query, false, req.flavor)?;
+            if req.output.format == codec::Format::Protobuf
+                && req.output.view == codec::View::Object
+            {
+                let (head, items) = store.list_items(storage, namespace, &options).await?;
+                let stored = items.iter().map(|i| codec::protobuf::StoredItem {
+                    key: &i.key,
+                    revision: i.revision,
+                    json: &i.json,
+                });
+                return codec::protobuf_list(&head, stored, req.context);
+            }
             let body = store.list(storage, namespace, &options).await?;
             Ok(json_response(StatusCode::OK, body))
         }

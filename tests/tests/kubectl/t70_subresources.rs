@@ -64,15 +64,15 @@ async fn kubectl_scale_and_a_token_request() {
     let replicas = web_replicas(&kubeconfig).await;
     assert_eq!(replicas.trim(), "2");
 
-    // `kubectl create serviceaccount` sends Protobuf, which is not decoded yet.
+    // From a manifest (t12 runs `kubectl create serviceaccount` itself).
     let account = write_file(
         &cluster,
         "sa.yaml",
         "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: default\n  namespace: default\n",
     );
     kubectl(&kubeconfig, &["create", "-f", &account]).await;
-    // `kubectl create token` sends its TokenRequest as Protobuf, which is not decoded yet
-    // (415); the same request in JSON through `kubectl create --raw`.
+    // The TokenRequest in JSON through `kubectl create --raw` (t12 runs `kubectl create
+    // token` itself, which sends it as Protobuf).
     let request = write_file(
         &cluster,
         "token.json",

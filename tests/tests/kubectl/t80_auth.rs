@@ -1,7 +1,7 @@
 //! kubectl through the computed kinds: who am I, may I, and a TokenReview of a service
-//! account token, plus `kubectl get componentstatuses`. `kubectl auth whoami` and `kubectl
-//! auth can-i` send their reviews as Protobuf, which is not decoded yet (415), so the same
-//! reviews go in JSON through `kubectl create --raw`, as t70 does for tokens.
+//! account token, plus `kubectl get componentstatuses`. The reviews go in JSON
+//! through `kubectl create --raw` here; t12 runs `kubectl auth whoami` and `kubectl auth
+//! can-i` themselves, which send them as Protobuf.
 
 use std::path::Path;
 

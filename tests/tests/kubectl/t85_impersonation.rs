@@ -1,8 +1,7 @@
 //! Impersonation with kubectl (issue 14, item 2): `--as` and `--as-group` from the admin
 //! kubeconfig of `apiary dev --flavor kubernetes`, a user without the `impersonate` verb
-//! refused, and the replica's audit log naming the impersonated user. `kubectl auth whoami`
-//! sends Protobuf, which is not decoded yet, so the SelfSubjectReview goes in JSON through
-//! `kubectl create --raw`.
+//! refused, and the replica's audit log naming the impersonated user. The SelfSubjectReview
+//! goes in JSON through `kubectl create --raw` (t12 runs `kubectl auth whoami` itself).
 
 use std::path::Path;
 use std::path::PathBuf;

@@ -1,8 +1,8 @@
 //! A service account token as kubectl's credential on a real three-replica cluster: issued on
 //! one replica, used with `--token` on the others; forged, expired and misaddressed tokens are
 //! refused; the issuer discovery documents serve the key that verifies it. The TokenRequest
-//! and the reviews go in JSON through `kubectl create --raw` (kubectl sends them as Protobuf
-//! otherwise, which is not decoded yet).
+//! and the reviews go in JSON through `kubectl create --raw` (t12 runs the commands that send
+//! them as Protobuf).
 
 use std::path::Path;
 use std::time::Duration;

@@ -55,8 +55,8 @@ pub(crate) fn user_kubeconfig(cluster: &DevCluster, name: &str, token: &str) -> 
     path
 }
 
-/// Who `kubeconfig`'s user is, by a SelfSubjectReview in JSON (`kubectl auth whoami` sends
-/// Protobuf, not decoded yet).
+/// Who `kubeconfig`'s user is, by a SelfSubjectReview in JSON (t12 runs `kubectl auth whoami`
+/// itself).
 async fn whoami(kubeconfig: &Path, dir: &Path) -> Value {
     let file = dir.join("whoami.json");
     let review = json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"});

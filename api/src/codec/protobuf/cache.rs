@@ -64,6 +64,32 @@ impl EncodingCache {
         let Some(key) = key(object, api_version) else {
             return encode().map(Arc::from);
         };
+        self.get_or_encode_version(key, encode)
+    }
+
+    /// The message bytes of the stored version of `storage_key` at `revision` served as
+    /// `api_version`: named without reading the object (storage keys begin with `/`, so they
+    /// never equal a uid).
+    pub fn get_or_encode_stored(
+        &self,
+        storage_key: &str,
+        revision: u64,
+        api_version: &str,
+        encode: impl FnOnce() -> Result<Vec<u8>, EncodeError>,
+    ) -> Result<Arc<[u8]>, EncodeError> {
+        let key = (
+            storage_key.to_owned(),
+            revision.to_string(),
+            api_version.to_owned(),
+        );
+        self.get_or_encode_version(key, encode)
+    }
+
+    fn get_or_encode_version(
+        &self,
+        key: Key,
+        encode: impl FnOnce() -> Result<Vec<u8>, EncodeError>,
+    ) -> Result<Arc<[u8]>, EncodeError> {
         let lock = |inner: &Mutex<Inner>| {
             inner
                 .lock()

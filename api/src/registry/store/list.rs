@@ -2,6 +2,7 @@
 //! by selectors, and the `<Kind>List` written from the stored bytes (spec 000 "Pagination").
 
 use serde_json::Map;
+use serde_json::Value;
 use serde_json::json;
 
 use super::Store;
@@ -21,6 +22,17 @@ use crate::storage::StoredObject;
 /// The most objects a selective list reads from storage at once (Kubernetes' etcd store
 /// doubles its reads up to this many).
 const MAX_CHUNK: usize = 10_000;
+
+/// One object of a list as served: its storage key, the revision of its last change, and
+/// its JSON.
+pub struct ListedItem {
+    /// The object's storage key.
+    pub key: String,
+    /// The revision of its last change (its `resourceVersion`).
+    pub revision: Revision,
+    /// Its JSON as served (converted when the served version is not the stored one).
+    pub json: Vec<u8>,
+}
 
 /// A listed object: key, stored form, revision of its last change.
 type Listed = (String, StoredJson, Revision);
@@ -136,23 +148,7 @@ impl Store {
     pub(super) fn list_body(&self, page: &Page) -> Result<Vec<u8>, ApiError> {
         let size: usize = page.items.iter().map(|(_, s, _)| s.json.len() + 32).sum();
         let mut out = Vec::with_capacity(size + 128);
-        let mut metadata = Map::new();
-        metadata.insert(
-            "resourceVersion".to_owned(),
-            page.revision.to_string().into(),
-        );
-        if let Some(next) = &page.next {
-            metadata.insert("continue".to_owned(), next.clone().into());
-        }
-        if let Some(remaining) = page.remaining {
-            metadata.insert("remainingItemCount".to_owned(), remaining.into());
-        }
-        let head = json!({
-            "kind": self.resource.list_kind,
-            "apiVersion": self.resource.api_version(),
-            "metadata": metadata,
-        })
-        .to_string();
+        let head = self.list_head(page).to_string();
         // `head` is `{...}`: reopen it to append the items.
         out.extend_from_slice(&head.as_bytes()[..head.len() - 1]);
         out.extend_from_slice(b",\"items\":[");
@@ -166,23 +162,75 @@ impl Store {
         Ok(out)
     }
 
-    /// The `<Kind>List` of the objects in `namespace` (`None`: all namespaces) that the
-    /// options' selectors select, read with the consistency, page size and continue token
-    /// they ask for (spec 000 "Resource version semantics" and "Pagination"). 400 for a
-    /// field the kind's selectors cannot name or a bad token; 410 when the revision asked for
-    /// (or the token's) has been compacted; 504 when it is not reached in time.
+    /// The `<Kind>List` of `page` without its items: kind, apiVersion and list metadata.
+    fn list_head(&self, page: &Page) -> Value {
+        let mut metadata = Map::new();
+        metadata.insert(
+            "resourceVersion".to_owned(),
+            page.revision.to_string().into(),
+        );
+        if let Some(next) = &page.next {
+            metadata.insert("continue".to_owned(), next.clone().into());
+        }
+        if let Some(remaining) = page.remaining {
+            metadata.insert("remainingItemCount".to_owned(), remaining.into());
+        }
+        json!({
+            "kind": self.resource.list_kind,
+            "apiVersion": self.resource.api_version(),
+            "metadata": metadata,
+        })
+    }
+
+    /// The page of the objects in `namespace` (`None`: all namespaces) that the options'
+    /// selectors select, read with the consistency, page size and continue token they ask for
+    /// (spec 000 "Resource version semantics" and "Pagination"). 400 for a field the kind's
+    /// selectors cannot name or a bad token; 410 when the revision asked for (or the token's)
+    /// has been compacted; 504 when it is not reached in time.
+    async fn page(
+        &self,
+        storage: &dyn Storage,
+        namespace: Option<&str>,
+        options: &ListOptions,
+    ) -> Result<Page, ApiError> {
+        let selectors = self.selectors(options.selectors.clone())?;
+        let prefix = self.resource.collection_key(namespace);
+        let read = ListRead::resolve(options, &prefix)?;
+        self.select(storage, &prefix, &selectors, read, options.limit)
+            .await
+    }
+
+    /// The `<Kind>List` of the page the options ask for (see [`Self::page`]).
     pub async fn list(
         &self,
         storage: &dyn Storage,
         namespace: Option<&str>,
         options: &ListOptions,
     ) -> Result<Vec<u8>, ApiError> {
-        let selectors = self.selectors(options.selectors.clone())?;
-        let prefix = self.resource.collection_key(namespace);
-        let read = ListRead::resolve(options, &prefix)?;
-        let page = self
-            .select(storage, &prefix, &selectors, read, options.limit)
-            .await?;
+        let page = self.page(storage, namespace, options).await?;
         self.list_body(&page)
+    }
+
+    /// The page [`Self::list`] answers, as its list head (kind, apiVersion, list metadata)
+    /// and its items one by one, each the object's JSON as served: for writers of other
+    /// formats that name each stored version by its key and revision.
+    pub async fn list_items(
+        &self,
+        storage: &dyn Storage,
+        namespace: Option<&str>,
+        options: &ListOptions,
+    ) -> Result<(Value, Vec<ListedItem>), ApiError> {
+        let page = self.page(storage, namespace, options).await?;
+        let mut items = Vec::with_capacity(page.items.len());
+        for (key, stored, revision) in &page.items {
+            let mut json = Vec::with_capacity(stored.json.len() + 32);
+            self.write_item(key, stored, *revision, &mut json)?;
+            items.push(ListedItem {
+                key: key.clone(),
+                revision: *revision,
+                json,
+            });
+        }
+        Ok((self.list_head(&page), items))
     }
 }
