@@ -223,6 +223,15 @@ async fn send(app: &Router, request: Request<Body>) -> Reply {
     }
 }
 
+/// The reply's `Content-Type` (empty when absent).
+fn content_type(reply: &Reply) -> &str {
+    reply
+        .headers
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+}
+
 /// GET `path` as the admin with `headers`.
 async fn get_with(app: &Router, path: &str, headers: &[(&str, &str)]) -> Reply {
     let mut req = Request::builder().method("GET").uri(path);

@@ -23,14 +23,6 @@ async fn with_config_map(flavor: Flavor) -> Router {
     app
 }
 
-fn content_type(reply: &Reply) -> &str {
-    reply
-        .headers
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-}
-
 // R-RES-137: nothing acceptable is 406 NotAcceptable, naming what is served.
 #[tokio::test]
 async fn unserved_media_types_are_406() {

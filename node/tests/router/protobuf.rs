@@ -41,14 +41,6 @@ async fn pb_call(
     send(app, req).await
 }
 
-fn content_type(reply: &Reply) -> &str {
-    reply
-        .headers
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-}
-
 /// The object of a Protobuf reply.
 fn object(reply: &Reply, flavor: Flavor) -> Value {
     assert_eq!(content_type(reply), protobuf(flavor), "{:?}", reply.body);

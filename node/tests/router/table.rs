@@ -18,14 +18,6 @@ fn table_accept(flavor: Flavor, version: &str) -> String {
     )
 }
 
-fn content_type(reply: &Reply) -> &str {
-    reply
-        .headers
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-}
-
 fn config_map(name: &str) -> String {
     json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"a": "1", "b": "2"}})
         .to_string()
