@@ -22,3 +22,4 @@ mod t85_tokens;
 mod t86_rbac;
 mod t90_audit;
 mod t90_metrics;
+mod watching;

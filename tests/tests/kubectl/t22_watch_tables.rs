@@ -2,41 +2,23 @@
 //! Tables: the header and the first list's rows first, then one row per change made through
 //! another replica while it watches, with `--output-watch-events` naming each event.
 
-use std::process::Stdio;
-use std::time::Duration;
-use std::time::Instant;
-
 use apiary_tests::objects;
 use http::StatusCode;
-use tokio::io::AsyncBufReadExt;
-use tokio::io::BufReader;
-use tokio::io::Lines;
-use tokio::process::ChildStdout;
-use tokio::process::Command;
 
 use crate::run::kubernetes_cluster;
+use crate::watching::Output;
+use crate::watching::read_line_where;
+use crate::watching::watch_configmaps;
 
-/// How long kubectl may take to print an expected line.
-const LINE_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// Reads lines of `out` until one whose cells (split on blanks) start with `expected`; fails
-/// after [`LINE_TIMEOUT`] or at the end of the output. Answers that line's cells.
-async fn read_row(out: &mut Lines<BufReader<ChildStdout>>, expected: &[&str]) -> Vec<String> {
-    let deadline = Instant::now() + LINE_TIMEOUT;
-    let mut before = Vec::new();
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let line = tokio::time::timeout(left, out.next_line())
-            .await
-            .unwrap_or_else(|_| panic!("no {expected:?} within {LINE_TIMEOUT:?}; saw {before:?}"))
-            .expect("kubectl's output reads")
-            .unwrap_or_else(|| panic!("kubectl ended before {expected:?}; saw {before:?}"));
-        let cells: Vec<String> = line.split_whitespace().map(str::to_owned).collect();
-        if cells.len() >= expected.len() && cells.iter().zip(expected).all(|(c, e)| c == e) {
-            return cells;
-        }
-        before.push(line);
-    }
+/// Reads lines of `out` until one whose cells (split on blanks) start with `expected`, and
+/// answers that line's cells.
+async fn read_row(out: &mut Output, expected: &[&str]) -> Vec<String> {
+    let starts = |line: &str| {
+        let cells: Vec<&str> = line.split_whitespace().collect();
+        cells.len() >= expected.len() && cells.iter().zip(expected).all(|(c, e)| c == e)
+    };
+    let line = read_line_where(out, &format!("{expected:?}"), starts).await;
+    line.split_whitespace().map(str::to_owned).collect()
 }
 
 // R-HA-016, R-RES-131
@@ -53,25 +35,8 @@ async fn kubectl_get_watch_prints_table_rows_for_each_event() {
         .unwrap();
     assert_eq!(before.status, StatusCode::CREATED, "{}", before.text());
 
-    let mut kubectl = Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(cluster.kubeconfig())
-        .args([
-            "--context",
-            "node-3",
-            "--request-timeout=60s",
-            "get",
-            "configmaps",
-            "--watch",
-            "--output-watch-events",
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("kubectl starts");
-    let mut out = BufReader::new(kubectl.stdout.take().expect("stdout")).lines();
+    let (mut kubectl, mut out) =
+        watch_configmaps(&cluster.kubeconfig(), &["--output-watch-events"]);
 
     // The header and the first list come first; only then does another replica write, so only
     // the watch can report what follows.
