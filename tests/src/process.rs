@@ -122,6 +122,28 @@ pub fn read_pid_file(path: &Path) -> Result<u32> {
     })
 }
 
+/// Runs a client script's `command` (named `what` in failures) to its end, at most `limit`;
+/// it must exit 0. Answers its stdout.
+pub async fn run_script(
+    mut command: tokio::process::Command,
+    what: &str,
+    limit: Duration,
+) -> String {
+    let run = command.stdin(Stdio::null()).kill_on_drop(true).output();
+    let output = tokio::time::timeout(limit, run)
+        .await
+        .unwrap_or_else(|_| panic!("{what} took more than {limit:?}"))
+        .unwrap_or_else(|e| panic!("{what} does not start: {e}"));
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "{what} failed ({}):\n{stdout}{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,10 +5,10 @@
 
 mod t10_crud_paging_watch;
 
-use std::process::Stdio;
 use std::time::Duration;
 
 use apiary_tests::js;
+use apiary_tests::process;
 use tokio::process::Command;
 
 /// How long one script may take.
@@ -18,24 +18,13 @@ const SCRIPT_TIMEOUT: Duration = Duration::from_secs(120);
 /// summary it prints.
 async fn run_script(name: &str, args: &[&str]) -> serde_json::Value {
     let node = js::node().expect("Node.js with @kubernetes/client-node");
-    let run = Command::new(&node)
+    let mut command = Command::new(&node);
+    command
         .arg(js::script(name))
         .args(args)
-        .current_dir(js::dir())
-        .stdin(Stdio::null())
-        .kill_on_drop(true)
-        .output();
-    let output = tokio::time::timeout(SCRIPT_TIMEOUT, run)
-        .await
-        .unwrap_or_else(|_| panic!("{name} took more than {SCRIPT_TIMEOUT:?}"))
-        .expect("node runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{name} {args:?} failed ({}):\n{stdout}{}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
+        .current_dir(js::dir());
+    let what = format!("{name} {args:?}");
+    let stdout = process::run_script(command, &what, SCRIPT_TIMEOUT).await;
     serde_json::from_str(stdout.trim())
         .unwrap_or_else(|e| panic!("{name} printed no JSON summary ({e}): {stdout}"))
 }

@@ -5,9 +5,9 @@
 mod t10_paged_list_and_watch;
 mod t20_patch_delete;
 
-use std::process::Stdio;
 use std::time::Duration;
 
+use apiary_tests::process;
 use apiary_tests::python;
 use tokio::process::Command;
 
@@ -17,22 +17,7 @@ const SCRIPT_TIMEOUT: Duration = Duration::from_secs(120);
 /// Runs the script `name` with `args`; it must exit 0. Returns its stdout.
 async fn run_script(name: &str, args: &[&str]) -> String {
     let python = python::python().expect("the venv with the kubernetes client");
-    let run = Command::new(&python)
-        .arg(python::script(name))
-        .args(args)
-        .stdin(Stdio::null())
-        .kill_on_drop(true)
-        .output();
-    let output = tokio::time::timeout(SCRIPT_TIMEOUT, run)
-        .await
-        .unwrap_or_else(|_| panic!("{name} took more than {SCRIPT_TIMEOUT:?}"))
-        .expect("python runs");
-    assert!(
-        output.status.success(),
-        "{name} {args:?} failed ({}):\n{}{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).into_owned()
+    let mut command = Command::new(&python);
+    command.arg(python::script(name)).args(args);
+    process::run_script(command, &format!("{name} {args:?}"), SCRIPT_TIMEOUT).await
 }
