@@ -52,12 +52,14 @@ impl Replica {
             to = successor,
             "handing raft leadership over"
         );
+        // Taken before the trigger: the call naming the successor may fail (a stopped peer
+        // refuses at once) before the trigger's answer arrives, and that failure counts.
+        let started = Instant::now();
         if let Err(error) = self.raft.trigger().transfer_leader(successor).await {
             tracing::warn!(%error, "raft stopped before the leadership hand-over");
             return None;
         }
         let me = self.id;
-        let started = Instant::now();
         let deadline = started + limit;
         // The successor's answers are watched as the wait goes: one that stopped answering
         // (a whole cluster stopping at once) cannot take over, so waiting longer is pointless.
