@@ -12,6 +12,7 @@
 //! the same limit. Their recursion follows the patch document, so it is as deep as the
 //! parser allowed and no deeper.
 
+pub mod fieldpath;
 mod json_patch;
 mod json_pointer;
 mod merge_patch;
@@ -36,6 +37,7 @@ pub use json_patch::JSON_PATCH_MAX_COPY_BYTES;
 pub use json_patch::JSON_PATCH_MAX_SHIFTS;
 pub use json_patch::MAX_JSON_PATCH_OPERATIONS;
 pub use shape::Shape;
+pub use shape::Structure;
 
 /// The patch media types served, in Kubernetes' order: the text of a 415's list.
 pub const PATCH_MEDIA_TYPES: [&str; 3] = [

@@ -154,6 +154,12 @@ pub fn markers(definition: &str, property: &str) -> Option<&'static Markers> {
         .map(|i| &table::MARKERS[i].2)
 }
 
+/// Whether the definition `definition` is atomic as a whole: server-side apply replaces and
+/// owns its values whole, wherever they appear.
+pub fn atomic_type(definition: &str) -> bool {
+    table::ATOMIC_TYPES.binary_search(&definition).is_ok()
+}
+
 /// Every marked property of `definition`, in property order.
 pub fn markers_of(definition: &str) -> impl Iterator<Item = (&'static str, &'static Markers)> {
     let start = table::MARKERS.partition_point(|(d, _, _)| *d < definition);

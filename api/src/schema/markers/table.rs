@@ -422,3 +422,20 @@ pub(super) static MARKERS: &[(&str, &str, Markers)] = &[
     ("io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceSpec", "caBundle", ATOMIC),
     ("io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceStatus", "conditions", keyed(&["type"]).patch(PatchStrategy::Merge).merge_key("type")),
 ];
+
+/// The definitions marked atomic as a whole (`+structType=atomic` or `+mapType=atomic` on the
+/// Go type; `x-kubernetes-map-type: atomic` on the definition in upstream's OpenAPI), sorted.
+pub(super) const ATOMIC_TYPES: &[&str] = &[
+    "io.k8s.api.core.v1.ConfigMapKeySelector",
+    "io.k8s.api.core.v1.LocalObjectReference",
+    "io.k8s.api.core.v1.NodeSelector",
+    "io.k8s.api.core.v1.NodeSelectorTerm",
+    "io.k8s.api.core.v1.ObjectFieldSelector",
+    "io.k8s.api.core.v1.ObjectReference",
+    "io.k8s.api.core.v1.ResourceFieldSelector",
+    "io.k8s.api.core.v1.SecretKeySelector",
+    "io.k8s.api.core.v1.TopologySelectorTerm",
+    "io.k8s.api.core.v1.TypedLocalObjectReference",
+    "io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector",
+    "io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference",
+];
