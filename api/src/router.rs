@@ -364,6 +364,7 @@ async fn authorized(
         output,
         context: &context,
         content_type,
+        user_agent: header(http::header::USER_AGENT),
         flavor: state.flavor,
         now: state.clock.now(),
         watch: state.watch,

@@ -3,8 +3,8 @@
 //! built-in types. Pure: the store reads the current object, patches it here, and runs the
 //! result through its normal update path.
 //!
-//! Server-side apply (`application/apply-patch+yaml`) is not served yet: it is refused with
-//! the unsupported patch types (R-RES-111 is a later issue).
+//! Server-side apply (`application/apply-patch+yaml`) is not one of these engines: its merge
+//! and the field ownership it records are [`apply`]'s, which the store calls.
 //!
 //! Every engine keeps [`MAX_NESTING_DEPTH`]: the current object is measured once, a JSON
 //! Patch checks each operation before it inserts anything, and the merge patches build no
@@ -12,6 +12,7 @@
 //! the same limit. Their recursion follows the patch document, so it is as deep as the
 //! parser allowed and no deeper.
 
+pub mod apply;
 pub mod fieldpath;
 mod json_patch;
 mod json_pointer;
@@ -40,11 +41,15 @@ pub use shape::Shape;
 pub use shape::Structure;
 
 /// The patch media types served, in Kubernetes' order: the text of a 415's list.
-pub const PATCH_MEDIA_TYPES: [&str; 3] = [
+pub const PATCH_MEDIA_TYPES: [&str; 4] = [
     "application/json-patch+json",
     "application/merge-patch+json",
     "application/strategic-merge-patch+json",
+    APPLY_YAML,
 ];
+
+/// Server-side apply's media type (R-RES-111); its body is YAML, and so JSON too.
+const APPLY_YAML: &str = "application/apply-patch+yaml";
 
 /// The kind of a patch document, named by the request's `Content-Type`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,6 +61,9 @@ pub enum PatchType {
     /// Kubernetes' strategic merge patch, which merges lists by the markers of the built-in
     /// types (R-RES-117).
     Strategic,
+    /// Server-side apply: the body is a partial object in YAML (or JSON), merged by the
+    /// field manager, not by [`apply`] (R-RES-111, R-RES-200).
+    Apply,
 }
 
 impl PatchType {
@@ -67,6 +75,7 @@ impl PatchType {
             "application/json-patch+json" => Some(Self::Json),
             "application/merge-patch+json" => Some(Self::Merge),
             "application/strategic-merge-patch+json" => Some(Self::Strategic),
+            APPLY_YAML => Some(Self::Apply),
             _ => None,
         }
     }
@@ -166,7 +175,8 @@ fn too_deep(what: &str) -> PatchError {
 
 /// `current` with the patch `body` of kind `kind` applied; `shape` is the object's schema,
 /// which only strategic merge patches read. The result nests no deeper than
-/// [`MAX_NESTING_DEPTH`]: an object already deeper is refused before the patch is read.
+/// [`MAX_NESTING_DEPTH`]: an object already deeper is refused before the patch is read. An
+/// apply is no patch document: the store's apply step merges it, and it is refused here.
 pub fn apply(
     kind: PatchType,
     current: Value,
@@ -182,6 +192,9 @@ pub fn apply(
         PatchType::Json => json_patch::apply(current, body),
         PatchType::Merge => merge_patch::apply(current, body),
         PatchType::Strategic => strategic::apply(current, body, shape),
+        PatchType::Apply => Err(PatchError::NotApplicable(
+            "an apply is merged by the field manager, not applied as a patch".to_owned(),
+        )),
     }
 }
 
@@ -199,7 +212,9 @@ mod tests {
     fn body(kind: PatchType, value: Value) -> String {
         match kind {
             PatchType::Json => json!([{"op": "add", "path": "/b", "value": value}]).to_string(),
-            PatchType::Merge | PatchType::Strategic => json!({ "b": value }).to_string(),
+            PatchType::Merge | PatchType::Strategic | PatchType::Apply => {
+                json!({ "b": value }).to_string()
+            }
         }
     }
 
@@ -230,7 +245,9 @@ mod tests {
                 // The patch's own wrapping takes levels: its value nests as deep as fits.
                 let room = match kind {
                     PatchType::Json => MAX_NESTING_DEPTH - 2,
-                    PatchType::Merge | PatchType::Strategic => MAX_NESTING_DEPTH - 1,
+                    PatchType::Merge | PatchType::Strategic | PatchType::Apply => {
+                        MAX_NESTING_DEPTH - 1
+                    }
                 };
                 let patch = body(kind, nested(room));
                 let got = apply(kind, at_limit.clone(), patch.as_bytes(), shape)
@@ -267,7 +284,7 @@ mod tests {
         assert!(!nests_past_limit(shallow.as_bytes()));
     }
 
-    // R-RES-114, R-RES-116, R-RES-117, R-RES-111 (refused until server-side apply)
+    // R-RES-114, R-RES-116, R-RES-117, R-RES-111
     #[test]
     fn content_types_name_patch_types() {
         for (ct, want) in [
@@ -280,7 +297,8 @@ mod tests {
                 Some("application/strategic-merge-patch+json"),
                 Some(PatchType::Strategic),
             ),
-            (Some("application/apply-patch+yaml"), None),
+            (Some("application/apply-patch+yaml"), Some(PatchType::Apply)),
+            (Some("application/apply-patch+cbor"), None),
             (Some("application/json"), None),
             (None, None),
         ] {
