@@ -429,6 +429,15 @@ fn content(mut object: Value) -> Value {
         ] {
             metadata.remove(set);
         }
+        // The managed fields are the same but for the time of each write.
+        if let Some(entries) = metadata
+            .get_mut("managedFields")
+            .and_then(Value::as_array_mut)
+        {
+            for entry in entries.iter_mut().filter_map(Value::as_object_mut) {
+                entry.remove("time");
+            }
+        }
     }
     object
 }
