@@ -49,7 +49,11 @@ pub const PATCH_MEDIA_TYPES: [&str; 4] = [
 ];
 
 /// Server-side apply's media type (R-RES-111); its body is YAML, and so JSON too.
-const APPLY_YAML: &str = "application/apply-patch+yaml";
+pub const APPLY_YAML: &str = "application/apply-patch+yaml";
+
+/// Server-side apply in CBOR, served when `CBORServingAndStorage` is on: the router
+/// transcodes its body to JSON and serves it as the [`APPLY_YAML`] apply it equals.
+pub const APPLY_CBOR: &str = "application/apply-patch+cbor";
 
 /// The kind of a patch document, named by the request's `Content-Type`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
