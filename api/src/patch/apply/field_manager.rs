@@ -12,7 +12,7 @@ use super::Conflict;
 use super::FieldManager;
 use super::Manager;
 use super::Operation;
-use super::conflict_error;
+use super::apply_conflict;
 use super::last_applied;
 use super::managed_fields;
 use super::managed_fields::Identity;
@@ -21,7 +21,6 @@ use super::managed_fields::Owned;
 use super::merge::merge;
 use super::ownership;
 use crate::error::ApiError;
-use crate::group::GroupKind;
 use crate::patch::fieldpath;
 
 /// The manager of the fields an object had when it was first applied to without managed
@@ -193,10 +192,7 @@ impl FieldManager<'_> {
         };
         let mut object = match outcome {
             Ok(object) => object,
-            Err(Refused::Conflicts(conflicts)) => {
-                let name = config["metadata"]["name"].as_str().unwrap_or_default();
-                return Err(conflict_error(GroupKind::default(), name, &conflicts));
-            }
+            Err(Refused::Conflicts(conflicts)) => return Err(apply_conflict(&conflicts)),
             Err(Refused::Invalid(error)) => return Err(error),
         };
         if manager.name == last_applied::KUBECTL {

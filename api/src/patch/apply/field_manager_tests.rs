@@ -554,3 +554,58 @@ fn bad_configurations_are_refused() {
         ApiError::BadRequest("metadata.managedFields must be nil".to_owned())
     );
 }
+
+// R-RES-237: a conflict names its manager as Kubernetes prints it (with the subresource it
+// wrote through, and for an Update manager its API version and time); the details name no
+// object, as Kubernetes' apply conflict does.
+#[test]
+fn conflicts_name_their_manager_as_kubernetes_prints_it() {
+    use super::Conflict;
+    use super::Operation;
+    use super::conflict_error;
+    use crate::group::GroupKind;
+    use crate::patch::fieldpath::PathElement;
+
+    let replicas = vec![
+        PathElement::Field("spec".to_owned()),
+        PathElement::Field("replicas".to_owned()),
+    ];
+    let kind = GroupKind {
+        group: "apps".to_owned(),
+        kind: "Deployment".to_owned(),
+    };
+    let scaler = Conflict {
+        manager: "scaler".to_owned(),
+        operation: Operation::Update,
+        api_version: "autoscaling/v1".to_owned(),
+        time: Some(T1.to_owned()),
+        subresource: "scale".to_owned(),
+        path: replicas.clone(),
+    };
+    let err = conflict_error(kind.clone(), "d", std::slice::from_ref(&scaler));
+    assert_eq!(
+        err.to_string(),
+        format!(
+            r#"Apply failed with 1 conflict: conflict with "scaler" with subresource "scale" using autoscaling/v1 at {T1}: .spec.replicas"#
+        )
+    );
+    assert_eq!(
+        err.status()["details"],
+        json!({"causes": [{"reason": "FieldManagerConflict",
+            "message": format!(r#"conflict with "scaler" with subresource "scale" using autoscaling/v1 at {T1}"#),
+            "field": ".spec.replicas"}]})
+    );
+    let applier = Conflict {
+        manager: "kubectl".to_owned(),
+        operation: Operation::Apply,
+        api_version: "apps/v1".to_owned(),
+        time: Some(T1.to_owned()),
+        subresource: String::new(),
+        path: replicas,
+    };
+    let err = conflict_error(kind, "d", &[applier]);
+    assert_eq!(
+        err.to_string(),
+        r#"Apply failed with 1 conflict: conflict with "kubectl": .spec.replicas"#
+    );
+}

@@ -78,6 +78,9 @@ fn merge_value(
     }
 }
 
+/// Each element of a list and its item (`None`: the element is there twice).
+type Observed<'v> = BTreeMap<PathElement, Option<&'v Value>>;
+
 /// The elements of `items`, and each element's item (`None` for an element that is there
 /// twice: such live items are not merged, only replaced). Twice in the configuration is an
 /// error.
@@ -87,7 +90,7 @@ fn index<'v>(
     item_shape: Shape<'_>,
     duplicates_allowed: bool,
     path: &[PathElement],
-) -> Result<(Vec<PathElement>, BTreeMap<PathElement, Option<&'v Value>>), String> {
+) -> Result<(Vec<PathElement>, Observed<'v>), String> {
     let mut elements = Vec::with_capacity(items.len());
     let mut observed = BTreeMap::new();
     for (i, item) in items.iter().enumerate() {

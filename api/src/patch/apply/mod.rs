@@ -107,6 +107,12 @@ fn manager_text(conflict: &Conflict) -> String {
 /// manager. Like Kubernetes' apply conflict, the details name no object: `kind` and `name` go
 /// to the log only.
 pub fn conflict_error(kind: GroupKind, name: &str, conflicts: &[Conflict]) -> ApiError {
+    tracing::debug!(%kind, name, conflicts = conflicts.len(), "apply conflicts");
+    apply_conflict(conflicts)
+}
+
+/// The 409 of `conflicts` (see [`conflict_error`]).
+fn apply_conflict(conflicts: &[Conflict]) -> ApiError {
     let causes: Vec<(String, String)> = conflicts
         .iter()
         .map(|c| {
@@ -142,6 +148,5 @@ pub fn conflict_error(kind: GroupKind, name: &str, conflicts: &[Conflict]) -> Ap
             )
         }
     };
-    tracing::debug!(%kind, name, "apply conflicts");
     ApiError::ApplyConflict { message, causes }
 }

@@ -3,6 +3,8 @@
 //! managers (or refused as conflicts), the fields no apply asks for any more, the Update
 //! managers capped, and the object metadata nobody owns.
 
+use std::collections::BTreeMap;
+
 use serde_json::Value;
 
 use super::Conflict;
@@ -18,6 +20,7 @@ use crate::patch::fieldpath::PathElement;
 use crate::patch::fieldpath::Set;
 use crate::patch::fieldpath::item_element;
 use crate::schema::markers::ListType;
+use crate::schema::markers::Markers;
 
 /// The most Update managers an object keeps; older ones are folded into
 /// [`ANCIENT_CHANGES`] (Kubernetes' `DefaultMaxUpdateManagers`).
@@ -56,44 +59,6 @@ pub fn strip_meta(set: &Set) -> Set {
     set.difference(&stripped)
 }
 
-/// The structure of the value at each prefix of `path` in `value` (index `i`: the value that
-/// `path[i]` steps into a part of), as far as the value has the path.
-fn structures_along(value: &Value, shape: Shape<'_>, path: &[PathElement]) -> Vec<Structure> {
-    let mut out = Vec::with_capacity(path.len());
-    let (mut value, mut shape, mut markers) = (value, shape, None);
-    for (depth, element) in path.iter().enumerate() {
-        let structure = shape.structure(markers, value);
-        out.push(structure);
-        let next = match (element, value) {
-            (PathElement::Field(name), Value::Object(fields)) => {
-                let (child, marked) = shape.field(name);
-                fields.get(name).map(|v| (v, child, marked))
-            }
-            (_, Value::Array(items)) => {
-                let list_type = match structure {
-                    Structure::List(list_type) => list_type,
-                    _ => ListType::Atomic,
-                };
-                let item_shape = shape.item();
-                items
-                    .iter()
-                    .enumerate()
-                    .find(|(i, item)| {
-                        item_element(list_type, item, item_shape, &path[..depth], *i)
-                            .is_ok_and(|e| e == *element)
-                    })
-                    .map(|(_, item)| (item, item_shape, None))
-            }
-            _ => None,
-        };
-        match next {
-            Some((v, s, m)) => (value, shape, markers) = (v, s, m),
-            None => break,
-        }
-    }
-    out
-}
-
 /// Whether a value of `structure` is owned whole.
 fn is_whole(structure: Structure) -> bool {
     matches!(
@@ -105,19 +70,100 @@ fn is_whole(structure: Structure) -> bool {
     )
 }
 
+/// What a walk of a set along a value adds to the set.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Reading {
+    /// A path into a value owned whole becomes the path of the value.
+    Atomic,
+    /// A struct field with paths below it becomes a member too.
+    NamedFields,
+}
+
+/// `set` read along `value` at `shape` as `reading` says, into `out` under `prefix`. Paths the
+/// value does not have are kept as they are. The walk follows the set, which was decoded or
+/// computed from a value within the nesting limit.
+fn read_along(
+    set: &Set,
+    (value, shape, markers): (&Value, Shape<'_>, Option<&'static Markers>),
+    reading: Reading,
+    prefix: &mut Vec<PathElement>,
+    out: &mut Set,
+) {
+    for member in set.members() {
+        prefix.push(member.clone());
+        out.insert(prefix);
+        prefix.pop();
+    }
+    let structure = shape.structure(markers, value);
+    let items = list_items(value, structure, shape, prefix);
+    for (element, below) in set.children().filter(|(_, below)| !below.is_empty()) {
+        prefix.push(element.clone());
+        let child = match (element, value) {
+            (PathElement::Field(name), Value::Object(fields)) => fields.get(name).map(|v| {
+                let (child_shape, marked) = shape.field(name);
+                (v, child_shape, marked)
+            }),
+            _ => items.get(element).map(|v| (*v, shape.item(), None)),
+        };
+        match child {
+            Some((v, s, m)) if reading == Reading::Atomic && is_whole(s.structure(m, v)) => {
+                out.insert(prefix);
+            }
+            Some(child) => {
+                if reading == Reading::NamedFields
+                    && matches!(structure, Structure::Struct { .. })
+                    && matches!(element, PathElement::Field(_))
+                {
+                    out.insert(prefix);
+                }
+                read_along(below, child, reading, prefix, out);
+            }
+            None => {
+                for path in below.paths() {
+                    let full: Vec<PathElement> = prefix.iter().cloned().chain(path).collect();
+                    out.insert(&full);
+                }
+            }
+        }
+        prefix.pop();
+    }
+}
+
+/// The items of `value` (a list at `shape` of `structure`, reached by `path`) by their
+/// elements; empty for anything else.
+fn list_items<'v>(
+    value: &'v Value,
+    structure: Structure,
+    shape: Shape<'_>,
+    path: &[PathElement],
+) -> BTreeMap<PathElement, &'v Value> {
+    let (Value::Array(items), Structure::List(list_type)) = (value, structure) else {
+        return BTreeMap::new();
+    };
+    let item_shape = shape.item();
+    items
+        .iter()
+        .enumerate()
+        .filter_map(|(i, item)| {
+            let element = item_element(list_type, item, item_shape, path, i).ok()?;
+            Some((element, item))
+        })
+        .collect()
+}
+
 /// `set` read against `value`'s schema now (structured-merge-diff's
 /// `ReconcileFieldSetWithSchema`): a path into a value that is now atomic becomes the path of
 /// the whole value, so its owner owns all of it (R-RES-222); a path to a value that is now
 /// granular stays as it is, which owns none of its parts (R-RES-223).
 pub fn reconcile(set: &Set, value: &Value, shape: Shape<'_>) -> Set {
     let mut out = Set::new();
-    for path in set.paths() {
-        let structures = structures_along(value, shape, &path);
-        let cut = (1..structures.len())
-            .find(|&i| is_whole(structures[i]))
-            .unwrap_or(path.len());
-        out.insert(&path[..cut]);
-    }
+    read_along(
+        set,
+        (value, shape, None),
+        Reading::Atomic,
+        &mut Vec::new(),
+        &mut out,
+    );
     out
 }
 
@@ -125,17 +171,14 @@ pub fn reconcile(set: &Set, value: &Value, shape: Shape<'_>) -> Set {
 /// `EnsureNamedFieldsAreMembers`), so that removing what nobody owns removes a struct nobody
 /// owns anything of.
 fn with_named_fields(set: &Set, value: &Value, shape: Shape<'_>) -> Set {
-    let mut out = set.clone();
-    for path in set.paths() {
-        let structures = structures_along(value, shape, &path);
-        for (i, structure) in structures.iter().enumerate().take(path.len() - 1) {
-            if matches!(structure, Structure::Struct { .. })
-                && matches!(path[i], PathElement::Field(_))
-            {
-                out.insert(&path[..=i]);
-            }
-        }
-    }
+    let mut out = Set::new();
+    read_along(
+        set,
+        (value, shape, None),
+        Reading::NamedFields,
+        &mut Vec::new(),
+        &mut out,
+    );
     out
 }
 
