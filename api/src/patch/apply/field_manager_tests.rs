@@ -609,3 +609,50 @@ fn conflicts_name_their_manager_as_kubernetes_prints_it() {
         r#"Apply failed with 1 conflict: conflict with "kubectl": .spec.replicas"#
     );
 }
+
+// R-RES-217, R-RES-219, R-RES-210: map-list items are owned one by one, so two appliers each
+// keep their own container, and one that leaves its item out removes only that item; an
+// atomic struct (`fieldRef`) is owned whole.
+#[test]
+fn list_items_are_owned_one_by_one() {
+    let pod = crate::schema::of::<Pod>().expect("schema");
+    let with = |containers: Value| {
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+            "spec": {"containers": containers}})
+    };
+    let a = with(json!([{"name": "a", "image": "ia",
+        "env": [{"name": "E", "valueFrom": {"fieldRef": {"fieldPath": "x"}}}]}]));
+    let live = at(&pod, T0)
+        .apply(None, &a, by("one"), false)
+        .expect("applies");
+    assert_eq!(
+        fields_of(&live, "one"),
+        json!({"f:spec": {"f:containers": {"k:{\"name\":\"a\"}": {
+            ".": {}, "f:env": {"k:{\"name\":\"E\"}": {
+                ".": {}, "f:name": {}, "f:valueFrom": {"f:fieldRef": {}}}},
+            "f:image": {}, "f:name": {}}}}})
+    );
+    let both = at(&pod, T1)
+        .apply(
+            Some(&live),
+            &with(json!([{"name": "b", "image": "ib"}])),
+            by("two"),
+            false,
+        )
+        .expect("no conflict on another item");
+    assert_eq!(
+        both["spec"]["containers"],
+        json!([{"name": "a", "image": "ia",
+            "env": [{"name": "E", "valueFrom": {"fieldRef": {"fieldPath": "x"}}}]},
+            {"name": "b", "image": "ib"}])
+    );
+    let got = at(&pod, T2)
+        .apply(Some(&both), &with(json!([])), by("one"), false)
+        .expect("applies");
+    assert_eq!(
+        got["spec"]["containers"],
+        json!([{"name": "b", "image": "ib"}])
+    );
+    // An empty list owns nothing, and an applier that owns nothing has no entry.
+    assert_eq!(managers(&got), pairs(&[("two", "Apply")]));
+}

@@ -223,7 +223,8 @@ fn granular_values_merge_and_atomic_ones_are_replaced() {
         "metadata": {"name": "p", "labels": {"a": "1", "b": "2"}},
         "spec": {
             "nodeSelector": {"disk": "ssd", "zone": "a"},
-            "containers": [{"name": "c", "image": "old", "args": ["x", "y"]}],
+            "containers": [{"name": "c", "image": "old", "args": ["x", "y"],
+                "env": [{"name": "E", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "a"}}}]}],
             "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
                 {"nodeSelectorTerms": [{"matchFields": [{"key": "k", "operator": "In"}]}]}}}
         }
@@ -232,7 +233,8 @@ fn granular_values_merge_and_atomic_ones_are_replaced() {
         "metadata": {"labels": {"b": "3", "c": "4"}},
         "spec": {
             "nodeSelector": {"zone": "b"},
-            "containers": [{"name": "c", "args": ["z"]}],
+            "containers": [{"name": "c", "args": ["z"],
+                "env": [{"name": "E", "valueFrom": {"fieldRef": {"fieldPath": "b"}}}]}],
             "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
                 {"nodeSelectorTerms": []}}}
         }
@@ -244,7 +246,8 @@ fn granular_values_merge_and_atomic_ones_are_replaced() {
             "metadata": {"name": "p", "labels": {"a": "1", "b": "3", "c": "4"}},
             "spec": {
                 "nodeSelector": {"zone": "b"},
-                "containers": [{"name": "c", "image": "old", "args": ["z"]}],
+                "containers": [{"name": "c", "image": "old", "args": ["z"],
+                    "env": [{"name": "E", "valueFrom": {"fieldRef": {"fieldPath": "b"}}}]}],
                 "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
                     {"nodeSelectorTerms": []}}}
             }
