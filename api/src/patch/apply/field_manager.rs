@@ -174,6 +174,7 @@ impl FieldManager<'_> {
             };
             self.record_update(&Value::Object(Map::new()), &old, &mut managers, first)?;
         }
+        self.reconcile(&mut managers, &old);
         let attempt = |force| self.apply_owned(&old, config, managers.clone(), manager, force);
         let outcome = match attempt(force) {
             Err(Refused::Conflicts(conflicts)) if manager.name == last_applied::KUBECTL => {
@@ -196,13 +197,14 @@ impl FieldManager<'_> {
             Err(Refused::Invalid(error)) => return Err(error),
         };
         if manager.name == last_applied::KUBECTL {
-            last_applied::update(self.flavor, &mut object, config)?;
+            last_applied::update(self.flavor, &mut object, config);
         }
         Ok(object)
     }
 
     /// The object the apply of `config` over `old` by `manager` makes, its managedFields from
-    /// `managers` (read from `old`), or the conflicts that refuse it.
+    /// `managers` (read from `old` and reconciled with its schema), or the conflicts that
+    /// refuse it.
     fn apply_owned(
         &self,
         old: &Value,
@@ -211,7 +213,6 @@ impl FieldManager<'_> {
         manager: Manager<'_>,
         force: bool,
     ) -> Result<Value, Refused> {
-        self.reconcile(&mut managers, old);
         let invalid = |e: String| {
             Refused::Invalid(ApiError::PatchNotApplicable(format!(
                 "failed to create typed patch object: {e}"
@@ -231,7 +232,7 @@ impl FieldManager<'_> {
             Owned {
                 api_version: manager.api_version.to_owned(),
                 time: previous.as_ref().and_then(|p| p.time),
-                set: applied.clone(),
+                set: applied,
             },
         );
         if let Some(previous) = previous.filter(|p| !p.set.is_empty()) {

@@ -6,7 +6,6 @@
 use serde_json::Map;
 use serde_json::Value;
 
-use crate::error::ApiError;
 use crate::flavor::Flavor;
 use crate::patch::Shape;
 use crate::patch::fieldpath;
@@ -55,10 +54,10 @@ pub fn allowed_conflicts(shape: Shape<'_>, flavor: Flavor, live: &Value) -> Set 
 /// When `object` (an apply's result) has a last-applied annotation, sets it to `config`
 /// without that annotation, encoded as kubectl's client-side apply encodes it (keys sorted,
 /// HTML characters escaped, a final newline).
-pub fn update(flavor: Flavor, object: &mut Value, config: &Value) -> Result<(), ApiError> {
+pub fn update(flavor: Flavor, object: &mut Value, config: &Value) {
     let key = annotation(flavor);
     if last_applied(object, &key).is_none() {
-        return Ok(());
+        return;
     }
     let mut config = config.clone();
     if let Some(Value::Object(annotations)) = config
@@ -67,21 +66,19 @@ pub fn update(flavor: Flavor, object: &mut Value, config: &Value) -> Result<(), 
     {
         annotations.remove(&key);
     }
-    let text = encode(&config)
-        .map_err(|e| ApiError::Internal(format!("failed to build last-applied annotation: {e}")))?;
+    let text = encode(&config);
     if let Some(Value::Object(annotations)) = object
         .get_mut("metadata")
         .and_then(|m| m.get_mut("annotations"))
     {
         annotations.insert(key, Value::String(text));
     }
-    Ok(())
 }
 
 /// `value` as Go's JSON encoder writes it: object keys sorted, `<`, `>` and `&` escaped, a
 /// final newline.
-fn encode(value: &Value) -> Result<String, serde_json::Error> {
-    let text = serde_json::to_string(&sorted(value))?;
+fn encode(value: &Value) -> String {
+    let text = sorted(value).to_string();
     let mut out = String::with_capacity(text.len() + 1);
     for c in text.chars() {
         match c {
@@ -92,7 +89,7 @@ fn encode(value: &Value) -> Result<String, serde_json::Error> {
         }
     }
     out.push('\n');
-    Ok(out)
+    out
 }
 
 /// `value` with every object's keys in sorted order. It nests as deep as the configuration,
