@@ -257,7 +257,7 @@ pub fn cap_update_managers(managers: &mut Managers) {
         let bucket = Identity::new(ANCIENT_CHANGES, Operation::Update, &folded.api_version, "");
         let merged = match managers.remove(&bucket) {
             Some(bucket) => bucket.set.union(&folded.set),
-            None => folded.set.clone(),
+            None => folded.set,
         };
         managers.insert(
             bucket,
