@@ -17,6 +17,7 @@ pub use compare::Comparison;
 pub use compare::compare;
 pub use element::PathElement;
 pub use typed::extract;
+pub use typed::item_element;
 pub use typed::of_value;
 pub use typed::remove;
 

@@ -89,7 +89,7 @@ fn to_set(
 }
 
 /// The element naming `item`, the `index`th item of a list of type `list_type` at `path`.
-pub(super) fn item_element(
+pub fn item_element(
     list_type: ListType,
     item: &Value,
     item_shape: Shape<'_>,
