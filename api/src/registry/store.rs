@@ -64,8 +64,12 @@ use crate::storage::Storage;
 use crate::storage::StorageError;
 use crate::storage::StoredObject;
 
-/// Attempts of an unconditional update or delete that races another writer.
-const RETRY_ATTEMPTS: usize = 5;
+/// Attempts of an unconditional write (update, patch, apply, delete) that races other
+/// writers. Each lost race re-reads and tries again at once, and every round lets one of the
+/// racing writers through, so N writers of one object need up to N attempts; Kubernetes
+/// retries such writes without a limit. This budget bounds the work of one request and lets
+/// 128 writers of one object through at once (the 129th answers 409).
+pub(crate) const RETRY_ATTEMPTS: usize = 128;
 
 /// A delete's preconditions (`DeleteOptions.preconditions`): each set value must equal the
 /// stored object's, or the delete is a 409 Conflict (R-RES-055).

@@ -107,7 +107,28 @@ pub struct Decoded {
 /// Parses `body` as `format` in one pass, checking every value against `schema`. The work is
 /// linear in the body: a finding's path is built only when the finding is kept, as an excerpt.
 pub fn decode(schema: &Schema, body: &[u8], format: Format) -> Result<Decoded, SyntaxError> {
+    decode_with(schema, body, format, true)
+}
+
+/// Parses a partial object (a server-side apply configuration) as [`decode`] does, but
+/// leaves unset required fields unset: a configuration lists only the fields its manager
+/// wants, and a required field it leaves out is not one it claims.
+pub fn decode_partial(
+    schema: &Schema,
+    body: &[u8],
+    format: Format,
+) -> Result<Decoded, SyntaxError> {
+    decode_with(schema, body, format, false)
+}
+
+fn decode_with(
+    schema: &Schema,
+    body: &[u8],
+    format: Format,
+    fill_required: bool,
+) -> Result<Decoded, SyntaxError> {
     let mut ctx = Ctx {
+        fill_required,
         format,
         segments: Vec::new(),
         findings: Vec::new(),
@@ -173,6 +194,9 @@ enum Segment<'s> {
 
 /// What the pass carries down: the path, the findings so far and the first type error.
 struct Ctx<'s> {
+    /// Whether unset required fields get their zero value (a whole object) or stay unset (a
+    /// partial one).
+    fill_required: bool,
     format: Format,
     segments: Vec<Segment<'s>>,
     findings: Vec<Finding>,
@@ -427,7 +451,9 @@ impl<'s> Seed<'s, '_> {
         for ((name, node), slot) in o.properties.iter().zip(slots) {
             let value = match slot {
                 Some(v) => Some(v),
-                None if o.required.contains(name) => zero(self.schema, *node, 0),
+                None if self.ctx.fill_required && o.required.contains(name) => {
+                    zero(self.schema, *node, 0)
+                }
                 None => None,
             };
             if let Some(v) = value {

@@ -29,6 +29,7 @@ pub use decode::MAX_FINDINGS;
 pub use decode::SyntaxError;
 pub use decode::TypeError;
 pub use decode::decode;
+pub use decode::decode_partial;
 pub use excerpt::MAX_EXCERPT_BYTES;
 pub use field_validation::FIELD_VALIDATION_VALUES;
 pub use field_validation::FieldValidation;

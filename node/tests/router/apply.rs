@@ -618,3 +618,28 @@ async fn an_apply_that_loses_a_race_is_applied_again() {
         [triple("one", "Apply", ""), triple("two", "Apply", "")]
     );
 }
+
+// R-RES-203: a configuration claims only the fields it lists: a second manager's apply that
+// leaves out the Deployment's required spec fields claims none of them (no conflict with
+// their owner) and its entry lists only what it applied.
+#[tokio::test]
+async fn an_apply_claims_no_required_field_it_leaves_out() {
+    let (app, _) = app().await;
+    let path = "/apis/apps/v1/namespaces/default/deployments/d";
+    let config = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+        "spec": {"selector": {"matchLabels": {"app": "d"}},
+                 "template": {"metadata": {"labels": {"app": "d"}},
+                              "spec": {"containers": [{"name": "c", "image": "i"}]}}}});
+    let first = apply(&app, path, "fieldManager=user", &config.to_string()).await;
+    assert_eq!(first.status, 201, "{}", first.text());
+    let labels = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "d", "labels": {"team": "a"}}});
+    let second = apply(&app, path, "fieldManager=other", &labels.to_string()).await;
+    assert_eq!(second.status, 200, "{}", second.text());
+    let obj = second.json();
+    assert_eq!(
+        entry(&obj, "other", "Apply")["fieldsV1"],
+        json!({"f:metadata": {"f:labels": {"f:team": {}}}})
+    );
+    assert_eq!(obj["spec"]["selector"], config["spec"]["selector"]);
+}

@@ -82,7 +82,7 @@ impl Store {
             format: Format::Yaml,
             ..write.clone()
         };
-        let (config, warnings) = self.decode_body(body, &yaml)?;
+        let (config, warnings) = self.decode_config(body, &yaml)?;
         if config
             .pointer("/metadata/managedFields")
             .is_some_and(|m| !m.is_null())

@@ -24,13 +24,36 @@ impl Store {
         body: &[u8],
         write: &WriteOptions,
     ) -> Result<(Value, Vec<String>), ApiError> {
+        self.decode_with(body, write, schema::decode)
+    }
+
+    /// Decodes a server-side apply configuration as [`Store::decode_body`] decodes a body,
+    /// but as the partial object it is: required fields it leaves out stay out.
+    pub(super) fn decode_config(
+        &self,
+        body: &[u8],
+        write: &WriteOptions,
+    ) -> Result<(Value, Vec<String>), ApiError> {
+        self.decode_with(body, write, schema::decode_partial)
+    }
+
+    fn decode_with(
+        &self,
+        body: &[u8],
+        write: &WriteOptions,
+        decode: fn(
+            &schema::Schema,
+            &[u8],
+            schema::Format,
+        ) -> Result<schema::Decoded, schema::SyntaxError>,
+    ) -> Result<(Value, Vec<String>), ApiError> {
         let parse_error = |e: &dyn std::fmt::Display| {
             ApiError::BadRequest(format!("couldn't get version/kind; json parse error: {e}"))
         };
         let any = schema::Schema::any();
         let compiled = self.compiled_schema()?;
         let schema = compiled.as_deref().unwrap_or(&any);
-        let decoded = schema::decode(schema, body, write.format).map_err(|e| parse_error(&e))?;
+        let decoded = decode(schema, body, write.format).map_err(|e| parse_error(&e))?;
         let Value::Object(mut raw) = decoded.value else {
             return Err(parse_error(&"the body is not a JSON object"));
         };

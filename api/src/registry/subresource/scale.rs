@@ -16,13 +16,12 @@ use crate::error::ApiError;
 use crate::error::excerpt;
 use crate::group::GroupKind;
 use crate::registry::WriteOptions;
+use crate::registry::store::RETRY_ATTEMPTS;
 use crate::request::RequestInfo;
 use crate::validation::FieldError;
 
 /// The `apiVersion` of Scale in every flavor (`autoscaling` has no domain).
 pub(crate) const SCALE_API_VERSION: &str = "autoscaling/v1";
-/// Attempts of an unconditional scale that races another writer of the parent.
-const RETRY_ATTEMPTS: usize = 5;
 /// The replicas of a parent without `spec.replicas` (every replicated kind defaults to 1).
 const DEFAULT_REPLICAS: i64 = 1;
 
