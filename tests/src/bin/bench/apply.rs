@@ -1,4 +1,4 @@
-//! `--apply`: write throughput on a Deployment-sized object (about 2 KiB of JSON: two containers
+//! `--apply`: write throughput on a Deployment-sized object (about 1.5 KiB of JSON: two containers
 //! with ports, env, resources and probes, volumes, tolerations) written three ways, interleaved
 //! in one run: PUT of the whole object, a JSON merge patch of one annotation, and a server-side
 //! apply of the whole manifest (`application/apply-patch+yaml` with a JSON body, as kubectl and
