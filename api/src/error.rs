@@ -130,6 +130,15 @@ pub enum ApiError {
         /// What conflicted.
         reason: String,
     },
+    /// 409 Conflict: a server-side apply would change fields other managers own (Kubernetes'
+    /// `NewApplyConflict`): one `FieldManagerConflict` cause per field, no object named.
+    #[error("{message}")]
+    ApplyConflict {
+        /// The conflicts, grouped by manager.
+        message: String,
+        /// `(field path, "conflict with <manager>")` of each conflicting field.
+        causes: Vec<(String, String)>,
+    },
     /// 422 Invalid: the object failed validation; one cause per field error.
     #[error("{kind} {:?} is invalid: {}", excerpt(.name), aggregate(.causes))]
     Invalid {
@@ -364,7 +373,9 @@ impl ApiError {
     pub fn code(&self) -> StatusCode {
         match self {
             Self::NotFound { .. } | Self::UnknownResource => StatusCode::NOT_FOUND,
-            Self::AlreadyExists { .. } | Self::Conflict { .. } => StatusCode::CONFLICT,
+            Self::AlreadyExists { .. } | Self::Conflict { .. } | Self::ApplyConflict { .. } => {
+                StatusCode::CONFLICT
+            }
             Self::Invalid { .. } | Self::PatchNotApplicable(_) => StatusCode::UNPROCESSABLE_ENTITY,
             Self::PatchTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
@@ -398,7 +409,7 @@ impl ApiError {
         match self {
             Self::NotFound { .. } | Self::UnknownResource => "NotFound",
             Self::AlreadyExists { .. } => "AlreadyExists",
-            Self::Conflict { .. } => "Conflict",
+            Self::Conflict { .. } | Self::ApplyConflict { .. } => "Conflict",
             Self::Invalid { .. } | Self::PatchNotApplicable(_) => "Invalid",
             Self::PatchTooLarge(_) => "RequestEntityTooLarge",
             Self::BadRequest(_) => "BadRequest",
@@ -467,6 +478,15 @@ impl ApiError {
             Self::ShuttingDown => Some(json!({"retryAfterSeconds": SHUTDOWN_RETRY_AFTER_SECONDS})),
             Self::Throttled { retry_after } => Some(json!({"retryAfterSeconds": retry_after})),
             Self::Internal(message) => Some(json!({"causes": [{"message": message}]})),
+            Self::ApplyConflict { causes, .. } => {
+                let causes: Vec<Value> = causes
+                    .iter()
+                    .map(|(field, message)| {
+                        json!({"reason": "FieldManagerConflict", "message": message, "field": excerpt(field)})
+                    })
+                    .collect();
+                Some(json!({"causes": causes}))
+            }
             Self::TooManyRequests { causes, .. } => {
                 let causes: Vec<Value> = causes
                     .iter()

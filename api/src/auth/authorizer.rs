@@ -49,6 +49,8 @@ pub struct Rules {
     pub non_resource: Vec<NonResourceRule>,
     /// Whether some mode could not list its rules, so more may be allowed than listed.
     pub incomplete: bool,
+    /// Why modes could not list their rules (a review's `evaluationError`).
+    pub evaluation_errors: Vec<String>,
 }
 
 impl Rules {
@@ -67,6 +69,7 @@ impl Rules {
                 non_resource_urls: all(),
             }],
             incomplete: false,
+            evaluation_errors: Vec::new(),
         }
     }
 }
@@ -112,6 +115,7 @@ impl AuthorizerChain {
                     all.resource.extend(rules.resource);
                     all.non_resource.extend(rules.non_resource);
                     all.incomplete |= rules.incomplete;
+                    all.evaluation_errors.extend(rules.evaluation_errors);
                 }
                 None => all.incomplete = true,
             }

@@ -3,8 +3,8 @@
 //! built-in types. Pure: the store reads the current object, patches it here, and runs the
 //! result through its normal update path.
 //!
-//! Server-side apply (`application/apply-patch+yaml`) is not served yet: it is refused with
-//! the unsupported patch types (R-RES-111 is a later issue).
+//! Server-side apply (`application/apply-patch+yaml`) is not one of these engines: its merge
+//! and the field ownership it records are [`apply`]'s, which the store calls.
 //!
 //! Every engine keeps [`MAX_NESTING_DEPTH`]: the current object is measured once, a JSON
 //! Patch checks each operation before it inserts anything, and the merge patches build no
@@ -12,6 +12,7 @@
 //! the same limit. Their recursion follows the patch document, so it is as deep as the
 //! parser allowed and no deeper.
 
+pub mod apply;
 pub mod fieldpath;
 mod json_patch;
 mod json_pointer;

@@ -56,6 +56,20 @@ impl<'a> Shape<'a> {
         }
     }
 
+    /// Whether this place is an object that declares the field `name` (a struct field rather
+    /// than a map key or an unknown field).
+    pub fn declares(self, name: &str) -> bool {
+        self.at.is_some_and(|(schema, id)| match schema.node(id) {
+            Node::Object(object) => object.property(name).is_some(),
+            _ => false,
+        })
+    }
+
+    /// The definition this place was compiled from, if any.
+    pub fn definition(self) -> Option<&'a str> {
+        self.at.and_then(|(schema, id)| schema.definition(id))
+    }
+
     /// The place of this list's items.
     pub fn item(self) -> Self {
         match self.at {

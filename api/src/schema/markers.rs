@@ -160,6 +160,14 @@ pub fn atomic_type(definition: &str) -> bool {
     table::ATOMIC_TYPES.binary_search(&definition).is_ok()
 }
 
+/// The default of the list map key `field` of the item type `definition`, if it has one.
+pub fn key_default(definition: &str, field: &str) -> Option<&'static str> {
+    table::KEY_DEFAULTS
+        .iter()
+        .find(|(d, f, _)| *d == definition && *f == field)
+        .map(|(_, _, default)| *default)
+}
+
 /// Every marked property of `definition`, in property order.
 pub fn markers_of(definition: &str) -> impl Iterator<Item = (&'static str, &'static Markers)> {
     let start = table::MARKERS.partition_point(|(d, _, _)| *d < definition);

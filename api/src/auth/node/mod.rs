@@ -80,12 +80,19 @@ impl Authorizer for NodeAuthorizer {
         decide(&self.policy, &self.graph, attributes)
     }
 
-    /// A node's permissions depend on the graph and are not listed; others get none here.
+    /// A node's permissions depend on the graph and are not listed (the review is incomplete,
+    /// and says why, in Kubernetes' words); others get none here.
     async fn rules(&self, user: &UserInfo, _namespace: &str) -> Option<Rules> {
-        match node_of(user) {
-            Some(_) => None,
-            None => Some(Rules::default()),
-        }
+        Some(match node_of(user) {
+            Some(_) => Rules {
+                incomplete: true,
+                evaluation_errors: vec![
+                    "node authorizer does not support user rule resolution".to_owned(),
+                ],
+                ..Rules::default()
+            },
+            None => Rules::default(),
+        })
     }
 }
 

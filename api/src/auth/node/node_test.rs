@@ -470,7 +470,8 @@ fn resource_claims_of_the_nodes_pods() {
     assert!(!f.allows("n2", Method::GET, &format!("{claims}/gpu")));
 }
 
-// R-ACC-169: the rules review cannot list a node's permissions; others get none from here.
+// R-ACC-169, R-ACC-095: the rules review cannot list a node's permissions, and its
+// evaluationError says so as Kubernetes does; others get none from here.
 #[tokio::test]
 async fn rules_of_a_node_are_not_listed() {
     let f = Fixture::new(true);
@@ -478,7 +479,15 @@ async fn rules_of_a_node_are_not_listed() {
         policy: f.policy,
         graph: Arc::new(f.graph),
     };
-    assert_eq!(authorizer.rules(&agent("n1"), "ns").await, None);
+    let node = authorizer
+        .rules(&agent("n1"), "ns")
+        .await
+        .expect("an answer");
+    assert!(node.incomplete && node.resource.is_empty());
+    assert_eq!(
+        node.evaluation_errors,
+        ["node authorizer does not support user rule resolution"]
+    );
     let bob = UserInfo {
         name: "bob".into(),
         ..UserInfo::default()

@@ -1,16 +1,25 @@
 //! Sets of field paths, as server-side apply records field ownership (structured-merge-diff's
 //! `fieldpath`): a [`PathElement`] names a struct field or map key, a list item by its key
 //! fields, a set item by its value or an item of another list by its index; a [`Set`] is a tree
-//! of them. [`fields_v1`] writes and reads the `fieldsV1` form of `metadata.managedFields`.
+//! of them. [`fields_v1`] writes and reads the `fieldsV1` form of `metadata.managedFields`;
+//! [`of_value`], [`compare`], [`remove`] and [`extract`] relate sets to objects.
 
+mod compare;
 mod element;
 pub mod fields_v1;
+mod typed;
 
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
 use std::fmt;
 
+pub use compare::Comparison;
+pub use compare::compare;
 pub use element::PathElement;
+pub use typed::extract;
+pub use typed::item_element;
+pub use typed::of_value;
+pub use typed::remove;
 
 /// A set of paths: the elements that end a path at this level (`members`), and the subsets
 /// below the elements that continue one (`children`). A path can be both a member and have
@@ -188,3 +197,5 @@ impl fmt::Display for DisplayPath<'_> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod typed_tests;

@@ -439,3 +439,10 @@ pub(super) const ATOMIC_TYPES: &[&str] = &[
     "io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector",
     "io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference",
 ];
+
+/// The defaults of list map keys (`+default` on a key field of an item type): an item that
+/// omits the key is identified by the default, as the server will fill it in. Sorted.
+pub(super) const KEY_DEFAULTS: &[(&str, &str, &str)] = &[
+    ("io.k8s.api.core.v1.ContainerPort", "protocol", "TCP"),
+    ("io.k8s.api.core.v1.ServicePort", "protocol", "TCP"),
+];
