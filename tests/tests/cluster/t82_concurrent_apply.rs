@@ -60,6 +60,7 @@ async fn fifty_managers_applying_one_object_at_once_each_keep_their_field() {
             })
         })
         .collect();
+    let mut failed = Vec::new();
     for (i, applier) in futures::future::join_all(appliers)
         .await
         .into_iter()
@@ -68,13 +69,15 @@ async fn fifty_managers_applying_one_object_at_once_each_keep_their_field() {
         let reply = applier
             .expect("the applier runs")
             .expect("the replica answers");
-        assert_eq!(
-            reply.status,
-            StatusCode::OK,
-            "applier-{i}: {}",
-            reply.text()
-        );
+        if reply.status != StatusCode::OK {
+            failed.push(format!("applier-{i}: {} {}", reply.status, reply.text()));
+        }
     }
+    assert!(
+        failed.is_empty(),
+        "{} of {APPLIERS} applies failed: {failed:#?}",
+        failed.len()
+    );
 
     for replica in 1..=cluster.nodes() {
         let object = read_configmap(cluster.client(replica).unwrap(), replica, name).await;

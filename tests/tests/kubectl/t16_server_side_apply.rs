@@ -354,8 +354,11 @@ async fn client_side_apply_then_server_side_apply_has_no_conflict() {
         "{before}"
     );
 
-    // Server-side apply changing a: its old value is the last applied one, so kubectl takes it
-    // over without a conflict.
+    // Server-side apply changing a, owned by kubectl-client-side-apply: its old value is the
+    // last applied one, so the server lets kubectl take it without a conflict and keeps the
+    // annotation current. kubectl then moves the annotation to its own Apply manager and
+    // merges the client-side entry into its server-side one (as kubectl 1.26+ does against
+    // kube-apiserver).
     let v2 = write_file(
         &cluster,
         "v2.yaml",
@@ -365,17 +368,21 @@ async fn client_side_apply_then_server_side_apply_has_no_conflict() {
     assert!(out.contains("configmap/moved serverside-applied"), "{out}");
     let after = get(&kubeconfig, "configmap", "moved").await;
     assert_eq!(after["data"], json!({"a": "changed", "b": "2"}), "{after}");
+    assert_eq!(
+        managers(&after),
+        ["kubectl", "kubectl-last-applied"],
+        "{after}"
+    );
     assert_apply_entry(
         entry(&after, "kubectl", "Apply"),
         "v1",
         &json!({"f:data": {"f:a": {}, "f:b": {}}}),
     );
-    let client_side = &entry(&after, "kubectl-client-side-apply", "Update")["fieldsV1"];
-    assert!(client_side["f:data"].get("f:a").is_none(), "{after}");
-    assert!(client_side["f:data"].get("f:b").is_some(), "{after}");
-
-    // The annotation follows the server-side apply, so a later client-side apply still works
-    // from it.
+    assert_eq!(
+        entry(&after, "kubectl-last-applied", "Apply")["fieldsV1"],
+        json!({"f:metadata": {"f:annotations": {format!("f:{LAST_APPLIED}"): {}}}}),
+        "{after}"
+    );
     let annotation = after["metadata"]["annotations"][LAST_APPLIED]
         .as_str()
         .unwrap_or_else(|| panic!("{after}"));
