@@ -341,7 +341,15 @@ async fn authorized(
     let output = offer.negotiate(header(http::header::ACCEPT), state.flavor)?;
     let body = read_body(&parts.headers, body).await?;
     audit::request_body(&body);
-    let content_type = header(http::header::CONTENT_TYPE);
+    let mut content_type = header(http::header::CONTENT_TYPE);
+    // An apply in CBOR (with the CBOR gate on) is the apply of its JSON, which is YAML.
+    let body = match content_type {
+        Some(ct) if state.cbor && info.verb == Verb::Patch && is_apply_cbor(ct) => {
+            content_type = Some(crate::patch::APPLY_YAML);
+            bytes::Bytes::from(codec::cbor::decode_to_json(&body)?)
+        }
+        _ => body,
+    };
     // A patch's body is its patch type's document (crate::patch); any other body is decoded
     // by its media type into the JSON the pipeline reads.
     let (body_format, body) = if body.is_empty() || info.verb == Verb::Patch {
@@ -364,6 +372,7 @@ async fn authorized(
         output,
         context: &context,
         content_type,
+        user_agent: header(http::header::USER_AGENT),
         flavor: state.flavor,
         now: state.clock.now(),
         watch: state.watch,
@@ -387,6 +396,11 @@ async fn authorized(
         }
     }
     Ok(response)
+}
+
+/// Whether `content_type` is CBOR apply's (parameters ignored, as for the other patches).
+fn is_apply_cbor(content_type: &str) -> bool {
+    content_type.split(';').next().unwrap_or_default().trim() == crate::patch::APPLY_CBOR
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@ use super::json_response;
 use super::review;
 use super::subresource;
 use super::warnings::with_warnings;
+use super::write_options::Sender;
 use super::write_options::WriteKind;
 use super::write_options::write_options;
 use crate::auth::AuthorizerChain;
@@ -64,6 +65,8 @@ pub(crate) struct ResourceRequest<'a> {
     pub context: &'a codec::Context,
     /// The body's `Content-Type`, if sent.
     pub content_type: Option<&'a str>,
+    /// The `User-Agent`, if sent (a write's field manager when `fieldManager` is unset).
+    pub user_agent: Option<&'a str>,
     /// The naming flavor (the group of `DeleteOptions` in errors).
     pub flavor: Flavor,
     /// The request's time.
@@ -90,9 +93,18 @@ pub(crate) struct ResourceRequest<'a> {
     pub deprecations: &'a DeprecationTable,
 }
 
-/// The patch type a PATCH's `Content-Type` names; 415 listing the served ones otherwise
-/// (server-side apply's `application/apply-patch+yaml` among the refused until it is served).
-fn patch_type(content_type: Option<&str>) -> Result<PatchType, ApiError> {
+impl ResourceRequest<'_> {
+    /// Who sends the request, for its write's field manager.
+    pub(crate) fn sender(&self) -> Sender<'_> {
+        Sender {
+            user_agent: self.user_agent,
+            now: self.now,
+        }
+    }
+}
+
+/// The patch type a PATCH's `Content-Type` names; 415 listing the served ones otherwise.
+pub(crate) fn patch_type(content_type: Option<&str>) -> Result<PatchType, ApiError> {
     PatchType::from_content_type(content_type).ok_or_else(|| ApiError::UnsupportedMediaType {
         accepted: PATCH_MEDIA_TYPES.join(", "),
     })
@@ -177,17 +189,20 @@ async fn dispatch(
     // authorized as the same write (R-RES-196): the verb above never depends on `dryRun`.
     let (mut write, preconditions) = match info.verb {
         Verb::Create => (
-            write_options(req.query, WriteKind::Create, req.flavor)?,
+            write_options(req.query, WriteKind::Create, req.flavor, req.sender())?,
             Preconditions::default(),
         ),
         Verb::Update => (
-            write_options(req.query, WriteKind::Update, req.flavor)?,
+            write_options(req.query, WriteKind::Update, req.flavor, req.sender())?,
             Preconditions::default(),
         ),
-        Verb::Patch => (
-            write_options(req.query, WriteKind::Patch, req.flavor)?,
-            Preconditions::default(),
-        ),
+        Verb::Patch => {
+            let kind = WriteKind::Patch(patch_type.ok_or_else(not_allowed)?);
+            (
+                write_options(req.query, kind, req.flavor, req.sender())?,
+                Preconditions::default(),
+            )
+        }
         Verb::Delete | Verb::DeleteCollection => {
             let options = delete_options(&req.body, req.query, req.flavor)?;
             let write = WriteOptions {
@@ -275,6 +290,16 @@ async fn dispatch(
                 .await?;
             warnings.extend(written.warnings);
             Ok(json_response(StatusCode::OK, written.body))
+        }
+        (Verb::Patch, Some(ns)) if patch_type == Some(PatchType::Apply) => {
+            let target = (ns, info.name.as_str(), sub);
+            let applied = store.apply(storage, target, &req.body, write, info).await?;
+            warnings.extend(applied.written.warnings);
+            let status = match applied.created {
+                true => StatusCode::CREATED,
+                false => StatusCode::OK,
+            };
+            Ok(json_response(status, applied.written.body))
         }
         (Verb::Patch, Some(ns)) => {
             let kind = patch_type.ok_or_else(not_allowed)?;

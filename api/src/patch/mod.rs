@@ -41,11 +41,19 @@ pub use shape::Shape;
 pub use shape::Structure;
 
 /// The patch media types served, in Kubernetes' order: the text of a 415's list.
-pub const PATCH_MEDIA_TYPES: [&str; 3] = [
+pub const PATCH_MEDIA_TYPES: [&str; 4] = [
     "application/json-patch+json",
     "application/merge-patch+json",
     "application/strategic-merge-patch+json",
+    APPLY_YAML,
 ];
+
+/// Server-side apply's media type (R-RES-111); its body is YAML, and so JSON too.
+pub const APPLY_YAML: &str = "application/apply-patch+yaml";
+
+/// Server-side apply in CBOR, served when `CBORServingAndStorage` is on: the router
+/// transcodes its body to JSON and serves it as the [`APPLY_YAML`] apply it equals.
+pub const APPLY_CBOR: &str = "application/apply-patch+cbor";
 
 /// The kind of a patch document, named by the request's `Content-Type`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,6 +65,9 @@ pub enum PatchType {
     /// Kubernetes' strategic merge patch, which merges lists by the markers of the built-in
     /// types (R-RES-117).
     Strategic,
+    /// Server-side apply: the body is a partial object in YAML (or JSON), merged by the
+    /// field manager, not by [`apply`] (R-RES-111, R-RES-200).
+    Apply,
 }
 
 impl PatchType {
@@ -68,6 +79,7 @@ impl PatchType {
             "application/json-patch+json" => Some(Self::Json),
             "application/merge-patch+json" => Some(Self::Merge),
             "application/strategic-merge-patch+json" => Some(Self::Strategic),
+            APPLY_YAML => Some(Self::Apply),
             _ => None,
         }
     }
@@ -167,7 +179,8 @@ fn too_deep(what: &str) -> PatchError {
 
 /// `current` with the patch `body` of kind `kind` applied; `shape` is the object's schema,
 /// which only strategic merge patches read. The result nests no deeper than
-/// [`MAX_NESTING_DEPTH`]: an object already deeper is refused before the patch is read.
+/// [`MAX_NESTING_DEPTH`]: an object already deeper is refused before the patch is read. An
+/// apply is no patch document: the store's apply step merges it, and it is refused here.
 pub fn apply(
     kind: PatchType,
     current: Value,
@@ -183,6 +196,9 @@ pub fn apply(
         PatchType::Json => json_patch::apply(current, body),
         PatchType::Merge => merge_patch::apply(current, body),
         PatchType::Strategic => strategic::apply(current, body, shape),
+        PatchType::Apply => Err(PatchError::NotApplicable(
+            "an apply is merged by the field manager, not applied as a patch".to_owned(),
+        )),
     }
 }
 
@@ -200,7 +216,9 @@ mod tests {
     fn body(kind: PatchType, value: Value) -> String {
         match kind {
             PatchType::Json => json!([{"op": "add", "path": "/b", "value": value}]).to_string(),
-            PatchType::Merge | PatchType::Strategic => json!({ "b": value }).to_string(),
+            PatchType::Merge | PatchType::Strategic | PatchType::Apply => {
+                json!({ "b": value }).to_string()
+            }
         }
     }
 
@@ -231,7 +249,9 @@ mod tests {
                 // The patch's own wrapping takes levels: its value nests as deep as fits.
                 let room = match kind {
                     PatchType::Json => MAX_NESTING_DEPTH - 2,
-                    PatchType::Merge | PatchType::Strategic => MAX_NESTING_DEPTH - 1,
+                    PatchType::Merge | PatchType::Strategic | PatchType::Apply => {
+                        MAX_NESTING_DEPTH - 1
+                    }
                 };
                 let patch = body(kind, nested(room));
                 let got = apply(kind, at_limit.clone(), patch.as_bytes(), shape)
@@ -268,7 +288,7 @@ mod tests {
         assert!(!nests_past_limit(shallow.as_bytes()));
     }
 
-    // R-RES-114, R-RES-116, R-RES-117, R-RES-111 (refused until server-side apply)
+    // R-RES-114, R-RES-116, R-RES-117, R-RES-111
     #[test]
     fn content_types_name_patch_types() {
         for (ct, want) in [
@@ -281,7 +301,8 @@ mod tests {
                 Some("application/strategic-merge-patch+json"),
                 Some(PatchType::Strategic),
             ),
-            (Some("application/apply-patch+yaml"), None),
+            (Some("application/apply-patch+yaml"), Some(PatchType::Apply)),
+            (Some("application/apply-patch+cbor"), None),
             (Some("application/json"), None),
             (None, None),
         ] {

@@ -7,8 +7,9 @@
 //! in Kubernetes' generic registry: `list` (paging), `decode` (request bodies), `metadata`
 //! (metadata rules), `namespace` (namespace lifecycle), `create`, `update`, `patch`,
 //! `guaranteed_update`, `delete`, `authorize_write` (what the object grants, weighed against
-//! its writer), `allocate` (Service IPs and ports), `convert` (versions sharing storage) and
-//! `persistence` (the final writes).
+//! its writer), `allocate` (Service IPs and ports), `convert` (versions sharing storage),
+//! `persistence` (the final writes), `apply` (server-side apply) and `managed` (the
+//! `managedFields` every request's write records).
 //!
 //! Reads never parse stored objects: they splice `resourceVersion` into the stored bytes
 //! ([`StoredJson`]). Writes parse the current object, because they must compare against it.
@@ -19,6 +20,7 @@
 //! `Persistence`, which checks them against storage and drops them.
 
 mod allocate;
+mod apply;
 mod authorize_write;
 mod convert;
 mod converted;
@@ -27,6 +29,7 @@ mod decode;
 mod delete;
 mod guaranteed_update;
 mod list;
+mod managed;
 mod metadata;
 mod namespace;
 mod patch;
@@ -39,6 +42,7 @@ use chrono::SecondsFormat;
 use chrono::Utc;
 use serde_json::Value;
 
+pub use self::apply::Applied;
 pub use self::authorize_write::WriteAuthorization;
 pub(crate) use self::convert::ReadConversion;
 use self::convert::Shared;
@@ -73,9 +77,18 @@ pub struct Preconditions {
     pub resource_version: Option<String>,
 }
 
+/// Who writes, for the write's `managedFields` entry (R-RES-029, R-RES-042, R-RES-045).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WriteManager {
+    /// The field manager: `fieldManager`, else the User-Agent's leading token (R-RES-212).
+    pub name: String,
+    /// The time of the write, the entry's `time`.
+    pub now: DateTime<Utc>,
+}
+
 /// What a write request asks of the store beyond its body (the store's part of
-/// `CreateOptions`, `UpdateOptions` and `DeleteOptions`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// `CreateOptions`, `UpdateOptions`, `PatchOptions` and `DeleteOptions`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WriteOptions {
     /// `dryRun=All` (R-RES-192..194): run every step but persist nothing, and answer what the
     /// write would have answered: no revision is consumed and watchers see nothing.
@@ -85,6 +98,11 @@ pub struct WriteOptions {
     pub field_validation: FieldValidation,
     /// The body's media type (JSON or YAML).
     pub format: Format,
+    /// The manager of a request's write, whose Update or Apply entry the write records;
+    /// `None` for the writes the server makes outside any request, which record none.
+    pub manager: Option<WriteManager>,
+    /// An apply's `force=true` (R-RES-204, R-RES-206): take the conflicting fields over.
+    pub force: bool,
 }
 
 /// What a create or update answers: the object, and the warnings for the response's

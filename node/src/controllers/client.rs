@@ -1,7 +1,9 @@
 //! The controllers' client: JSON requests sent through the API's own router
 //! (`tower::ServiceExt::oneshot`), so they pass authentication, flow control, authorization,
 //! admission and audit as a client's do. The caller's identity rides in the
-//! [`InProcessUser`] extension, which only in-process code can set.
+//! [`InProcessUser`] extension, which only in-process code can set. Their `User-Agent` names
+//! the binary first, as Kubernetes' components' do, so their writes' managedFields entries
+//! name `apiary` as the manager.
 
 use apiary_api::auth::InProcessUser;
 use apiary_api::auth::LOOPBACK_USER;
@@ -68,6 +70,18 @@ impl InProcessClient {
                 ..UserInfo::default()
             },
         }
+    }
+
+    /// The `User-Agent` of this client's requests, in the form of Kubernetes' components
+    /// (`<binary>/<version> (<os>/<arch>) <user>`).
+    fn user_agent(&self) -> String {
+        format!(
+            "apiary/v{} ({}/{}) {}",
+            env!("CARGO_PKG_VERSION"),
+            std::env::consts::OS,
+            std::env::consts::ARCH,
+            self.user.name
+        )
     }
 
     /// The items of the list at `path`.
@@ -138,6 +152,7 @@ impl InProcessClient {
         let mut request = Request::builder()
             .method(method.clone())
             .uri(path)
+            .header(http::header::USER_AGENT, self.user_agent())
             .header(http::header::ACCEPT, "application/json")
             .header(http::header::CONTENT_TYPE, "application/json")
             .body(body)

@@ -17,7 +17,7 @@ const GROUP: &str = "rbac.authorization.k8s.io";
 
 /// A router with RBAC after the default authorizers, its store and its RBAC authorizer, with
 /// the namespaces `a` and `b`.
-async fn rbac_app() -> (Router, Arc<Backend>, Arc<RbacAuthorizer>) {
+pub(super) async fn rbac_app() -> (Router, Arc<Backend>, Arc<RbacAuthorizer>) {
     let (storage, _) = backend_in(Flavor::Kubernetes).await;
     let rbac = RbacAuthorizer::new(Flavor::Kubernetes, storage.clone());
     let mut config = ApiConfig::new(Flavor::Kubernetes, Arc::new(AlwaysReady));
@@ -31,16 +31,16 @@ async fn rbac_app() -> (Router, Arc<Backend>, Arc<RbacAuthorizer>) {
 }
 
 /// Waits until this replica's RBAC index has every write made so far.
-async fn settled(storage: &Backend, rbac: &RbacAuthorizer) {
+pub(super) async fn settled(storage: &Backend, rbac: &RbacAuthorizer) {
     rbac.wait_for(storage.revision().await).await;
 }
 
 /// A certificate user `cn` in `org`.
-fn user(cn: &str, org: &str) -> ClientCertificate {
+pub(super) fn user(cn: &str, org: &str) -> ClientCertificate {
     ClientCertificate(cert(cn, Some(org)))
 }
 
-fn rule(groups: &[&str], resources: &[&str], verbs: &[&str]) -> Value {
+pub(super) fn rule(groups: &[&str], resources: &[&str], verbs: &[&str]) -> Value {
     json!({"apiGroups": groups, "resources": resources, "verbs": verbs})
 }
 
@@ -63,7 +63,7 @@ fn user_subject(name: &str) -> Value {
 }
 
 /// Creates, as the admin, the Role `name` in `ns` with `rules` and binds it to the user.
-async fn grant_in(app: &Router, ns: &str, name: &str, who: &str, rules: Vec<Value>) {
+pub(super) async fn grant_in(app: &Router, ns: &str, name: &str, who: &str, rules: Vec<Value>) {
     created(
         app,
         &format!("{RBAC}/namespaces/{ns}/roles"),

@@ -17,12 +17,12 @@ use serde_json::json;
 use super::ResourceRequest;
 use super::delete_options::delete_options;
 use super::json_response;
+use super::resource::patch_type;
 use super::write_options::WriteKind;
 use super::write_options::write_options;
 use crate::error::ApiError;
 use crate::group::GroupResource;
 use crate::patch;
-use crate::patch::PATCH_MEDIA_TYPES;
 use crate::patch::PatchType;
 use crate::patch::Shape;
 use crate::registry::Parent;
@@ -33,6 +33,7 @@ use crate::registry::subresource::eviction;
 use crate::registry::subresource::scale;
 use crate::registry::subresource::token;
 use crate::request::Verb;
+use crate::schema;
 use crate::storage::Storage;
 
 /// Whether `subresource` has a handler here (the others go to the generic store).
@@ -107,7 +108,7 @@ pub(crate) async fn serve_bindings(
             name: info.name.clone(),
         });
     }
-    let write = write_options(req.query, WriteKind::Create, req.flavor)?;
+    let write = write_options(req.query, WriteKind::Create, req.flavor, req.sender())?;
     let binding: Binding = body::typed(&body::parse(&req.body)?, &["v1"], "Binding")?;
     binding::bind_collection(storage, registry, &info.namespace, &binding, req.now, write).await?;
     Ok(success())
@@ -121,17 +122,17 @@ fn typed_scale(value: &Value) -> Result<Scale, ApiError> {
 /// Applies the PATCH in `req` to the parent's current Scale and sets the replicas it asks
 /// for (upstream patches the Scale, not the parent). A patch that leaves the `resourceVersion`
 /// it read alone applies unconditionally, as upstream's patcher retries such a patch; one that
-/// sets another `resourceVersion` must match the parent (409 otherwise).
+/// sets another `resourceVersion` must match the parent (409 otherwise). An apply is
+/// [`apply_scale`]'s.
 async fn patch_scale(
     parent: &Parent<'_>,
     req: &ResourceRequest<'_>,
     write: WriteOptions,
 ) -> Result<Vec<u8>, ApiError> {
-    let kind = PatchType::from_content_type(req.content_type).ok_or_else(|| {
-        ApiError::UnsupportedMediaType {
-            accepted: PATCH_MEDIA_TYPES.join(", "),
-        }
-    })?;
+    let kind = patch_type(req.content_type)?;
+    if kind == PatchType::Apply {
+        return apply_scale(parent, req, write).await;
+    }
     let current = scale::get_scale(parent).await?;
     let read_at = current.pointer("/metadata/resourceVersion").cloned();
     let mut patched = patch::apply(kind, current, &req.body, Shape::untyped())?;
@@ -141,6 +142,28 @@ async fn patch_scale(
         meta.remove("resourceVersion");
     }
     scale::update_scale(parent, typed_scale(&patched)?, write).await
+}
+
+/// The apply configuration of `req` to the Scale of `parent`, applied to the parent (400 when
+/// it is no Scale or sets `metadata.managedFields`).
+async fn apply_scale(
+    parent: &Parent<'_>,
+    req: &ResourceRequest<'_>,
+    write: WriteOptions,
+) -> Result<Vec<u8>, ApiError> {
+    let decoded = schema::decode(&schema::Schema::any(), &req.body, schema::Format::Yaml)
+        .map_err(|e| ApiError::BadRequest(format!("error decoding YAML: {e}")))?;
+    let config = decoded.value;
+    typed_scale(&config)?;
+    if config
+        .pointer("/metadata/managedFields")
+        .is_some_and(|m| !m.is_null())
+    {
+        return Err(ApiError::BadRequest(
+            "metadata.managedFields must be nil".into(),
+        ));
+    }
+    scale::apply_scale(parent, &config, write, req.info).await
 }
 
 /// Evicts the pod `parent` as the Eviction in `req`'s body asks, deleting it with the

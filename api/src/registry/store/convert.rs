@@ -139,7 +139,7 @@ impl Shared {
         };
         // The home's decoder checks and orders what the conversion produced.
         let bytes = serde_json::to_vec(&converted).map_err(|e| cannot(&e))?;
-        let (mut stored, _) = match self.home.decode_body(&bytes, WriteOptions::default()) {
+        let (mut stored, _) = match self.home.decode_body(&bytes, &WriteOptions::default()) {
             Ok(decoded) => decoded,
             Err(ApiError::BadRequest(e)) => return Err(cannot(&e)),
             Err(e) => return Err(e),
@@ -250,20 +250,22 @@ impl Store {
         Ok(())
     }
 
-    /// The create of a decoded served-version body, stored through the home.
+    /// The create of a decoded served-version body, stored through the home (a dry run as
+    /// `write` asks).
     pub(super) async fn create_shared(
         &self,
         shared: &Shared,
         storage: &dyn Storage,
-        writes: &Persistence<'_>,
         namespace: &str,
         obj: Value,
         now: DateTime<Utc>,
+        write: &WriteOptions,
     ) -> Result<Vec<u8>, ApiError> {
         let obj = shared.to_storage(obj)?;
+        let writes = Persistence::new(storage, write.dry_run);
         let body = shared
             .home
-            .create_decoded(storage, writes, namespace, obj, now)
+            .create_decoded(storage, &writes, namespace, obj, now, write)
             .await
             .map_err(|e| shared.rebrand(self, e))?;
         shared.read.answer(&body)
@@ -278,11 +280,12 @@ impl Store {
         writes: &Persistence<'_>,
         target: (&str, &str, &str),
         obj: Value,
+        write: &WriteOptions,
     ) -> Result<Vec<u8>, ApiError> {
         let obj = shared.to_storage(obj)?;
         let body = shared
             .home
-            .update_decoded(storage, writes, target, obj)
+            .update_decoded(storage, writes, target, obj, write)
             .await
             .map_err(|e| shared.rebrand(self, e))?;
         shared.read.answer(&body)

@@ -8,7 +8,6 @@ use serde_json::Value;
 use super::Store;
 use super::WriteOptions;
 use super::Written;
-use super::encode;
 use super::metadata::generated_name;
 use super::metadata::meta_mut;
 use super::metadata::meta_str;
@@ -35,22 +34,22 @@ impl Store {
         now: DateTime<Utc>,
         write: WriteOptions,
     ) -> Result<Written, ApiError> {
-        let (obj, warnings) = self.decode_body(body, write)?;
+        let (obj, warnings) = self.decode_body(body, &write)?;
         let writes = Persistence::new(storage, write.dry_run);
         let body = match &self.shared {
             Some(shared) => {
-                self.create_shared(shared, storage, &writes, namespace, obj, now)
+                self.create_shared(shared, storage, namespace, obj, now, &write)
                     .await?
             }
             None => {
-                self.create_decoded(storage, &writes, namespace, obj, now)
+                self.create_decoded(storage, &writes, namespace, obj, now, &write)
                     .await?
             }
         };
         Ok(Written { body, warnings })
     }
 
-    /// The create of a decoded body.
+    /// The create of a decoded body, recording the Update entry of `write`'s manager.
     pub(super) async fn create_decoded(
         &self,
         storage: &dyn Storage,
@@ -58,6 +57,7 @@ impl Store {
         namespace: &str,
         mut obj: Value,
         now: DateTime<Utc>,
+        write: &WriteOptions,
     ) -> Result<Vec<u8>, ApiError> {
         if !meta_str(&obj, "resourceVersion").is_empty() {
             // Kubernetes' storage refuses this (an object copied from a read), worded so.
@@ -71,6 +71,7 @@ impl Store {
                 .await?;
         }
         self.strategy.default_fields(&mut obj);
+        self.record_update(None, &mut obj, write, "")?;
         let generate_prefix = match (meta_str(&obj, "name"), meta_str(&obj, "generateName")) {
             ("", prefix) if !prefix.is_empty() => Some(prefix.to_owned()),
             _ => None,
@@ -118,7 +119,7 @@ impl Store {
             self.strategy.canonicalize(&mut candidate);
             let name = meta_str(&candidate, "name").to_owned();
             let key = self.resource.object_key(namespace, &name);
-            let written = match encode(&key, &candidate) {
+            let written = match self.encode_fitting(&key, &mut candidate) {
                 Ok(value) => writes.create(&key, value, self.max_object_bytes).await,
                 Err(e) => {
                     self.release(storage, &reserved).await;

@@ -22,7 +22,7 @@ impl Store {
     pub(super) fn decode_body(
         &self,
         body: &[u8],
-        write: WriteOptions,
+        write: &WriteOptions,
     ) -> Result<(Value, Vec<String>), ApiError> {
         let parse_error = |e: &dyn std::fmt::Display| {
             ApiError::BadRequest(format!("couldn't get version/kind; json parse error: {e}"))

@@ -153,7 +153,14 @@ impl Store {
             let ns = meta_str(&obj, "namespace");
             let name = meta_str(&obj, "name");
             match self
-                .delete(storage, ns, name, &Preconditions::default(), now, write)
+                .delete(
+                    storage,
+                    ns,
+                    name,
+                    &Preconditions::default(),
+                    now,
+                    write.clone(),
+                )
                 .await
             {
                 Ok(_) | Err(ApiError::NotFound { .. }) => {}

@@ -68,10 +68,13 @@ impl Store {
             let (decoded, warnings) = self.decode_patched(&patched, write.field_validation)?;
             let updated = match &self.shared {
                 Some(shared) => {
-                    self.update_shared(shared, storage, &writes, target, decoded)
+                    self.update_shared(shared, storage, &writes, target, decoded, &write)
                         .await
                 }
-                None => self.update_decoded(storage, &writes, target, decoded).await,
+                None => {
+                    self.update_decoded(storage, &writes, target, decoded, &write)
+                        .await
+                }
             };
             match updated {
                 Ok(body) => return Ok(Written { body, warnings }),
@@ -86,7 +89,7 @@ impl Store {
     /// Decodes a patched object as a request body is decoded. Kubernetes answers a patched
     /// object that does not decode, or has unknown fields under `Strict`, with a 422 on the
     /// field `patch` holding the patched JSON.
-    fn decode_patched(
+    pub(super) fn decode_patched(
         &self,
         patched: &Value,
         level: FieldValidation,
@@ -101,7 +104,7 @@ impl Store {
             field_validation: FieldValidation::Warn,
             ..WriteOptions::default()
         };
-        let (obj, found) = match self.decode_body(json.as_bytes(), warn) {
+        let (obj, found) = match self.decode_body(json.as_bytes(), &warn) {
             Ok(decoded) => decoded,
             Err(ApiError::BadRequest(detail)) => return Err(invalid(detail)),
             Err(e) => return Err(e),

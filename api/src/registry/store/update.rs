@@ -7,7 +7,6 @@ use super::RETRY_ATTEMPTS;
 use super::Store;
 use super::WriteOptions;
 use super::Written;
-use super::encode;
 use super::metadata::bump_generation;
 use super::metadata::keep_fields;
 use super::metadata::meta_str;
@@ -41,29 +40,31 @@ impl Store {
         body: &[u8],
         write: WriteOptions,
     ) -> Result<Written, ApiError> {
-        let (decoded, warnings) = self.decode_body(body, write)?;
+        let (decoded, warnings) = self.decode_body(body, &write)?;
         let writes = Persistence::new(storage, write.dry_run);
         let target = (namespace, name, subresource);
         let body = match &self.shared {
             Some(shared) => {
-                self.update_shared(shared, storage, &writes, target, decoded)
+                self.update_shared(shared, storage, &writes, target, decoded, &write)
                     .await?
             }
             None => {
-                self.update_decoded(storage, &writes, target, decoded)
+                self.update_decoded(storage, &writes, target, decoded, &write)
                     .await?
             }
         };
         Ok(Written { body, warnings })
     }
 
-    /// The update of a decoded body; `target` is (namespace, name, subresource).
+    /// The update of a decoded body; `target` is (namespace, name, subresource). The Update
+    /// entry of `write`'s manager is recorded (R-RES-205).
     pub(super) async fn update_decoded(
         &self,
         storage: &dyn Storage,
         writes: &Persistence<'_>,
         target: (&str, &str, &str),
         decoded: Value,
+        write: &WriteOptions,
     ) -> Result<Vec<u8>, ApiError> {
         let (namespace, name, subresource) = target;
         let body_name = meta_str(&decoded, "name");
@@ -98,12 +99,22 @@ impl Store {
                 }
                 self.strategy.prepare_for_update(&mut obj, &old);
             } else {
+                // The subresource takes its part of the body, but the managed fields sent
+                // stay: they track the subresource's change (Kubernetes' status rule).
+                let managed = obj.pointer("/metadata/managedFields").cloned();
                 self.strategy
                     .prepare_for_subresource_update(subresource, &mut obj, &old);
+                if let (Some(managed), Some(meta)) = (
+                    managed,
+                    obj.get_mut("metadata").and_then(Value::as_object_mut),
+                ) {
+                    meta.insert("managedFields".to_owned(), managed);
+                }
             }
             if self.strategy.tracks_generation() {
                 bump_generation(&mut obj, &old)?;
             }
+            self.record_update(Some(&old), &mut obj, write, subresource)?;
             errs.extend(self.validate_new(&obj));
             errs.extend(crate::validation::validate_object_meta_update(&obj, &old));
             self.check_required(&obj, &mut errs)?;
@@ -120,7 +131,7 @@ impl Store {
                 .allocate(storage, &mut obj, Some(&old), None, writes.is_dry_run())
                 .await?;
             self.strategy.canonicalize(&mut obj);
-            let value = encode(&key, &obj)?;
+            let value = self.encode_fitting(&key, &mut obj)?;
             let unchanged =
                 StoredJson::from_stored(value.clone()).is_ok_and(|new| new.json == stored.json);
             if unchanged {

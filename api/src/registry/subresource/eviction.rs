@@ -115,7 +115,7 @@ pub(crate) async fn evict(
         ..WriteOptions::default()
     };
     let (storage, pods, ns, name) = (parent.storage, parent.store, parent.namespace, parent.name);
-    let delete = || pods.delete(storage, ns, name, preconditions, now, write);
+    let delete = || pods.delete(storage, ns, name, preconditions, now, write.clone());
     let mut attempt = 0;
     loop {
         attempt += 1;

@@ -1,7 +1,9 @@
 //! The `scale` subresource of deployments, replica sets, stateful sets (`apps/v1`) and
 //! replication controllers (core `v1`): an `autoscaling/v1` Scale built from the parent, and
 //! its update, which changes the parent's `spec.replicas` through the parent's normal update
-//! (so the generation bumps and a stale `resourceVersion` is a 409).
+//! (so the generation bumps and a stale `resourceVersion` is a 409). An apply to the Scale is
+//! an apply of its `spec.replicas` to the parent's, as Kubernetes maps the Scale's managed
+//! fields onto the parent's: the ownership is the parent's, recorded with `subresource: scale`.
 
 use k8s_openapi::api::autoscaling::v1::Scale;
 use serde_json::Map;
@@ -14,6 +16,7 @@ use crate::error::ApiError;
 use crate::error::excerpt;
 use crate::group::GroupKind;
 use crate::registry::WriteOptions;
+use crate::request::RequestInfo;
 use crate::validation::FieldError;
 
 /// The `apiVersion` of Scale in every flavor (`autoscaling` has no domain).
@@ -217,7 +220,7 @@ pub(crate) async fn update_scale(
                 parent.name,
                 "",
                 &body,
-                write,
+                write.clone(),
             )
             .await
         {
@@ -233,6 +236,40 @@ pub(crate) async fn update_scale(
             Err(e) => return Err(e),
         }
     }
+}
+
+/// Applies the Scale configuration `config` (checked to be a Scale) for `write`'s manager:
+/// its `spec.replicas` (and `resourceVersion`, a precondition) applied to the parent through
+/// the parent's store, so the parent's owners of `spec.replicas` conflict as on the parent
+/// (R-RES-204). Answers the new Scale. `request` is the request as authorized.
+pub(crate) async fn apply_scale(
+    parent: &Parent<'_>,
+    config: &Value,
+    write: WriteOptions,
+    request: &RequestInfo,
+) -> Result<Vec<u8>, ApiError> {
+    let rt = parent.store.resource();
+    let name = config
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or(parent.name);
+    let mut on_parent = json!({"apiVersion": rt.api_version(), "kind": rt.kind,
+        "metadata": {"name": name}});
+    if let Some(rv) = config.pointer("/metadata/resourceVersion") {
+        on_parent["metadata"]["resourceVersion"] = rv.clone();
+    }
+    if let Some(replicas) = config.pointer("/spec/replicas") {
+        on_parent["spec"] = json!({ "replicas": replicas });
+    }
+    let target = (parent.namespace, parent.name, "scale");
+    let body = on_parent.to_string().into_bytes();
+    let applied = parent
+        .store
+        .apply(parent.storage, target, &body, write, request)
+        .await?;
+    Ok(scale_of(&rt.kind, &stored(&applied.written.body)?)
+        .to_string()
+        .into_bytes())
 }
 
 #[cfg(test)]
