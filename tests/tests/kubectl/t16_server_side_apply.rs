@@ -302,7 +302,7 @@ async fn two_field_managers_share_conflict_and_force_with_kubectl() {
     );
 }
 
-// R-RES-113, R-RES-203
+// R-RES-113, R-RES-192
 #[tokio::test]
 async fn kubectl_diff_server_side_shows_a_change_and_changes_nothing() {
     let Some(cluster) = kubernetes_cluster().await else {
