@@ -12,6 +12,7 @@ mod t55_watch_across_replicas;
 mod t60_lagging_follower;
 mod t70_compaction;
 mod t80_leader_under_load;
+mod t82_concurrent_apply;
 mod t90_flow_control;
 mod t90_graceful_shutdown;
 

@@ -6,6 +6,7 @@ mod run;
 mod t10_configmaps;
 mod t12_generators;
 mod t14_tables;
+mod t16_server_side_apply;
 mod t20_watch;
 mod t22_watch_tables;
 mod t30_dry_run;

@@ -4,6 +4,7 @@
 
 mod t10_paged_list_and_watch;
 mod t20_patch_delete;
+mod t30_server_side_apply;
 
 use std::time::Duration;
 

@@ -11,6 +11,11 @@
 //! Both systems are measured by the same load generator and the same HTTP client (one pooled
 //! HTTP/1.1 client per server, both over TLS with client certificates), and run one after
 //! the other so they never share the CPU.
+//!
+//! `--apply` measures instead writes of a Deployment by PUT, merge patch and server-side apply,
+//! interleaved (`apply.rs`).
+
+mod apply;
 
 use std::fmt::Write as _;
 use std::process::ExitCode;
@@ -58,6 +63,13 @@ struct Args {
     /// Skip the etcd baseline even when etcd is installed.
     #[arg(long)]
     no_etcd: bool,
+    /// Instead of the above: writes of a Deployment by PUT, merge patch and server-side apply,
+    /// interleaved, `--requests` per way and level, `--rounds` rounds.
+    #[arg(long)]
+    apply: bool,
+    /// With `--apply`: rounds over the three ways.
+    #[arg(long, default_value_t = 3)]
+    rounds: usize,
 }
 
 /// Objects created before the read levels; reads cycle through them.
@@ -73,6 +85,18 @@ struct Scores {
 async fn main() -> ExitCode {
     let args = Args::parse();
     println!("{}", apiary_tests::machine::describe());
+    if args.apply {
+        return match apply::run(&args).await {
+            Ok(table) => {
+                println!("{table}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("apply benchmark failed: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let apiary = match bench_apiary(&args).await {
         Ok(scores) => scores,
         Err(e) => {
