@@ -40,6 +40,15 @@ pub enum PkiError {
         #[source]
         source: rcgen::Error,
     },
+    /// A stored CA is not the one this command makes (another command's, or not a CA
+    /// certificate at all): certificates issued under it would not chain to it.
+    #[error("{path} is not this command's CA (expected common name {expected})")]
+    ForeignCa {
+        /// The CA certificate file.
+        path: PathBuf,
+        /// The common name this command gives its CA.
+        expected: String,
+    },
     /// A file could not be read or written.
     #[error("cannot access {path}")]
     Io {
@@ -113,7 +122,15 @@ impl Ca {
     /// its files is missing. A CA is always reloaded with the common name it was created with.
     pub fn load_or_create(dir: &Path, file: &str, common_name: &str) -> Result<Self, PkiError> {
         let pair = match load_pair(dir, file)? {
-            Some(pair) => pair,
+            Some(pair) => {
+                if !has_common_name(&pair.cert_pem, common_name) {
+                    return Err(PkiError::ForeignCa {
+                        path: pair.cert_path,
+                        expected: common_name.to_owned(),
+                    });
+                }
+                pair
+            }
             None => {
                 let key = KeyPair::generate().map_err(generate_error(file))?;
                 let cert = ca_params(common_name)
@@ -170,6 +187,22 @@ pub fn with_loopback(names: &[String]) -> Vec<String> {
         }
     }
     all
+}
+
+/// Whether the PEM certificate `pem` is a CA certificate with exactly the subject common name
+/// `common_name`.
+fn has_common_name(pem: &str, common_name: &str) -> bool {
+    let Ok((_, pem)) = x509_parser::pem::parse_x509_pem(pem.as_bytes()) else {
+        return false;
+    };
+    let Ok(cert) = pem.parse_x509() else {
+        return false;
+    };
+    if !cert.is_ca() {
+        return false;
+    }
+    let mut names = cert.subject().iter_common_name().map(|n| n.as_str());
+    matches!((names.next(), names.next()), (Some(Ok(name)), None) if name == common_name)
 }
 
 /// A CA's parameters. Deterministic, so that an [`Issuer`] rebuilt from them and the stored key
@@ -282,4 +315,35 @@ pub fn write_private(path: &Path, contents: &str) -> Result<(), PkiError> {
         .open(path)
         .map_err(io_error)?;
     file.write_all(contents.as_bytes()).map_err(io_error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ca_is_reused_only_under_the_name_it_was_made_with() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = Ca::load_or_create(dir.path(), "ca", "one-ca").unwrap();
+        let again = Ca::load_or_create(dir.path(), "ca", "one-ca").unwrap();
+        assert_eq!(first.pair, again.pair);
+        let other = Ca::load_or_create(dir.path(), "ca", "other-ca");
+        assert!(matches!(other, Err(PkiError::ForeignCa { .. })));
+        // A leaf stored where a CA is expected is refused too.
+        let leaf = Leaf {
+            common_name: "one-ca",
+            organization: None,
+            names: &[],
+            usage: Usage::Client,
+        };
+        first.load_or_issue(dir.path(), "leaf", leaf).unwrap();
+        let not_a_ca = Ca::load_or_create(dir.path(), "leaf", "one-ca");
+        assert!(matches!(not_a_ca, Err(PkiError::ForeignCa { .. })));
+    }
+
+    #[test]
+    fn loopback_names_are_added_once() {
+        let names = with_loopback(&["10.0.0.1".to_owned(), "localhost".to_owned()]);
+        assert_eq!(names, ["10.0.0.1", "localhost", "127.0.0.1", "::1"]);
+    }
 }

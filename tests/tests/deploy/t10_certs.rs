@@ -7,8 +7,10 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
+use std::process::Command;
 use std::sync::Arc;
 
+use apiary_tests::binary::apiary_binary;
 use apiary_tests::kubeconfig;
 use rustls::RootCertStore;
 use rustls::client::WebPkiServerVerifier;
@@ -257,4 +259,22 @@ fn host_lists_that_describe_no_cluster_are_refused_before_writing() {
         assert!(stderr.contains(message), "{hosts}: {stderr}");
         assert!(!dir.exists(), "{hosts}: nothing written");
     }
+}
+
+#[test]
+fn another_commands_ca_is_not_issued_under() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().to_str().unwrap();
+    let binary = apiary_binary().unwrap();
+    let dev = Command::new(binary)
+        .args(["dev", "--init-only", "--nodes", "1", "--dir", dir])
+        .output()
+        .unwrap();
+    assert!(dev.status.success(), "{dev:?}");
+    let before = key_material(tmp.path());
+    let output = certs(&["--dir", dir, "--hosts", "node-2=10.0.0.2"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(stderr.contains("is not this command's CA"), "{stderr}");
+    assert_eq!(key_material(tmp.path()), before, "nothing issued");
 }

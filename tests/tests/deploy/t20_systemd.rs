@@ -5,6 +5,8 @@
 
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
+use std::path::Path;
+use std::time::Duration;
 
 use apiary_tests::ports;
 
@@ -224,6 +226,37 @@ async fn the_units_exec_start_runs_a_three_replica_cluster() {
         .collect();
     let replicas = Replicas::start(commands, dir.path());
     replicas.smoke(&pki.join("kubeconfig")).await;
+    kubectl_lists_namespaces(&pki.join("kubeconfig")).await;
+}
+
+/// The README's last step ("Three machines"): kubectl, with the kubeconfig `apiary certs`
+/// wrote, lists the namespaces through the second replica. Skipped without kubectl.
+async fn kubectl_lists_namespaces(kubeconfig: &Path) {
+    let found = std::process::Command::new("kubectl")
+        .args(["version", "--client"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        eprintln!("NOTICE: kubectl is not on PATH; skipping its part of the test");
+        return;
+    }
+    let run = tokio::process::Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(["--context", "node-2", "--request-timeout=20s"])
+        .args(["get", "namespaces", "-o", "name"])
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(Duration::from_secs(30), run)
+        .await
+        .expect("kubectl ends within 30 s")
+        .expect("kubectl runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && stdout.lines().any(|l| l == "namespace/default"),
+        "kubectl get namespaces: {stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
 }
 
 // The ExecStart substitution the tests apply is systemd's: `${X}` inside a word, `$X` split
