@@ -9,11 +9,11 @@
 use std::path::Path;
 
 use crate::certs::pki::Ca;
-use crate::certs::pki::LOOPBACK_NAMES;
 use crate::certs::pki::Leaf;
 use crate::certs::pki::PemPair;
 use crate::certs::pki::PkiError;
 use crate::certs::pki::Usage;
+use crate::certs::pki::with_loopback;
 
 /// All certificate files of a dev cluster of `nodes` replicas.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,7 +41,7 @@ impl DevPki {
     pub fn load_or_generate(dir: &Path, nodes: usize) -> Result<Self, PkiError> {
         let ca = Ca::load_or_create(dir, "ca", "apiary-dev-ca")?;
         let peer_ca = Ca::load_or_create(dir, "peer-ca", "apiary-dev-peer-ca")?;
-        let loopback: Vec<String> = LOOPBACK_NAMES.iter().map(|n| (*n).to_owned()).collect();
+        let loopback = with_loopback(&[]);
         let mut serving = Vec::with_capacity(nodes);
         let mut peer = Vec::with_capacity(nodes);
         for index in 0..nodes {
@@ -86,6 +86,7 @@ mod tests {
 
     use super::*;
     use crate::certs::pki::ADMIN_USER;
+    use crate::certs::pki::LOOPBACK_NAMES;
 
     fn der(pem: &str) -> CertificateDer<'static> {
         CertificateDer::from_pem_slice(pem.as_bytes()).unwrap()
