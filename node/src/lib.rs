@@ -30,6 +30,7 @@
 //!   shutdown (delay, 429 while draining); [`logging`] is the binary's log output.
 //! - [`dev`] holds the certificates, kubeconfig and child processes of `apiary dev`.
 
+pub mod admin;
 pub mod answer_cache;
 pub mod audit;
 pub mod authn;
@@ -42,11 +43,13 @@ pub mod compactor;
 pub mod config;
 pub mod config_reload;
 pub mod controllers;
+pub mod ctl;
 pub mod dev;
 pub mod drain;
 pub mod duration;
 pub mod error;
 pub mod https;
+pub mod kubeconfig;
 pub mod logging;
 pub mod metrics;
 pub mod object_counts;
