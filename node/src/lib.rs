@@ -32,6 +32,7 @@
 //! - [`certs`] is `apiary certs` (the certificate files and admin kubeconfig both commands
 //!   write, and the per-host environment files of `deploy/systemd`).
 
+pub mod admin;
 pub mod answer_cache;
 pub mod audit;
 pub mod authn;
@@ -45,11 +46,13 @@ pub mod compactor;
 pub mod config;
 pub mod config_reload;
 pub mod controllers;
+pub mod ctl;
 pub mod dev;
 pub mod drain;
 pub mod duration;
 pub mod error;
 pub mod https;
+pub mod kubeconfig;
 pub mod logging;
 pub mod metrics;
 pub mod object_counts;
