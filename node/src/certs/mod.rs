@@ -84,6 +84,21 @@ pub fn run_certs(args: &CertsArgs) -> Result<(), CertsError> {
             )));
         }
     }
+    // Every environment file is rendered before anything is written, so a value that cannot
+    // go into one refuses the run without leaving half a directory behind.
+    let env_files = args
+        .hosts
+        .iter()
+        .map(|host| {
+            let text = env_file(args, host)
+                .render()
+                .map_err(|source| CertsError::Env {
+                    host: host.name.clone(),
+                    source,
+                })?;
+            Ok((args.dir.join(format!("{}.env", host.name)), text))
+        })
+        .collect::<Result<Vec<_>, CertsError>>()?;
     let dir = &args.dir;
     let io_error = |path: &Path| {
         let path = path.to_owned();
@@ -136,14 +151,7 @@ pub fn run_certs(args: &CertsArgs) -> Result<(), CertsError> {
     let document = kubeconfig::kubeconfig(&ca.pair, &admin, &servers);
     pki::write_private(&kubeconfig_path, &format!("{document:#}\n"))?;
 
-    for host in &args.hosts {
-        let text = env_file(args, host)
-            .render()
-            .map_err(|source| CertsError::Env {
-                host: host.name.clone(),
-                source,
-            })?;
-        let path = dir.join(format!("{}.env", host.name));
+    for (path, text) in env_files {
         fs::write(&path, text).map_err(io_error(&path))?;
     }
     println!(

@@ -236,6 +236,11 @@ fn host_lists_that_describe_no_cluster_are_refused_before_writing() {
     let dir_arg = dir.to_str().unwrap();
     for (hosts, extra, message) in [
         ("node-1=10.0.0.1,node-1=10.0.0.2", None, "named twice"),
+        (
+            "node-1=10.0.0.1",
+            Some(["--host-dir", "/etc/my apiary"]),
+            "are not allowed",
+        ),
         ("Node-1=10.0.0.1", None, "DNS label"),
         (
             "node-1=bad host",
@@ -245,13 +250,13 @@ fn host_lists_that_describe_no_cluster_are_refused_before_writing() {
         ("admin=10.0.0.1", None, "reserved"),
         (
             "node-1=10.0.0.1",
-            Some("node-2=https://127.0.0.1:1"),
+            Some(["--kubeconfig-servers", "node-2=https://127.0.0.1:1"]),
             "not in --hosts",
         ),
     ] {
         let mut args = vec!["--dir", dir_arg, "--hosts", hosts];
-        if let Some(servers) = extra {
-            args.extend(["--kubeconfig-servers", servers]);
+        if let Some(extra) = extra {
+            args.extend(extra);
         }
         let output = certs(&args);
         let stderr = String::from_utf8_lossy(&output.stderr);
