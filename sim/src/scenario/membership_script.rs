@@ -3,8 +3,9 @@
 //! keeping three to five voters, and perhaps one ordinary fault (the leader cut off, or a
 //! member's host crashed) that one change happens under. Changes go through the real join and
 //! removal paths; [`Members`] tells the clients who is there. The partition cuts the leader off
-//! from the replicas running when it begins; a replica that joins meanwhile can reach it, which
-//! cannot help it commit (a learner has no vote; once a voter, it has the majority's newer term).
+//! from every other replica, those that join meanwhile included: a new replica that could reach
+//! it might become the leader (a removed leader hands over to the most caught-up voter) and
+//! make it a working follower again, which is no isolation.
 
 use std::fmt;
 use std::time::Duration;
@@ -318,6 +319,9 @@ impl<'a> Script<'a> {
             members: self.members.voters(),
         };
         self.faults.inject(join).await;
+        if let Some(Fault::Partition(isolated)) = self.fault {
+            turmoil::partition(replica_host(isolated).as_str(), replica_host(id).as_str());
+        }
         let start = now();
         let mut watched = self.responsive();
         watched.push(replica_host(id));
