@@ -22,3 +22,5 @@ pub const READ_INDEX: &str = "read-index";
 pub const JOIN: &str = "join";
 /// A replica asks the leader to remove a member (forwarded like a write).
 pub const REMOVE_MEMBER: &str = "remove-member";
+/// What the peer speaks and stores ([`crate::version`]); added in protocol 2.
+pub const VERSION: &str = "version";
