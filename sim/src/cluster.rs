@@ -131,8 +131,9 @@ pub struct ClusterOptions {
     /// A bug built into every replica on purpose (see [`crate::planted`]); from the thread's
     /// [`crate::planted::with_planted`] scope, `None` outside one.
     pub planted: Option<PlantedBug>,
-    /// The newest peer protocol every replica speaks when it first starts: an older one plays
-    /// a cluster of an older build ([`HostFault::Protocol`] changes it per host).
+    /// The newest peer protocol the founding replicas speak when they first start: an older
+    /// one plays a cluster of an older build ([`HostFault::Protocol`] changes it per host).
+    /// Replicas added mid-run speak the current protocol (a newer build joining).
     pub protocol: u32,
 }
 
@@ -229,7 +230,12 @@ impl<'a> SimCluster<'a> {
         // So is the clock: a skew outlasts a restart, as a machine's clock would.
         let clock = VirtualClock::default();
         self.clocks.insert(host.clone(), clock.clone());
-        let protocol = Arc::new(AtomicU32::new(self.options.protocol));
+        let newest = if join_existing {
+            PROTOCOL_VERSION
+        } else {
+            self.options.protocol
+        };
+        let protocol = Arc::new(AtomicU32::new(newest));
         self.protocols.insert(host.clone(), protocol.clone());
         let software = HostSoftware {
             protocol,

@@ -234,6 +234,23 @@ fn rolling_upgrade_three_replicas() {
     run_seeds(UPGRADE_SEEDS, scenario::rolling_upgrade_three_replicas);
 }
 
+/// Seeds of the mixed-versions membership test.
+const MIXED_MEMBERSHIP_SEEDS: RangeInclusive<u64> = 1..=4;
+
+// R-HA-015 (simulated): founders that speak only peer protocol 1 (an older build) and added
+// replicas of the current protocol, through the membership changes of `membership_changes`
+// (adds, removals and replacements, the leader included, one under a fault): every checker
+// passes, and every final member holds effective version 1 while a founder is still a voter
+// (as in every default seed: added newer replicas never raise it past an older voter), else the
+// current protocol.
+#[test]
+fn membership_changes_mixed_versions() {
+    run_seeds(
+        MIXED_MEMBERSHIP_SEEDS,
+        scenario::membership_changes_mixed_versions,
+    );
+}
+
 /// Seeds of each membership test: two tests of 16, so that nextest runs them in parallel.
 const MEMBERSHIP_SEEDS_PER_TEST: u64 = 16;
 

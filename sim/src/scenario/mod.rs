@@ -34,7 +34,9 @@ pub use leader_isolated_mid_write::leader_isolated_mid_write_answers_unknown;
 pub use leader_partitioned::LEADER_PARTITIONED;
 pub use leader_partitioned::leader_partitioned_writes_resume_on_majority;
 pub use membership::MEMBERSHIP_CHANGES;
+pub use membership::MEMBERSHIP_MIXED_VERSIONS;
 pub use membership::membership_changes;
+pub use membership::membership_changes_mixed_versions;
 pub use mixed_faults::MIXED_FAULTS_3;
 pub use mixed_faults::MIXED_FAULTS_5;
 pub use mixed_faults::ROLLING_UPGRADE;
@@ -103,6 +105,7 @@ pub const ALL: &[(&str, ScenarioFn)] = &[
     (MIXED_FAULTS_5, mixed_faults_five_replicas),
     (ROLLING_UPGRADE, rolling_upgrade_three_replicas),
     (MEMBERSHIP_CHANGES, membership_changes),
+    (MEMBERSHIP_MIXED_VERSIONS, membership_changes_mixed_versions),
     (
         LEADER_ISOLATED_MID_WRITE,
         leader_isolated_mid_write_answers_unknown,

@@ -135,6 +135,36 @@ pub async fn final_view(
     Ok(view)
 }
 
+/// Waits until every replica of `hosts` holds `expected` as the cluster's effective version;
+/// fails when one still holds another after `bound`.
+pub async fn effective_reached(
+    client: &SimClient,
+    hosts: &[String],
+    expected: u32,
+    bound: Duration,
+) -> Result<(), ScenarioError> {
+    let start = now();
+    loop {
+        let mut last = None;
+        for host in hosts {
+            match client.status(host).await {
+                Ok(status) if status.effective_version == expected => {}
+                Ok(status) => last = Some(format!("{host} holds {}", status.effective_version)),
+                Err(error) => last = Some(error_chain(&error)),
+            }
+        }
+        let Some(last) = last else {
+            return Ok(());
+        };
+        if now().saturating_sub(start) > bound {
+            return Err(ScenarioError::EffectiveVersion(format!(
+                "is not {expected} on every replica after {bound:?}: {last}"
+            )));
+        }
+        tokio::time::sleep(RETRY_PAUSE).await;
+    }
+}
+
 /// Fails as stuck unless every watcher's progress (its newest event or bookmark) reached
 /// `target`, the fence's revision, within `bound`.
 pub fn watchers_caught_up(

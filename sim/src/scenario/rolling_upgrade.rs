@@ -19,7 +19,7 @@ use crate::fault::HostFault;
 use crate::scenario::ScenarioError;
 use crate::scenario::fault_script::faults_script;
 use crate::scenario::phases::agreed_leader;
-use crate::scenario::phases::stuck;
+use crate::scenario::phases::effective_reached;
 use crate::scenario::verdict::Isolation;
 
 /// The protocol every replica speaks before its upgrade.
@@ -32,7 +32,6 @@ const DOWN: Duration = Duration::from_millis(800);
 const SETTLE: Duration = Duration::from_secs(5);
 /// How long the effective version may take to rise once every voter is upgraded.
 const RISE_BOUND: Duration = Duration::from_secs(20);
-const POLL: Duration = Duration::from_millis(200);
 
 /// Upgrades `hosts` one by one around the seeded fault mix, checking the effective version;
 /// returns the fault mix's isolations.
@@ -73,19 +72,7 @@ pub(crate) async fn upgrade_script(
     .await?;
     upgrade(client, hosts, faults, last).await?;
     let start = now();
-    loop {
-        match effective_everywhere(client, hosts, PROTOCOL_VERSION, "after the upgrade").await {
-            Ok(()) => break,
-            Err(error) if now().saturating_sub(start) > RISE_BOUND => {
-                return Err(stuck(
-                    "raising the effective version",
-                    RISE_BOUND,
-                    error.to_string(),
-                ));
-            }
-            Err(_) => tokio::time::sleep(POLL).await,
-        }
-    }
+    effective_reached(client, hosts, PROTOCOL_VERSION, RISE_BOUND).await?;
     notes.push(format!(
         "every replica upgraded: effective version {PROTOCOL_VERSION} after {:?}",
         now().saturating_sub(start)
