@@ -7,6 +7,7 @@ use std::time::Duration;
 use chrono::DateTime;
 use chrono::Utc;
 
+use crate::admin::ClusterAdmin;
 use crate::audit::AuditConfig;
 use crate::auth::AuthenticationMethods;
 use crate::auth::Authorizer;
@@ -107,6 +108,8 @@ pub struct ApiConfig {
     pub flow_control: FlowControlSettings,
     /// The metrics registry `/metrics` serves (crate::metrics).
     pub metrics: Metrics,
+    /// The operating API under [`crate::admin::PREFIX`] (none: those paths are not served).
+    pub cluster_admin: Option<Arc<dyn ClusterAdmin>>,
 }
 
 impl ApiConfig {
@@ -141,6 +144,7 @@ impl ApiConfig {
             audit: AuditConfig::default(),
             flow_control: FlowControlSettings::default(),
             metrics: Metrics::default(),
+            cluster_admin: None,
         }
     }
 }

@@ -32,6 +32,7 @@
 //!   metric and the audit annotations read.
 //! - [`flowcontrol`]: API Priority and Fairness (classification, queuing, 429s).
 
+pub mod admin;
 pub mod audit;
 pub mod auth;
 pub mod bootstrap;

@@ -20,6 +20,9 @@ use http::StatusCode;
 use http::header;
 use tower_http::catch_panic::CatchPanicLayer;
 
+use crate::admin;
+use crate::admin::AdminRequest;
+use crate::admin::ClusterAdmin;
 use crate::audit;
 use crate::auth::Attributes;
 use crate::auth::AuthContext;
@@ -88,6 +91,7 @@ struct AppState {
     cbor: bool,
     /// The replica's Protobuf encodings of stored object versions.
     protobuf_cache: Arc<crate::codec::protobuf::EncodingCache>,
+    cluster_admin: Option<Arc<dyn ClusterAdmin>>,
 }
 
 /// The whole HTTP API over `storage`.
@@ -141,6 +145,7 @@ pub fn router(storage: Arc<dyn Storage>, config: ApiConfig) -> Router {
         protobuf_cache: Arc::new(crate::codec::protobuf::EncodingCache::new(
             crate::codec::protobuf::MAX_CACHED_BYTES,
         )),
+        cluster_admin: config.cluster_admin,
     };
     let auditor = audit::filter::Auditor::new(
         config.audit,
@@ -301,6 +306,17 @@ async fn authorized(
     let authorized = state.authz.authorize(&attributes).await;
     audit::authorization(&authorized);
     authorized?;
+    if let (Some(admin), Some(path)) = (&state.cluster_admin, admin_path(&info.path)) {
+        let body = read_body(&parts.headers, body).await?;
+        let request = AdminRequest {
+            method: parts.method.clone(),
+            path,
+            query,
+            body,
+            user,
+        };
+        return admin.serve(request).await;
+    }
     if !info.is_resource_request {
         if parts.method != Method::GET && parts.method != Method::HEAD {
             return Err(ApiError::MethodNotAllowed {
@@ -399,6 +415,12 @@ async fn authorized(
 }
 
 /// Whether `content_type` is CBOR apply's (parameters ignored, as for the other patches).
+/// The path of an operating API request below [`admin::PREFIX`], without a trailing slash.
+fn admin_path(path: &str) -> Option<&str> {
+    let rest = path.strip_prefix(admin::PREFIX)?;
+    Some(rest.strip_suffix('/').unwrap_or(rest))
+}
+
 fn is_apply_cbor(content_type: &str) -> bool {
     content_type.split(';').next().unwrap_or_default().trim() == crate::patch::APPLY_CBOR
 }

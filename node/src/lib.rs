@@ -31,13 +31,17 @@
 //! - [`shutdown`] turns SIGINT and SIGTERM into a future, [`drain`] is the API's graceful
 //!   shutdown (delay, 429 while draining); [`logging`] is the binary's log output.
 //! - [`dev`] holds the certificates, kubeconfig and child processes of `apiary dev`.
+//! - [`certs`] is `apiary certs` (the certificate files and admin kubeconfig both commands
+//!   write, and the per-host environment files of `deploy/systemd`).
 
+pub mod admin;
 pub mod answer_cache;
 pub mod audit;
 pub mod authn;
 pub mod authz;
 pub mod backend;
 pub mod bootstrap;
+pub mod certs;
 pub mod cli;
 pub mod cluster_gates;
 pub mod cluster_version;
@@ -45,11 +49,13 @@ pub mod compactor;
 pub mod config;
 pub mod config_reload;
 pub mod controllers;
+pub mod ctl;
 pub mod dev;
 pub mod drain;
 pub mod duration;
 pub mod error;
 pub mod https;
+pub mod kubeconfig;
 pub mod logging;
 pub mod metrics;
 pub mod object_counts;

@@ -1,5 +1,6 @@
 //! The `apiary` binary: parses the command line and hands over to the library
-//! ([`apiary_node::serve`] for one replica, [`apiary_node::dev::run_dev`] for a local cluster).
+//! ([`apiary_node::serve`] for one replica, [`apiary_node::dev::run_dev`] for a local cluster,
+//! [`apiary_node::certs::run_certs`] for a cluster's certificates).
 
 use std::process::ExitCode;
 
@@ -29,6 +30,7 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Serve(args) => apiary_node::serve(args).await,
             Command::Dev(args) => apiary_node::dev_main(args).await,
+            Command::Certs(args) => apiary_node::certs::run_certs(&args).map_err(Into::into),
         }
     });
     match result {

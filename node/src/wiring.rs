@@ -67,6 +67,7 @@ use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::admin::NodeAdmin;
 use crate::authn::jwt::JwtConfig;
 use crate::authz::AuthorizationSettings;
 use crate::authz::StartParts;
@@ -285,6 +286,11 @@ where
         let bootstrap_tokens = Arc::new(BootstrapTokenAuthenticator);
         api_config.authentication.tokens.push(bootstrap_tokens);
     }
+    api_config.cluster_admin = Some(Arc::new(NodeAdmin {
+        replica: replica.clone(),
+        log_metrics: log_metrics.clone(),
+        data_dir: config.replica.data_dir.clone(),
+    }));
     crate::metrics::register_store_metrics(&api_config.metrics, replica.clone(), log_metrics);
     crate::object_counts::track_object_counts(&api_config.metrics, &replica);
     if let Some(jwt) = &config.jwt {

@@ -1,0 +1,31 @@
+//! The node's side of the operating API ([`apiary_api::admin`]): membership, status and
+//! snapshots of the replica and its cluster. Each area has its own module; this one routes a
+//! request to it by the first segment of its path.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use apiary_api::admin::AdminRequest;
+use apiary_api::admin::ClusterAdmin;
+use apiary_api::error::ApiError;
+use apiary_raft::metrics::LogMetrics;
+use apiary_raft::replica::Replica;
+use axum::response::Response;
+
+/// The operating API of one replica.
+pub struct NodeAdmin {
+    /// The replica served.
+    pub replica: Arc<Replica>,
+    /// What the replica's raft log measures (its size).
+    pub log_metrics: LogMetrics,
+    /// The replica's data directory (`--data-dir`).
+    pub data_dir: PathBuf,
+}
+
+#[async_trait::async_trait]
+impl ClusterAdmin for NodeAdmin {
+    async fn serve(&self, request: AdminRequest<'_>) -> Result<Response, ApiError> {
+        let _area = request.path.split('/').next().unwrap_or_default();
+        Err(ApiError::UnknownResource)
+    }
+}
