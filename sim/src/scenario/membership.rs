@@ -11,9 +11,16 @@
 //! each is read, and the history is checked: acknowledged writes durable, nothing acknowledged
 //! by a cut-off replica, rejected writes absent, quorum reads see acknowledged writes (also those
 //! served by removed replicas), the final members agree, linearizable.
+//!
+//! Scenario `membership_changes_mixed_versions` (R-HA-015) is the same with founders that
+//! speak only peer protocol 1 (an older build) while every added replica speaks the current
+//! one: replacing machines by newer builds. At the end every final member must hold the
+//! effective version its voters allow: 1 while a founder is still a voter, else the current.
 
 use std::time::Duration;
 
+use apiary_raft::version::PROTOCOL_VERSION;
+use apiary_raft::version::UNANNOUNCED_PROTOCOL_VERSION;
 use rand::Rng;
 use rand::rngs::StdRng;
 
@@ -27,6 +34,7 @@ use crate::scenario::ScenarioFailure;
 use crate::scenario::members::Members;
 use crate::scenario::membership_script::Script;
 use crate::scenario::phases::agreed_leader;
+use crate::scenario::phases::effective_reached;
 use crate::scenario::phases::final_views;
 use crate::scenario::runner::actor_rng as rng;
 use crate::scenario::runner::run_with_client;
@@ -38,6 +46,8 @@ use crate::scenario::workload::write_until;
 
 /// The scenario's name, as its test is named.
 pub const MEMBERSHIP_CHANGES: &str = "membership_changes";
+/// The mixed-versions variant's name, as its test is named.
+pub const MEMBERSHIP_MIXED_VERSIONS: &str = "membership_changes_mixed_versions";
 
 /// How long the first election, and the agreement on a leader, may take.
 const ELECTION_BOUND: Duration = Duration::from_secs(10);
@@ -49,18 +59,37 @@ const WRITERS: u64 = 2;
 
 /// Runs the scenario with `seed`.
 pub fn membership_changes(seed: u64) -> Result<Report, ScenarioFailure> {
-    let options = ClusterOptions::new(seed);
-    let founders = options.replicas;
-    run_with_client(&options, move |_, faults| drive(seed, founders, faults)).map_err(|error| {
-        ScenarioFailure {
-            scenario: MEMBERSHIP_CHANGES,
-            seed,
-            error,
-        }
+    run(MEMBERSHIP_CHANGES, ClusterOptions::new(seed))
+}
+
+/// Runs the mixed-versions variant with `seed`.
+pub fn membership_changes_mixed_versions(seed: u64) -> Result<Report, ScenarioFailure> {
+    let options = ClusterOptions {
+        protocol: UNANNOUNCED_PROTOCOL_VERSION,
+        ..ClusterOptions::new(seed)
+    };
+    run(MEMBERSHIP_MIXED_VERSIONS, options)
+}
+
+fn run(scenario: &'static str, options: ClusterOptions) -> Result<Report, ScenarioFailure> {
+    let (seed, founders, founders_protocol) = (options.seed, options.replicas, options.protocol);
+    run_with_client(&options, move |_, faults| {
+        drive(scenario, seed, founders, founders_protocol, faults)
+    })
+    .map_err(|error| ScenarioFailure {
+        scenario,
+        seed,
+        error,
     })
 }
 
-async fn drive(seed: u64, founders: u64, faults: Faults) -> Result<Report, ScenarioError> {
+async fn drive(
+    scenario: &'static str,
+    seed: u64,
+    founders: u64,
+    founders_protocol: u32,
+    faults: Faults,
+) -> Result<Report, ScenarioError> {
     let client = &SimClient::new(CALL_DEADLINE);
     let members = &Members::new(1..=founders);
 
@@ -96,12 +125,22 @@ async fn drive(seed: u64, founders: u64, faults: Faults) -> Result<Report, Scena
     tracing::info!(seed, "phase: read every final member");
     let hosts = members.hosts();
     let views = final_views(client, &hosts, CONVERGE_BOUND).await?;
+    let voters = members.voters();
+    let expected = if voters.iter().any(|id| *id <= founders) {
+        founders_protocol
+    } else {
+        PROTOCOL_VERSION
+    };
+    effective_reached(client, &hosts, expected, CONVERGE_BOUND).await?;
     let mut history = client.take_history();
     history.final_views = views;
 
     let linearizability = judge(&history, &script.isolations)?;
     let mut notes = std::mem::take(&mut script.notes);
     notes.push(linearizability.note());
+    notes.push(format!(
+        "effective version {expected} with voters {voters:?}"
+    ));
     notes.push(format!(
         "{} of {} writes acknowledged, {} quorum reads; every acknowledged write durable and \
          identical on the {} final members",
@@ -111,7 +150,7 @@ async fn drive(seed: u64, founders: u64, faults: Faults) -> Result<Report, Scena
         hosts.len()
     ));
     Ok(Report {
-        scenario: MEMBERSHIP_CHANGES,
+        scenario,
         seed,
         notes,
         elapsed: now(),

@@ -21,7 +21,7 @@ use apiary_node::error::error_chain;
 /// short against every bound.
 const RETRY_PAUSE: Duration = Duration::from_millis(100);
 
-fn stuck(phase: &str, bound: Duration, last: String) -> ScenarioError {
+pub(crate) fn stuck(phase: &str, bound: Duration, last: String) -> ScenarioError {
     ScenarioError::Stuck {
         phase: phase.to_owned(),
         bound,
@@ -133,6 +133,36 @@ pub async fn final_view(
         view.reads.insert(key.clone(), read);
     }
     Ok(view)
+}
+
+/// Waits until every replica of `hosts` holds `expected` as the cluster's effective version;
+/// fails when one still holds another after `bound`.
+pub async fn effective_reached(
+    client: &SimClient,
+    hosts: &[String],
+    expected: u32,
+    bound: Duration,
+) -> Result<(), ScenarioError> {
+    let start = now();
+    loop {
+        let mut last = None;
+        for host in hosts {
+            match client.status(host).await {
+                Ok(status) if status.effective_version == expected => {}
+                Ok(status) => last = Some(format!("{host} holds {}", status.effective_version)),
+                Err(error) => last = Some(error_chain(&error)),
+            }
+        }
+        let Some(last) = last else {
+            return Ok(());
+        };
+        if now().saturating_sub(start) > bound {
+            return Err(ScenarioError::EffectiveVersion(format!(
+                "is not {expected} on every replica after {bound:?}: {last}"
+            )));
+        }
+        tokio::time::sleep(RETRY_PAUSE).await;
+    }
 }
 
 /// Fails as stuck unless every watcher's progress (its newest event or bookmark) reached
