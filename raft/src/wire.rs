@@ -125,9 +125,13 @@ pub struct Membership {
     /// The voter sets of the (joint) configuration.
     #[prost(message, repeated, tag = "1")]
     pub configs: Vec<VoterSet>,
-    /// Node id to peer address ([`openraft::BasicNode::addr`]).
+    /// Node id to peer address ([`typ::Node::addr`]).
     #[prost(btree_map = "uint64, string", tag = "2")]
     pub nodes: BTreeMap<u64, String>,
+    /// The learners the leader promotes to voter once they caught up
+    /// ([`typ::Node::auto_promote`]), ascending.
+    #[prost(uint64, repeated, tag = "3")]
+    pub auto_promote: Vec<u64>,
 }
 
 impl From<&RaftMembership> for Membership {
@@ -144,6 +148,11 @@ impl From<&RaftMembership> for Membership {
                 .nodes()
                 .map(|(id, node)| (*id, node.addr.clone()))
                 .collect(),
+            auto_promote: membership
+                .nodes()
+                .filter(|(_, node)| node.auto_promote)
+                .map(|(id, _)| *id)
+                .collect(),
         }
     }
 }
@@ -157,10 +166,14 @@ impl TryFrom<Membership> for RaftMembership {
             .into_iter()
             .map(|set| set.ids.into_iter().collect())
             .collect();
+        let auto_promote: BTreeSet<NodeId> = wire.auto_promote.into_iter().collect();
         let nodes: BTreeMap<NodeId, typ::Node> = wire
             .nodes
             .into_iter()
-            .map(|(id, addr)| (id, typ::Node { addr }))
+            .map(|(id, addr)| {
+                let auto_promote = auto_promote.contains(&id);
+                (id, typ::Node { addr, auto_promote })
+            })
             .collect();
         RaftMembership::new(configs, nodes).map_err(WireError::InvalidMembership)
     }
@@ -328,7 +341,7 @@ mod tests {
         let nodes: BTreeMap<NodeId, typ::Node> = (1..=4)
             .map(|id| {
                 let addr = format!("https://node-{id}:2380");
-                (id, typ::Node { addr })
+                (id, typ::Node::new(addr))
             })
             .collect();
         // Joint config {1,2,3} -> {2,3,4}; node 4 is also listed, so nothing is a learner.
@@ -368,7 +381,8 @@ mod tests {
         for id in 1..=3 {
             nodes.insert(id, typ::Node::new(format!("addr-{id}")));
         }
-        // Node 3 is in no voter set: a learner.
+        // Node 3 is in no voter set: a learner, to be promoted once caught up.
+        nodes.entry(3).and_modify(|n| n.auto_promote = true);
         let with_learner =
             RaftMembership::new(vec![BTreeSet::from([1, 2])], nodes).expect("valid membership");
         for original in [membership(), with_learner, RaftMembership::default()] {
@@ -383,6 +397,7 @@ mod tests {
         let wire = Membership {
             configs: vec![VoterSet { ids: vec![1, 2] }],
             nodes: BTreeMap::from([(1, "addr-1".to_string())]),
+            auto_promote: vec![],
         };
         let err = RaftMembership::try_from(wire).expect_err("voter 2 has no address");
         assert!(matches!(err, WireError::InvalidMembership(_)), "{err:?}");

@@ -85,7 +85,9 @@ async fn remove(State(replica): State<Arc<Replica>>, body: Bytes) -> Response {
         Ok(index) => RemoveReply { index }.encode_to_vec().into_response(),
         Err(e) => {
             let status = match &e {
-                RemoveMemberError::LastVoter { .. } => StatusCode::CONFLICT,
+                RemoveMemberError::LastVoter { .. } | RemoveMemberError::Refused(_) => {
+                    StatusCode::CONFLICT
+                }
                 RemoveMemberError::Fatal { .. } => StatusCode::INTERNAL_SERVER_ERROR,
                 RemoveMemberError::Unavailable { .. }
                 | RemoveMemberError::ForwardToLeader { .. }

@@ -1,5 +1,7 @@
 //! Protobuf messages of the replica-level peer RPCs: write forwarding, follower read index,
-//! join and member removal. Fields are only ever added, with new tags.
+//! join, member removal and the other membership operations a follower forwards to the leader
+//! (listing, adding a learner, promoting it, handing leadership over). Fields are only ever
+//! added, with new tags.
 
 use crate::command::Command;
 use crate::command::CommandResponse;
@@ -139,7 +141,7 @@ pub struct JoinRequest {
 #[derive(Clone, PartialEq, Eq, prost::Message)]
 pub struct JoinResponse {
     /// The outcome. Required.
-    #[prost(oneof = "join_response::Outcome", tags = "1, 2, 3")]
+    #[prost(oneof = "join_response::Outcome", tags = "1, 2, 3, 4")]
     pub outcome: Option<join_response::Outcome>,
 }
 
@@ -157,6 +159,10 @@ pub mod join_response {
         /// The join failed.
         #[prost(message, tag = "3")]
         Failed(super::Failure),
+        /// The replica is a learner that waits for an operator to promote it; carries the
+        /// revision of the membership entry. The joiner stops asking.
+        #[prost(uint64, tag = "4")]
+        Learner(u64),
     }
 }
 
@@ -172,7 +178,7 @@ pub struct RemoveMemberRequest {
 #[derive(Clone, PartialEq, Eq, prost::Message)]
 pub struct RemoveMemberResponse {
     /// The outcome. Required.
-    #[prost(oneof = "remove_member_response::Outcome", tags = "1, 2, 3, 4")]
+    #[prost(oneof = "remove_member_response::Outcome", tags = "1, 2, 3, 4, 5")]
     pub outcome: Option<remove_member_response::Outcome>,
 }
 
@@ -194,5 +200,166 @@ pub mod remove_member_response {
         /// Refused: the node (whose id this carries) is the last voter.
         #[prost(uint64, tag = "4")]
         LastVoter(u64),
+        /// Refused for another reason (removing it would lose the quorum).
+        #[prost(message, tag = "5")]
+        Refused(super::Refused),
+    }
+}
+
+/// A replica asks the leader to add a learner.
+#[derive(Clone, PartialEq, Eq, prost::Message)]
+pub struct AddLearnerRequest {
+    /// The new member's node id.
+    #[prost(uint64, tag = "1")]
+    pub node_id: u64,
+    /// The new member's peer URL.
+    #[prost(string, tag = "2")]
+    pub peer_url: String,
+    /// Whether the leader promotes it to voter once it caught up.
+    #[prost(bool, tag = "3")]
+    pub auto_promote: bool,
+}
+
+/// A replica asks the leader to promote a learner to voter.
+#[derive(Clone, Copy, PartialEq, Eq, prost::Message)]
+pub struct PromoteRequest {
+    /// The learner's node id.
+    #[prost(uint64, tag = "1")]
+    pub node_id: u64,
+}
+
+/// A replica asks the leader to hand its leadership over.
+#[derive(Clone, Copy, PartialEq, Eq, prost::Message)]
+pub struct TransferLeadershipRequest {
+    /// The voter to hand it to; absent: the most caught-up voter that answers.
+    #[prost(uint64, optional, tag = "1")]
+    pub to: Option<u64>,
+}
+
+/// A replica asks the leader for the members as the leader sees them.
+#[derive(Clone, Copy, PartialEq, Eq, prost::Message)]
+pub struct MembersRequest {}
+
+/// Why a leader refused a membership operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, prost::Enumeration)]
+#[repr(i32)]
+pub enum RefusalKind {
+    /// Not sent by current replicas; an unknown kind decodes to it.
+    Unspecified = 0,
+    /// Removing the node would leave fewer answering voters than a quorum.
+    WouldLoseQuorum = 1,
+    /// The learner has not caught up.
+    NotCaughtUp = 2,
+    /// The node is not a member.
+    UnknownMember = 3,
+    /// The node is not a voter that answers.
+    CannotLead = 4,
+    /// The id is already a voter or a member at another URL.
+    IdInUse = 5,
+    /// The URL is used by another member.
+    UrlInUse = 6,
+    /// The node is the last voter.
+    LastVoter = 7,
+}
+
+/// A refusal and its particulars (which fields are set depends on the kind).
+#[derive(Clone, PartialEq, Eq, prost::Message)]
+pub struct Refused {
+    /// The kind; read it with the generated `kind()`.
+    #[prost(enumeration = "RefusalKind", tag = "1")]
+    pub kind: i32,
+    /// The node the operation named, or the member in the way.
+    #[prost(uint64, tag = "2")]
+    pub node_id: u64,
+    /// A learner's lag in entries, when known.
+    #[prost(uint64, optional, tag = "3")]
+    pub lag: Option<u64>,
+    /// The voters that would remain answering.
+    #[prost(uint64, tag = "4")]
+    pub answering: u64,
+    /// The quorum they would need.
+    #[prost(uint64, tag = "5")]
+    pub quorum: u64,
+    /// The peer URL in conflict.
+    #[prost(string, tag = "6")]
+    pub url: String,
+}
+
+/// A member's role.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, prost::Enumeration)]
+#[repr(i32)]
+pub enum MemberRole {
+    /// Not sent by current replicas; an unknown role decodes to it.
+    Unspecified = 0,
+    /// The voter that leads.
+    Leader = 1,
+    /// A voter.
+    Voter = 2,
+    /// A learner: replicated to, but without a vote.
+    Learner = 3,
+}
+
+/// One member as the leader sees it.
+#[derive(Clone, PartialEq, Eq, prost::Message)]
+pub struct MemberInfo {
+    /// Its node id.
+    #[prost(uint64, tag = "1")]
+    pub id: u64,
+    /// Its peer URL.
+    #[prost(string, tag = "2")]
+    pub peer_url: String,
+    /// Its role; read it with the generated `role()`.
+    #[prost(enumeration = "MemberRole", tag = "3")]
+    pub role: i32,
+    /// Whether the leader promotes it once caught up.
+    #[prost(bool, tag = "4")]
+    pub auto_promote: bool,
+    /// The last log index known replicated to it.
+    #[prost(uint64, optional, tag = "5")]
+    pub matched: Option<u64>,
+    /// The leader's last log index minus `matched`.
+    #[prost(uint64, optional, tag = "6")]
+    pub lag: Option<u64>,
+}
+
+/// The members.
+#[derive(Clone, PartialEq, Eq, prost::Message)]
+pub struct MemberList {
+    /// Every member, by ascending id.
+    #[prost(message, repeated, tag = "1")]
+    pub members: Vec<MemberInfo>,
+}
+
+/// The leader's answer to a forwarded membership operation.
+#[derive(Clone, PartialEq, Eq, prost::Message)]
+pub struct MemberChangeResponse {
+    /// The outcome. Required.
+    #[prost(oneof = "member_change_response::Outcome", tags = "1, 2, 3, 4, 5, 6")]
+    pub outcome: Option<member_change_response::Outcome>,
+}
+
+/// Nested types of [`MemberChangeResponse`].
+pub mod member_change_response {
+    /// The outcome of a membership operation.
+    #[derive(Clone, PartialEq, Eq, prost::Oneof)]
+    pub enum Outcome {
+        /// Done (adding, promoting); carries the log index of the membership.
+        #[prost(uint64, tag = "1")]
+        Index(u64),
+        /// The receiver is not the leader.
+        #[prost(message, tag = "2")]
+        NotLeader(super::NotLeader),
+        /// The operation failed.
+        #[prost(message, tag = "3")]
+        Failed(super::Failure),
+        /// The leader refused it.
+        #[prost(message, tag = "4")]
+        Refused(super::Refused),
+        /// Leadership was handed over; carries the new leader's id.
+        #[prost(uint64, tag = "5")]
+        Leader(u64),
+        /// The members, as the leader sees them.
+        #[prost(message, tag = "6")]
+        Members(super::MemberList),
     }
 }

@@ -22,3 +22,11 @@ pub const READ_INDEX: &str = "read-index";
 pub const JOIN: &str = "join";
 /// A replica asks the leader to remove a member (forwarded like a write).
 pub const REMOVE_MEMBER: &str = "remove-member";
+/// A replica asks the leader for the members and their replication progress.
+pub const MEMBERS: &str = "members";
+/// A replica asks the leader to add a learner.
+pub const ADD_LEARNER: &str = "add-learner";
+/// A replica asks the leader to promote a learner to voter.
+pub const PROMOTE: &str = "promote";
+/// A replica asks the leader to hand its leadership over.
+pub const TRANSFER_LEADERSHIP: &str = "transfer-leadership";

@@ -1,23 +1,26 @@
 //! Cluster membership: founding the cluster from the static `initial_cluster`, and joining an
-//! existing one (the new replica asks a member; the leader adds it as a learner, waits until it
-//! caught up, then promotes it to voter).
+//! existing one (the new replica asks a member; the leader adds it as a learner marked for
+//! auto-promotion and answers once the promotion loop made it a voter). A replica an operator
+//! added as a plain learner is answered at once: it stays a learner until promoted.
 
 use std::collections::BTreeMap;
-use std::collections::BTreeSet;
 use std::time::Duration;
 
-use openraft::ChangeMembers;
 use openraft::async_runtime::watch::WatchReceiver;
 use openraft::errors::InitializeError;
 use openraft::errors::RaftError;
+use openraft::metrics::WaitError;
 use tokio::time::Instant;
 
-use super::LeaderError;
+use super::MemberChangeError;
 use super::Replica;
 use super::ReplicaError;
 use crate::network::PeerClient;
+use crate::network::replica_message::Failure;
+use crate::network::replica_message::FailureKind;
 use crate::network::replica_message::JoinRequest;
 use crate::network::replica_message::JoinResponse;
+use crate::network::replica_message::NotLeader;
 use crate::network::replica_message::join_response::Outcome;
 use crate::network::rpc;
 use crate::typ;
@@ -74,21 +77,15 @@ impl Replica {
         *self.join_task.lock().unwrap_or_else(|e| e.into_inner()) = Some(task);
     }
 
-    /// Leader side of a join: adds `node_id` as a learner, waits until it caught up, then makes
-    /// it a voter. Returns the log index of the membership that made it a voter. Idempotent:
-    /// a replica that is a voter already is answered at once.
+    /// Leader side of a join: adds `node_id` as a learner marked for auto-promotion and waits
+    /// until the promotion loop made it a voter. Idempotent: a voter is answered at once, and
+    /// so is a learner an operator added without auto-promotion (it stays a learner).
     pub(crate) async fn admit(
         &self,
         node_id: NodeId,
         peer_url: String,
-    ) -> Result<u64, LeaderError> {
-        if self.leader().map(|(id, _)| id) != Some(self.id) {
-            let leader = self.leader();
-            return Err(LeaderError::NotLeader {
-                leader_id: leader.as_ref().map(|(id, _)| *id),
-                leader_url: leader.map(|(_, url)| url),
-            });
-        }
+    ) -> Result<Admission, MemberChangeError> {
+        self.ensure_leader()?;
         // A leader cut off from its quorum would add the learner and then wait for a commit
         // that never comes, holding the joiner for its whole deadline (35 s by default) while
         // the majority has long elected another leader. Confirming the leadership with a
@@ -96,30 +93,84 @@ impl Replica {
         // and the joiner asks the next member.
         let deadline = Instant::now() + self.timings.request_timeout;
         self.local_read_index(deadline).await?;
-        let already = {
+        let (standing, index) = {
             let metrics = self.raft.metrics();
             let m = metrics.borrow_watched();
             let stored = &m.membership_config;
-            stored
-                .membership()
-                .voter_ids()
-                .any(|id| id == node_id)
-                .then(|| stored.log_id().map_or(0, |l| l.index))
+            let membership = stored.membership();
+            let index = stored.log_id().as_ref().map_or(0, |l| l.index);
+            let voter = membership.voter_ids().any(|id| id == node_id);
+            let node = membership.get_node(&node_id).filter(|n| n.addr == peer_url);
+            (node.map(|n| (voter, n.auto_promote)), index)
         };
-        if let Some(index) = already {
-            return Ok(index);
+        match standing {
+            Some((true, _)) => return Ok(Admission::Voter(index)),
+            Some((false, false)) => return Ok(Admission::Learner(index)),
+            Some((false, true)) => {}
+            None => {
+                self.add_learner_local(node_id, peer_url, true, deadline)
+                    .await?;
+            }
         }
-        self.raft
-            .add_learner(node_id, typ::Node::new(peer_url), true)
-            .await
-            .map_err(LeaderError::from_write)?;
+        // The leader answers only after the joiner caught up, which may take a snapshot.
+        let patience = self.timings.request_timeout + self.timings.install_snapshot_timeout;
         let promoted = self
             .raft
-            .change_membership(ChangeMembers::AddVoterIds(BTreeSet::from([node_id])), false)
-            .await
-            .map_err(LeaderError::from_write)?;
-        tracing::info!(node_id, "replica joined as voter");
-        Ok(promoted.log_id.index)
+            .wait(Some(patience))
+            .metrics(
+                |m| {
+                    m.membership_config
+                        .membership()
+                        .voter_ids()
+                        .any(|id| id == node_id)
+                },
+                "the joiner promoted to voter",
+            )
+            .await;
+        match promoted {
+            Ok(m) => {
+                tracing::info!(node_id, "replica joined as voter");
+                Ok(Admission::Voter(
+                    m.membership_config.log_id().as_ref().map_or(0, |l| l.index),
+                ))
+            }
+            Err(WaitError::Timeout(..)) => Err(MemberChangeError::Unavailable {
+                reason: format!("node {node_id} has not caught up yet; ask again"),
+            }),
+            Err(e) => Err(MemberChangeError::Fatal {
+                reason: e.to_string(),
+            }),
+        }
+    }
+}
+
+/// What a join request made of the joiner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Admission {
+    /// A voter, since the membership at this log index.
+    Voter(u64),
+    /// A learner waiting for an operator to promote it, since this log index.
+    Learner(u64),
+}
+
+/// The join RPC's answer for an admission's result.
+pub(crate) fn join_outcome(result: Result<Admission, MemberChangeError>) -> Outcome {
+    match result {
+        Ok(Admission::Voter(index)) => Outcome::Joined(index),
+        Ok(Admission::Learner(index)) => Outcome::Learner(index),
+        Err(MemberChangeError::NotLeader {
+            leader_id,
+            leader_url,
+        }) => Outcome::NotLeader(NotLeader {
+            leader_id,
+            leader_url,
+        }),
+        Err(
+            e @ (MemberChangeError::Unavailable { .. } | MemberChangeError::OutcomeUnknown { .. }),
+        ) => Outcome::Failed(Failure::new(FailureKind::Unavailable, e)),
+        Err(e @ (MemberChangeError::Refused(_) | MemberChangeError::Fatal { .. })) => {
+            Outcome::Failed(Failure::new(FailureKind::Fatal, e))
+        }
     }
 }
 
@@ -150,6 +201,10 @@ impl Joiner {
                 match answer.map(|a| a.outcome) {
                     Ok(Some(Outcome::Joined(index))) => {
                         tracing::info!(index, via = %target, "joined the cluster");
+                        return;
+                    }
+                    Ok(Some(Outcome::Learner(index))) => {
+                        tracing::info!(index, via = %target, "a learner until promoted");
                         return;
                     }
                     Ok(Some(Outcome::NotLeader(n))) if n.leader_url.is_some() => {

@@ -2,6 +2,7 @@
 //! kept apart (DESIGN.md §7), so the caller knows whether to try again.
 
 use super::LeaderError;
+use super::Refusal;
 use crate::typ::NodeId;
 
 /// A membership removal failed.
@@ -37,6 +38,9 @@ pub enum RemoveMemberError {
         /// The node asked to be removed.
         node_id: NodeId,
     },
+    /// Refused as the cluster stands (removing the node would lose the quorum).
+    #[error("refused: {0}")]
+    Refused(Refusal),
     /// The replica cannot change the membership (stopped, storage failure, invalid request).
     #[error("replica failed: {reason}")]
     Fatal {

@@ -1,7 +1,8 @@
 //! The replica handle the node crate uses: starts raft over the durable log and the state
 //! machine, founds or joins the cluster, and serves writes (forwarded to the leader when
-//! needed), linearizable read indexes and local reads, and removes members; [`peer_router`]
-//! serves the peer RPCs to it.
+//! needed), linearizable read indexes and local reads, and changes the membership (lists,
+//! adds, promotes and removes members, hands leadership over); [`peer_router`] serves the peer
+//! RPCs to it.
 //!
 //! See DESIGN.md §3: the revision of a write is the log index of its entry; a follower answers
 //! a forwarded write only once it has applied that revision itself (read-your-writes on the
@@ -11,9 +12,14 @@ mod config;
 mod error;
 mod leader_call;
 mod leader_error;
+mod member_change;
+mod member_change_error;
+mod member_rpc;
+mod members;
 mod membership;
 mod membership_error;
 mod peer_router;
+mod promoter;
 mod propose;
 mod read;
 mod removal;
@@ -39,6 +45,10 @@ pub use self::error::ReadError;
 pub use self::error::ReplicaError;
 pub use self::error::WriteError;
 pub(crate) use self::leader_error::LeaderError;
+pub use self::member_change_error::MemberChangeError;
+pub use self::member_change_error::Refusal;
+pub use self::members::Member;
+pub use self::members::Role;
 pub use self::membership_error::RemoveMemberError;
 pub use self::peer_router::peer_router;
 pub(crate) use self::removal::removal_outcome;
@@ -77,6 +87,8 @@ pub struct Replica {
     peer_health: PeerHealthMap,
     /// The background task asking the cluster to admit this replica (`join_existing`).
     join_task: Mutex<Option<JoinHandle<()>>>,
+    /// The auto-promotion loop (it acts only while this replica leads).
+    promote_task: Mutex<Option<JoinHandle<()>>>,
 }
 
 impl std::fmt::Debug for Replica {
@@ -159,7 +171,9 @@ impl Replica {
             peers,
             peer_health,
             join_task: Mutex::new(None),
+            promote_task: Mutex::new(None),
         });
+        replica.start_promoting();
         if config.join_existing {
             replica.start_joining();
         } else {
@@ -257,6 +271,11 @@ impl Replica {
             is_leader: m.state == ServerState::Leader,
             snapshot: m.snapshot.map(|l| l.index),
             purged: m.purged.map(|l| l.index),
+            last_log_index: m.last_log_index,
+            first_log_index: m
+                .last_log_index
+                .map(|_| m.purged.map_or(0, |l| l.index + 1)),
+            members: members::members_of(&m),
         }
     }
 
@@ -274,15 +293,14 @@ impl Replica {
         }
     }
 
-    /// Stops raft (and a join still in progress). The replica answers nothing afterwards.
+    /// Stops raft (and a join still in progress, and the auto-promotion loop). The replica
+    /// answers nothing afterwards.
     pub async fn shutdown(&self) -> Result<(), ReplicaError> {
-        let join_task = self
-            .join_task
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
-        if let Some(task) = join_task {
-            task.abort();
+        for slot in [&self.join_task, &self.promote_task] {
+            let task = slot.lock().unwrap_or_else(|e| e.into_inner()).take();
+            if let Some(task) = task {
+                task.abort();
+            }
         }
         self.raft
             .shutdown()

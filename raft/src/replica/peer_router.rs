@@ -24,19 +24,28 @@ use openraft::vote::RaftLeaderId;
 use prost::Message;
 use tokio::time::Instant;
 
+use super::MemberChangeError;
 use super::Replica;
+use super::member_rpc::failure_outcome;
+use super::member_rpc::members_to_wire;
+use super::membership::join_outcome;
 use super::removal_outcome;
 use crate::mvcc::StoreSnapshot;
 use crate::network::raft_message;
+use crate::network::replica_message::AddLearnerRequest;
 use crate::network::replica_message::ForwardWriteRequest;
 use crate::network::replica_message::ForwardWriteResponse;
 use crate::network::replica_message::JoinRequest;
 use crate::network::replica_message::JoinResponse;
+use crate::network::replica_message::MemberChangeResponse;
+use crate::network::replica_message::MembersRequest;
+use crate::network::replica_message::PromoteRequest;
 use crate::network::replica_message::ReadIndexResponse;
 use crate::network::replica_message::RemoveMemberRequest;
 use crate::network::replica_message::RemoveMemberResponse;
+use crate::network::replica_message::TransferLeadershipRequest;
 use crate::network::replica_message::forward_write_response;
-use crate::network::replica_message::join_response;
+use crate::network::replica_message::member_change_response;
 use crate::network::replica_message::read_index_response;
 use crate::network::rpc;
 use crate::typ;
@@ -59,6 +68,10 @@ pub fn peer_router(replica: Arc<Replica>) -> Router {
         .route(&route(rpc::READ_INDEX), post(read_index))
         .route(&route(rpc::JOIN), post(join))
         .route(&route(rpc::REMOVE_MEMBER), post(remove_member))
+        .route(&route(rpc::MEMBERS), post(members))
+        .route(&route(rpc::ADD_LEARNER), post(add_learner))
+        .route(&route(rpc::PROMOTE), post(promote))
+        .route(&route(rpc::TRANSFER_LEADERSHIP), post(transfer_leadership))
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .with_state(replica)
 }
@@ -228,15 +241,9 @@ async fn join(State(replica): State<Arc<Replica>>, body: Bytes) -> Response {
     if request.node_id == 0 || request.peer_url.is_empty() {
         return bad_request("join request needs a node id and a peer URL");
     }
-    let outcome = match replica.admit(request.node_id, request.peer_url).await {
-        Ok(index) => join_response::Outcome::Joined(index),
-        Err(e) => match e.not_leader() {
-            Some(n) => join_response::Outcome::NotLeader(n),
-            None => join_response::Outcome::Failed(e.failure()),
-        },
-    };
+    let admitted = replica.admit(request.node_id, request.peer_url).await;
     ok(&JoinResponse {
-        outcome: Some(outcome),
+        outcome: Some(join_outcome(admitted)),
     })
 }
 
@@ -253,4 +260,66 @@ async fn remove_member(State(replica): State<Arc<Replica>>, body: Bytes) -> Resp
     ok(&RemoveMemberResponse {
         outcome: Some(removal_outcome(result)),
     })
+}
+
+/// The answer to a forwarded membership operation.
+fn member_answer(result: Result<member_change_response::Outcome, MemberChangeError>) -> Response {
+    let outcome = result.unwrap_or_else(failure_outcome);
+    ok(&MemberChangeResponse {
+        outcome: Some(outcome),
+    })
+}
+
+async fn members(State(replica): State<Arc<Replica>>, body: Bytes) -> Response {
+    if let Err(e) = decode::<MembersRequest>(body) {
+        return bad_request(e);
+    }
+    let listed = replica.leader_members();
+    member_answer(listed.map(|m| member_change_response::Outcome::Members(members_to_wire(&m))))
+}
+
+async fn add_learner(State(replica): State<Arc<Replica>>, body: Bytes) -> Response {
+    let request = match decode::<AddLearnerRequest>(body) {
+        Ok(r) => r,
+        Err(e) => return bad_request(e),
+    };
+    if request.node_id == 0 || request.peer_url.is_empty() {
+        return bad_request("a learner needs a node id and a peer URL");
+    }
+    let deadline = Instant::now() + replica.request_timeout();
+    let added = replica
+        .add_learner_local(
+            request.node_id,
+            request.peer_url,
+            request.auto_promote,
+            deadline,
+        )
+        .await;
+    member_answer(added.map(member_change_response::Outcome::Index))
+}
+
+async fn promote(State(replica): State<Arc<Replica>>, body: Bytes) -> Response {
+    let request = match decode::<PromoteRequest>(body) {
+        Ok(r) => r,
+        Err(e) => return bad_request(e),
+    };
+    if request.node_id == 0 {
+        return bad_request("a promotion needs a node id");
+    }
+    let deadline = Instant::now() + replica.request_timeout();
+    let promoted = replica.promote_local(request.node_id, deadline).await;
+    member_answer(promoted.map(member_change_response::Outcome::Index))
+}
+
+async fn transfer_leadership(State(replica): State<Arc<Replica>>, body: Bytes) -> Response {
+    let request = match decode::<TransferLeadershipRequest>(body) {
+        Ok(r) => r,
+        Err(e) => return bad_request(e),
+    };
+    if request.to == Some(0) {
+        return bad_request("node ids start at 1");
+    }
+    let deadline = Instant::now() + replica.request_timeout();
+    let moved = replica.transfer_local(request.to, deadline).await;
+    member_answer(moved.map(member_change_response::Outcome::Leader))
 }

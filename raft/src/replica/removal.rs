@@ -1,6 +1,9 @@
 //! Removing a member from the cluster: the leader drops it from the membership (not kept as a
 //! learner); a follower forwards the request to the leader over the peer RPC, following
-//! redirects, as the write path does.
+//! redirects, as the write path does. A leader asked to remove itself first hands leadership
+//! to the best voter, which then removes it. A voter's removal is refused when fewer of the
+//! remaining voters answer heartbeats than their quorum (etcd's "not enough started members"):
+//! the change could not commit, and the cluster would be left unable to commit anything.
 //!
 //! What a removed replica that keeps running does (openraft 0.10, checked in its source,
 //! `RaftCore::handle_tick_election` and `Engine::handle_vote_req` / `handle_pre_vote_req`):
@@ -27,10 +30,14 @@ use openraft::async_runtime::watch::WatchReceiver;
 use tokio::time::Instant;
 
 use super::LeaderError;
+use super::MemberChangeError;
+use super::Refusal;
 use super::RemoveMemberError;
 use super::Replica;
 use super::leader_call::LeaderTarget;
 use super::leader_call::Retry;
+use super::member_rpc::refusal_from_wire;
+use super::member_rpc::refusal_to_wire;
 use crate::network::replica_message::Failure;
 use crate::network::replica_message::FailureKind;
 use crate::network::replica_message::RemoveMemberRequest;
@@ -54,8 +61,10 @@ enum Standing {
 impl Replica {
     /// Removes `node_id` from the cluster and returns the log index of the membership without
     /// it. On a follower the request is forwarded to the leader. Idempotent: removing a node
-    /// that is not a member answers at once. Refuses to remove the last voter. Removing the
-    /// leader is allowed: it steps down once the change commits and the others elect a leader.
+    /// that is not a member answers at once. Refuses to remove the last voter, and a voter
+    /// without which too few voters answer ([`super::Refusal::WouldLoseQuorum`]); a learner is
+    /// always removed. Removing the leader hands leadership over first; the new leader
+    /// removes the old one.
     pub async fn remove_member(&self, node_id: NodeId) -> Result<u64, RemoveMemberError> {
         let deadline = Instant::now() + self.timings.request_timeout;
         let retry = Retry {
@@ -95,7 +104,13 @@ impl Replica {
         let changes = match self.standing(node_id) {
             Standing::Absent(index) => return Ok(index),
             Standing::LastVoter => return Err(RemoveMemberError::LastVoter { node_id }),
-            Standing::Voter => ChangeMembers::RemoveVoters(ids),
+            Standing::Voter => {
+                self.keeps_quorum_without(node_id, deadline).await?;
+                if node_id == self.id {
+                    return Err(self.hand_over_before_leaving(deadline).await);
+                }
+                ChangeMembers::RemoveVoters(ids)
+            }
             Standing::Learner => ChangeMembers::RemoveNodes(ids),
         };
         // `retain: false`: a removed voter does not stay on as a learner the leader keeps
@@ -110,6 +125,62 @@ impl Replica {
             Err(_) => Err(RemoveMemberError::OutcomeUnknown {
                 reason: "membership change not committed before the deadline".to_string(),
             }),
+        }
+    }
+
+    /// `Ok` when enough of the voters left without `node_id` answer heartbeats to make a
+    /// quorum of them.
+    async fn keeps_quorum_without(
+        &self,
+        node_id: NodeId,
+        deadline: Instant,
+    ) -> Result<(), RemoveMemberError> {
+        self.judged(deadline, |m| {
+            let remaining: Vec<NodeId> = m
+                .membership_config
+                .membership()
+                .voter_ids()
+                .filter(|id| *id != node_id)
+                .collect();
+            let answering = remaining.iter().filter(|id| self.answers(m, **id)).count();
+            let quorum = remaining.len() / 2 + 1;
+            if answering >= quorum {
+                Ok(())
+            } else {
+                Err(Refusal::WouldLoseQuorum {
+                    node_id,
+                    answering: answering as u64,
+                    quorum: quorum as u64,
+                })
+            }
+        })
+        .await
+        .map_err(|e| match e {
+            MemberChangeError::Refused(refusal) => RemoveMemberError::Refused(refusal),
+            other => RemoveMemberError::Unavailable {
+                reason: other.to_string(),
+            },
+        })
+    }
+
+    /// Hands this leader's leadership over before it is removed; the answer sends the removal
+    /// to the new leader.
+    async fn hand_over_before_leaving(&self, deadline: Instant) -> RemoveMemberError {
+        let limit = deadline.saturating_duration_since(Instant::now());
+        match self.transfer_leadership(limit).await {
+            Some(new_leader) => {
+                let url = self
+                    .leader()
+                    .filter(|(id, _)| *id == new_leader)
+                    .map(|(_, url)| url);
+                RemoveMemberError::ForwardToLeader {
+                    leader_id: Some(new_leader),
+                    leader_url: url,
+                }
+            }
+            None => RemoveMemberError::Unavailable {
+                reason: "leadership did not move before removing the leader".to_string(),
+            },
         }
     }
 
@@ -180,6 +251,7 @@ pub(crate) fn removal_outcome(result: Result<u64, RemoveMemberError>) -> Outcome
             leader_url,
         }),
         Err(RemoveMemberError::LastVoter { node_id }) => Outcome::LastVoter(node_id),
+        Err(RemoveMemberError::Refused(refusal)) => Outcome::Refused(refusal_to_wire(&refusal)),
         Err(RemoveMemberError::Unavailable { reason }) => {
             Outcome::Failed(Failure::new(FailureKind::Unavailable, reason))
         }
@@ -198,6 +270,12 @@ fn outcome_result(outcome: Outcome) -> Result<u64, RemoveMemberError> {
         Outcome::Removed(index) => Ok(index),
         Outcome::NotLeader(n) => Err(LeaderError::from(n).into()),
         Outcome::LastVoter(node_id) => Err(RemoveMemberError::LastVoter { node_id }),
+        Outcome::Refused(refused) => match refusal_from_wire(refused) {
+            Ok(refusal) => Err(RemoveMemberError::Refused(refusal)),
+            Err(e) => Err(RemoveMemberError::Fatal {
+                reason: e.to_string(),
+            }),
+        },
         Outcome::Failed(f) => Err(LeaderError::from(f).into()),
     }
 }
@@ -217,6 +295,11 @@ mod tests {
                 leader_url: Some("http://b".to_string()),
             }),
             Err(RemoveMemberError::LastVoter { node_id: 3 }),
+            Err(RemoveMemberError::Refused(Refusal::WouldLoseQuorum {
+                node_id: 2,
+                answering: 1,
+                quorum: 2,
+            })),
             Err(RemoveMemberError::Unavailable {
                 reason: "no quorum".to_string(),
             }),

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeSet;
 
+use super::Member;
 use crate::mvcc::Revision;
 use crate::typ::NodeId;
 
@@ -28,4 +29,12 @@ pub struct ReplicaStatus {
     pub snapshot: Option<Revision>,
     /// The last log index removed from this replica's log (covered by a durable snapshot).
     pub purged: Option<Revision>,
+    /// The newest log index this replica holds (appended, not necessarily committed).
+    pub last_log_index: Option<u64>,
+    /// The oldest log index this replica still holds; with `last_log_index`, the log's size
+    /// in entries. None while the log is empty.
+    pub first_log_index: Option<u64>,
+    /// The effective membership, ids, peer URLs and roles (with the replication view when
+    /// this replica leads).
+    pub members: Vec<Member>,
 }

@@ -1,10 +1,10 @@
-//! Leadership hand-over before a planned stop: a leader that is about to exit names the most
-//! up-to-date voter as its successor (openraft's TransferLeader), which stands for election at
-//! once, so the cluster does not wait an election timeout for a new leader.
+//! Leadership hand-over before a planned stop, before the leader is removed, or when an
+//! operator asks: the leader names a successor (by default the most up-to-date voter;
+//! openraft's TransferLeader), which stands for election at once, so the cluster does not wait
+//! an election timeout for a new leader.
 
 use std::time::Duration;
 
-use openraft::Instant as _;
 use openraft::ServerState;
 use openraft::async_runtime::watch::WatchReceiver;
 use openraft::metrics::WaitError;
@@ -32,21 +32,19 @@ impl Replica {
             }
             let voters: Vec<NodeId> = m.membership_config.membership().voter_ids().collect();
             let matched = m.replication.clone().unwrap_or_default();
-            let acked = m.heartbeat.clone().unwrap_or_default();
             // A voter that has not answered a heartbeat within an election timeout is
             // probably down: it could not take over.
-            let answers = |id: &NodeId| {
-                acked
-                    .get(id)
-                    .copied()
-                    .flatten()
-                    .is_some_and(|at| at.elapsed() < self.timings.election_timeout_min)
-            };
             voters
                 .into_iter()
-                .filter(|id| *id != self.id && answers(id))
+                .filter(|id| *id != self.id && self.answers(&m, *id))
                 .max_by_key(|id| matched.get(id).copied().flatten().map(|l| l.index))
         }?;
+        self.hand_over(successor, limit).await
+    }
+
+    /// Hands leadership to `successor` (a voter) and waits up to `limit` for another leader;
+    /// returns it, or `None` as [`Replica::transfer_leadership`] explains.
+    pub(super) async fn hand_over(&self, successor: NodeId, limit: Duration) -> Option<NodeId> {
         tracing::info!(
             from = self.id,
             to = successor,

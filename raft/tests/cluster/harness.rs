@@ -208,6 +208,11 @@ impl Cluster {
         self.dir.path().join(format!("replica-{id}"))
     }
 
+    /// The peer URL reserved for replica `id`.
+    pub fn url(&self, id: NodeId) -> String {
+        self.urls[&id].clone()
+    }
+
     /// Replica `id`, which must be running.
     pub fn replica(&self, id: NodeId) -> Arc<Replica> {
         self.running[&id].replica.clone()

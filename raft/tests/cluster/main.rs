@@ -10,3 +10,4 @@ mod t30_full_restart;
 mod t40_snapshot;
 mod t50_join;
 mod t55_remove;
+mod t60_members;
