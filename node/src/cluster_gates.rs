@@ -4,6 +4,12 @@
 //! start on a difference, so no two replicas ever write differently. A deliberate change
 //! replaces the record: every replica stopped, one started with the new `--feature-gates` and
 //! `--replace-cluster-feature-gates`, then the others with the new `--feature-gates`.
+//!
+//! A cluster-wide gate added after protocol 1 is listed in [`SINCE_PROTOCOL`] with the peer
+//! protocol that introduced it (rule 4b: what every replica must understand waits until every
+//! replica does). A replica that enables such a gate refuses to start while the cluster's
+//! effective version ([`crate::cluster_version`]) is below that protocol, so the gate takes
+//! effect only once every voter runs a build that knows it AND every replica's setting agrees.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -16,6 +22,10 @@ use apiary_raft::replica::Replica;
 
 /// The key of the cluster's record, outside every resource's key space.
 pub const RECORD_KEY: &str = "/apiary/cluster/feature-gates";
+
+/// The cluster-wide gates introduced after protocol 1, with the peer protocol each needs
+/// (every other cluster-wide gate is known to every protocol).
+pub const SINCE_PROTOCOL: &[(&str, u32)] = &[];
 
 /// The pause between two attempts while no leader can take the record's write.
 const RETRY: Duration = Duration::from_millis(500);
@@ -48,6 +58,20 @@ pub enum GateAgreementError {
         local: bool,
         /// The cluster's value.
         cluster: bool,
+    },
+    /// A gate is enabled here that the cluster's effective version does not allow yet.
+    #[error(
+        "feature gate {gate} changes what every replica stores and needs peer protocol {since}, \
+         but the cluster's effective version is {effective}: a voter runs an older build. \
+         Upgrade every replica first, then enable it"
+    )]
+    AheadOfCluster {
+        /// The gate.
+        gate: String,
+        /// The protocol that introduced it.
+        since: u32,
+        /// The cluster's effective version.
+        effective: u32,
     },
     /// The record holds something else than gate values.
     #[error("the cluster's feature gate record {RECORD_KEY} is unreadable: {reason}")]
@@ -85,15 +109,48 @@ pub fn first_difference(
     Ok(())
 }
 
-/// Makes `gates` the cluster's record or checks them against it, as `mode` says; retries
-/// while no leader can take the write (the record is read and written in one transaction).
+/// Fails on the first gate enabled in `local` whose protocol in `since` is above `effective`.
+pub fn first_held_back(
+    local: &BTreeMap<String, bool>,
+    since: &[(&str, u32)],
+    effective: u32,
+) -> Result<(), GateAgreementError> {
+    for &(gate, since) in since {
+        if local.get(gate) == Some(&true) && since > effective {
+            return Err(GateAgreementError::AheadOfCluster {
+                gate: gate.to_owned(),
+                since,
+                effective,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Makes `gates` the cluster's record or checks them against it, as `mode` says, then checks
+/// that the cluster's effective version allows every enabled gate; retries while no leader can
+/// take the write (the record is read and written in one transaction).
 pub async fn ensure_agreement(
     replica: &Replica,
     gates: &FeatureGates,
     mode: GateRecord,
 ) -> Result<(), GateAgreementError> {
     let local = record(gates);
-    let encoded = serde_json::to_vec(&local).map_err(|e| GateAgreementError::Unreadable {
+    agree(replica, &local, mode).await?;
+    let versions =
+        crate::cluster_version::read(replica).map_err(|e| GateAgreementError::Unreadable {
+            reason: e.to_string(),
+        })?;
+    first_held_back(&local, SINCE_PROTOCOL, versions.effective)
+}
+
+/// Records `local` or compares it with the cluster's record.
+async fn agree(
+    replica: &Replica,
+    local: &BTreeMap<String, bool>,
+    mode: GateRecord,
+) -> Result<(), GateAgreementError> {
+    let encoded = serde_json::to_vec(local).map_err(|e| GateAgreementError::Unreadable {
         reason: e.to_string(),
     })?;
     let txn = match mode {
@@ -134,7 +191,7 @@ pub async fn ensure_agreement(
         serde_json::from_slice(&stored.value).map_err(|e| GateAgreementError::Unreadable {
             reason: e.to_string(),
         })?;
-    first_difference(&local, &cluster)
+    first_difference(local, &cluster)
 }
 
 #[cfg(test)]
@@ -174,6 +231,29 @@ mod tests {
         assert!(text.contains("--replace-cluster-feature-gates"), "{text}");
         assert_eq!(
             first_difference(&values(&[("New", true)]), &cluster),
+            Ok(())
+        );
+    }
+
+    // R-HA-015: a cluster-wide gate introduced at a newer protocol stays refused while an
+    // older voter keeps the effective version down, and is allowed once it rises.
+    #[test]
+    fn a_gate_waits_for_the_effective_version() {
+        let since = [("Newer", 2)];
+        let local = values(&[("Newer", true)]);
+        let error = first_held_back(&local, &since, 1).unwrap_err();
+        assert_eq!(
+            error,
+            GateAgreementError::AheadOfCluster {
+                gate: "Newer".to_owned(),
+                since: 2,
+                effective: 1,
+            }
+        );
+        assert!(error.to_string().contains("Upgrade every replica first"));
+        assert_eq!(first_held_back(&local, &since, 2), Ok(()));
+        assert_eq!(
+            first_held_back(&values(&[("Newer", false)]), &since, 1),
             Ok(())
         );
     }

@@ -23,7 +23,9 @@
 //! - [`backend`] implements the API's storage over the replica, through [`replicated`];
 //!   [`testing`] holds a one-replica store without raft on which tests run that adapter (the
 //!   router tests in `tests/router` run the whole HTTP API over it).
-//! - [`readiness`] and [`bootstrap`] are the replica's `/readyz` and start-up objects.
+//! - [`readiness`] and [`bootstrap`] are the replica's `/readyz` and start-up objects;
+//!   [`cluster_gates`] the cluster's feature gate record, [`cluster_version`] the replicas'
+//!   version records and the cluster's effective version.
 //! - [`metrics`] puts the store's metrics (etcd's names) on the API's `/metrics`,
 //!   [`object_counts`] the stored object count of every resource.
 //! - [`shutdown`] turns SIGINT and SIGTERM into a future, [`drain`] is the API's graceful
@@ -39,6 +41,7 @@ pub mod backend;
 pub mod bootstrap;
 pub mod cli;
 pub mod cluster_gates;
+pub mod cluster_version;
 pub mod compactor;
 pub mod config;
 pub mod config_reload;

@@ -21,6 +21,7 @@ use apiary_raft::log::StdFs;
 use apiary_raft::log::WriterMode;
 use apiary_raft::network::HttpTransport;
 use apiary_raft::replica::ReplicaConfig;
+use apiary_raft::version::ProtocolRange;
 use tokio::net::TcpListener;
 
 use crate::cli::DevArgs;
@@ -180,6 +181,7 @@ pub async fn run(
         max_object_bytes: config.max_object_bytes,
         feature_gates: config.feature_gates,
         gate_record: config.gate_record,
+        protocol: ProtocolRange::CURRENT,
         shutdown: config.shutdown,
         livez_grace_period: config.livez_grace_period,
         audit: config

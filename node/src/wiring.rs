@@ -56,6 +56,9 @@ use apiary_raft::replica::Replica;
 use apiary_raft::replica::ReplicaConfig;
 use apiary_raft::replica::ReplicaError;
 use apiary_raft::replica::peer_router;
+use apiary_raft::version;
+use apiary_raft::version::ProtocolRange;
+use apiary_raft::version::VersionAnswer;
 use axum::Extension;
 use axum::Router;
 use axum::serve::Listener;
@@ -73,6 +76,8 @@ use crate::bootstrap::ClusterObjects;
 use crate::bootstrap::ensure_cluster_objects;
 use crate::cluster_gates::GateRecord;
 use crate::cluster_gates::ensure_agreement;
+use crate::cluster_version;
+use crate::cluster_version::binary_version;
 use crate::compactor::run_compactor;
 use crate::controllers::ControllerContext;
 use crate::controllers::ControllerSelection;
@@ -121,6 +126,9 @@ pub struct HostConfig {
     pub feature_gates: FeatureGates,
     /// How the cluster-wide gates meet the cluster's record (before the API admits requests).
     pub gate_record: GateRecord,
+    /// The peer protocols this replica speaks ([`ProtocolRange::CURRENT`] but in simulations
+    /// playing an older build); see [`crate::cluster_version`].
+    pub protocol: ProtocolRange,
     /// The shutdown delay and whether to refuse requests while draining.
     pub shutdown: ShutdownSettings,
     /// How long after start `/livez` passes unfinished start-up steps.
@@ -235,6 +243,7 @@ where
         extra_routes,
     } = parts;
     let name = config.name.clone();
+    let version_transport = transport.clone();
     let (replica, log_metrics) = match &raft {
         RaftPlacement::OwnRuntime(runtime) => {
             let transport = Arc::new(runtime.transport(transport));
@@ -251,7 +260,8 @@ where
     let shutting_down = CancellationToken::new();
     let stop_api = CancellationToken::new();
     let stop_peer = CancellationToken::new();
-    let peers = peer_router(replica.clone());
+    let local_versions = VersionAnswer::local(config.protocol, &binary_version());
+    let peers = peer_router(replica.clone()).merge(version::router(local_versions));
     let mut storage: Arc<dyn Storage> = Arc::new(ReplicaStorage::new(replica.clone()));
     if let Some(layer) = storage_layer {
         storage = layer(storage);
@@ -407,6 +417,12 @@ where
         config.watch_history,
         stop_api.clone(),
     ));
+    let versions = tokio::spawn(cluster_version::run(
+        replica.clone(),
+        version_transport,
+        config.protocol,
+        stop_api.clone(),
+    ));
     let selected = config.controllers.build();
     let controllers = (!selected.is_empty()).then(|| {
         tokio::spawn(run_controllers(
@@ -449,7 +465,7 @@ where
         tracing::info!(%name, ?grace, "watches still sending after the grace period");
     }
     stop_api.cancel();
-    for task in [api_server, bootstrap, compactor]
+    for task in [api_server, bootstrap, compactor, versions]
         .into_iter()
         .chain(controllers)
     {

@@ -14,6 +14,8 @@
 //! - [`runtime`]: openraft's async runtime (tokio) with a random source a simulation can seed.
 //! - [`state_machine`]: the raft state machine over [`mvcc`], with durable snapshots.
 //! - [`typ`]: the raft type configuration.
+//! - [`version`]: the versions of the peer protocol and the stored formats, and the peer RPC
+//!   that tells what a peer speaks.
 //! - [`wire`]: protobuf forms of the openraft types that are persisted or sent between replicas.
 
 pub mod command;
@@ -26,6 +28,7 @@ pub mod replica;
 pub mod runtime;
 pub mod state_machine;
 pub mod typ;
+pub mod version;
 pub mod wire;
 
 pub use error_chain::error_chain;

@@ -30,3 +30,5 @@ pub const ADD_LEARNER: &str = "add-learner";
 pub const PROMOTE: &str = "promote";
 /// A replica asks the leader to hand its leadership over.
 pub const TRANSFER_LEADERSHIP: &str = "transfer-leadership";
+/// What the peer speaks and stores ([`crate::version`]); added in protocol 2.
+pub const VERSION: &str = "version";

@@ -25,6 +25,7 @@ mod read;
 mod removal;
 mod status;
 mod transfer;
+mod voter_urls;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -11,10 +11,12 @@ use bytes::Bytes;
 use prost::Message;
 
 use crate::typ;
+use crate::version::SNAPSHOT_FORMAT;
 use crate::wire;
 
-/// Identifies a snapshot file and its format version.
-const MAGIC: &[u8; 8] = b"APSNAP\x00\x01";
+/// Identifies a snapshot file; the byte after it is the file's format
+/// ([`crate::version::SNAPSHOT_FORMAT`]).
+const MAGIC_PREFIX: &[u8; 7] = b"APSNAP\x00";
 /// Magic, then the body length (u64 LE), then the body's CRC-32 (u32 LE).
 const HEADER_LEN: usize = 8 + 8 + 4;
 
@@ -47,17 +49,29 @@ impl SnapshotFile {
         }
         .encode_to_vec();
         let mut out = Vec::with_capacity(HEADER_LEN + body.len());
-        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(MAGIC_PREFIX);
+        out.push(SNAPSHOT_FORMAT);
         out.extend_from_slice(&(body.len() as u64).to_le_bytes());
         out.extend_from_slice(&crc32fast::hash(&body).to_le_bytes());
         out.extend_from_slice(&body);
         out
     }
 
-    /// Decodes a file, checking its magic, length and CRC.
+    /// Decodes a file, checking its magic, format, length and CRC. A file of a newer format
+    /// than this build reads is refused, never misread.
     pub fn decode(bytes: &[u8]) -> io::Result<Self> {
         let invalid = |what: &str| io::Error::new(io::ErrorKind::InvalidData, what.to_string());
-        if bytes.len() < HEADER_LEN || &bytes[..8] != MAGIC {
+        if bytes.len() < HEADER_LEN || &bytes[..7] != MAGIC_PREFIX {
+            return Err(invalid("snapshot file: bad magic"));
+        }
+        let format = bytes[7];
+        if format > SNAPSHOT_FORMAT {
+            return Err(invalid(&format!(
+                "snapshot file: format {format} is newer than this build reads (up to \
+                 {SNAPSHOT_FORMAT}); a newer build wrote it"
+            )));
+        }
+        if format == 0 {
             return Err(invalid("snapshot file: bad magic"));
         }
         let mut len = [0u8; 8];
@@ -118,6 +132,20 @@ mod tests {
             bad[i] ^= 0x40;
             assert!(SnapshotFile::decode(&bad).is_err(), "flip at {i} accepted");
         }
+    }
+
+    // R-HA-015: a snapshot file of a newer format is refused with an error naming the format,
+    // never misread.
+    #[test]
+    fn a_newer_format_is_refused_by_name() {
+        let mut newer = sample().encode();
+        assert_eq!(newer[7], SNAPSHOT_FORMAT);
+        newer[7] = SNAPSHOT_FORMAT + 1;
+        let error = SnapshotFile::decode(&newer).unwrap_err().to_string();
+        assert!(
+            error.contains(&format!("format {} is newer", SNAPSHOT_FORMAT + 1)),
+            "{error}"
+        );
     }
 
     #[test]
