@@ -49,6 +49,9 @@ pub enum NodeError {
     /// `apiary dev` failed.
     #[error("apiary dev failed")]
     Dev(#[from] DevError),
+    /// An operator command (`apiary member`, `apiary status`) failed.
+    #[error(transparent)]
+    Ctl(#[from] crate::ctl::CtlError),
     /// The service account signing key is unusable.
     #[error("service account tokens cannot be signed")]
     ServiceAccountKey(#[from] KeyError),
