@@ -74,6 +74,7 @@ pub async fn serve(admin: &NodeAdmin, request: AdminRequest<'_>) -> Result<Respo
         }
         (&Method::DELETE, ["members", id]) => {
             let id = parse_id(id)?;
+            ensure_member(admin, id).await?;
             let index = admin
                 .replica
                 .remove_member(id)
@@ -102,6 +103,23 @@ async fn list(admin: &NodeAdmin) -> Result<Response, ApiError> {
     let versions = crate::cluster_version::read(&admin.replica).ok();
     answer["effectiveVersion"] = json!(versions.map(|v| v.effective));
     Ok(Json(answer).into_response())
+}
+
+/// `Ok` when `id` is a member as the leader sees it (removal itself is idempotent, so an id
+/// that never was a member, a typo, would otherwise be "removed" silently).
+async fn ensure_member(admin: &NodeAdmin, id: NodeId) -> Result<(), ApiError> {
+    let members = admin
+        .replica
+        .members_from_leader()
+        .await
+        .map_err(|e| change(e, id))?;
+    if members.iter().any(|m| m.id == id) {
+        return Ok(());
+    }
+    Err(change(
+        MemberChangeError::Refused(Refusal::UnknownMember { node_id: id }),
+        id,
+    ))
 }
 
 /// `POST members`: adds a learner.

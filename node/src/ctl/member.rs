@@ -103,14 +103,19 @@ pub async fn run(args: MemberArgs) -> Result<(), CtlError> {
             (answer, format!("Member {id} removed from the cluster.\n"))
         }
         MemberCommand::Promote { id } => {
-            let answer = client.post(&format!("members/{id}/promote"), &json!({})).await?;
+            let answer = client
+                .post(&format!("members/{id}/promote"), &json!({}))
+                .await?;
             (answer, format!("Member {id} promoted to voter.\n"))
         }
         MemberCommand::TransferLeadership { id } => {
             let path = format!("members/{id}/transfer-leadership");
             let answer = client.post(&path, &json!({})).await?;
             let leader = answer["leader"].as_u64().unwrap_or(*id);
-            (answer, format!("Leadership transferred to member {leader}.\n"))
+            (
+                answer,
+                format!("Leadership transferred to member {leader}.\n"),
+            )
         }
     };
     print(args.output, &answer, &text);
@@ -272,7 +277,10 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("--name=node-4\n"), "{text}");
-        assert!(text.contains("--initial-cluster-state=existing\n"), "{text}");
+        assert!(
+            text.contains("--initial-cluster-state=existing\n"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -104,7 +104,10 @@ mod tests {
             ]
         });
         let text = status_text(&status);
-        assert!(text.starts_with("leader: 1  term: 2  effective version: 2"), "{text}");
+        assert!(
+            text.starts_with("leader: 1  term: 2  effective version: 2"),
+            "{text}"
+        );
         assert!(text.contains("| 2  | voter  | https://a:2 | no "), "{text}");
         assert!(text.contains("| 0.1.0   |"), "{text}");
     }

@@ -87,9 +87,7 @@ impl Replica {
         if peer_url == self.peer_url {
             return Ok(self.report());
         }
-        self.peers
-            .call(peer_url, rpc::REPORT, &(), deadline)
-            .await
+        self.peers.call(peer_url, rpc::REPORT, &(), deadline).await
     }
 }
 

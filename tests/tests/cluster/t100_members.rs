@@ -236,7 +236,7 @@ impl Load {
         let stop = Arc::new(AtomicBool::new(false));
         let writers = (0..4)
             .map(|i| {
-                let client = cluster.client(i % 2 + 1).unwrap().clone();
+                let client = cluster.client(i % 2 + 1).expect("replica").clone();
                 tokio::spawn(writer(client, format!("load-{i}"), stop.clone()))
             })
             .collect();
@@ -249,19 +249,21 @@ impl Load {
         self.stop.store(true, Ordering::Relaxed);
         let mut written = Vec::new();
         for writer in self.writers {
-            let tally = writer.await.unwrap();
+            let tally = writer.await.expect("the writer ends");
             assert!(tally.failures.is_empty(), "{:?}", tally.failures);
             written.extend(tally.written);
         }
         assert!(written.len() > 10, "the load wrote only {}", written.len());
-        let client = cluster.client(1).unwrap();
+        let client = cluster.client(1).expect("replica 1");
         for name in &written {
-            let read = client.get(&objects::configmap_path(name)).await.unwrap();
+            let read = client.get(&objects::configmap_path(name)).await;
+            let read = read.expect("replica 1 answers");
             assert_eq!(read.status, StatusCode::OK, "{name}: {}", read.text());
         }
     }
 }
 
+// R-HA-011 (writes through the other two keep succeeding while replica 3 is killed)
 #[tokio::test]
 async fn members_are_listed_added_promoted_transferred_to_and_removed() {
     let cluster = DevCluster::start(DevOptions::default()).await.unwrap();
@@ -321,7 +323,14 @@ async fn members_are_listed_added_promoted_transferred_to_and_removed() {
 
     // With --auto-promote the fifth becomes a voter on its own: 3 -> 5.
     let (url5, api5) = free_addresses();
-    let args = ["member", "add", "node-5", "--peer-url", &url5, "--auto-promote"];
+    let args = [
+        "member",
+        "add",
+        "node-5",
+        "--peer-url",
+        &url5,
+        "--auto-promote",
+    ];
     let added5 = apiary_ok(&cluster, &args).await;
     let node5 = start_replica(dir, &added5, &api5);
     wait_members(&cluster, "node 5 is promoted on its own", |m| {
@@ -356,7 +365,16 @@ async fn members_are_listed_added_promoted_transferred_to_and_removed() {
         sleep(Duration::from_millis(300)).await;
     }
     let (url6, api6) = free_addresses();
-    let args = ["member", "add", "node-6", "--peer-url", &url6, "--id", "6", "--auto-promote"];
+    let args = [
+        "member",
+        "add",
+        "node-6",
+        "--peer-url",
+        &url6,
+        "--id",
+        "6",
+        "--auto-promote",
+    ];
     let added6 = apiary_ok(&cluster, &args).await;
     let positions = flag(&added6, "initial-cluster");
     assert_eq!(positions.split(',').count(), 6, "{added6}");
@@ -386,7 +404,10 @@ async fn a_removal_that_would_lose_the_quorum_is_refused() {
         if out.status.success() && down {
             break;
         }
-        assert!(Instant::now() < deadline, "node 3 never shown unreachable: {status}");
+        assert!(
+            Instant::now() < deadline,
+            "node 3 never shown unreachable: {status}"
+        );
         sleep(Duration::from_millis(300)).await;
     }
     // The leader counts a voter as answering for an election timeout (1 s) after its last

@@ -1,6 +1,6 @@
 //! `apiary status` as the real binary against a real cluster (every replica's own figures and
-//! versions, as text and as JSON), and the operating API's authorization: no credentials get
-//! 401, a user without RBAC 403, a service account granted `nonResourceURLs: ["/apiary/v1/*"]`
+//! versions, as text and as JSON), and the operating API's authorization: anonymous requests get
+//! 403, unaccepted credentials 401, a user without RBAC 403, a service account granted `nonResourceURLs: ["/apiary/v1/*"]`
 //! through a ClusterRole may read it.
 
 use apiary_tests::DevCluster;
@@ -12,6 +12,7 @@ use serde_json::json;
 
 use crate::t100_members::apiary_ok;
 
+// R-ACC-066 (a `*` suffix in nonResourceURLs), R-ACC-098 (the verb is the lowercase method)
 #[tokio::test]
 async fn status_shows_every_replica_with_its_own_figures() {
     let cluster = DevCluster::start(DevOptions::flavor(Flavor::Kubernetes))
@@ -53,9 +54,17 @@ async fn status_shows_every_replica_with_its_own_figures() {
     assert!(text.contains("| REACHABLE |"), "{text}");
     assert_eq!(text.matches("| yes ").count(), 3, "{text}");
 
-    // Nothing of it without credentials; with credentials, only as RBAC allows.
+    // Nothing of it without credentials (an anonymous request is system:anonymous, which no
+    // rule grants it; a token no authenticator accepts is 401); with credentials, only as
+    // RBAC allows.
     let anonymous = cluster.anonymous_client(1).await.unwrap();
     let denied = anonymous.get("/apiary/v1/status").await.unwrap();
+    assert_eq!(denied.status, StatusCode::FORBIDDEN, "{}", denied.text());
+    let bad_token = anonymous
+        .clone()
+        .with_header("authorization", "Bearer not-a-token")
+        .unwrap();
+    let denied = bad_token.get("/apiary/v1/members").await.unwrap();
     assert_eq!(denied.status, StatusCode::UNAUTHORIZED, "{}", denied.text());
 
     let admin = cluster.client(1).unwrap();
@@ -84,7 +93,12 @@ async fn status_shows_every_replica_with_its_own_figures() {
         .with_header("authorization", &format!("Bearer {token}"))
         .unwrap();
     let forbidden = operator.get("/apiary/v1/status").await.unwrap();
-    assert_eq!(forbidden.status, StatusCode::FORBIDDEN, "{}", forbidden.text());
+    assert_eq!(
+        forbidden.status,
+        StatusCode::FORBIDDEN,
+        "{}",
+        forbidden.text()
+    );
 
     let role = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
         "metadata": {"name": "apiary-reader"},
@@ -101,7 +115,10 @@ async fn status_shows_every_replica_with_its_own_figures() {
                     "name": "apiary-reader"},
         "subjects": [{"kind": "ServiceAccount", "name": "operator", "namespace": "default"}]});
     admin
-        .post("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", &binding)
+        .post(
+            "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+            &binding,
+        )
         .await
         .unwrap()
         .expect(StatusCode::CREATED, "binding")
