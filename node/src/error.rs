@@ -4,6 +4,7 @@ use std::net::SocketAddr;
 
 pub use apiary_raft::error_chain;
 
+use crate::certs::CertsError;
 use crate::config::ConfigError;
 use crate::dev::DevError;
 use crate::service_account_key::KeyError;
@@ -52,6 +53,9 @@ pub enum NodeError {
     /// An operator command (`apiary member`, `apiary status`) failed.
     #[error(transparent)]
     Ctl(#[from] crate::ctl::CtlError),
+    /// `apiary certs` could not write the cluster's files.
+    #[error("apiary certs failed")]
+    Certs(#[from] CertsError),
     /// The service account signing key is unusable.
     #[error("service account tokens cannot be signed")]
     ServiceAccountKey(#[from] KeyError),

@@ -31,6 +31,8 @@
 //! - [`shutdown`] turns SIGINT and SIGTERM into a future, [`drain`] is the API's graceful
 //!   shutdown (delay, 429 while draining); [`logging`] is the binary's log output.
 //! - [`dev`] holds the certificates, kubeconfig and child processes of `apiary dev`.
+//! - [`certs`] is `apiary certs` (the certificate files and admin kubeconfig both commands
+//!   write, and the per-host environment files of `deploy/systemd`).
 
 pub mod admin;
 pub mod answer_cache;
@@ -39,6 +41,7 @@ pub mod authn;
 pub mod authz;
 pub mod backend;
 pub mod bootstrap;
+pub mod certs;
 pub mod cli;
 pub mod cluster_gates;
 pub mod cluster_version;

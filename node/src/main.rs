@@ -1,5 +1,6 @@
 //! The `apiary` binary: parses the command line and hands over to the library
-//! ([`apiary_node::serve`] for one replica, [`apiary_node::dev::run_dev`] for a local cluster).
+//! ([`apiary_node::serve`] for one replica, [`apiary_node::dev::run_dev`] for a local cluster,
+//! [`apiary_node::certs::run_certs`] for a cluster's certificates).
 
 use std::process::ExitCode;
 
@@ -31,6 +32,7 @@ fn main() -> ExitCode {
             Command::Dev(args) => apiary_node::dev_main(args).await,
             Command::Member(args) => Ok(apiary_node::ctl::member::run(args).await?),
             Command::Status(args) => Ok(apiary_node::ctl::status::run(args).await?),
+            Command::Certs(args) => apiary_node::certs::run_certs(&args).map_err(Into::into),
         }
     });
     match result {
