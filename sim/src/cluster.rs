@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::AtomicU32;
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -44,6 +45,8 @@ use apiary_raft::log::WriterMode;
 use apiary_raft::replica::RaftTimings;
 use apiary_raft::replica::ReplicaConfig;
 use apiary_raft::typ::NodeId;
+use apiary_raft::version::PROTOCOL_VERSION;
+use apiary_raft::version::ProtocolRange;
 use turmoil::Sim;
 
 use crate::clock::VirtualClock;
@@ -128,6 +131,9 @@ pub struct ClusterOptions {
     /// A bug built into every replica on purpose (see [`crate::planted`]); from the thread's
     /// [`crate::planted::with_planted`] scope, `None` outside one.
     pub planted: Option<PlantedBug>,
+    /// The newest peer protocol every replica speaks when it first starts: an older one plays
+    /// a cluster of an older build ([`HostFault::Protocol`] changes it per host).
+    pub protocol: u32,
 }
 
 impl ClusterOptions {
@@ -143,6 +149,7 @@ impl ClusterOptions {
             watch_history: WATCH_HISTORY,
             min_request_timeout: WatchSettings::default().min_request_timeout,
             planted: planted(),
+            protocol: PROTOCOL_VERSION,
         }
     }
 }
@@ -157,6 +164,8 @@ pub struct SimCluster<'a> {
     disks: BTreeMap<String, SimDisk>,
     /// Each replica host's wall clock, by host name.
     clocks: BTreeMap<String, VirtualClock>,
+    /// The newest peer protocol each replica host's software speaks at its next start.
+    protocols: BTreeMap<String, Arc<AtomicU32>>,
     /// Replica hosts crashed and not restarted: cut off from every host, also from those added
     /// later.
     crashed: BTreeSet<String>,
@@ -188,6 +197,7 @@ impl<'a> SimCluster<'a> {
             clients: Vec::new(),
             disks: BTreeMap::new(),
             clocks: BTreeMap::new(),
+            protocols: BTreeMap::new(),
             crashed: BTreeSet::new(),
             options: options.clone(),
             identity,
@@ -219,7 +229,10 @@ impl<'a> SimCluster<'a> {
         // So is the clock: a skew outlasts a restart, as a machine's clock would.
         let clock = VirtualClock::default();
         self.clocks.insert(host.clone(), clock.clone());
+        let protocol = Arc::new(AtomicU32::new(self.options.protocol));
+        self.protocols.insert(host.clone(), protocol.clone());
         let software = HostSoftware {
+            protocol,
             name: host.clone(),
             replica: config,
             identity: self.identity.clone(),
@@ -318,6 +331,11 @@ impl<'a> SimCluster<'a> {
                     clock.skew(*offset);
                 }
             }
+            HostFault::Protocol { host, newest } => {
+                if let Some(protocol) = self.protocols.get(host) {
+                    protocol.store(*newest, Ordering::Relaxed);
+                }
+            }
         }
     }
 }
@@ -329,6 +347,8 @@ struct HostSoftware {
     name: String,
     /// The raft replica.
     replica: ReplicaConfig,
+    /// The newest peer protocol the software speaks (read at each start).
+    protocol: Arc<AtomicU32>,
     /// The client identity every API request carries.
     identity: ClientCertificate,
     /// Signs service account tokens.
@@ -372,6 +392,7 @@ async fn run_replica(software: HostSoftware, disk: SimDisk) -> turmoil::Result {
         max_object_bytes: DEFAULT_MAX_OBJECT_BYTES,
         feature_gates: FeatureGates::default(),
         gate_record: GateRecord::Agree,
+        protocol: ProtocolRange::capped(software.protocol.load(Ordering::Relaxed)),
         shutdown: ShutdownSettings::default(),
         livez_grace_period: Duration::ZERO,
         audit: Default::default(),

@@ -53,6 +53,14 @@ pub enum HostFault {
         /// How far its clock is ahead (negative: behind).
         offset: chrono::TimeDelta,
     },
+    /// From the host's next start on, its software speaks peer protocols up to `newest`: a
+    /// replica replaced by a build of another version, as configuration of the same code.
+    Protocol {
+        /// The host whose software changes.
+        host: String,
+        /// The newest protocol it speaks.
+        newest: u32,
+    },
 }
 
 /// The queue between a scenario's client and the driver loop. Clones share it.

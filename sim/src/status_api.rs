@@ -1,11 +1,12 @@
 //! The sim-only endpoints each simulated replica host serves beside the resource API, on its
 //! listener (the wiring's extra routes, [`apiary_node::wiring::HostParts::extra_routes`]): its
-//! status (which leader it follows, the voters it knows), so that scenarios can aim faults at
+//! status (which leader it follows, the voters it knows, the cluster's effective version), so that scenarios can aim faults at
 //! the leader and see a membership change through; and member removal, which calls the
 //! replica's real [`Replica::remove_member`] (the resource API has no such endpoint).
 
 use std::sync::Arc;
 
+use apiary_node::cluster_version;
 use apiary_raft::replica::RemoveMemberError;
 use apiary_raft::replica::Replica;
 use axum::Router;
@@ -39,6 +40,9 @@ pub struct StatusReply {
     /// The voters of the membership it knows, ascending.
     #[prost(uint64, repeated, tag = "4")]
     pub voters: Vec<u64>,
+    /// The cluster's effective version as its store holds it (0: unreadable).
+    #[prost(uint32, tag = "5")]
+    pub effective_version: u32,
 }
 
 /// Asks a replica to remove a member from the cluster.
@@ -72,6 +76,7 @@ async fn status(State(replica): State<Arc<Replica>>) -> Vec<u8> {
         leader: status.leader,
         applied: status.applied,
         voters: status.voters.into_iter().collect(),
+        effective_version: cluster_version::read(&replica).map_or(0, |v| v.effective),
     }
     .encode_to_vec()
 }

@@ -15,6 +15,9 @@ const RELIST_SEEDS: RangeInclusive<u64> = 1..=4;
 /// between a follower appending the entry and the leader hearing its ack, which few seeds hit
 /// (10 and 24 of these, as the replicas' start-up work stands); the run asserts that one did.
 const ISOLATED_LEADER_SEEDS: RangeInclusive<u64> = 1..=24;
+/// Seeds of the rolling upgrade scenario: each runs the mixed-fault workload for longer than a
+/// mixed-faults seed (three upgrades around the fault mix).
+const UPGRADE_SEEDS: RangeInclusive<u64> = 1..=4;
 
 /// Runs every seed (`defaults` unless one is pinned), panicking at the first failure, and
 /// returns the reports.
@@ -220,6 +223,15 @@ fn mixed_faults_five_replicas_seeds_51_75() {
 #[test]
 fn mixed_faults_five_replicas_seeds_76_100() {
     mixed_faults(3, scenario::mixed_faults_five_replicas);
+}
+
+// R-HA-015 (simulated): replicas configured to speak only peer protocol 1 (an older build)
+// are upgraded one at a time under the mixed-fault workload, with the fault mix running while
+// the versions are mixed; every checker passes, the effective version stays at 1 on every
+// replica while one voter speaks 1, and rises once all are upgraded.
+#[test]
+fn rolling_upgrade_three_replicas() {
+    run_seeds(UPGRADE_SEEDS, scenario::rolling_upgrade_three_replicas);
 }
 
 /// Seeds of each membership test: two tests of 16, so that nextest runs them in parallel.

@@ -19,6 +19,8 @@ use std::time::Instant;
 
 use tempfile::TempDir;
 
+mod replace;
+
 use crate::binary::apiary_binary;
 use crate::error::HarnessError;
 use crate::error::Result;
@@ -76,6 +78,8 @@ pub struct DevOptions {
     pub wait_for_default_namespace: bool,
     /// More `apiary dev` flags, passed on to every replica (`--watch-history=2s`).
     pub flags: Vec<String>,
+    /// The `apiary` executable to run; `None`: the one [`apiary_binary`] finds.
+    pub binary: Option<PathBuf>,
 }
 
 impl Default for DevOptions {
@@ -87,6 +91,7 @@ impl Default for DevOptions {
             request_timeout: Duration::from_secs(15),
             wait_for_default_namespace: true,
             flags: Vec::new(),
+            binary: None,
         }
     }
 }
@@ -119,13 +124,18 @@ pub struct DevCluster {
     dev: Option<Child>,
     /// One client per replica, index 0 is `node-1`.
     clients: Vec<HttpClient>,
+    /// Replicas started by [`DevCluster::replace_replica`], not by `apiary dev`.
+    replaced: Vec<Child>,
 }
 
 impl DevCluster {
     /// Starts `apiary dev` with `options` in a new temporary directory and waits until every
     /// replica is ready.
     pub async fn start(options: DevOptions) -> Result<Self> {
-        let binary = apiary_binary()?;
+        let binary = match &options.binary {
+            Some(binary) => binary.clone(),
+            None => apiary_binary()?,
+        };
         let dir = tempfile::Builder::new()
             .prefix("apiary-dev-")
             .tempdir()
@@ -141,6 +151,7 @@ impl DevCluster {
             base_port,
             dev: None,
             clients: Vec::new(),
+            replaced: Vec::new(),
         };
         cluster.launch().await?;
         Ok(cluster)

@@ -29,6 +29,10 @@ pub enum ScenarioError {
     /// The history broke guarantees (a safety failure).
     #[error("{} guarantee violation(s):\n{}", .0.len(), list(.0))]
     Violations(Vec<Violation>),
+    /// The cluster's effective version broke its rule (it rose while a voter spoke an older
+    /// protocol, or a replica held another value).
+    #[error("the effective version {0}")]
+    EffectiveVersion(String),
     /// The client finished without reporting (a bug in the scenario itself).
     #[error("the client ended without an outcome")]
     NoOutcome,

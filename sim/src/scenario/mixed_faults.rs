@@ -9,6 +9,10 @@
 //! links around a random replica, a random replica's host crashed and restarted, the links
 //! around a random replica held and released. Afterwards a fence write is acknowledged and the
 //! watchers must reach it, every replica is read, and every checker of the history runs.
+//!
+//! Scenario `rolling_upgrade_three_replicas` (R-HA-015) runs the same workload and checks
+//! around the script of [`crate::scenario::rolling_upgrade`] instead: replicas of an older
+//! protocol upgraded one by one, the fault mix while the versions are mixed.
 
 use std::time::Duration;
 
@@ -30,6 +34,8 @@ use crate::scenario::phases::final_views;
 use crate::scenario::phases::watchers_caught_up;
 use crate::scenario::phases::write_acked;
 use crate::scenario::reader::read_until;
+use crate::scenario::rolling_upgrade::OLD_PROTOCOL;
+use crate::scenario::rolling_upgrade::upgrade_script;
 use crate::scenario::runner::actor_rng as rng;
 use crate::scenario::runner::run_with_client;
 use crate::scenario::verdict::judge;
@@ -45,6 +51,17 @@ use crate::watch_history::WatchLog;
 pub const MIXED_FAULTS_3: &str = "mixed_faults_three_replicas";
 /// The five-replica scenario's name, as its test is named.
 pub const MIXED_FAULTS_5: &str = "mixed_faults_five_replicas";
+/// The rolling upgrade scenario's name, as its test is named.
+pub const ROLLING_UPGRADE: &str = "rolling_upgrade_three_replicas";
+
+/// What happens to the cluster while the workload runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Plan {
+    /// The seeded fault mix.
+    Faults,
+    /// A rolling upgrade from an older protocol, with the fault mix while versions are mixed.
+    RollingUpgrade,
+}
 
 /// How long the first election, and the agreement on a leader after each heal, may take.
 const ELECTION_BOUND: Duration = Duration::from_secs(10);
@@ -70,22 +87,35 @@ fn watcher_options() -> WatcherOptions {
 
 /// Runs the three-replica scenario with `seed`.
 pub fn mixed_faults_three_replicas(seed: u64) -> Result<Report, ScenarioFailure> {
-    run(MIXED_FAULTS_3, seed, 3)
+    run(MIXED_FAULTS_3, seed, 3, Plan::Faults)
 }
 
 /// Runs the five-replica scenario with `seed`.
 pub fn mixed_faults_five_replicas(seed: u64) -> Result<Report, ScenarioFailure> {
-    run(MIXED_FAULTS_5, seed, 5)
+    run(MIXED_FAULTS_5, seed, 5, Plan::Faults)
 }
 
-fn run(scenario: &'static str, seed: u64, replicas: u64) -> Result<Report, ScenarioFailure> {
-    let options = ClusterOptions {
+/// Runs the rolling upgrade scenario with `seed`.
+pub fn rolling_upgrade_three_replicas(seed: u64) -> Result<Report, ScenarioFailure> {
+    run(ROLLING_UPGRADE, seed, 3, Plan::RollingUpgrade)
+}
+
+fn run(
+    scenario: &'static str,
+    seed: u64,
+    replicas: u64,
+    plan: Plan,
+) -> Result<Report, ScenarioFailure> {
+    let mut options = ClusterOptions {
         replicas,
         ..ClusterOptions::new(seed)
     };
+    if plan == Plan::RollingUpgrade {
+        options.protocol = OLD_PROTOCOL;
+    }
     let normal_latency = options.max_latency;
     run_with_client(&options, move |hosts, faults| {
-        drive(scenario, seed, hosts, faults, normal_latency)
+        drive(scenario, seed, plan, hosts, faults, normal_latency)
     })
     .map_err(|error| ScenarioFailure {
         scenario,
@@ -97,6 +127,7 @@ fn run(scenario: &'static str, seed: u64, replicas: u64) -> Result<Report, Scena
 async fn drive(
     scenario: &'static str,
     seed: u64,
+    plan: Plan,
     hosts: Vec<String>,
     faults: Faults,
     normal_latency: Duration,
@@ -132,15 +163,13 @@ async fn drive(
     });
     let reader = read_until(client, &hosts, PAUSE, stop.clone(), rng(seed, 200));
     let script = async {
-        let script = faults_script(
-            client,
-            &hosts,
-            &faults,
-            normal_latency,
-            rng(seed, 300),
-            &mut notes,
-        )
-        .await;
+        let (hosts, rng, notes) = (&hosts, rng(seed, 300), &mut notes);
+        let script = match plan {
+            Plan::Faults => faults_script(client, hosts, &faults, normal_latency, rng, notes).await,
+            Plan::RollingUpgrade => {
+                upgrade_script(client, hosts, &faults, normal_latency, rng, notes).await
+            }
+        };
         stop.stop();
         script
     };

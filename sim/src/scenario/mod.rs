@@ -13,6 +13,7 @@ mod membership_script;
 mod mixed_faults;
 mod phases;
 mod reader;
+mod rolling_upgrade;
 mod runner;
 mod verdict;
 mod watchers_resume;
@@ -36,8 +37,10 @@ pub use membership::MEMBERSHIP_CHANGES;
 pub use membership::membership_changes;
 pub use mixed_faults::MIXED_FAULTS_3;
 pub use mixed_faults::MIXED_FAULTS_5;
+pub use mixed_faults::ROLLING_UPGRADE;
 pub use mixed_faults::mixed_faults_five_replicas;
 pub use mixed_faults::mixed_faults_three_replicas;
+pub use mixed_faults::rolling_upgrade_three_replicas;
 pub use watchers_resume::WATCHERS_RELIST;
 pub use watchers_resume::WATCHERS_RESUME;
 pub use watchers_resume::WATCHERS_TIME_OUT;
@@ -98,6 +101,7 @@ pub const ALL: &[(&str, ScenarioFn)] = &[
     (WATCHERS_TIME_OUT, watchers_resume_after_server_timeouts),
     (MIXED_FAULTS_3, mixed_faults_three_replicas),
     (MIXED_FAULTS_5, mixed_faults_five_replicas),
+    (ROLLING_UPGRADE, rolling_upgrade_three_replicas),
     (MEMBERSHIP_CHANGES, membership_changes),
     (
         LEADER_ISOLATED_MID_WRITE,

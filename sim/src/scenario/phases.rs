@@ -21,7 +21,7 @@ use apiary_node::error::error_chain;
 /// short against every bound.
 const RETRY_PAUSE: Duration = Duration::from_millis(100);
 
-fn stuck(phase: &str, bound: Duration, last: String) -> ScenarioError {
+pub(crate) fn stuck(phase: &str, bound: Duration, last: String) -> ScenarioError {
     ScenarioError::Stuck {
         phase: phase.to_owned(),
         bound,

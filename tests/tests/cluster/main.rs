@@ -17,6 +17,7 @@ mod t80_leader_under_load;
 mod t82_concurrent_apply;
 mod t90_flow_control;
 mod t90_graceful_shutdown;
+mod t95_rolling_upgrade;
 
 use apiary_tests::HttpClient;
 use apiary_tests::objects;
