@@ -2,7 +2,8 @@
 //! asked sees it (members and roles from the leader's view, the effective version) and each
 //! replica's own figures (term, commit and applied index, log bounds, newest snapshot, store
 //! size, versions), asked of every member at once over the `report` peer RPC. A member that
-//! does not answer in time is shown unreachable; the answer is still a 200.
+//! does not answer in time is shown unreachable, one of a build without the RPC as reachable
+//! but not reporting; the answer is still a 200.
 
 use std::time::Duration;
 
@@ -82,13 +83,15 @@ async fn status(admin: &NodeAdmin) -> Result<Value, ApiError> {
 /// versions it recorded.
 fn member_status(
     member: &Member,
-    report: Result<ReplicaReport, String>,
+    report: Result<Option<ReplicaReport>, String>,
     versions: Option<&ClusterVersions>,
 ) -> Value {
     let mut item = member_json(member);
     let fields = match report {
-        Ok(report) => json!({
+        Ok(None) => json!({"reachable": true, "reported": false}),
+        Ok(Some(report)) => json!({
             "reachable": true,
+            "reported": true,
             "running": report.running,
             "term": report.term,
             "leader": report.leader,
@@ -157,7 +160,10 @@ mod tests {
             last_log_index: Some(14),
             ..ReplicaReport::default()
         };
-        let up = member_status(&member, Ok(report), None);
+        let up = member_status(&member, Ok(Some(report)), None);
+        let older = member_status(&member, Ok(None), None);
+        assert_eq!(older["reachable"], true);
+        assert_eq!(older["reported"], false);
         assert_eq!(up["reachable"], true);
         assert_eq!(up["logEntries"], 10);
         assert_eq!(up["term"], 3);

@@ -13,6 +13,7 @@ use prost::Message;
 
 use super::Replica;
 use crate::network::PeerCallError;
+use crate::network::TransportError;
 use crate::network::rpc;
 
 /// The answer of the `report` peer RPC. Fields are only ever added, with new tags.
@@ -78,16 +79,21 @@ impl Replica {
     }
 
     /// The figures of the replica at `peer_url`, asked within `deadline`; this replica's own
-    /// when the URL is its own.
+    /// when the URL is its own. `None`: the peer answers but has no `report` RPC (a build of
+    /// peer protocol 1).
     pub async fn report_of(
         &self,
         peer_url: &str,
         deadline: Duration,
-    ) -> Result<ReplicaReport, PeerCallError> {
+    ) -> Result<Option<ReplicaReport>, PeerCallError> {
         if peer_url == self.peer_url {
-            return Ok(self.report());
+            return Ok(Some(self.report()));
         }
-        self.peers.call(peer_url, rpc::REPORT, &(), deadline).await
+        match self.peers.call(peer_url, rpc::REPORT, &(), deadline).await {
+            Ok(report) => Ok(Some(report)),
+            Err(PeerCallError::Transport(TransportError::Rejected { status: 404, .. })) => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 }
 
