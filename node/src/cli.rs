@@ -47,6 +47,10 @@ pub enum Command {
     Serve(ServeArgs),
     /// Run a local cluster of replicas with generated certificates and a kubeconfig.
     Dev(DevArgs),
+    /// List, add, promote, remove members and hand leadership over (the operating API).
+    Member(crate::ctl::member::MemberArgs),
+    /// Show the cluster's status: members, roles, indexes, sizes and versions.
+    Status(crate::ctl::status::StatusArgs),
     /// Write the certificates, admin kubeconfig and per-host environment files of a cluster of
     /// named hosts (keeps the CAs and keys already in `--dir`).
     Certs(CertsArgs),

@@ -50,6 +50,9 @@ pub enum NodeError {
     /// `apiary dev` failed.
     #[error("apiary dev failed")]
     Dev(#[from] DevError),
+    /// An operator command (`apiary member`, `apiary status`) failed.
+    #[error(transparent)]
+    Ctl(#[from] crate::ctl::CtlError),
     /// `apiary certs` could not write the cluster's files.
     #[error("apiary certs failed")]
     Certs(#[from] CertsError),

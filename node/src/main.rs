@@ -30,6 +30,8 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Serve(args) => apiary_node::serve(args).await,
             Command::Dev(args) => apiary_node::dev_main(args).await,
+            Command::Member(args) => Ok(apiary_node::ctl::member::run(args).await?),
+            Command::Status(args) => Ok(apiary_node::ctl::status::run(args).await?),
             Command::Certs(args) => apiary_node::certs::run_certs(&args).map_err(Into::into),
         }
     });

@@ -2,6 +2,9 @@
 //! snapshots of the replica and its cluster. Each area has its own module; this one routes a
 //! request to it by the first segment of its path.
 
+pub mod members;
+pub mod status;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -25,7 +28,11 @@ pub struct NodeAdmin {
 #[async_trait::async_trait]
 impl ClusterAdmin for NodeAdmin {
     async fn serve(&self, request: AdminRequest<'_>) -> Result<Response, ApiError> {
-        let _area = request.path.split('/').next().unwrap_or_default();
-        Err(ApiError::UnknownResource)
+        let area = request.path.split('/').next().unwrap_or_default();
+        match area {
+            "members" => members::serve(self, request).await,
+            "status" => status::serve(self, request).await,
+            _ => Err(ApiError::UnknownResource),
+        }
     }
 }

@@ -3,6 +3,8 @@
 //! kubeconfig's context, authenticating as its user.
 
 pub mod client;
+pub mod member;
+pub mod status;
 
 pub use client::Client;
 pub use client::ConnectArgs;

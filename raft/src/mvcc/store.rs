@@ -74,6 +74,14 @@ impl Store {
         self.compacted
     }
 
+    /// How many keys hold a value now (deleted keys whose history remains are not counted).
+    pub fn live_keys(&self) -> usize {
+        self.keys
+            .values()
+            .filter(|h| h.current_mod_revision() != 0)
+            .count()
+    }
+
     /// Moves the store to `revision` without writing (an entry that carries no write).
     pub fn advance(&mut self, revision: Revision) {
         debug_assert!(revision >= self.revision, "revisions only grow");

@@ -30,5 +30,8 @@ pub const ADD_LEARNER: &str = "add-learner";
 pub const PROMOTE: &str = "promote";
 /// A replica asks the leader to hand its leadership over.
 pub const TRANSFER_LEADERSHIP: &str = "transfer-leadership";
+/// A replica asks a peer for its own figures (term, indexes, log, snapshot, store size); added
+/// in protocol 2.
+pub const REPORT: &str = "report";
 /// What the peer speaks and stores ([`crate::version`]); added in protocol 2.
 pub const VERSION: &str = "version";

@@ -72,6 +72,7 @@ pub fn peer_router(replica: Arc<Replica>) -> Router {
         .route(&route(rpc::ADD_LEARNER), post(add_learner))
         .route(&route(rpc::PROMOTE), post(promote))
         .route(&route(rpc::TRANSFER_LEADERSHIP), post(transfer_leadership))
+        .route(&route(rpc::REPORT), post(super::report::serve_report))
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .with_state(replica)
 }

@@ -3,6 +3,8 @@
 //! a temporary directory on free loopback ports.
 
 mod t05_readiness;
+mod t100_members;
+mod t101_status;
 mod t10_replication;
 mod t20_conflicts;
 mod t30_leader_loss;
