@@ -42,6 +42,8 @@ pub enum Command {
     Serve(ServeArgs),
     /// Run a local cluster of replicas with generated certificates and a kubeconfig.
     Dev(DevArgs),
+    /// Take, check and restore backups of the cluster's store.
+    Snapshot(crate::ctl::snapshot::SnapshotArgs),
 }
 
 /// Which product naming the API uses (DESIGN.md §5).
@@ -96,6 +98,9 @@ pub struct ServeArgs {
     /// `new` to found the cluster, `existing` to join a running one.
     #[arg(long, value_enum, default_value_t)]
     pub initial_cluster_state: ClusterState,
+    /// Periodic automatic snapshots.
+    #[command(flatten)]
+    pub periodic_snapshots: crate::periodic_snapshots::PeriodicSnapshotArgs,
     /// PEM certificate chain served on the API listener.
     #[arg(long)]
     pub tls_cert_file: PathBuf,
@@ -343,6 +348,9 @@ pub struct DevArgs {
     /// Start-up and graceful shutdown flags, passed on to every replica.
     #[command(flatten)]
     pub lifecycle: LifecycleArgs,
+    /// Periodic snapshot flags, passed on to every replica.
+    #[command(flatten)]
+    pub periodic_snapshots: crate::periodic_snapshots::PeriodicSnapshotArgs,
     /// Audit flags, passed on to every replica (a relative `--audit-log-path` is put in each
     /// replica's directory).
     #[command(flatten)]

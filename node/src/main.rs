@@ -29,6 +29,9 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Serve(args) => apiary_node::serve(args).await,
             Command::Dev(args) => apiary_node::dev_main(args).await,
+            Command::Snapshot(args) => apiary_node::ctl::snapshot::run(args)
+                .await
+                .map_err(Into::into),
         }
     });
     match result {

@@ -360,6 +360,7 @@ async fn run_replica(software: HostSoftware, disk: SimDisk) -> turmoil::Result {
         replica: software.replica,
         flavor: FLAVOR,
         watch_history: software.watch_history,
+        periodic_snapshots: None,
         watch: WatchSettings {
             bookmark_interval: BOOKMARK_INTERVAL,
             min_request_timeout: software.min_request_timeout,

@@ -2,6 +2,8 @@
 //! snapshots of the replica and its cluster. Each area has its own module; this one routes a
 //! request to it by the first segment of its path.
 
+mod snapshot;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -25,7 +27,9 @@ pub struct NodeAdmin {
 #[async_trait::async_trait]
 impl ClusterAdmin for NodeAdmin {
     async fn serve(&self, request: AdminRequest<'_>) -> Result<Response, ApiError> {
-        let _area = request.path.split('/').next().unwrap_or_default();
-        Err(ApiError::UnknownResource)
+        match request.path.split('/').next().unwrap_or_default() {
+            "snapshot" => snapshot::serve(self, request).await,
+            _ => Err(ApiError::UnknownResource),
+        }
     }
 }

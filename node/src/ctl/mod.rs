@@ -3,6 +3,7 @@
 //! kubeconfig's context, authenticating as its user.
 
 pub mod client;
+pub mod snapshot;
 
 pub use client::Client;
 pub use client::ConnectArgs;

@@ -4,6 +4,7 @@
 
 mod t05_readiness;
 mod t10_replication;
+mod t110_snapshot;
 mod t20_conflicts;
 mod t30_leader_loss;
 mod t40_restart;
