@@ -128,20 +128,26 @@ async fn a_backup_under_load_restores_into_a_new_cluster_above_its_floor() {
         create_configmap(&node1, 1, &format!("before-{i}"), "1").await;
     }
 
-    // Writes keep coming while the backup is taken from a follower-or-leader replica 2.
+    // Writes keep coming (the first is in) while replica 2 takes the backup.
     let loading = Arc::new(AtomicBool::new(true));
+    let (first_written, first) = tokio::sync::oneshot::channel();
     let load = {
         let loading = loading.clone();
         let client = node1.clone();
         tokio::spawn(async move {
+            let mut first_written = Some(first_written);
             let mut i = 0;
             while loading.load(Ordering::Relaxed) {
                 create_configmap(&client, 1, &format!("load-{i}"), "1").await;
+                if let Some(tell) = first_written.take() {
+                    let _ = tell.send(());
+                }
                 i += 1;
             }
             i
         })
     };
+    first.await.expect("the load writes");
     let work = tempfile::tempdir().unwrap();
     let file = work.path().join("backup.db");
     let kubeconfig = source.kubeconfig();
@@ -164,6 +170,7 @@ async fn a_backup_under_load_restores_into_a_new_cluster_above_its_floor() {
     };
     loading.store(false, Ordering::Relaxed);
     let written_under_load = load.await.unwrap();
+    assert!(written_under_load > 0);
     assert!(saved.contains("revision"), "{saved}");
     assert!(!work.path().join("backup.db.part").exists());
 
