@@ -19,6 +19,19 @@ pub enum HostFault {
     Crash(String),
     /// Start the host's software again (after a crash), on the same disk.
     Restart(String),
+    /// Replace the (crashed) host's data directory by the restore of `backup` (an
+    /// `apiary snapshot save` file) for the new cluster of `members`, as
+    /// `apiary snapshot restore` writes it; restart the host afterwards.
+    Restore {
+        /// The host.
+        host: String,
+        /// The backup file's bytes.
+        backup: bytes::Bytes,
+        /// Every member of the restored cluster.
+        members: Vec<NodeId>,
+        /// `--revision-floor`: the restored cluster continues above at least this.
+        revision_floor: u64,
+    },
     /// Add host `replica-<id>` on a fresh disk, its replica asking `members` to admit it
     /// (`join_existing`): a membership change, as an operator starts a new replica.
     Join {

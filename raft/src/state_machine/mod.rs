@@ -21,6 +21,7 @@ pub use notice::ApplyNotice;
 pub use restore::RestoreError;
 pub use restore::RestoreTarget;
 pub use restore::restore;
+pub use restore::restore_on;
 pub use shared::SharedState;
 pub use store::StateMachineStore;
 pub use watch::WatchBatch;

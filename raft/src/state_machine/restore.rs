@@ -21,6 +21,7 @@ use prost::Message;
 use super::backup::Backup;
 use super::snapshot_dir::SnapshotDir;
 use super::snapshot_file::SnapshotFile;
+use crate::log::LogFs;
 use crate::log::StdFs;
 use crate::mvcc::Revision;
 use crate::mvcc::Store;
@@ -67,23 +68,31 @@ pub fn restore(
     data_dir: &Path,
     target: &RestoreTarget,
 ) -> Result<Revision, RestoreError> {
+    restore_on(Arc::new(StdFs), backup, data_dir, target)
+}
+
+/// [`restore`] on the file system `fs` (the simulation's disk).
+pub fn restore_on(
+    fs: Arc<dyn LogFs>,
+    backup: &Backup,
+    data_dir: &Path,
+    target: &RestoreTarget,
+) -> Result<Revision, RestoreError> {
     let io_error = |source| RestoreError::Io {
         path: data_dir.to_path_buf(),
         source,
     };
-    match std::fs::read_dir(data_dir) {
-        Ok(mut entries) => {
-            if entries.next().is_some() {
-                return Err(RestoreError::NotEmpty(data_dir.to_path_buf()));
-            }
+    match fs.list(data_dir) {
+        Ok(entries) if !entries.is_empty() => {
+            return Err(RestoreError::NotEmpty(data_dir.to_path_buf()));
         }
+        Ok(_) => {}
         Err(e) if e.kind() == io::ErrorKind::NotFound => {}
         Err(e) => return Err(io_error(e)),
     }
     let floor = backup.floor(target.revision_floor);
     let file = restored_snapshot(backup, target, floor)?;
-    let snapshots =
-        SnapshotDir::open(Arc::new(StdFs), &data_dir.join("snapshots")).map_err(io_error)?;
+    let snapshots = SnapshotDir::open(fs, &data_dir.join("snapshots")).map_err(io_error)?;
     snapshots.save(&file).map_err(io_error)?;
     Ok(floor)
 }
