@@ -308,7 +308,7 @@ impl<'a> SimCluster<'a> {
                 backup,
                 members,
                 revision_floor,
-            } => self.restore(host, backup, members, *revision_floor),
+            } => self.restore(host, &backup.0, members, *revision_floor),
             HostFault::Join { id, members } => self.add_replica(*id, members, true),
             HostFault::Latency { host, max } => {
                 for other in self.others(host) {

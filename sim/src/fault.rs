@@ -25,8 +25,8 @@ pub enum HostFault {
     Restore {
         /// The host.
         host: String,
-        /// The backup file's bytes.
-        backup: bytes::Bytes,
+        /// The backup file.
+        backup: BackupFile,
         /// Every member of the restored cluster.
         members: Vec<NodeId>,
         /// `--revision-floor`: the restored cluster continues above at least this.
@@ -66,6 +66,16 @@ pub enum HostFault {
         /// How far its clock is ahead (negative: behind).
         offset: chrono::TimeDelta,
     },
+}
+
+/// A backup file's bytes; shown by its size in logs.
+#[derive(Clone, PartialEq)]
+pub struct BackupFile(pub bytes::Bytes);
+
+impl std::fmt::Debug for BackupFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "BackupFile({} bytes)", self.0.len())
+    }
 }
 
 /// The queue between a scenario's client and the driver loop. Clones share it.

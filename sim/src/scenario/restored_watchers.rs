@@ -18,6 +18,7 @@ use std::time::Duration;
 use crate::client::SimClient;
 use crate::client::now;
 use crate::cluster::ClusterOptions;
+use crate::fault::BackupFile;
 use crate::fault::Faults;
 use crate::fault::HostFault;
 use crate::scenario::Report;
@@ -215,7 +216,7 @@ async fn backup_and_restore(
         faults
             .inject(HostFault::Restore {
                 host: host.clone(),
-                backup: backup.clone(),
+                backup: BackupFile(backup.clone()),
                 members: members.clone(),
                 revision_floor: revision + FLOOR_LIFT,
             })
