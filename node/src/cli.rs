@@ -20,6 +20,11 @@ use crate::authn::jwt::JwtArgs;
 use crate::authn::request_header::RequestHeaderArgs;
 use crate::authn::token_flags::TokenAuthArgs;
 use crate::authz::AuthzArgs;
+use crate::certs::hosts::Address;
+use crate::certs::hosts::Host;
+use crate::certs::hosts::parse_address;
+use crate::certs::hosts::parse_host;
+use crate::certs::hosts::parse_server;
 use crate::duration::parse_duration;
 
 /// `apiary`: a replicated API server.
@@ -44,6 +49,9 @@ pub enum Command {
     Dev(DevArgs),
     /// Take, check and restore backups of the cluster's store.
     Snapshot(crate::ctl::snapshot::SnapshotArgs),
+    /// Write the certificates, admin kubeconfig and per-host environment files of a cluster of
+    /// named hosts (keeps the CAs and keys already in `--dir`).
+    Certs(CertsArgs),
 }
 
 /// Which product naming the API uses (DESIGN.md §5).
@@ -74,6 +82,16 @@ pub enum ClusterState {
     New,
     /// Join a running cluster: added as a learner, then promoted to voter.
     Existing,
+}
+
+impl ClusterState {
+    /// The flag value that selects this state.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::New => "new",
+            Self::Existing => "existing",
+        }
+    }
 }
 
 /// Flags of `apiary serve`.
@@ -373,6 +391,47 @@ pub struct DevArgs {
     pub authz: AuthzArgs,
 }
 
+/// Flags of `apiary certs`.
+#[derive(Debug, Clone, Args)]
+pub struct CertsArgs {
+    /// The replicas' hosts as `name=address`, comma separated, in `--initial-cluster` order; the
+    /// address (an IP address or a DNS name) is what peers and clients dial, and goes into the
+    /// host's certificates with 127.0.0.1, localhost and ::1.
+    #[arg(long, required = true, value_delimiter = ',', value_parser = parse_host)]
+    pub hosts: Vec<Host>,
+    /// Where the files are written (and the CAs and keys of an earlier run are kept).
+    #[arg(long, default_value = "pki")]
+    pub dir: PathBuf,
+    /// The API port of every replica.
+    #[arg(long, default_value_t = 6443)]
+    pub api_port: u16,
+    /// The peer port of every replica.
+    #[arg(long, default_value_t = 7443)]
+    pub peer_port: u16,
+    /// More IP addresses or DNS names every serving certificate is valid for (a load
+    /// balancer), comma separated.
+    #[arg(long, value_delimiter = ',', value_parser = parse_address)]
+    pub extra_sans: Vec<Address>,
+    /// The kubeconfig's server of some hosts as `name=https://host:port`, comma separated,
+    /// where clients reach a replica elsewhere than `https://address:api-port` (published
+    /// container ports).
+    #[arg(long, value_delimiter = ',', value_parser = parse_server)]
+    pub kubeconfig_servers: Vec<(String, String)>,
+    /// Where each host keeps its certificate files: the environment files name them there.
+    #[arg(long, default_value = "/etc/apiary/pki")]
+    pub host_dir: PathBuf,
+    /// The data directory the environment files give every replica.
+    #[arg(long, default_value = "/var/lib/apiary")]
+    pub data_dir: PathBuf,
+    /// `--initial-cluster-state` in the environment files (`existing` for hosts that join a
+    /// running cluster).
+    #[arg(long, value_enum, default_value_t)]
+    pub initial_cluster_state: ClusterState,
+    /// Product naming of the API, in the environment files.
+    #[arg(long, value_enum, default_value_t)]
+    pub flavor: FlavorName,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -548,6 +607,26 @@ mod tests {
                 "CBORServingAndStorage=true"
             ]
         );
+    }
+
+    #[test]
+    fn certs_flags_have_defaults_and_parse_hosts() {
+        let Command::Certs(certs) = parse(&["certs", "--hosts", "a=10.0.0.1,b=b.example"])
+            .unwrap()
+            .command
+        else {
+            panic!("not certs");
+        };
+        assert_eq!(certs.hosts.len(), 2);
+        assert_eq!(certs.hosts[1].name, "b");
+        assert_eq!((certs.api_port, certs.peer_port), (6443, 7443));
+        assert_eq!(certs.dir, PathBuf::from("pki"));
+        assert_eq!(certs.host_dir, PathBuf::from("/etc/apiary/pki"));
+        assert_eq!(certs.data_dir, PathBuf::from("/var/lib/apiary"));
+        assert_eq!(certs.initial_cluster_state, ClusterState::New);
+        assert!(parse(&["certs"]).is_err());
+        assert!(parse(&["certs", "--hosts", "a"]).is_err());
+        assert!(parse(&["certs", "--hosts", "a=1.2.3.4", "--extra-sans", "a b"]).is_err());
     }
 
     #[test]

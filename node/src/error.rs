@@ -4,6 +4,7 @@ use std::net::SocketAddr;
 
 pub use apiary_raft::error_chain;
 
+use crate::certs::CertsError;
 use crate::config::ConfigError;
 use crate::dev::DevError;
 use crate::service_account_key::KeyError;
@@ -49,6 +50,9 @@ pub enum NodeError {
     /// `apiary dev` failed.
     #[error("apiary dev failed")]
     Dev(#[from] DevError),
+    /// `apiary certs` could not write the cluster's files.
+    #[error("apiary certs failed")]
+    Certs(#[from] CertsError),
     /// The service account signing key is unusable.
     #[error("service account tokens cannot be signed")]
     ServiceAccountKey(#[from] KeyError),

@@ -30,6 +30,8 @@
 //!   shutdown (delay, 429 while draining); [`logging`] is the binary's log output.
 //! - [`periodic_snapshots`] writes backups of the replica every `--snapshot-interval`.
 //! - [`dev`] holds the certificates, kubeconfig and child processes of `apiary dev`.
+//! - [`certs`] is `apiary certs` (the certificate files and admin kubeconfig both commands
+//!   write, and the per-host environment files of `deploy/systemd`).
 
 pub mod admin;
 pub mod answer_cache;
@@ -38,6 +40,7 @@ pub mod authn;
 pub mod authz;
 pub mod backend;
 pub mod bootstrap;
+pub mod certs;
 pub mod cli;
 pub mod cluster_gates;
 pub mod compactor;

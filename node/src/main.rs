@@ -1,5 +1,6 @@
 //! The `apiary` binary: parses the command line and hands over to the library
-//! ([`apiary_node::serve`] for one replica, [`apiary_node::dev::run_dev`] for a local cluster).
+//! ([`apiary_node::serve`] for one replica, [`apiary_node::dev::run_dev`] for a local cluster,
+//! [`apiary_node::certs::run_certs`] for a cluster's certificates).
 
 use std::process::ExitCode;
 
@@ -32,6 +33,7 @@ fn main() -> ExitCode {
             Command::Snapshot(args) => apiary_node::ctl::snapshot::run(args)
                 .await
                 .map_err(Into::into),
+            Command::Certs(args) => apiary_node::certs::run_certs(&args).map_err(Into::into),
         }
     });
     match result {

@@ -7,7 +7,6 @@
 //! `node-N.{crt,key}` (API serving), `node-N-peer.{crt,key}`, `kubeconfig`, and per replica its
 //! data directory `node-N/`, its log `node-N.log` and, while it runs, `node-N.pid`.
 
-mod kubeconfig;
 mod pid_file;
 mod pki;
 mod supervisor;
@@ -18,17 +17,15 @@ use std::io;
 use std::path::Path;
 use std::path::PathBuf;
 
-pub use kubeconfig::kubeconfig;
-pub use pki::ADMIN_GROUP;
-pub use pki::ADMIN_USER;
+pub use crate::certs::pki::PemPair;
+pub use crate::certs::pki::PkiError;
 pub use pki::DevPki;
-pub use pki::PemPair;
-pub use pki::PkiError;
 pub use pki::node_name;
 pub use supervisor::ReplicaSpec;
 pub use supervisor::Supervisor;
 pub use supervisor::SupervisorError;
 
+use crate::certs::kubeconfig::kubeconfig;
 use crate::cli::DevArgs;
 use crate::duration::format_duration;
 use crate::service_account_key::DEFAULT_KEY_FILE;
@@ -242,7 +239,12 @@ pub async fn run_dev(args: DevArgs, shutdown: impl Future<Output = ()>) -> Resul
         .map(|i| format!("https://127.0.0.1:{}", ports(args.base_port, i).api))
         .collect();
     let kubeconfig_path = dir.join("kubeconfig");
-    let document = kubeconfig(&pki, &api_urls);
+    let servers: Vec<(String, String)> = api_urls
+        .iter()
+        .enumerate()
+        .map(|(i, url)| (node_name(i), url.clone()))
+        .collect();
+    let document = kubeconfig(&pki.ca, &pki.admin, &servers);
     fs::write(&kubeconfig_path, format!("{document:#}\n")).map_err(dir_error(&kubeconfig_path))?;
 
     if args.init_only {

@@ -6,64 +6,14 @@
 //! certificates (the peer listener's `--peer-trusted-ca-file`), so an API client certificate can
 //! never pass as a replica.
 
-use std::fs;
-use std::io;
 use std::path::Path;
-use std::path::PathBuf;
 
-use rcgen::BasicConstraints;
-use rcgen::CertificateParams;
-use rcgen::DnType;
-use rcgen::ExtendedKeyUsagePurpose;
-use rcgen::IsCa;
-use rcgen::Issuer;
-use rcgen::KeyPair;
-use rcgen::KeyUsagePurpose;
-
-/// Names the serving certificates are valid for: every way a local client dials a replica.
-const LOOPBACK_NAMES: [&str; 3] = ["127.0.0.1", "localhost", "::1"];
-
-/// The common name and organization of the admin client certificate: user `admin` in group
-/// `system:masters`, which the authorizer grants everything (spec 001, x509 authentication).
-pub const ADMIN_USER: &str = "admin";
-/// See [`ADMIN_USER`].
-pub const ADMIN_GROUP: &str = "system:masters";
-
-/// Why the certificates could not be generated or stored.
-#[derive(Debug, thiserror::Error)]
-pub enum PkiError {
-    /// rcgen failed (key generation, encoding, or a CA key file it cannot parse).
-    #[error("certificate generation failed for {what}")]
-    Generate {
-        /// Which certificate.
-        what: String,
-        /// Why.
-        #[source]
-        source: rcgen::Error,
-    },
-    /// A file could not be read or written.
-    #[error("cannot access {path}")]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        #[source]
-        source: io::Error,
-    },
-}
-
-/// A certificate and its key, both PEM, and where they are stored.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PemPair {
-    /// The certificate file.
-    pub cert_path: PathBuf,
-    /// The private key file.
-    pub key_path: PathBuf,
-    /// The certificate, PEM.
-    pub cert_pem: String,
-    /// The private key, PEM.
-    pub key_pem: String,
-}
+use crate::certs::pki::Ca;
+use crate::certs::pki::Leaf;
+use crate::certs::pki::PemPair;
+use crate::certs::pki::PkiError;
+use crate::certs::pki::Usage;
+use crate::certs::pki::with_loopback;
 
 /// All certificate files of a dev cluster of `nodes` replicas.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,198 +39,31 @@ impl DevPki {
     /// Loads the certificates in `dir`, generating whatever is missing. Existing CAs are reused,
     /// so certificates generated later still chain to the CA clients already trust.
     pub fn load_or_generate(dir: &Path, nodes: usize) -> Result<Self, PkiError> {
-        let ca = load_or_create_ca(dir, "ca", "apiary-dev-ca")?;
-        let peer_ca = load_or_create_ca(dir, "peer-ca", "apiary-dev-peer-ca")?;
-        let ca_issuer = issuer(&ca, "apiary-dev-ca")?;
-        let peer_issuer = issuer(&peer_ca, "apiary-dev-peer-ca")?;
+        let ca = Ca::load_or_create(dir, "ca", "apiary-dev-ca")?;
+        let peer_ca = Ca::load_or_create(dir, "peer-ca", "apiary-dev-peer-ca")?;
+        let loopback = with_loopback(&[]);
         let mut serving = Vec::with_capacity(nodes);
         let mut peer = Vec::with_capacity(nodes);
         for index in 0..nodes {
             let name = node_name(index);
-            serving.push(load_or_create_leaf(dir, &name, &ca_issuer, || {
-                leaf_params(&name, None, &[ExtendedKeyUsagePurpose::ServerAuth])
-            })?);
-            let peer_name = format!("{name}-peer");
-            peer.push(load_or_create_leaf(dir, &peer_name, &peer_issuer, || {
-                leaf_params(
-                    &name,
-                    None,
-                    &[
-                        ExtendedKeyUsagePurpose::ServerAuth,
-                        ExtendedKeyUsagePurpose::ClientAuth,
-                    ],
-                )
-            })?);
+            let leaf = |usage| Leaf {
+                common_name: &name,
+                organization: None,
+                names: &loopback,
+                usage,
+            };
+            serving.push(ca.load_or_issue(dir, &name, leaf(Usage::Serving))?);
+            peer.push(peer_ca.load_or_issue(dir, &format!("{name}-peer"), leaf(Usage::Peer))?);
         }
-        let admin = load_or_create_leaf(dir, "admin", &ca_issuer, || {
-            leaf_params(
-                ADMIN_USER,
-                Some(ADMIN_GROUP),
-                &[ExtendedKeyUsagePurpose::ClientAuth],
-            )
-        })?;
+        let admin = ca.load_or_issue_admin(dir)?;
         Ok(Self {
-            ca,
-            peer_ca,
+            ca: ca.pair,
+            peer_ca: peer_ca.pair,
             serving,
             peer,
             admin,
         })
     }
-}
-
-/// A CA's parameters. Deterministic, so that an [`Issuer`] rebuilt from them and the stored key
-/// signs certificates that chain to the stored CA certificate (same subject, same key id).
-fn ca_params(common_name: &str) -> Result<CertificateParams, rcgen::Error> {
-    let mut params = CertificateParams::new(Vec::<String>::new())?;
-    params.distinguished_name = rcgen::DistinguishedName::new();
-    params
-        .distinguished_name
-        .push(DnType::CommonName, common_name);
-    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    params.key_usages = vec![
-        KeyUsagePurpose::KeyCertSign,
-        KeyUsagePurpose::CrlSign,
-        KeyUsagePurpose::DigitalSignature,
-    ];
-    Ok(params)
-}
-
-fn leaf_params(
-    common_name: &str,
-    organization: Option<&str>,
-    usages: &[ExtendedKeyUsagePurpose],
-) -> Result<CertificateParams, rcgen::Error> {
-    let names: Vec<String> = if usages.contains(&ExtendedKeyUsagePurpose::ServerAuth) {
-        LOOPBACK_NAMES.iter().map(|n| (*n).to_owned()).collect()
-    } else {
-        Vec::new()
-    };
-    let mut params = CertificateParams::new(names)?;
-    params.distinguished_name = rcgen::DistinguishedName::new();
-    params
-        .distinguished_name
-        .push(DnType::CommonName, common_name);
-    if let Some(organization) = organization {
-        params
-            .distinguished_name
-            .push(DnType::OrganizationName, organization);
-    }
-    params.key_usages = vec![
-        KeyUsagePurpose::DigitalSignature,
-        KeyUsagePurpose::KeyEncipherment,
-    ];
-    params.extended_key_usages = usages.to_vec();
-    params.use_authority_key_identifier_extension = true;
-    Ok(params)
-}
-
-fn generate_error(what: &str) -> impl FnOnce(rcgen::Error) -> PkiError + '_ {
-    move |source| PkiError::Generate {
-        what: what.to_owned(),
-        source,
-    }
-}
-
-fn load_or_create_ca(dir: &Path, file: &str, common_name: &str) -> Result<PemPair, PkiError> {
-    if let Some(pair) = load_pair(dir, file)? {
-        return Ok(pair);
-    }
-    let key = KeyPair::generate().map_err(generate_error(file))?;
-    let cert = ca_params(common_name)
-        .and_then(|p| p.self_signed(&key))
-        .map_err(generate_error(file))?;
-    store_pair(dir, file, cert.pem(), key.serialize_pem())
-}
-
-fn issuer(ca: &PemPair, common_name: &str) -> Result<Issuer<'static, KeyPair>, PkiError> {
-    let key = KeyPair::from_pem(&ca.key_pem).map_err(generate_error(common_name))?;
-    let params = ca_params(common_name).map_err(generate_error(common_name))?;
-    Ok(Issuer::new(params, key))
-}
-
-fn load_or_create_leaf(
-    dir: &Path,
-    file: &str,
-    issuer: &Issuer<'_, KeyPair>,
-    params: impl FnOnce() -> Result<CertificateParams, rcgen::Error>,
-) -> Result<PemPair, PkiError> {
-    if let Some(pair) = load_pair(dir, file)? {
-        return Ok(pair);
-    }
-    let key = KeyPair::generate().map_err(generate_error(file))?;
-    let cert = params()
-        .and_then(|p| p.signed_by(&key, issuer))
-        .map_err(generate_error(file))?;
-    store_pair(dir, file, cert.pem(), key.serialize_pem())
-}
-
-fn paths(dir: &Path, file: &str) -> (PathBuf, PathBuf) {
-    (
-        dir.join(format!("{file}.crt")),
-        dir.join(format!("{file}.key")),
-    )
-}
-
-/// Both files of a pair, or `None` if either is missing (then the pair is generated afresh).
-fn load_pair(dir: &Path, file: &str) -> Result<Option<PemPair>, PkiError> {
-    let (cert_path, key_path) = paths(dir, file);
-    let read = |path: &Path| match fs::read_to_string(path) {
-        Ok(text) => Ok(Some(text)),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(PkiError::Io {
-            path: path.to_owned(),
-            source,
-        }),
-    };
-    let (Some(cert_pem), Some(key_pem)) = (read(&cert_path)?, read(&key_path)?) else {
-        return Ok(None);
-    };
-    Ok(Some(PemPair {
-        cert_path,
-        key_path,
-        cert_pem,
-        key_pem,
-    }))
-}
-
-fn store_pair(
-    dir: &Path,
-    file: &str,
-    cert_pem: String,
-    key_pem: String,
-) -> Result<PemPair, PkiError> {
-    let (cert_path, key_path) = paths(dir, file);
-    write_private(&key_path, &key_pem)?;
-    fs::write(&cert_path, &cert_pem).map_err(|source| PkiError::Io {
-        path: cert_path.clone(),
-        source,
-    })?;
-    Ok(PemPair {
-        cert_path,
-        key_path,
-        cert_pem,
-        key_pem,
-    })
-}
-
-/// Writes a private key readable by its owner only.
-fn write_private(path: &Path, contents: &str) -> Result<(), PkiError> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-
-    let io_error = |source| PkiError::Io {
-        path: path.to_owned(),
-        source,
-    };
-    let mut file = fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(io_error)?;
-    file.write_all(contents.as_bytes()).map_err(io_error)
 }
 
 #[cfg(test)]
@@ -297,7 +80,13 @@ mod tests {
     use x509_parser::prelude::FromDer;
     use x509_parser::prelude::X509Certificate;
 
+    use std::fs;
+
+    use apiary_api::auth::SYSTEM_MASTERS;
+
     use super::*;
+    use crate::certs::pki::ADMIN_USER;
+    use crate::certs::pki::LOOPBACK_NAMES;
 
     fn der(pem: &str) -> CertificateDer<'static> {
         CertificateDer::from_pem_slice(pem.as_bytes()).unwrap()
@@ -366,7 +155,7 @@ mod tests {
             .map(|a| a.as_str().unwrap())
             .collect();
         assert_eq!(cn, vec![ADMIN_USER]);
-        assert_eq!(orgs, vec![ADMIN_GROUP]);
+        assert_eq!(orgs, vec![SYSTEM_MASTERS]);
         assert!(verifies_as_client(&pki.ca, &pki.admin));
         assert!(!verifies_as_client(&pki.peer_ca, &pki.admin));
     }

@@ -1,5 +1,5 @@
-//! The kubeconfig of a dev cluster: one cluster and one context per replica (`node-1` ...
-//! `node-N`, current `node-1`), all using the admin client certificate, with the CA and the
+//! The admin kubeconfig of `apiary certs` and `apiary dev`: one cluster and one context per
+//! replica (current: the first), all using the admin client certificate, with the CA and the
 //! admin certificate and key embedded so the file works from any directory.
 //!
 //! It is written as JSON, which every kubeconfig reader accepts (YAML is a superset of JSON).
@@ -9,22 +9,20 @@ use base64::engine::general_purpose::STANDARD;
 use serde_json::Value;
 use serde_json::json;
 
-use super::pki::DevPki;
-use super::pki::node_name;
+use super::pki::PemPair;
 
 /// The user entry every context uses.
 const ADMIN_USER_ENTRY: &str = "admin";
 
-/// The kubeconfig document for `pki`'s cluster, replica `i` (0-based) served at
-/// `api_urls[i]`.
-pub fn kubeconfig(pki: &DevPki, api_urls: &[String]) -> Value {
-    let ca = STANDARD.encode(&pki.ca.cert_pem);
-    let clusters: Vec<Value> = api_urls
+/// The kubeconfig document for replicas `servers` (`(name, API URL)`, in order) whose serving
+/// certificates `ca` signed, as the user of the client certificate `admin`.
+pub fn kubeconfig(ca: &PemPair, admin: &PemPair, servers: &[(String, String)]) -> Value {
+    let ca = STANDARD.encode(&ca.cert_pem);
+    let clusters: Vec<Value> = servers
         .iter()
-        .enumerate()
-        .map(|(i, url)| {
+        .map(|(name, url)| {
             json!({
-                "name": node_name(i),
+                "name": name,
                 "cluster": {
                     "server": url,
                     "certificate-authority-data": ca,
@@ -32,25 +30,27 @@ pub fn kubeconfig(pki: &DevPki, api_urls: &[String]) -> Value {
             })
         })
         .collect();
-    let contexts: Vec<Value> = (0..api_urls.len())
-        .map(|i| {
+    let contexts: Vec<Value> = servers
+        .iter()
+        .map(|(name, _)| {
             json!({
-                "name": node_name(i),
-                "context": { "cluster": node_name(i), "user": ADMIN_USER_ENTRY },
+                "name": name,
+                "context": { "cluster": name, "user": ADMIN_USER_ENTRY },
             })
         })
         .collect();
+    let current = servers.first().map(|(name, _)| name.as_str()).unwrap_or("");
     json!({
         "apiVersion": "v1",
         "kind": "Config",
         "clusters": clusters,
         "contexts": contexts,
-        "current-context": node_name(0),
+        "current-context": current,
         "users": [{
             "name": ADMIN_USER_ENTRY,
             "user": {
-                "client-certificate-data": STANDARD.encode(&pki.admin.cert_pem),
-                "client-key-data": STANDARD.encode(&pki.admin.key_pem),
+                "client-certificate-data": STANDARD.encode(&admin.cert_pem),
+                "client-key-data": STANDARD.encode(&admin.key_pem),
             },
         }],
         "preferences": {},
@@ -60,15 +60,17 @@ pub fn kubeconfig(pki: &DevPki, api_urls: &[String]) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dev::DevPki;
+    use crate::dev::node_name;
 
     #[test]
     fn one_cluster_and_context_per_replica_with_embedded_credentials() {
         let dir = tempfile::tempdir().unwrap();
         let pki = DevPki::load_or_generate(dir.path(), 3).unwrap();
-        let urls: Vec<String> = (0..3)
-            .map(|i| format!("https://127.0.0.1:{}", 6443 + i))
+        let servers: Vec<(String, String)> = (0..3)
+            .map(|i| (node_name(i), format!("https://127.0.0.1:{}", 6443 + i)))
             .collect();
-        let config = kubeconfig(&pki, &urls);
+        let config = kubeconfig(&pki.ca, &pki.admin, &servers);
 
         assert_eq!(config["current-context"], "node-1");
         let clusters = config["clusters"].as_array().unwrap();
