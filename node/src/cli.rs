@@ -51,6 +51,8 @@ pub enum Command {
     Member(crate::ctl::member::MemberArgs),
     /// Show the cluster's status: members, roles, indexes, sizes and versions.
     Status(crate::ctl::status::StatusArgs),
+    /// Take, check and restore backups of the cluster's store.
+    Snapshot(crate::ctl::snapshot::SnapshotArgs),
     /// Write the certificates, admin kubeconfig and per-host environment files of a cluster of
     /// named hosts (keeps the CAs and keys already in `--dir`).
     Certs(CertsArgs),
@@ -118,6 +120,9 @@ pub struct ServeArgs {
     /// `new` to found the cluster, `existing` to join a running one.
     #[arg(long, value_enum, default_value_t)]
     pub initial_cluster_state: ClusterState,
+    /// Periodic automatic snapshots.
+    #[command(flatten)]
+    pub periodic_snapshots: crate::periodic_snapshots::PeriodicSnapshotArgs,
     /// PEM certificate chain served on the API listener.
     #[arg(long)]
     pub tls_cert_file: PathBuf,
@@ -365,6 +370,9 @@ pub struct DevArgs {
     /// Start-up and graceful shutdown flags, passed on to every replica.
     #[command(flatten)]
     pub lifecycle: LifecycleArgs,
+    /// Periodic snapshot flags, passed on to every replica.
+    #[command(flatten)]
+    pub periodic_snapshots: crate::periodic_snapshots::PeriodicSnapshotArgs,
     /// Audit flags, passed on to every replica (a relative `--audit-log-path` is put in each
     /// replica's directory).
     #[command(flatten)]

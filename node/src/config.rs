@@ -41,6 +41,7 @@ use crate::cluster_gates::GateRecord;
 use crate::controllers::ControllerSelection;
 use crate::controllers::UnknownController;
 use crate::drain::ShutdownSettings;
+use crate::periodic_snapshots::PeriodicSnapshots;
 use crate::server::flavor;
 use crate::service_account_key::DEFAULT_KEY_FILE;
 
@@ -193,6 +194,8 @@ pub struct ServeConfig {
     pub raft: RaftTimings,
     /// How much history the leader keeps before it compacts (`--watch-history`).
     pub watch_history: Duration,
+    /// Periodic automatic snapshots, if asked for.
+    pub periodic_snapshots: Option<PeriodicSnapshots>,
     /// Watch durations and bookmark interval of the API.
     pub watch: WatchSettings,
     /// Which API versions and resources are served (`--runtime-config`, read once here).
@@ -353,6 +356,7 @@ impl ServeConfig {
             flavor: args.flavor,
             raft: raft_timings(args.heartbeat_interval, args.election_timeout)?,
             watch_history: positive("--watch-history", args.watch.watch_history)?,
+            periodic_snapshots: args.periodic_snapshots.settings(&args.data_dir),
             watch: watch_settings(&args.watch)?,
             runtime_config: RuntimeConfig::parse(
                 args.runtime_config.iter().map(String::as_str),

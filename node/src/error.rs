@@ -59,6 +59,9 @@ pub enum NodeError {
     /// The service account signing key is unusable.
     #[error("service account tokens cannot be signed")]
     ServiceAccountKey(#[from] KeyError),
+    /// `apiary snapshot` failed.
+    #[error("apiary snapshot failed")]
+    Snapshot(#[from] crate::ctl::snapshot::SnapshotError),
 }
 
 #[cfg(test)]

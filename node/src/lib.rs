@@ -30,6 +30,7 @@
 //!   [`object_counts`] the stored object count of every resource.
 //! - [`shutdown`] turns SIGINT and SIGTERM into a future, [`drain`] is the API's graceful
 //!   shutdown (delay, 429 while draining); [`logging`] is the binary's log output.
+//! - [`periodic_snapshots`] writes backups of the replica every `--snapshot-interval`.
 //! - [`dev`] holds the certificates, kubeconfig and child processes of `apiary dev`.
 //! - [`certs`] is `apiary certs` (the certificate files and admin kubeconfig both commands
 //!   write, and the per-host environment files of `deploy/systemd`).
@@ -59,6 +60,7 @@ pub mod kubeconfig;
 pub mod logging;
 pub mod metrics;
 pub mod object_counts;
+pub mod periodic_snapshots;
 pub mod raft_runtime;
 pub mod readiness;
 pub mod replicated;

@@ -32,6 +32,9 @@ fn main() -> ExitCode {
             Command::Dev(args) => apiary_node::dev_main(args).await,
             Command::Member(args) => Ok(apiary_node::ctl::member::run(args).await?),
             Command::Status(args) => Ok(apiary_node::ctl::status::run(args).await?),
+            Command::Snapshot(args) => apiary_node::ctl::snapshot::run(args)
+                .await
+                .map_err(Into::into),
             Command::Certs(args) => apiary_node::certs::run_certs(&args).map_err(Into::into),
         }
     });

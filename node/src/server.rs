@@ -172,6 +172,7 @@ pub async fn run(
         },
         flavor: flavor(config.flavor),
         watch_history: config.watch_history,
+        periodic_snapshots: config.periodic_snapshots,
         watch: config.watch,
         runtime_config: config.runtime_config,
         token_signer,

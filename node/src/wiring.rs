@@ -87,6 +87,8 @@ use crate::drain::ShutdownSettings;
 use crate::error::NodeError;
 use crate::https::HttpLimits;
 use crate::https::serve_https;
+use crate::periodic_snapshots::PeriodicSnapshots;
+use crate::periodic_snapshots::run_periodic_snapshots;
 use crate::raft_runtime::RaftRuntime;
 use crate::readiness::ReplicaReadiness;
 
@@ -108,6 +110,8 @@ pub struct HostConfig {
     pub flavor: Flavor,
     /// How much history the leader keeps before it compacts (`--watch-history`).
     pub watch_history: Duration,
+    /// Periodic automatic snapshots (none: not taken).
+    pub periodic_snapshots: Option<PeriodicSnapshots>,
     /// Watch durations and bookmark interval of the API.
     pub watch: WatchSettings,
     /// Which API versions and resources are served.
@@ -387,6 +391,15 @@ where
         }
     };
 
+    let periodic_snapshots = config.periodic_snapshots.clone().map(|settings| {
+        tokio::spawn(run_periodic_snapshots(
+            replica.clone(),
+            name.clone(),
+            clock.clone(),
+            settings,
+            stop_api.clone(),
+        ))
+    });
     let objects = ClusterObjects {
         flavor: config.flavor,
         service_ranges: config.service_ranges,
@@ -468,6 +481,7 @@ where
     for task in [api_server, bootstrap, compactor, versions]
         .into_iter()
         .chain(controllers)
+        .chain(periodic_snapshots)
     {
         if let Err(error) = task.await {
             tracing::warn!(%error, "API task ended abnormally");

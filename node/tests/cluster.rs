@@ -153,6 +153,7 @@ impl Cluster {
             // The library defaults: quick elections keep the failover tests short.
             raft: RaftTimings::default(),
             watch_history: Duration::from_secs(300),
+            periodic_snapshots: None,
             watch: WatchSettings::default(),
             runtime_config: RuntimeConfig::default(),
             // One key for the cluster, made by the first replica's start.

@@ -270,6 +270,21 @@ impl SimClient {
         record
     }
 
+    /// A backup of the cluster (`GET /apiary/v1/snapshot`) from `replica`: the file
+    /// `apiary snapshot save` writes.
+    pub async fn backup(&self, replica: &str) -> Result<Bytes, ClientError> {
+        send(
+            Method::GET,
+            &api_url(replica),
+            "/apiary/v1/snapshot",
+            "application/json",
+            Bytes::new(),
+            self.deadline,
+        )
+        .await
+        .map_err(Self::call_error(replica))
+    }
+
     /// The body of one quorum list of the ConfigMaps on `replica` (no `resourceVersion`).
     async fn quorum_list(&self, replica: &str) -> Result<Bytes, ClientError> {
         send(

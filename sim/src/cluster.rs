@@ -61,6 +61,9 @@ use crate::resource_api::API_PORT;
 use crate::resource_api::BOOKMARK_INTERVAL;
 use crate::resource_api::FLAVOR;
 use crate::status_api::status_router;
+use apiary_raft::state_machine::Backup;
+use apiary_raft::state_machine::RestoreTarget;
+use apiary_raft::state_machine::restore_on;
 
 /// The port every replica host serves the peer RPCs on.
 pub const PEER_PORT: u16 = 7000;
@@ -319,6 +322,12 @@ impl<'a> SimCluster<'a> {
                 }
                 self.sim.bounce(host.as_str());
             }
+            HostFault::Restore {
+                host,
+                backup,
+                members,
+                revision_floor,
+            } => self.restore(host, &backup.0, members, *revision_floor),
             HostFault::Join { id, members } => self.add_replica(*id, members, true),
             HostFault::Latency { host, max } => {
                 for other in self.others(host) {
@@ -342,6 +351,34 @@ impl<'a> SimCluster<'a> {
                     protocol.store(*newest, Ordering::Relaxed);
                 }
             }
+        }
+    }
+}
+
+impl SimCluster<'_> {
+    /// Wipes `host`'s disk and writes the restore of `backup` for the cluster of `members`
+    /// into its data directory. A backup that does not decode or restore leaves the disk empty
+    /// (logged): the host then fails to start and the scenario's checks fail.
+    fn restore(&mut self, host: &str, backup: &[u8], members: &[NodeId], revision_floor: u64) {
+        let Some(disk) = self.disks.get(host) else {
+            return;
+        };
+        disk.wipe();
+        let target = RestoreTarget {
+            members: members.iter().map(|id| (*id, peer_url(*id))).collect(),
+            revision_floor,
+            cluster_id: "restored".to_owned(),
+        };
+        let restored = Backup::decode(backup)
+            .map_err(|e| e.to_string())
+            .and_then(|backup| {
+                let data_dir = Path::new(DATA_ROOT).join(host);
+                restore_on(Arc::new(disk.mount()), &backup, &data_dir, &target)
+                    .map_err(|e| e.to_string())
+            });
+        match restored {
+            Ok(floor) => tracing::info!(host, floor, "data directory restored from a backup"),
+            Err(error) => tracing::error!(host, %error, "restore failed"),
         }
     }
 }
@@ -386,6 +423,7 @@ async fn run_replica(software: HostSoftware, disk: SimDisk) -> turmoil::Result {
         replica: software.replica,
         flavor: FLAVOR,
         watch_history: software.watch_history,
+        periodic_snapshots: None,
         watch: WatchSettings {
             bookmark_interval: BOOKMARK_INTERVAL,
             min_request_timeout: software.min_request_timeout,

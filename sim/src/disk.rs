@@ -122,6 +122,17 @@ impl SimDisk {
         }
     }
 
+    /// Erases everything and fences every existing [`Mount`], as an operator replacing the
+    /// machine's data directory while it is down.
+    pub fn wipe(&self) {
+        let mut tree = self.lock();
+        let generation = tree.generation + 1;
+        *tree = Tree {
+            generation,
+            ..Tree::default()
+        };
+    }
+
     /// Loses what was not durable and fences every existing [`Mount`].
     pub fn crash(&self) {
         let (bytes, names) = self.lock().crash();

@@ -19,6 +19,19 @@ pub enum HostFault {
     Crash(String),
     /// Start the host's software again (after a crash), on the same disk.
     Restart(String),
+    /// Replace the (crashed) host's data directory by the restore of `backup` (an
+    /// `apiary snapshot save` file) for the new cluster of `members`, as
+    /// `apiary snapshot restore` writes it; restart the host afterwards.
+    Restore {
+        /// The host.
+        host: String,
+        /// The backup file.
+        backup: BackupFile,
+        /// Every member of the restored cluster.
+        members: Vec<NodeId>,
+        /// `--revision-floor`: the restored cluster continues above at least this.
+        revision_floor: u64,
+    },
     /// Add host `replica-<id>` on a fresh disk, its replica asking `members` to admit it
     /// (`join_existing`): a membership change, as an operator starts a new replica.
     Join {
@@ -61,6 +74,16 @@ pub enum HostFault {
         /// The newest protocol it speaks.
         newest: u32,
     },
+}
+
+/// A backup file's bytes; shown by its size in logs.
+#[derive(Clone, PartialEq)]
+pub struct BackupFile(pub bytes::Bytes);
+
+impl std::fmt::Debug for BackupFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "BackupFile({} bytes)", self.0.len())
+    }
 }
 
 /// The queue between a scenario's client and the driver loop. Clones share it.

@@ -122,6 +122,21 @@ fn watchers_relist_after_compaction() {
     }
 }
 
+// R-RES-176, R-RES-231: after a restore into a new cluster, every watcher resumes from a
+// revision below the restored cluster's floor, gets a 410, lists again and watches on.
+// R-HA-010, R-HA-014: the six watch guarantees and linearizability hold across the restore.
+#[test]
+fn watchers_relist_after_restore() {
+    let reports = run_seeds(RELIST_SEEDS, scenario::watchers_relist_after_restore);
+    for report in &reports {
+        assert!(
+            report.relists > 0,
+            "seed {}: no watcher relisted after the restore",
+            report.seed
+        );
+    }
+}
+
 // R-RES-175, R-HA-010, R-HA-014: watches without `timeoutSeconds` end at the server's
 // randomised timeout (here one to two seconds) among the partition and the crash; the
 // watchers resume from the newest revision they saw and the six watch guarantees hold.

@@ -4,6 +4,7 @@
 
 pub mod members;
 pub mod status;
+mod snapshot;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -32,6 +33,7 @@ impl ClusterAdmin for NodeAdmin {
         match area {
             "members" => members::serve(self, request).await,
             "status" => status::serve(self, request).await,
+            "snapshot" => snapshot::serve(self, request).await,
             _ => Err(ApiError::UnknownResource),
         }
     }

@@ -5,6 +5,7 @@
 pub mod client;
 pub mod member;
 pub mod status;
+pub mod snapshot;
 
 pub use client::Client;
 pub use client::ConnectArgs;

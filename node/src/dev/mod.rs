@@ -208,6 +208,7 @@ pub fn replica_specs(args: &DevArgs, dir: &Path, pki: &DevPki, program: &Path) -
             argv.extend(args.token_auth.replica_flags());
             argv.extend(args.request_header.replica_flags());
             argv.extend(args.authz.replica_flags());
+            argv.extend(args.periodic_snapshots.replica_flags());
             ReplicaSpec {
                 name: name.clone(),
                 program: program.to_owned(),
@@ -349,6 +350,7 @@ mod tests {
                 min_request_timeout: 7,
                 watch_bookmark_interval: Duration::from_millis(1500),
             },
+            periodic_snapshots: Default::default(),
             lifecycle: LifecycleArgs {
                 livez_grace_period: Duration::from_secs(9),
                 shutdown_delay_duration: Duration::from_secs(3),
@@ -464,6 +466,7 @@ mod tests {
                 watch_bookmark_interval: Duration::from_secs(60),
             },
             lifecycle: LifecycleArgs::default(),
+            periodic_snapshots: Default::default(),
             audit: AuditArgs::default(),
             jwt: Default::default(),
             token_auth: TokenAuthArgs::default(),

@@ -15,6 +15,10 @@ pub struct StoreSnapshot {
     /// Every key with its version chain, in key order.
     #[prost(message, repeated, tag = "3")]
     pub keys: Vec<KeySnapshot>,
+    /// The cluster's identity, recorded when it was restored from a backup (empty for a
+    /// cluster founded afresh).
+    #[prost(string, tag = "4")]
+    pub cluster_id: String,
 }
 
 /// One key's version chain.

@@ -35,6 +35,7 @@ pub struct Store {
     history: History,
     revision: Revision,
     compacted: Revision,
+    cluster_id: String,
 }
 
 /// The answer of a history read: changes in revision order, and how far they reach.
@@ -80,6 +81,16 @@ impl Store {
             .values()
             .filter(|h| h.current_mod_revision() != 0)
             .count()
+    }
+
+    /// The cluster identity recorded in the store (empty: none recorded).
+    pub fn cluster_id(&self) -> &str {
+        &self.cluster_id
+    }
+
+    /// Records the cluster identity (a restore gives the restored cluster a new one).
+    pub fn set_cluster_id(&mut self, cluster_id: String) {
+        self.cluster_id = cluster_id;
     }
 
     /// Moves the store to `revision` without writing (an entry that carries no write).
@@ -322,6 +333,7 @@ impl Store {
             revision: self.revision,
             compacted: self.compacted,
             keys,
+            cluster_id: self.cluster_id.clone(),
         }
     }
 
@@ -359,6 +371,7 @@ impl Store {
             history,
             revision: snapshot.revision,
             compacted: snapshot.compacted,
+            cluster_id: snapshot.cluster_id,
         }
     }
 }

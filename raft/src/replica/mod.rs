@@ -8,6 +8,7 @@
 //! a forwarded write only once it has applied that revision itself (read-your-writes on the
 //! same replica), and a "Most Recent" read waits for the leader-confirmed read index.
 
+mod backup;
 mod config;
 mod error;
 mod leader_call;

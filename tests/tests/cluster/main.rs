@@ -6,6 +6,7 @@ mod t05_readiness;
 mod t100_members;
 mod t101_status;
 mod t10_replication;
+mod t110_snapshot;
 mod t20_conflicts;
 mod t30_leader_loss;
 mod t40_restart;
