@@ -3,8 +3,8 @@
 //! request to it by the first segment of its path.
 
 pub mod members;
-pub mod status;
 mod snapshot;
+pub mod status;
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -4,8 +4,8 @@
 
 pub mod client;
 pub mod member;
-pub mod status;
 pub mod snapshot;
+pub mod status;
 
 pub use client::Client;
 pub use client::ConnectArgs;

@@ -152,6 +152,8 @@ mod tests {
         }
     }
 
+    // R-HA-015: a snapshot file of a newer format is refused with an error naming the format,
+    // never misread.
     #[test]
     fn a_newer_format_is_refused_by_name() {
         let mut newer = sample().encode();
