@@ -49,7 +49,8 @@ pub struct Member {
     pub role: Role,
     /// Promote on its own once caught up (set by `add_learner(.., true)` or by a start-up join).
     pub auto_promote: bool,
-    /// The leader's view: the last log index known replicated to it (None off the leader or unknown).
+    /// The leader's view: the last log index known replicated to it (None off the leader or
+    /// unknown).
     pub matched: Option<u64>,
     /// The leader's last log index minus `matched` (None when unknown).
     pub lag: Option<u64>,
