@@ -5,9 +5,12 @@
 //! is read from openraft's metrics at scrape time instead of being counted again.
 
 use std::sync::Arc;
+use std::sync::Mutex;
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
+
+use tokio::time::Instant;
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::encoding::EncodeMetric;
@@ -150,6 +153,8 @@ pub struct StoreMetrics {
     pub snapshot_duration: LatencyHistogram,
     /// The size of the newest snapshot built here, in bytes.
     pub snapshot_bytes: Gauge,
+    /// When the newest snapshot was built or installed here since the replica started.
+    pub snapshot_taken: Arc<Mutex<Option<Instant>>>,
     /// Getting a quorum-confirmed read index (linearizable reads).
     pub read_index: LatencyHistogram,
     /// Round trips of append-entries calls, per peer.
@@ -162,6 +167,7 @@ impl Default for StoreMetrics {
             apply: LatencyHistogram::new(&DISK_BUCKETS),
             snapshot_duration: LatencyHistogram::new(&SNAPSHOT_BUCKETS),
             snapshot_bytes: Gauge::default(),
+            snapshot_taken: Arc::default(),
             read_index: LatencyHistogram::new(&READ_INDEX_BUCKETS),
             peer_round_trip: Family::new_with_constructor(round_trip_histogram),
         }
@@ -169,6 +175,23 @@ impl Default for StoreMetrics {
 }
 
 impl StoreMetrics {
+    /// Notes that a snapshot was built or installed now.
+    pub fn snapshot_taken_now(&self) {
+        *self
+            .snapshot_taken
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+    }
+
+    /// How long ago the newest snapshot was built or installed (`None`: not since start).
+    pub fn snapshot_age(&self) -> Option<Duration> {
+        let taken = *self
+            .snapshot_taken
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        taken.map(|t| t.elapsed())
+    }
+
     /// The round-trip histogram of `peer`, to keep and record into without a lookup.
     pub fn round_trips_to(&self, peer: u64) -> LatencyHistogram {
         self.peer_round_trip

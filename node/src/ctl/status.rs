@@ -49,7 +49,9 @@ fn status_text(status: &Value) -> String {
                 cell(&m["lag"]),
                 cell(&m["logEntries"]),
                 cell(&m["snapshotIndex"]),
+                seconds(&m["snapshotAgeSeconds"]),
                 cell(&m["keys"]),
+                cell(&m["storeBytes"]),
                 cell(&m["versions"]["binary"]),
                 cell(&m["versions"]["newestProtocol"]),
             ]
@@ -78,11 +80,20 @@ fn status_text(status: &Value) -> String {
         "LAG",
         "LOG ENTRIES",
         "SNAPSHOT",
+        "SNAPSHOT AGE",
         "KEYS",
+        "DB BYTES",
         "VERSION",
         "PROTOCOL",
     ];
     summary + &table(&headers, &rows)
+}
+
+/// A number of seconds as `42s`; `-` when absent.
+fn seconds(value: &Value) -> String {
+    value
+        .as_u64()
+        .map_or_else(|| "-".to_owned(), |s| format!("{s}s"))
 }
 
 #[cfg(test)]
@@ -98,7 +109,7 @@ mod tests {
             "members": [
                 {"id": 1, "role": "leader", "peerURL": "https://a:1", "reachable": true,
                  "term": 2, "committed": 9, "applied": 9, "lag": 0, "logEntries": 9,
-                 "snapshotIndex": null, "keys": 40,
+                 "snapshotIndex": 8, "snapshotAgeSeconds": 42, "keys": 40, "storeBytes": 5120,
                  "versions": {"binary": "0.1.0", "newestProtocol": 2}},
                 {"id": 2, "role": "voter", "peerURL": "https://a:2", "reachable": false},
             ]
@@ -110,5 +121,9 @@ mod tests {
         );
         assert!(text.contains("| 2  | voter  | https://a:2 | no "), "{text}");
         assert!(text.contains("| 0.1.0   |"), "{text}");
+        assert!(
+            text.contains("| 8        | 42s          | 40   | 5120     |"),
+            "{text}"
+        );
     }
 }

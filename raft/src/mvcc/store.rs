@@ -22,6 +22,15 @@ use crate::command::Txn;
 use crate::command::compare;
 use crate::command::op;
 
+/// What the live keys of a store hold ([`Store::live_size`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LiveSize {
+    /// The keys that hold a value.
+    pub keys: usize,
+    /// The bytes of their values.
+    pub bytes: u64,
+}
+
 /// An in-memory multi-version key-value store.
 ///
 /// ### Invariants
@@ -75,12 +84,16 @@ impl Store {
         self.compacted
     }
 
-    /// How many keys hold a value now (deleted keys whose history remains are not counted).
-    pub fn live_keys(&self) -> usize {
+    /// How many keys hold a value now, and the bytes of those values (deleted keys whose
+    /// history remains are not counted). One pass over the keys: for status, not hot paths.
+    pub fn live_size(&self) -> LiveSize {
         self.keys
             .values()
-            .filter(|h| h.current_mod_revision() != 0)
-            .count()
+            .filter_map(|h| h.versions.last()?.value.as_ref())
+            .fold(LiveSize::default(), |size, value| LiveSize {
+                keys: size.keys + 1,
+                bytes: size.bytes + value.len() as u64,
+            })
     }
 
     /// The cluster identity recorded in the store (empty: none recorded).

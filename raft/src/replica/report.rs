@@ -55,13 +55,19 @@ pub struct ReplicaReport {
     /// Its store's compaction point.
     #[prost(uint64, tag = "12")]
     pub compacted: u64,
+    /// The bytes of the values its store holds.
+    #[prost(uint64, tag = "13")]
+    pub store_bytes: u64,
+    /// Seconds since it built or installed its newest snapshot (absent: none since it started).
+    #[prost(uint64, optional, tag = "14")]
+    pub snapshot_age_seconds: Option<u64>,
 }
 
 impl Replica {
     /// This replica's own figures.
     pub fn report(&self) -> ReplicaReport {
         let status = self.status();
-        let (keys, compacted) = self.with_store(|store| (store.live_keys(), store.compacted()));
+        let (live, compacted) = self.with_store(|store| (store.live_size(), store.compacted()));
         ReplicaReport {
             id: self.id,
             running: status.running,
@@ -73,8 +79,10 @@ impl Replica {
             last_log_index: status.last_log_index,
             snapshot_index: status.snapshot,
             snapshot_bytes: u64::try_from(self.metrics().snapshot_bytes.get()).unwrap_or(0),
-            keys: u64::try_from(keys).unwrap_or(u64::MAX),
+            keys: u64::try_from(live.keys).unwrap_or(u64::MAX),
             compacted,
+            store_bytes: live.bytes,
+            snapshot_age_seconds: self.metrics().snapshot_age().map(|age| age.as_secs()),
         }
     }
 

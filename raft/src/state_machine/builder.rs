@@ -44,6 +44,7 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
         self.metrics
             .snapshot_bytes
             .set(i64::try_from(file.store.len()).unwrap_or(i64::MAX));
+        self.metrics.snapshot_taken_now();
         tracing::info!(last_log_id = ?self.meta.last_log_id, "snapshot built");
         Ok(SnapshotOf::<TypeConfig, Bytes> {
             meta: file.meta,

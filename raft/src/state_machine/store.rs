@@ -153,6 +153,7 @@ impl RaftStateMachine<TypeConfig> for StateMachineStore {
             runtime::blocking(move || dir.save(&file)).await??;
         }
         *self.shared.write() = Store::from_snapshot(decoded);
+        self.shared.metrics().snapshot_taken_now();
         self.last_applied = meta.last_log_id;
         self.last_membership = meta.last_membership.clone();
         self.shared

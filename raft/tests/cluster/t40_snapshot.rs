@@ -48,6 +48,14 @@ async fn snapshot_purge_restart_and_install_on_a_lagging_replica() {
             replica.status().snapshot.is_some().then_some(())
         })
         .await;
+    // Its report dates the installed snapshot and the leader's built one; the store's size
+    // counts every key written.
+    for id in [leader, lagging] {
+        let report = cluster.replica(id).report();
+        assert!(report.snapshot_age_seconds.is_some(), "{id}: {report:?}");
+        assert!(report.keys >= written.len() as u64, "{id}: {report:?}");
+        assert!(report.store_bytes >= report.keys, "{id}: {report:?}");
+    }
     for (key, revision) in &written {
         let kv = replica.with_store(|s| s.get(key, None).unwrap());
         assert_eq!(Some(*revision), kv.map(|kv| kv.mod_revision), "{key}");

@@ -34,6 +34,7 @@ async fn status_shows_every_replica_with_its_own_figures() {
         assert!(m["committed"].as_u64() >= Some(1), "{m}");
         assert!(m["logEntries"].as_u64() >= Some(1), "{m}");
         assert!(m["keys"].as_u64() >= Some(1), "{m}");
+        assert!(m["storeBytes"].as_u64() > m["keys"].as_u64(), "{m}");
         assert_eq!(m["leader"], leader, "{m}");
         assert!(m["lag"].is_u64(), "the leader's view has each lag: {m}");
         let role = if m["id"] == leader { "leader" } else { "voter" };
