@@ -292,8 +292,6 @@ where
     }
     api_config.cluster_admin = Some(Arc::new(NodeAdmin {
         replica: replica.clone(),
-        log_metrics: log_metrics.clone(),
-        data_dir: config.replica.data_dir.clone(),
     }));
     crate::metrics::register_store_metrics(&api_config.metrics, replica.clone(), log_metrics);
     crate::object_counts::track_object_counts(&api_config.metrics, &replica);

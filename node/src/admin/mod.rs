@@ -6,13 +6,11 @@ pub mod members;
 mod snapshot;
 pub mod status;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use apiary_api::admin::AdminRequest;
 use apiary_api::admin::ClusterAdmin;
 use apiary_api::error::ApiError;
-use apiary_raft::metrics::LogMetrics;
 use apiary_raft::replica::Replica;
 use axum::response::Response;
 
@@ -20,10 +18,6 @@ use axum::response::Response;
 pub struct NodeAdmin {
     /// The replica served.
     pub replica: Arc<Replica>,
-    /// What the replica's raft log measures (its size).
-    pub log_metrics: LogMetrics,
-    /// The replica's data directory (`--data-dir`).
-    pub data_dir: PathBuf,
 }
 
 #[async_trait::async_trait]
