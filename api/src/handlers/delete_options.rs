@@ -1,8 +1,7 @@
-//! `DeleteOptions` of a delete, from the body or the query (R-RES-049..055): preconditions
-//! for the store, and Kubernetes' validation of the other options (422 with
+//! `DeleteOptions` of a delete, from the body or the query (R-RES-048..055), decoded into the
+//! store's [`DeleteOptions`] with Kubernetes' validation (422 with
 //! `details.kind: DeleteOptions`). `gracePeriodSeconds` is decoded as Kubernetes decodes it (a
-//! 64-bit integer, 400 otherwise) and not used: objects are removed, or marked for their
-//! finalizers, at once.
+//! 64-bit integer, 400 otherwise).
 
 // Request input is parsed here: every step of arithmetic on it is checked or saturating
 // (tests are exempt).
@@ -24,22 +23,15 @@ use crate::error::excerpt;
 use crate::error::excerpt_json;
 use crate::flavor::Flavor;
 use crate::group::GroupKind;
+use crate::registry::DeleteOptions;
 use crate::registry::Preconditions;
+use crate::registry::PropagationPolicy;
 use crate::request::QueryParams;
 use crate::validation::FieldError;
 
-const PROPAGATION_POLICIES: [&str; 3] = ["Foreground", "Background", "Orphan"];
-
 const GRACE_PERIOD: &str = "gracePeriodSeconds";
 
-/// The options of one delete request.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct DeleteOptions {
-    /// Conditions the object must meet.
-    pub preconditions: Preconditions,
-    /// Whether the delete is a dry run (`dryRun=All`).
-    pub dry_run: bool,
-}
+const IGNORE_READ_ERRORS: &str = "ignoreStoreReadErrorWithClusterBreakingPotential";
 
 fn string_field(options: &Value, path: &[&str]) -> Result<Option<String>, ApiError> {
     let mut v = options;
@@ -62,20 +54,26 @@ fn string_field(options: &Value, path: &[&str]) -> Result<Option<String>, ApiErr
 
 /// `gracePeriodSeconds` of the body (`Null` when absent) or, without a body, of the query: a
 /// 64-bit integer (`-0` is 0) or nothing; anything else is a 400.
-fn check_grace_period(body: &Value, query: &QueryParams, from_body: bool) -> Result<(), ApiError> {
+fn grace_period(
+    body: &Value,
+    query: &QueryParams,
+    from_body: bool,
+) -> Result<Option<i64>, ApiError> {
     let valid = if from_body {
         match body.get(GRACE_PERIOD) {
-            None | Some(Value::Null) => true,
-            Some(Value::Number(n)) => n.is_i64() || n.as_f64() == Some(0.0),
-            Some(_) => false,
+            None | Some(Value::Null) => Some(None),
+            Some(Value::Number(n)) if n.as_f64() == Some(0.0) => Some(Some(0)),
+            Some(Value::Number(n)) => n.as_i64().map(Some),
+            Some(_) => None,
         }
     } else {
-        query
-            .get(GRACE_PERIOD)
-            .is_none_or(|v| v.is_empty() || v.parse::<i64>().is_ok())
+        match query.get(GRACE_PERIOD) {
+            None | Some("") => Some(None),
+            Some(v) => v.parse::<i64>().ok().map(Some),
+        }
     };
-    if valid {
-        return Ok(());
+    if let Some(valid) = valid {
+        return Ok(valid);
     }
     let given = if from_body {
         body.get(GRACE_PERIOD).map(excerpt_json).unwrap_or_default()
@@ -85,6 +83,26 @@ fn check_grace_period(body: &Value, query: &QueryParams, from_body: bool) -> Res
     Err(ApiError::BadRequest(format!(
         "invalid DeleteOptions: {GRACE_PERIOD} must be a 64-bit integer, not {given}"
     )))
+}
+
+/// `ignoreStoreReadErrorWithClusterBreakingPotential` of the body or, without a body, of the
+/// query: a boolean, `false` when absent (R-RES-048).
+fn ignore_read_errors(
+    body: &Value,
+    query: &QueryParams,
+    from_body: bool,
+) -> Result<bool, ApiError> {
+    if !from_body {
+        return Ok(query.get(IGNORE_READ_ERRORS).is_some_and(|v| v == "true"));
+    }
+    match body.get(IGNORE_READ_ERRORS) {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(other) => Err(ApiError::BadRequest(format!(
+            "invalid DeleteOptions: {IGNORE_READ_ERRORS} must be a boolean, not {}",
+            excerpt_json(other)
+        ))),
+    }
 }
 
 /// Reads and validates the options: the body when it has one, else the query parameters.
@@ -124,7 +142,8 @@ pub(crate) fn delete_options(
         let orphan = query.get("orphanDependents").map(|v| v == "true");
         (Value::Null, dry_run, propagation, orphan)
     };
-    check_grace_period(&options, query, from_body)?;
+    let grace_period_seconds = grace_period(&options, query, from_body)?;
+    let ignore_store_read_errors = ignore_read_errors(&options, query, from_body)?;
     let mut errs = Vec::new();
     if let Some(p) = &propagation {
         if orphan.is_some() {
@@ -134,11 +153,12 @@ pub(crate) fn delete_options(
                 "orphanDependents and deletionPropagation cannot be both set",
             ));
         }
-        if !PROPAGATION_POLICIES.contains(&p.as_str()) {
+        if PropagationPolicy::parse(p).is_none() {
+            let names = PropagationPolicy::ALL.map(|(name, _)| name);
             errs.push(FieldError::not_supported(
                 "propagationPolicy",
                 p.as_str(),
-                &PROPAGATION_POLICIES,
+                &names,
             ));
         }
     }
@@ -159,6 +179,10 @@ pub(crate) fn delete_options(
             resource_version: string_field(&options, &["preconditions", "resourceVersion"])?,
         },
         dry_run: !dry_run.is_empty(),
+        grace_period_seconds,
+        propagation_policy: propagation.as_deref().and_then(PropagationPolicy::parse),
+        orphan_dependents: orphan,
+        ignore_store_read_errors,
     })
 }
 

@@ -35,7 +35,7 @@ use crate::health::Readiness;
 use crate::patch::PATCH_MEDIA_TYPES;
 use crate::patch::PatchType;
 use crate::random::RandomSource;
-use crate::registry::Preconditions;
+use crate::registry::DeleteOptions;
 use crate::registry::Registry;
 use crate::registry::Store;
 use crate::registry::WriteOptions;
@@ -187,20 +187,20 @@ async fn dispatch(
     };
     // The options are checked before the body is read, as Kubernetes does. A dry run is
     // authorized as the same write (R-RES-196): the verb above never depends on `dryRun`.
-    let (mut write, preconditions) = match info.verb {
+    let (mut write, deletion) = match info.verb {
         Verb::Create => (
             write_options(req.query, WriteKind::Create, req.flavor, req.sender())?,
-            Preconditions::default(),
+            DeleteOptions::default(),
         ),
         Verb::Update => (
             write_options(req.query, WriteKind::Update, req.flavor, req.sender())?,
-            Preconditions::default(),
+            DeleteOptions::default(),
         ),
         Verb::Patch => {
             let kind = WriteKind::Patch(patch_type.ok_or_else(not_allowed)?);
             (
                 write_options(req.query, kind, req.flavor, req.sender())?,
-                Preconditions::default(),
+                DeleteOptions::default(),
             )
         }
         Verb::Delete | Verb::DeleteCollection => {
@@ -209,7 +209,7 @@ async fn dispatch(
                 dry_run: options.dry_run,
                 ..WriteOptions::default()
             };
-            (write, options.preconditions)
+            (write, options)
         }
         _ => Default::default(),
     };
@@ -270,7 +270,7 @@ async fn dispatch(
         (Verb::DeleteCollection, Some(_)) if sub.is_empty() => {
             let options = ListOptions::from_query(req.query, false, req.flavor)?;
             let body = store
-                .delete_collection(storage, namespace, &options, req.now, write)
+                .delete_collection(storage, namespace, &options, &deletion, req.now, write)
                 .await?;
             Ok(json_response(StatusCode::OK, body))
         }
@@ -310,7 +310,7 @@ async fn dispatch(
         }
         (Verb::Delete, Some(ns)) if sub.is_empty() => {
             let body = store
-                .delete(storage, ns, &info.name, &preconditions, req.now, write)
+                .delete(storage, ns, &info.name, &deletion, req.now, write)
                 .await?;
             Ok(json_response(StatusCode::OK, body))
         }

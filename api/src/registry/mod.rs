@@ -11,6 +11,7 @@
 pub mod allocator;
 pub mod builtin;
 pub mod conversion;
+mod deletion;
 mod resource_type;
 pub(crate) mod review;
 mod runtime_config;
@@ -19,6 +20,11 @@ mod stored_json;
 mod strategy;
 pub(crate) mod subresource;
 
+pub use deletion::DeleteOptions;
+pub use deletion::FOREGROUND_FINALIZER;
+pub use deletion::ORPHAN_FINALIZER;
+pub use deletion::Preconditions;
+pub use deletion::PropagationPolicy;
 pub use resource_type::CRUD_VERBS;
 pub use resource_type::ResourceType;
 pub use resource_type::Scope;
@@ -27,7 +33,6 @@ pub use resource_type::subresource_verbs;
 pub use runtime_config::RuntimeConfig;
 pub use runtime_config::RuntimeConfigError;
 pub use store::Applied;
-pub use store::Preconditions;
 pub(crate) use store::ReadConversion;
 pub use store::Store;
 pub use store::WriteAuthorization;

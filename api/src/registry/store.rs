@@ -71,16 +71,6 @@ use crate::storage::StoredObject;
 /// 128 writers of one object through at once (the 129th answers 409).
 pub(crate) const RETRY_ATTEMPTS: usize = 128;
 
-/// A delete's preconditions (`DeleteOptions.preconditions`): each set value must equal the
-/// stored object's, or the delete is a 409 Conflict (R-RES-055).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Preconditions {
-    /// The uid the object must have.
-    pub uid: Option<String>,
-    /// The resourceVersion the object must be at.
-    pub resource_version: Option<String>,
-}
-
 /// Who writes, for the write's `managedFields` entry (R-RES-029, R-RES-042, R-RES-045).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WriteManager {

@@ -18,6 +18,12 @@ use http_body_util::BodyExt;
 use serde_json::Value;
 use tower::ServiceExt;
 
+/// The media type of JSON bodies.
+const JSON: &str = "application/json";
+
+/// The media type of a JSON merge patch.
+const MERGE_PATCH: &str = "application/merge-patch+json";
+
 /// Why a controller's request failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ControllerError {
@@ -126,17 +132,48 @@ impl InProcessClient {
             "apiVersion": "v1",
             "preconditions": {"uid": uid},
         });
-        self.send(Method::DELETE, path, Some(&options))
-            .await
-            .map(drop)
+        self.delete_with(path, &options).await.map(drop)
     }
 
-    /// Sends one request; the answer's object, `None` for 404.
+    /// Deletes the object at `path` with `options` (a `DeleteOptions`); the answer (the object
+    /// still held by finalizers or a grace period, or a `Status`), `None` when it was gone.
+    pub async fn delete_with(
+        &self,
+        path: &str,
+        options: &Value,
+    ) -> Result<Option<Value>, ControllerError> {
+        self.send(Method::DELETE, path, Some(options)).await
+    }
+
+    /// Changes the object at `path` with a JSON merge patch (RFC 7386); the object as it now
+    /// is, `None` when it does not exist.
+    pub async fn merge_patch(
+        &self,
+        path: &str,
+        patch: &Value,
+    ) -> Result<Option<Value>, ControllerError> {
+        self.send_as(Method::PATCH, path, Some(patch), MERGE_PATCH)
+            .await
+    }
+
+    /// Sends one JSON request; the answer's object, `None` for 404.
     async fn send(
         &self,
         method: Method,
         path: &str,
         body: Option<&Value>,
+    ) -> Result<Option<Value>, ControllerError> {
+        self.send_as(method, path, body, JSON).await
+    }
+
+    /// Sends one request whose body has the media type `content_type`; the answer's object,
+    /// `None` for 404.
+    async fn send_as(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+        content_type: &str,
     ) -> Result<Option<Value>, ControllerError> {
         let exchange = |reason: String| ControllerError::Exchange {
             method: method.clone(),
@@ -153,8 +190,8 @@ impl InProcessClient {
             .method(method.clone())
             .uri(path)
             .header(http::header::USER_AGENT, self.user_agent())
-            .header(http::header::ACCEPT, "application/json")
-            .header(http::header::CONTENT_TYPE, "application/json")
+            .header(http::header::ACCEPT, JSON)
+            .header(http::header::CONTENT_TYPE, content_type)
             .body(body)
             .map_err(|e| exchange(e.to_string()))?;
         request

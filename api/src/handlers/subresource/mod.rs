@@ -185,7 +185,7 @@ async fn evict(
         dry_run: write.dry_run || options.dry_run,
         ..WriteOptions::default()
     };
-    eviction::evict(parent, &options.preconditions, req.now, write).await
+    eviction::evict(parent, &options, req.now, write).await
 }
 
 /// The answer of a subresource create that makes no object (binding, eviction): 201 with a

@@ -15,7 +15,6 @@ use chrono::DateTime;
 use chrono::Utc;
 use serde_json::Value;
 
-use super::Preconditions;
 use super::Store;
 use super::WriteOptions;
 use super::converted::ConvertedCache;
@@ -23,6 +22,7 @@ use super::corrupt;
 use super::persistence::Persistence;
 use crate::error::ApiError;
 use crate::flavor::Flavor;
+use crate::registry::DeleteOptions;
 use crate::registry::StoredJson;
 use crate::registry::conversion::Conversion;
 use crate::storage::Revision;
@@ -298,18 +298,17 @@ impl Store {
         shared: &Shared,
         storage: &dyn Storage,
         target: (&str, &str),
-        preconditions: &Preconditions,
+        options: &DeleteOptions,
         now: DateTime<Utc>,
         write: WriteOptions,
     ) -> Result<Vec<u8>, ApiError> {
         let (namespace, name) = target;
         // Boxed: `delete` calls this for shared stores, so the future would contain itself.
-        let home_delete =
-            Box::pin(
-                shared
-                    .home
-                    .delete(storage, namespace, name, preconditions, now, write),
-            );
+        let home_delete = Box::pin(
+            shared
+                .home
+                .delete(storage, namespace, name, options, now, write),
+        );
         let body = home_delete.await.map_err(|e| shared.rebrand(self, e))?;
         let obj: Value = serde_json::from_slice(&body)
             .map_err(|e| ApiError::Internal(format!("stored answer cannot be read: {e}")))?;

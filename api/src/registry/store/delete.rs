@@ -6,7 +6,6 @@ use chrono::Utc;
 use serde_json::Map;
 use serde_json::json;
 
-use super::Preconditions;
 use super::RETRY_ATTEMPTS;
 use super::Store;
 use super::WriteOptions;
@@ -17,6 +16,7 @@ use super::persistence::Persistence;
 use super::rfc3339;
 use crate::error::ApiError;
 use crate::error::excerpt;
+use crate::registry::DeleteOptions;
 use crate::registry::strategy::DeleteAction;
 use crate::request::ListOptions;
 use crate::request::ListRead;
@@ -35,14 +35,14 @@ impl Store {
         storage: &dyn Storage,
         namespace: &str,
         name: &str,
-        preconditions: &Preconditions,
+        options: &DeleteOptions,
         now: DateTime<Utc>,
         write: WriteOptions,
     ) -> Result<Vec<u8>, ApiError> {
         if let Some(shared) = &self.shared {
             let target = (namespace, name);
             return self
-                .delete_shared(shared, storage, target, preconditions, now, write)
+                .delete_shared(shared, storage, target, options, now, write)
                 .await;
         }
         let writes = Persistence::new(storage, write.dry_run);
@@ -53,7 +53,7 @@ impl Store {
             attempt += 1;
             let (current, stored, mut obj) = self.read_current(storage, &key, name).await?;
             let uid = meta_str(&obj, "uid").to_owned();
-            if let Some(want) = &preconditions.uid
+            if let Some(want) = &options.preconditions.uid
                 && *want != uid
             {
                 return Err(self.conflict(
@@ -65,7 +65,7 @@ impl Store {
                 ));
             }
             let have = current.mod_revision.to_string();
-            if let Some(want) = &preconditions.resource_version
+            if let Some(want) = &options.preconditions.resource_version
                 && *want != have
             {
                 return Err(self.conflict(
@@ -136,6 +136,7 @@ impl Store {
         storage: &dyn Storage,
         namespace: Option<&str>,
         options: &ListOptions,
+        delete: &DeleteOptions,
         now: DateTime<Utc>,
         write: WriteOptions,
     ) -> Result<Vec<u8>, ApiError> {
@@ -153,14 +154,7 @@ impl Store {
             let ns = meta_str(&obj, "namespace");
             let name = meta_str(&obj, "name");
             match self
-                .delete(
-                    storage,
-                    ns,
-                    name,
-                    &Preconditions::default(),
-                    now,
-                    write.clone(),
-                )
+                .delete(storage, ns, name, delete, now, write.clone())
                 .await
             {
                 Ok(_) | Err(ApiError::NotFound { .. }) => {}

@@ -22,7 +22,7 @@ use super::disruption::Budget;
 use super::disruption::is_ready;
 use super::parent::stored;
 use crate::error::ApiError;
-use crate::registry::Preconditions;
+use crate::registry::DeleteOptions;
 use crate::registry::Store;
 use crate::registry::WriteOptions;
 use crate::request::ListOptions;
@@ -101,12 +101,12 @@ pub(crate) fn check_name(parent: &Parent<'_>, eviction: &Eviction) -> Result<(),
     Ok(())
 }
 
-/// Evicts the pod `parent` at `now`, deleting it with `preconditions` when its budget allows:
+/// Evicts the pod `parent` at `now`, deleting it with `options` when its budget allows:
 /// 404 when the pod is absent, 429 when its budget allows no disruption, 500 under several
 /// budgets; the preconditions give 409 as on a delete. Only `write.dry_run` is used.
 pub(crate) async fn evict(
     parent: &Parent<'_>,
-    preconditions: &Preconditions,
+    options: &DeleteOptions,
     now: DateTime<Utc>,
     write: WriteOptions,
 ) -> Result<(), ApiError> {
@@ -115,7 +115,7 @@ pub(crate) async fn evict(
         ..WriteOptions::default()
     };
     let (storage, pods, ns, name) = (parent.storage, parent.store, parent.namespace, parent.name);
-    let delete = || pods.delete(storage, ns, name, preconditions, now, write.clone());
+    let delete = || pods.delete(storage, ns, name, options, now, write.clone());
     let mut attempt = 0;
     loop {
         attempt += 1;
