@@ -268,6 +268,7 @@ async fn dispatch(
             crate::watch::serve_watch(storage, store, target).await
         }
         (Verb::DeleteCollection, Some(_)) if sub.is_empty() => {
+            warnings.extend(store.delete_warnings(&deletion));
             let options = ListOptions::from_query(req.query, false, req.flavor)?;
             let body = store
                 .delete_collection(storage, namespace, &options, &deletion, req.now, write)
@@ -309,6 +310,7 @@ async fn dispatch(
             Ok(json_response(StatusCode::OK, written.body))
         }
         (Verb::Delete, Some(ns)) if sub.is_empty() => {
+            warnings.extend(store.delete_warnings(&deletion));
             let deleted = store
                 .delete(storage, ns, &info.name, &deletion, req.now, write)
                 .await?;

@@ -47,6 +47,7 @@ pub use self::authorize_write::WriteAuthorization;
 pub(crate) use self::convert::ReadConversion;
 use self::convert::Shared;
 pub(crate) use self::metadata::keep_fields;
+use super::DeleteOptions;
 use super::ResourceType;
 use super::StoredJson;
 use super::Strategy;
@@ -210,6 +211,11 @@ impl Store {
     pub fn returning_deleted_objects(mut self, returns: bool) -> Self {
         self.returns_deleted_object = returns;
         self
+    }
+
+    /// The warnings a delete with `options` answers with (the kind's).
+    pub fn delete_warnings(&self, options: &DeleteOptions) -> Vec<String> {
+        self.strategy.warnings_on_delete(options)
     }
 
     /// The resource type served.

@@ -102,6 +102,12 @@ pub trait Strategy: Send + Sync + 'static {
         None
     }
 
+    /// The warnings a delete (or deletecollection) with `options` answers with: none by
+    /// default.
+    fn warnings_on_delete(&self, _options: &DeleteOptions) -> Vec<String> {
+        Vec::new()
+    }
+
     /// What a delete at `now` with `options` does to `obj` (its current state; changed in
     /// place for the marking actions). The default is Kubernetes' generic store
     /// ([`plan_delete`]) with the kind's [`Strategy::gc_policy`] and

@@ -158,7 +158,14 @@ async fn kinds_that_orphan_by_default() {
     let jobs = "/apis/batch/v1/namespaces/default/jobs";
     let job = json!({"metadata": {"name": "j"}, "spec": {"template": template("Never")}});
     created(&app, jobs, &job.to_string()).await;
-    let marked = delete(&app, &format!("{jobs}/j"), json!({})).await.json();
+    let marked = delete(&app, &format!("{jobs}/j"), json!({})).await;
+    assert_eq!(
+        warnings(&marked),
+        [
+            "299 - \"child pods are preserved by default when jobs are deleted; set propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this warning\""
+        ]
+    );
+    let marked = marked.json();
     assert_eq!(finalizers(&marked), ["orphan"], "{marked}");
     let background = delete(
         &app,
@@ -167,6 +174,7 @@ async fn kinds_that_orphan_by_default() {
     )
     .await;
     assert_eq!(background.json()["kind"], "Status", "{}", background.text());
+    assert!(warnings(&background).is_empty());
 
     let deployments = "/apis/apps/v1/namespaces/default/deployments";
     let deployment = json!({"metadata": {"name": "d"}, "spec": {
