@@ -313,3 +313,96 @@ fn bump_generation(obj: &mut Value) {
 fn timestamp(at: DateTime<Utc>) -> String {
     at.to_rfc3339_opts(SecondsFormat::Secs, true)
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn at(text: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(text)
+            .expect("a time")
+            .with_timezone(&Utc)
+    }
+
+    fn grace(seconds: i64) -> DeleteOptions {
+        DeleteOptions {
+            grace_period_seconds: Some(seconds),
+            ..DeleteOptions::default()
+        }
+    }
+
+    // R-RES-052: a negative grace period counts as one second.
+    #[test]
+    fn negative_grace_periods_count_as_one_second() {
+        let mut pod = json!({"metadata": {"name": "p"}});
+        let now = at("2026-01-01T00:00:00Z");
+        let graceful = requested_grace(&grace(-5));
+        assert_eq!(graceful, Some(1));
+        let action = plan_delete(
+            &mut pod,
+            now,
+            &grace(-5),
+            GcPolicy::DeleteDependents,
+            graceful,
+        );
+        assert_eq!(action, DeleteAction::Mark);
+        assert_eq!(pod["metadata"]["deletionTimestamp"], "2026-01-01T00:00:01Z");
+        assert_eq!(pod["metadata"]["deletionGracePeriodSeconds"], 1);
+    }
+
+    // A graceful object whose marking write set grace 0 but whose removal failed is removed
+    // by the next delete, whatever it asks.
+    #[test]
+    fn a_marked_object_with_no_grace_left_is_removed() {
+        let mut pod = json!({"metadata": {"name": "p",
+            "deletionTimestamp": "2026-01-01T00:00:00Z", "deletionGracePeriodSeconds": 0}});
+        let now = at("2026-01-01T00:00:05Z");
+        let action = plan_delete(
+            &mut pod,
+            now,
+            &grace(30),
+            GcPolicy::DeleteDependents,
+            Some(30),
+        );
+        assert_eq!(action, DeleteAction::Remove);
+    }
+
+    // Grace 0 on a graceful kind marks the object first (watchers see the mark), then removes it.
+    #[test]
+    fn no_grace_on_a_graceful_kind_marks_then_removes() {
+        let mut pod = json!({"metadata": {"name": "p", "generation": 3}});
+        let now = at("2026-01-01T00:00:00Z");
+        let action = plan_delete(
+            &mut pod,
+            now,
+            &grace(0),
+            GcPolicy::DeleteDependents,
+            Some(0),
+        );
+        assert_eq!(action, DeleteAction::MarkThenRemove);
+        assert_eq!(pod["metadata"]["deletionTimestamp"], "2026-01-01T00:00:00Z");
+        assert_eq!(pod["metadata"]["generation"], 4);
+    }
+
+    // R-RES-026: later deletes never move deletionTimestamp later, and one that changes
+    // nothing writes nothing.
+    #[test]
+    fn later_deletes_keep_the_deletion_timestamp() {
+        let mut obj = json!({"metadata": {"name": "c", "finalizers": ["example.com/x"]}});
+        let first = at("2026-01-01T00:00:00Z");
+        let options = DeleteOptions::default();
+        let policy = GcPolicy::DeleteDependents;
+        assert_eq!(
+            plan_delete(&mut obj, first, &options, policy, None),
+            DeleteAction::Mark
+        );
+        let later = at("2026-01-02T00:00:00Z");
+        assert_eq!(
+            plan_delete(&mut obj, later, &options, policy, None),
+            DeleteAction::Unchanged
+        );
+        assert_eq!(obj["metadata"]["deletionTimestamp"], "2026-01-01T00:00:00Z");
+    }
+}
