@@ -80,7 +80,6 @@ impl Registry {
             Store::new(row.resource_type_in(home, flavor), row.new_strategy(flavor))
                 .with_schema(row.schema())
                 .builtin_in(flavor)
-                .returning_deleted_objects(row.returns_deleted_object)
         };
         let mut stores = Vec::new();
         let mut unserved = Vec::new();

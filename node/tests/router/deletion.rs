@@ -196,7 +196,7 @@ fn pod(name: &str, node: Option<&str>, grace: i64) -> String {
     json!({"metadata": {"name": name}, "spec": spec}).to_string()
 }
 
-// R-RES-026, R-RES-052, R-RES-062, R-RES-092: a bound pod is deleted gracefully — marked with
+// R-RES-052, R-RES-062, R-RES-092: a bound pod is deleted gracefully — marked with
 // deletionTimestamp = now + its grace period; a longer grace period changes nothing, a
 // shorter one brings the timestamp forward; grace 0 removes it and answers the pod itself.
 #[tokio::test]

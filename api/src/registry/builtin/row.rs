@@ -433,6 +433,7 @@ impl Row {
     pub fn resource_type_in(&self, home: &Row, flavor: Flavor) -> ResourceType {
         ResourceType {
             storage: self.storage_location(home, flavor),
+            returns_deleted_object: self.returns_deleted_object,
             group: self.group.name(flavor),
             version: self.version.to_owned(),
             kind: self.kind.to_owned(),

@@ -98,7 +98,7 @@ impl Store {
             match result {
                 Ok(deleted) => {
                     self.release_object(&writes, &deleted).await;
-                    let body = match self.returns_deleted_object {
+                    let body = match self.resource.returns_deleted_object {
                         true => self.respond(&key, deleted)?,
                         false => self.deleted_status(name, &uid),
                     };
