@@ -299,3 +299,29 @@ async fn pod_gc_removes_terminating_pods_of_an_out_of_service_node() {
         "{running}"
     );
 }
+
+// Pod GC is level-triggered: when the leader is killed while a deleted Node's pod waits out
+// its quarantine, the next leader removes the pod.
+#[tokio::test]
+async fn pod_gc_finishes_after_the_leader_is_killed() {
+    let cluster = DevCluster::start(DevOptions::flavor(Flavor::Kubernetes))
+        .await
+        .unwrap();
+    let leader = cluster
+        .wait_leader(Duration::from_secs(10))
+        .await
+        .expect("the logs name the leader");
+    let survivor = cluster.client(leader % 3 + 1).unwrap();
+    create(survivor, "/api/v1/nodes", &node("goes", true)).await;
+    create(survivor, PODS, &pod("orphan", "goes")).await;
+    let (status, answer) = delete(survivor, "/api/v1/nodes/goes", &json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+
+    cluster.kill_replica(leader).unwrap();
+    until_gone(
+        survivor,
+        &format!("{PODS}/orphan"),
+        NODE_GONE_LIMIT + Duration::from_secs(30),
+    )
+    .await;
+}
