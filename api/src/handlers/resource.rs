@@ -309,10 +309,16 @@ async fn dispatch(
             Ok(json_response(StatusCode::OK, written.body))
         }
         (Verb::Delete, Some(ns)) if sub.is_empty() => {
-            let body = store
+            let deleted = store
                 .delete(storage, ns, &info.name, &deletion, req.now, write)
                 .await?;
-            Ok(json_response(StatusCode::OK, body))
+            // 202 where Kubernetes answers it: the object stays (finalizers, a grace period)
+            // and the client asked for its dependents with `orphanDependents: false`.
+            let status = match !deleted.removed && deletion.orphan_dependents == Some(false) {
+                true => StatusCode::ACCEPTED,
+                false => StatusCode::OK,
+            };
+            Ok(json_response(status, deleted.body))
         }
         (Verb::Get | Verb::Update | Verb::Patch | Verb::Delete, None) => {
             Err(ApiError::UnknownResource)

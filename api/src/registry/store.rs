@@ -131,6 +131,8 @@ pub struct Store {
     random: RandomSource,
     /// Checks the stored object against the requester's permissions (store/authorize_write.rs).
     write_authorization: Option<std::sync::Arc<dyn WriteAuthorization>>,
+    /// Whether a delete that removes an object answers the object (else a `Status`).
+    returns_deleted_object: bool,
 }
 
 fn rfc3339(now: DateTime<Utc>) -> String {
@@ -160,6 +162,7 @@ impl Store {
             max_object_bytes: DEFAULT_MAX_OBJECT_BYTES,
             random: RandomSource::from_os_entropy(),
             write_authorization: None,
+            returns_deleted_object: false,
         }
     }
 
@@ -199,6 +202,13 @@ impl Store {
     /// The store, checking bodies against the schema `schema` produces.
     pub fn with_schema(mut self, schema: SchemaFn) -> Self {
         self.schema = Some(schema);
+        self
+    }
+
+    /// The store, answering a delete that removes an object with the object when `returns`
+    /// (Kubernetes' `ReturnDeletedObject`), else with a `Status`.
+    pub fn returning_deleted_objects(mut self, returns: bool) -> Self {
+        self.returns_deleted_object = returns;
         self
     }
 

@@ -15,6 +15,7 @@ use super::fields::set_status;
 use super::fields::str_at;
 use super::workload::validate_template_at;
 use crate::flavor::Flavor;
+use crate::registry::GcPolicy;
 use crate::registry::Strategy;
 use crate::validation::FieldError;
 use crate::validation::label_selector;
@@ -189,6 +190,11 @@ pub fn validate_job_spec(obj: &Value, pointer: &str, path: &str) -> Vec<FieldErr
 }
 
 impl Strategy for JobStrategy {
+    /// batch/v1 orphans a Job's pods by default, for compatibility, as Kubernetes does.
+    fn gc_policy(&self) -> GcPolicy {
+        GcPolicy::OrphanDependents
+    }
+
     fn default_fields(&self, obj: &mut Value) {
         default_job(obj);
     }
