@@ -189,22 +189,19 @@ async fn a_bound_pod_stays_terminating_until_its_node_deletes_it() {
     assert_eq!(status, StatusCode::OK, "{answer}");
     until_gone(admin, &path, Duration::from_secs(5)).await;
 
-    // A watch saw the pod become Terminating, its grace shortened, then deleted (as in
-    // Kubernetes, the grace-0 delete may first write the grace period 0, then remove the pod).
-    let mut seen = events(&mut watch, 3, Duration::from_secs(10)).await;
-    if seen[2].kind == "MODIFIED" {
-        assert_eq!(
-            seen[2].object["metadata"]["deletionGracePeriodSeconds"], 0,
-            "{seen:?}"
-        );
-        seen.extend(events(&mut watch, 1, Duration::from_secs(10)).await);
-        seen.remove(2);
-    }
+    // A watch saw the pod become Terminating, its grace shortened, then, as in Kubernetes, the
+    // grace-0 delete write grace period 0 before removing the pod.
+    let seen = events(&mut watch, 4, Duration::from_secs(10)).await;
     let kinds: Vec<&str> = seen.iter().map(|e| e.kind.as_str()).collect();
-    assert_eq!(kinds, ["MODIFIED", "MODIFIED", "DELETED"], "{seen:?}");
+    assert_eq!(
+        kinds,
+        ["MODIFIED", "MODIFIED", "MODIFIED", "DELETED"],
+        "{seen:?}"
+    );
     assert_eq!(seen[0].object["metadata"]["deletionTimestamp"], first);
     assert_eq!(seen[0].object["metadata"]["deletionGracePeriodSeconds"], 30);
     assert_eq!(seen[1].object["metadata"]["deletionGracePeriodSeconds"], 10);
+    assert_eq!(seen[2].object["metadata"]["deletionGracePeriodSeconds"], 0);
 }
 
 // R-RES-052, R-RES-062
@@ -280,16 +277,30 @@ async fn pod_gc_removes_terminating_pods_of_an_out_of_service_node() {
     let admin = cluster.client(1).unwrap();
     create(admin, "/api/v1/nodes", &node("down", false)).await;
     create(admin, PODS, &pod("running", "down")).await;
-    create(admin, PODS, &pod("stopping", "down")).await;
+    let stopping = create(admin, PODS, &pod("stopping", "down")).await;
+    let revision = stopping["metadata"]["resourceVersion"].as_str().unwrap();
+    let mut watch = watch_pod(cluster.client(2).unwrap(), "stopping", revision).await;
 
     let path = format!("{PODS}/stopping");
     let (status, answer) = delete(admin, &path, &json!({})).await;
     assert_eq!(status, StatusCode::OK, "{answer}");
-    assert!(
-        !answer["metadata"]["deletionTimestamp"].is_null(),
+    assert_eq!(
+        answer["metadata"]["deletionGracePeriodSeconds"], 30,
         "a bound pod is kept Terminating: {answer}"
     );
     until_gone(admin, &path, Duration::from_secs(15)).await;
+
+    // Terminating, then marked Failed, then removed (with the grace period 0 written first),
+    // well before its 30 s grace period ran out.
+    let seen = events(&mut watch, 4, Duration::from_secs(10)).await;
+    let kinds: Vec<&str> = seen.iter().map(|e| e.kind.as_str()).collect();
+    assert_eq!(
+        kinds,
+        ["MODIFIED", "MODIFIED", "MODIFIED", "DELETED"],
+        "{seen:?}"
+    );
+    assert_eq!(seen[1].object["status"]["phase"], "Failed", "{seen:?}");
+    assert_eq!(seen[2].object["metadata"]["deletionGracePeriodSeconds"], 0);
 
     let running = admin.get(&format!("{PODS}/running")).await.unwrap();
     assert_eq!(running.status, StatusCode::OK, "{}", running.text());
