@@ -248,8 +248,10 @@ async fn pod_gc_removes_the_pods_of_a_deleted_node() {
     assert_eq!(status, StatusCode::OK, "{answer}");
     until_gone(admin, &format!("{PODS}/orphan"), NODE_GONE_LIMIT).await;
 
-    let seen = events(&mut watch, 2, Duration::from_secs(10)).await;
-    assert_eq!(seen[0].kind, "MODIFIED", "{seen:?}");
+    // Marked Failed, then removed with grace period 0 (written first, as in Kubernetes).
+    let seen = events(&mut watch, 3, Duration::from_secs(10)).await;
+    let kinds: Vec<&str> = seen.iter().map(|e| e.kind.as_str()).collect();
+    assert_eq!(kinds, ["MODIFIED", "MODIFIED", "DELETED"], "{seen:?}");
     let status = &seen[0].object["status"];
     assert_eq!(status["phase"], "Failed", "{status}");
     let conditions = status["conditions"].as_array().expect("conditions");
@@ -259,7 +261,7 @@ async fn pod_gc_removes_the_pods_of_a_deleted_node() {
         .expect("a DisruptionTarget condition");
     assert_eq!(disruption["status"], "True");
     assert_eq!(disruption["reason"], "DeletionByPodGC");
-    assert_eq!(seen[1].kind, "DELETED", "{seen:?}");
+    assert_eq!(seen[1].object["metadata"]["deletionGracePeriodSeconds"], 0);
 
     let kept = admin.get(&format!("{PODS}/kept")).await.unwrap();
     assert_eq!(kept.status, StatusCode::OK, "{}", kept.text());
