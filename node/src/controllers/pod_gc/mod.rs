@@ -92,11 +92,11 @@ struct Removals<'a> {
 }
 
 impl<'a> Removals<'a> {
-    /// Adds `pods` not already picked; a pod a forced delete already hit is left to its
-    /// finalizers.
+    /// Adds `pods` not already picked; a finished pod a forced delete already hit is left to
+    /// its finalizers (deleting it again would change nothing).
     fn add(&mut self, pods: impl IntoIterator<Item = &'a PodView>, condition: Option<&Value>) {
         for pod in pods {
-            if !pod.forced && self.seen.insert(&pod.uid) {
+            if !(pod.forced && pod.finished()) && self.seen.insert(&pod.uid) {
                 self.picked.push((pod, condition.cloned()));
             }
         }
@@ -236,5 +236,41 @@ mod tests {
         let (expired, _) = gc.quarantined(&[], &none, &since, later);
         assert!(expired.is_empty());
         assert!(since.lock().unwrap().is_empty());
+    }
+
+    // A pod two rules pick is removed once; a finished pod already deleted with grace 0 (held
+    // by finalizers) is not deleted again, one still running is marked Failed first.
+    #[test]
+    fn removals_skip_repeats_and_finished_forced_pods() {
+        let view = |name: &str, phase: &str, forced: bool| {
+            let mut object = json!({
+                "metadata": {"name": name, "namespace": "ns", "uid": name},
+                "spec": {"nodeName": "n"},
+                "status": {"phase": phase},
+            });
+            if forced {
+                object["metadata"]["deletionTimestamp"] = json!("2026-01-01T00:00:00Z");
+                object["metadata"]["deletionGracePeriodSeconds"] = json!(0);
+            }
+            PodView::of(&object).unwrap()
+        };
+        let pods = [
+            view("a", "Running", false),
+            view("held", "Failed", true),
+            view("running", "Running", true),
+        ];
+        let mut removals = Removals {
+            picked: Vec::new(),
+            seen: HashSet::new(),
+        };
+        removals.add(&pods, None);
+        removals.add(&pods[..1], Some(&force::node_gone_condition()));
+        let names: Vec<&str> = removals
+            .picked
+            .iter()
+            .map(|(p, _)| p.name.as_str())
+            .collect();
+        assert_eq!(names, ["a", "running"]);
+        assert!(removals.picked.iter().all(|(_, c)| c.is_none()));
     }
 }
