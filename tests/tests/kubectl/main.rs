@@ -23,4 +23,5 @@ mod t85_tokens;
 mod t86_rbac;
 mod t90_audit;
 mod t90_metrics;
+mod t95_pod_deletion;
 mod watching;
