@@ -311,3 +311,18 @@ async fn forced_delete_of_a_readable_object_is_a_422() {
     let absent = forced_delete(&app, "absent", &format!("{OPTION}=true"), None).await;
     assert_status(&absent, 422, "Invalid");
 }
+
+// R-RES-063: a watch whose initial state holds a corrupt object reports it as an ERROR event
+// naming the key, then ends, rather than leaving the object out.
+#[tokio::test]
+async fn a_watch_meeting_a_corrupt_object_in_its_initial_state_reports_it() {
+    let (app, storage, _) = corrupt_app(true).await;
+    corrupt_configmap(&app, &storage, "x", false).await;
+    let mut watch = Watch::open(&app, &format!("{NS_CM}?watch=1")).await;
+    let events = watch.until_end(Duration::from_secs(5)).await;
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0]["type"], "ERROR");
+    assert_eq!(events[0]["object"]["code"], 500);
+    let message = events[0]["object"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains(&key("x")), "{message}");
+}
