@@ -55,8 +55,9 @@ impl Store {
             .delete(storage, namespace, name, options, now, write)
             .await
         {
+            Ok(deleted) => return Ok(deleted.body),
             Err(ApiError::Corrupt(_)) => {}
-            answered => return answered,
+            Err(e) => return Err(e),
         }
         tracing::warn!(key, "forced removal of an object that cannot be read");
         match storage.delete(&key, None).await {
