@@ -8,6 +8,8 @@
 //! `propagationPolicy` is a 400 BadRequest (R-RES-067) where kube-apiserver answers 422
 //! Invalid on `DeleteOptions`; the message is kube-apiserver's.
 
+use serde_json::json;
+
 use crate::auth::Attributes;
 use crate::auth::AuthorizerChain;
 use crate::auth::Decision;
@@ -77,11 +79,11 @@ pub(crate) fn check_options(
     }
     let preconditions = &options.preconditions;
     if preconditions.uid.is_some() || preconditions.resource_version.is_some() {
-        causes.push(FieldError::invalid(
-            "preconditions",
-            "{...}",
-            detail.as_str(),
-        ));
+        let given = json!({
+            "uid": preconditions.uid,
+            "resourceVersion": preconditions.resource_version,
+        });
+        causes.push(FieldError::invalid("preconditions", given, detail.as_str()));
     }
     if let Some(policy) = options.propagation_policy {
         causes.push(FieldError::invalid(
