@@ -11,6 +11,7 @@
 pub mod allocator;
 pub mod builtin;
 pub mod conversion;
+mod corrupt;
 mod deletion;
 mod resource_type;
 pub(crate) mod review;
@@ -20,6 +21,10 @@ mod stored_json;
 mod strategy;
 pub(crate) mod subresource;
 
+pub use corrupt::CorruptObject;
+pub use corrupt::CorruptObjects;
+pub use corrupt::IGNORE_READ_ERRORS;
+pub use corrupt::MAX_REPORTED;
 pub use deletion::DeleteAction;
 pub use deletion::DeleteOptions;
 pub use deletion::Deleted;

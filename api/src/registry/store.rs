@@ -9,7 +9,8 @@
 //! `guaranteed_update`, `delete`, `authorize_write` (what the object grants, weighed against
 //! its writer), `allocate` (Service IPs and ports), `convert` (versions sharing storage),
 //! `persistence` (the final writes), `apply` (server-side apply) and `managed` (the
-//! `managedFields` every request's write records).
+//! `managedFields` every request's write records) and `unsafe_delete` (the forced removal of
+//! an object that cannot be read).
 //!
 //! Reads never parse stored objects: they splice `resourceVersion` into the stored bytes
 //! ([`StoredJson`]). Writes parse the current object, because they must compare against it.
@@ -34,6 +35,7 @@ mod metadata;
 mod namespace;
 mod patch;
 mod persistence;
+mod unsafe_delete;
 mod update;
 
 use bytes::Bytes;
@@ -47,6 +49,7 @@ pub use self::authorize_write::WriteAuthorization;
 pub(crate) use self::convert::ReadConversion;
 use self::convert::Shared;
 pub(crate) use self::metadata::keep_fields;
+use super::CorruptObjects;
 use super::DeleteOptions;
 use super::ResourceType;
 use super::StoredJson;
@@ -138,8 +141,10 @@ fn rfc3339(now: DateTime<Utc>) -> String {
     now.to_rfc3339_opts(SecondsFormat::Secs, true)
 }
 
+/// The typed error of the stored object at `key` that does not decode (see
+/// [`CorruptObjects`]; the forced delete recognises it).
 fn corrupt(key: &str, e: impl std::fmt::Display) -> ApiError {
-    ApiError::Internal(format!("stored object {key} cannot be read: {e}"))
+    ApiError::Corrupt(CorruptObjects::one(key, e))
 }
 
 /// `obj`, to be written at `key`, in its stored form.

@@ -7,6 +7,7 @@ mod t100_members;
 mod t101_status;
 mod t10_replication;
 mod t110_snapshot;
+mod t112_corrupt;
 mod t140_pod_deletion;
 mod t20_conflicts;
 mod t30_leader_loss;
