@@ -30,7 +30,7 @@ use super::Controller;
 use super::ControllerContext;
 use super::client::ControllerError;
 use super::client::InProcessClient;
-use super::runner::converge;
+use super::runner::converge_paced;
 
 /// The controller's `--controllers` name.
 pub const NAME: &str = "podgc";
@@ -44,6 +44,10 @@ pub const QUARANTINE: Duration = Duration::from_secs(40);
 /// How many terminated pods may remain (kube-controller-manager's
 /// `--terminated-pod-gc-threshold` default).
 pub const TERMINATED_THRESHOLD: usize = 12_500;
+
+/// How long after a change of the store the next pass waits: a pass lists every pod and
+/// Node, so a busy store costs one pass per pace (Kubernetes checks every 20 s).
+pub const PACE: Duration = Duration::from_secs(2);
 
 /// The most pods one pass removes.
 pub const PASS_BUDGET: usize = 500;
@@ -78,7 +82,7 @@ impl Controller for PodGc {
             controller_user(context.flavor, ACCOUNT),
         );
         let missing_since = Mutex::new(BTreeMap::new());
-        converge(NAME, &context, &stop, || {
+        converge_paced(NAME, &context, &stop, PACE, || {
             self.pass(&client, &context, &missing_since)
         })
         .await;
