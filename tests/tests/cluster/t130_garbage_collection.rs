@@ -57,22 +57,25 @@ async fn create(
     }
     let body = json!({"apiVersion": "v1", "kind": kind_name, "metadata": metadata});
     let collection = format!("/api/v1/namespaces/{namespace}/{kind}");
-    let reply = client.post(&collection, &body).await.unwrap();
+    let reply = client
+        .post(&collection, &body)
+        .await
+        .expect("the replica answers");
     assert_eq!(
         reply.status,
         StatusCode::CREATED,
         "create {name}: {}",
         reply.text()
     );
-    let mut created = reply.json(name).unwrap();
+    let mut created = reply.json(name).expect("a JSON object");
     created["kind"] = json!(kind_name);
     created
 }
 
 async fn get(client: &HttpClient, path: &str) -> Option<Value> {
-    let reply = client.get(path).await.unwrap();
+    let reply = client.get(path).await.expect("the replica answers");
     match reply.status {
-        StatusCode::OK => Some(reply.json(path).unwrap()),
+        StatusCode::OK => Some(reply.json(path).expect("a JSON object")),
         StatusCode::NOT_FOUND => None,
         status => panic!("GET {path}: {status}: {}", reply.text()),
     }
@@ -80,11 +83,11 @@ async fn get(client: &HttpClient, path: &str) -> Option<Value> {
 
 /// DELETE `path` with `options` (a DeleteOptions body); the status.
 async fn delete(client: &HttpClient, path: &str, options: Value) -> StatusCode {
-    let body = bytes::Bytes::from(serde_json::to_vec(&options).unwrap());
+    let body = bytes::Bytes::from(serde_json::to_vec(&options).expect("DeleteOptions serialize"));
     let reply = client
         .send_typed(Method::DELETE, path, "application/json", body)
         .await
-        .unwrap();
+        .expect("the replica answers");
     assert!(reply.status.is_success(), "DELETE {path}: {}", reply.text());
     reply.status
 }
@@ -153,7 +156,11 @@ fn path_of(object: &Value) -> String {
     } else {
         "configmaps"
     };
-    path(kind, NS, object["metadata"]["name"].as_str().unwrap())
+    path(
+        kind,
+        NS,
+        object["metadata"]["name"].as_str().expect("a named object"),
+    )
 }
 
 // Owner chains three deep with each way of deleting; dangling, half-dangling and
