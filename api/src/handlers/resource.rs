@@ -268,6 +268,7 @@ async fn dispatch(
             crate::watch::serve_watch(storage, store, target).await
         }
         (Verb::DeleteCollection, Some(_)) if sub.is_empty() => {
+            warnings.extend(store.delete_warnings(&deletion));
             let options = ListOptions::from_query(req.query, false, req.flavor)?;
             let body = store
                 .delete_collection(storage, namespace, &options, &deletion, req.now, write)
@@ -309,10 +310,17 @@ async fn dispatch(
             Ok(json_response(StatusCode::OK, written.body))
         }
         (Verb::Delete, Some(ns)) if sub.is_empty() => {
-            let body = store
+            warnings.extend(store.delete_warnings(&deletion));
+            let deleted = store
                 .delete(storage, ns, &info.name, &deletion, req.now, write)
                 .await?;
-            Ok(json_response(StatusCode::OK, body))
+            // 202 where Kubernetes answers it: the object stays (finalizers, a grace period)
+            // and the client asked for its dependents with `orphanDependents: false`.
+            let status = match !deleted.removed && deletion.orphan_dependents == Some(false) {
+                true => StatusCode::ACCEPTED,
+                false => StatusCode::OK,
+            };
+            Ok(json_response(status, deleted.body))
         }
         (Verb::Get | Verb::Update | Verb::Patch | Verb::Delete, None) => {
             Err(ApiError::UnknownResource)

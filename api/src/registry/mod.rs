@@ -20,11 +20,15 @@ mod stored_json;
 mod strategy;
 pub(crate) mod subresource;
 
+pub use deletion::DeleteAction;
 pub use deletion::DeleteOptions;
+pub use deletion::Deleted;
 pub use deletion::FOREGROUND_FINALIZER;
+pub use deletion::GcPolicy;
 pub use deletion::ORPHAN_FINALIZER;
 pub use deletion::Preconditions;
 pub use deletion::PropagationPolicy;
+pub use deletion::plan_delete;
 pub use resource_type::CRUD_VERBS;
 pub use resource_type::ResourceType;
 pub use resource_type::Scope;
@@ -41,10 +45,8 @@ pub use store::WriteOptions;
 pub use store::Written;
 pub use stored_json::StoredJson;
 pub use stored_json::StoredJsonError;
-pub use strategy::DeleteAction;
 pub use strategy::Strategy;
 pub use strategy::has_finalizers;
-pub use strategy::mark_for_finalizers;
 pub(crate) use subresource::Parent;
 pub use subresource::Subresource;
 pub use subresource::subresource_kind;
@@ -78,6 +80,7 @@ impl Registry {
             Store::new(row.resource_type_in(home, flavor), row.new_strategy(flavor))
                 .with_schema(row.schema())
                 .builtin_in(flavor)
+                .returning_deleted_objects(row.returns_deleted_object)
         };
         let mut stores = Vec::new();
         let mut unserved = Vec::new();

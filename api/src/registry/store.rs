@@ -49,6 +49,7 @@ pub use self::authorize_write::WriteAuthorization;
 pub(crate) use self::convert::ReadConversion;
 use self::convert::Shared;
 pub(crate) use self::metadata::keep_fields;
+use super::DeleteOptions;
 use super::ResourceType;
 use super::StoredJson;
 use super::Strategy;
@@ -133,6 +134,8 @@ pub struct Store {
     random: RandomSource,
     /// Checks the stored object against the requester's permissions (store/authorize_write.rs).
     write_authorization: Option<std::sync::Arc<dyn WriteAuthorization>>,
+    /// Whether a delete that removes an object answers the object (else a `Status`).
+    returns_deleted_object: bool,
 }
 
 fn rfc3339(now: DateTime<Utc>) -> String {
@@ -162,6 +165,7 @@ impl Store {
             max_object_bytes: DEFAULT_MAX_OBJECT_BYTES,
             random: RandomSource::from_os_entropy(),
             write_authorization: None,
+            returns_deleted_object: false,
         }
     }
 
@@ -202,6 +206,18 @@ impl Store {
     pub fn with_schema(mut self, schema: SchemaFn) -> Self {
         self.schema = Some(schema);
         self
+    }
+
+    /// The store, answering a delete that removes an object with the object when `returns`
+    /// (Kubernetes' `ReturnDeletedObject`), else with a `Status`.
+    pub fn returning_deleted_objects(mut self, returns: bool) -> Self {
+        self.returns_deleted_object = returns;
+        self
+    }
+
+    /// The warnings a delete with `options` answers with (the kind's).
+    pub fn delete_warnings(&self, options: &DeleteOptions) -> Vec<String> {
+        self.strategy.warnings_on_delete(options)
     }
 
     /// The resource type served.

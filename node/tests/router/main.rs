@@ -14,6 +14,7 @@ mod crud;
 mod decode;
 mod decode_fuzz;
 mod decode_limits;
+mod deletion;
 mod deprecation;
 mod discovery;
 mod dry_run;

@@ -206,6 +206,9 @@ pub struct Row {
     pub default_on: bool,
     /// Where its objects live.
     pub storage: StorageHome,
+    /// Whether a delete that removes an object answers the object rather than a `Status`
+    /// (Kubernetes' `ReturnDeletedObject`).
+    pub returns_deleted_object: bool,
     strategy: Option<StrategyFn>,
     schema: SchemaFn,
     json_schema: JsonSchemaFn,
@@ -269,6 +272,7 @@ where
         subresources: Vec::new(),
         default_on: Stage::of(T::VERSION) == Stage::Ga,
         storage: StorageHome::Own,
+        returns_deleted_object: false,
         strategy: None,
         schema: schema::of::<T>,
         json_schema: |generator| generator.subschema_for::<T>(),
@@ -362,6 +366,12 @@ impl Row {
         H: Resource + JsonSchema,
     {
         self.stored_as::<H>(&IDENTITY)
+    }
+
+    /// A delete that removes an object answers the object (Kubernetes' `ReturnDeletedObject`).
+    pub fn returns_deleted_object(mut self) -> Self {
+        self.returns_deleted_object = true;
+        self
     }
 
     /// Uses the kind's own strategy instead of [`GenericStrategy`].
