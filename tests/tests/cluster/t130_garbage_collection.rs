@@ -1,6 +1,6 @@
-//! The garbage collector on a real 3-replica cluster: owner chains three deep deleted in the
-//! background, in the foreground (`foregroundDeletion`) and with their dependents orphaned
-//! (`orphan`); dangling and cross-namespace references; a cluster-scoped dependent naming a
+//! The garbage collector on a real 3-replica cluster: owner chains three deep deleted with
+//! each propagation policy (Background, Foreground, Orphan) and with orphanDependents
+//! true/false; dangling and cross-namespace references; a cluster-scoped dependent naming a
 //! namespaced owner reported with an `OwnerRefInvalidNamespace` Event; and a foreground
 //! deletion half done when the leader is killed, finished by the next leader, as a watch
 //! shows it.
@@ -10,6 +10,7 @@ use std::time::Duration;
 use apiary_tests::DevCluster;
 use apiary_tests::DevOptions;
 use apiary_tests::HttpClient;
+use apiary_tests::objects;
 use apiary_tests::watch_stream::EventStream;
 use http::Method;
 use http::StatusCode;
@@ -150,6 +151,32 @@ async fn chain(client: &HttpClient, prefix: &str, finalizers: &[&str], block: bo
     [root, mid, secret, leaf]
 }
 
+/// The watch's events, as (type, name, deletionTimestamp set), up to `name`'s DELETED.
+async fn events_until_deleted(watch: &mut EventStream, name: &str) -> Vec<(String, String, bool)> {
+    let mut seen: Vec<(String, String, bool)> = Vec::new();
+    while !seen
+        .iter()
+        .any(|(kind, n, _)| kind == "DELETED" && n == name)
+    {
+        let event = watch
+            .next(CONVERGE)
+            .await
+            .expect("an event in time")
+            .expect("the watch goes on");
+        let deleting = event.object["metadata"]["deletionTimestamp"].is_string();
+        let n = event.name().unwrap_or_default().to_owned();
+        seen.push((event.kind, n, deleting));
+    }
+    seen
+}
+
+/// Where the first `kind` event of `name` is in `seen`.
+fn position(seen: &[(String, String, bool)], kind: &str, name: &str) -> usize {
+    seen.iter()
+        .position(|(k, n, _)| k == kind && n == name)
+        .unwrap_or_else(|| panic!("no {kind} {name} in {seen:?}"))
+}
+
 fn path_of(object: &Value) -> String {
     let kind = if object["kind"] == "Secret" {
         "secrets"
@@ -171,43 +198,73 @@ async fn owner_chains_are_collected_as_their_deletion_asks() {
     let client = cluster.client(1).unwrap();
     let keeper = create(client, "configmaps", NS, "keeper", json!({})).await;
 
-    // Background: the root goes at once, then its dependents, then theirs.
-    let [root, mid, secret, leaf] = chain(client, "bg", &[], false).await;
-    delete(
-        client,
-        &path_of(&root),
-        json!({"propagationPolicy": "Background"}),
-    )
-    .await;
-    for object in [&mid, &secret, &leaf] {
-        until_gone(client, &path_of(object)).await;
+    // Background, and orphanDependents=false: the root goes at once, then its dependents,
+    // then theirs.
+    for (prefix, options) in [
+        ("bg", json!({"propagationPolicy": "Background"})),
+        ("nor", json!({"orphanDependents": false})),
+    ] {
+        let [root, mid, secret, leaf] = chain(client, prefix, &[], false).await;
+        assert_eq!(
+            delete(client, &path_of(&root), options).await,
+            StatusCode::OK
+        );
+        for object in [&mid, &secret, &leaf] {
+            until_gone(client, &path_of(object)).await;
+        }
     }
 
-    // Foreground: the root, held by `foregroundDeletion`, goes once no dependent blocks it.
-    let [root, mid, secret, leaf] = chain(client, "fg", &["foregroundDeletion"], true).await;
-    delete(client, &path_of(&root), json!({})).await;
-    let held = get(client, &path_of(&root))
-        .await
-        .expect("held by its finalizer");
-    assert!(held["metadata"]["deletionTimestamp"].is_string(), "{held}");
-    for object in [&mid, &secret, &leaf, &root] {
-        until_gone(client, &path_of(object)).await;
+    // Foreground: the root, held by `foregroundDeletion`, goes once no dependent blocks it;
+    // each blocking dependent is deleted in the foreground too, so a watch sees the leaf go
+    // before its owner, and both before the root. A finalizer set by hand works the same.
+    for (prefix, finalizers) in [("fg", &[][..]), ("fgf", &["foregroundDeletion"][..])] {
+        let [root, mid, secret, leaf] = chain(client, prefix, finalizers, true).await;
+        let rv = objects::resource_version(&leaf).expect("a resourceVersion");
+        let watch = format!("/api/v1/namespaces/{NS}/configmaps?watch=1&resourceVersion={rv}");
+        let mut watch = EventStream::open(client, &watch)
+            .await
+            .expect("the watch opens");
+        let options = if finalizers.is_empty() {
+            json!({"propagationPolicy": "Foreground"})
+        } else {
+            json!({})
+        };
+        delete(client, &path_of(&root), options).await;
+        let held = get(client, &path_of(&root))
+            .await
+            .expect("held by its finalizer");
+        assert!(held["metadata"]["deletionTimestamp"].is_string(), "{held}");
+        for object in [&mid, &secret, &leaf, &root] {
+            until_gone(client, &path_of(object)).await;
+        }
+        let root_name = format!("{prefix}-root");
+        let seen = events_until_deleted(&mut watch, &root_name).await;
+        let at = |kind: &str, name: &str| position(&seen, kind, &format!("{prefix}-{name}"));
+        assert!(at("MODIFIED", "root") < at("DELETED", "mid"), "{seen:?}");
+        assert!(at("DELETED", "leaf") < at("DELETED", "mid"), "{seen:?}");
+        assert!(at("DELETED", "mid") < at("DELETED", "root"), "{seen:?}");
     }
 
-    // Orphan: the dependents lose their reference to the root and stay; the root goes.
-    let [root, mid, secret, leaf] = chain(client, "or", &["orphan"], true).await;
-    delete(client, &path_of(&root), json!({})).await;
-    until_gone(client, &path_of(&root)).await;
-    for object in [&mid, &secret] {
-        until(client, &path_of(object), "orphaned", |o| {
-            o.is_some_and(|o| owners(o).is_empty())
-        })
-        .await;
+    // Orphan, and orphanDependents=true: the dependents lose their reference to the root and
+    // stay; the root goes.
+    for (prefix, options, status) in [
+        ("or", json!({"propagationPolicy": "Orphan"}), StatusCode::OK),
+        ("ort", json!({"orphanDependents": true}), StatusCode::OK),
+    ] {
+        let [root, mid, secret, leaf] = chain(client, prefix, &[], true).await;
+        assert_eq!(delete(client, &path_of(&root), options).await, status);
+        until_gone(client, &path_of(&root)).await;
+        for object in [&mid, &secret] {
+            until(client, &path_of(object), "orphaned", |o| {
+                o.is_some_and(|o| owners(o).is_empty())
+            })
+            .await;
+        }
+        let kept = get(client, &path_of(&leaf))
+            .await
+            .expect("the leaf's owner stays");
+        assert_eq!(owners(&kept), [format!("{prefix}-mid")]);
     }
-    let kept = get(client, &path_of(&leaf))
-        .await
-        .expect("the leaf's owner stays");
-    assert_eq!(owners(&kept), ["or-mid"]);
 
     // Dangling: an owner that never existed (or has another uid) is absent.
     let mut ghost = reference(&keeper, false);
@@ -279,7 +336,9 @@ async fn owner_chains_are_collected_as_their_deletion_asks() {
         "nothing else is deleted"
     );
     assert!(
-        get(client, &path_of(&leaf)).await.is_some(),
+        get(client, &path("configmaps", NS, "ort-leaf"))
+            .await
+            .is_some(),
         "nothing else is deleted"
     );
 }
@@ -296,14 +355,7 @@ async fn the_next_leader_finishes_a_foreground_deletion() {
         .expect("a leader");
     let survivor = (1..=3).find(|&i| i != leader).unwrap();
     let client = cluster.client(survivor).unwrap();
-    let root = create(
-        client,
-        "configmaps",
-        NS,
-        "root",
-        json!({"finalizers": ["foregroundDeletion"]}),
-    )
-    .await;
+    let root = create(client, "configmaps", NS, "root", json!({})).await;
     let held =
         json!({"finalizers": ["example.com/hold"], "ownerReferences": [reference(&root, true)]});
     let dependent = create(client, "configmaps", NS, "dependent", held).await;
@@ -315,7 +367,12 @@ async fn the_next_leader_finishes_a_foreground_deletion() {
     .await
     .unwrap();
 
-    delete(client, &path_of(&root), json!({})).await;
+    delete(
+        client,
+        &path_of(&root),
+        json!({"propagationPolicy": "Foreground"}),
+    )
+    .await;
     // The collector deletes the dependent, which its own finalizer holds.
     until(client, &path_of(&dependent), "being deleted", |o| {
         o.is_some_and(|o| o["metadata"]["deletionTimestamp"].is_string())
