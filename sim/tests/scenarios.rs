@@ -321,7 +321,7 @@ fn join_not_held_by_leader_without_quorum() {
 }
 
 // Issue 19 (garbage collection, survives failover): owner chains three deep, half of their
-// owners deleted in the background or the foreground under the seeded fault mix; afterwards
+// owners deleted in the background, the foreground or orphaning under the seeded fault mix;
 // nothing outlives its owner and nothing else is deleted.
 #[test]
 fn garbage_collection_under_faults() {

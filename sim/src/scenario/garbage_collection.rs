@@ -1,11 +1,11 @@
 //! Scenario `garbage_collection_under_faults` (issue 19 items 3 and 6): owner chains three
 //! deep (an owner ConfigMap, two dependents, one of them owning a leaf) are built, then half
-//! of the owners are deleted (in the background or the foreground, alternately) through
+//! of the owners are deleted (in the background, the foreground or orphaning, in turn) through
 //! random replicas while the seed's fault mix runs (leaders cut off and crashed among it),
 //! so the garbage collector's passes are cut short and taken over by new leaders. After the
 //! faults heal, every object of a deleted owner's chain must be gone within a bound (nothing
-//! outlives its owner), and every other object must still be there with its uid (nothing
-//! else is deleted).
+//! outlives its owner; an orphaning owner's dependents lose their reference to it), and
+//! every other object must still be there with its uid (nothing else is deleted).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -155,13 +155,17 @@ impl Run {
         }
     }
 
+    /// ConfigMap `name` as a random replica serves it now; `None` when absent.
+    async fn read(&mut self, name: &str) -> Result<Option<Value>, String> {
+        let path = format!("{}/{name}", configmaps_path());
+        call(Method::GET, &self.host(), &path, None)
+            .await
+            .map_err(|(_, e)| e)
+    }
+
     /// The uid of ConfigMap `name` as a random replica serves it now; `None` when absent.
     async fn uid(&mut self, name: &str) -> Result<Option<String>, String> {
-        let path = format!("{}/{name}", configmaps_path());
-        let found = call(Method::GET, &self.host(), &path, None)
-            .await
-            .map_err(|(_, e)| e)?;
-        Ok(found.map(|o| o["metadata"]["uid"].as_str().unwrap_or_default().to_owned()))
+        Ok(self.read(name).await?.map(|o| uid_of(&o)))
     }
 }
 
@@ -179,6 +183,17 @@ fn stuck_after(
         });
     }
     Ok(())
+}
+
+/// How owner `i` is deleted: the odd ones are not; the even ones in the background, the
+/// foreground or orphaning their dependents, in turn.
+fn policy(i: usize) -> Option<&'static str> {
+    match i % 6 {
+        0 => Some("Background"),
+        2 => Some("Foreground"),
+        4 => Some("Orphan"),
+        _ => None,
+    }
 }
 
 fn reference(owner: &Value, block: bool) -> Value {
@@ -212,6 +227,8 @@ async fn drive(
     };
     // Name -> uid, of the objects that must go and of those that must stay.
     let (mut doomed, mut kept) = (BTreeMap::new(), BTreeMap::new());
+    // The dependents of owners deleted with the Orphan policy: kept, without references.
+    let mut orphaned = Vec::new();
     for i in 0..OWNERS {
         let owner = run.ensure(&format!("owner-{i}"), json!({})).await?;
         let blocking = json!({"ownerReferences": [reference(&owner, true)]});
@@ -224,8 +241,23 @@ async fn drive(
                 json!({"ownerReferences": [reference(&a, true)]}),
             )
             .await?;
-        let chain = if i % 2 == 0 { &mut doomed } else { &mut kept };
+        let name = |o: &Value| {
+            o["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        };
+        if policy(i) == Some("Orphan") {
+            doomed.insert(name(&owner), uid_of(&owner));
+            orphaned.extend([name(&a), name(&b)]);
+        }
+        let whole_chain = matches!(policy(i), Some("Background" | "Foreground"));
         for object in [&owner, &a, &b, &leaf] {
+            let chain = if whole_chain || doomed.contains_key(&name(object)) {
+                &mut doomed
+            } else {
+                &mut kept
+            };
             chain.insert(
                 object["metadata"]["name"]
                     .as_str()
@@ -250,13 +282,11 @@ async fn drive(
         &mut notes,
     );
     let deletes = async {
-        for i in (0..OWNERS).step_by(2) {
+        for i in 0..OWNERS {
             let pause = Duration::from_millis(run.rng.random_range(200..1_500));
             tokio::time::sleep(pause).await;
-            let policy = if i % 4 == 0 {
-                "Background"
-            } else {
-                "Foreground"
+            let Some(policy) = policy(i) else {
+                continue;
             };
             run.delete(&format!("owner-{i}"), policy).await?;
         }
@@ -274,6 +304,13 @@ async fn drive(
             match run.uid(name).await {
                 Ok(Some(found)) if found == *uid => left.push(name.clone()),
                 Ok(_) => {}
+                Err(e) => left.push(format!("{name} ({e})")),
+            }
+        }
+        for name in &orphaned {
+            match run.read(name).await {
+                Ok(Some(found)) if found["metadata"]["ownerReferences"].is_null() => {}
+                Ok(found) => left.push(format!("{name} not orphaned: {found:?}")),
                 Err(e) => left.push(format!("{name} ({e})")),
             }
         }
