@@ -175,3 +175,79 @@ impl Graph {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn configmaps() -> Resource {
+        Resource {
+            group: String::new(),
+            version: "v1".to_owned(),
+            plural: "configmaps".to_owned(),
+            kind: "ConfigMap".to_owned(),
+            namespaced: true,
+            collected: true,
+        }
+    }
+
+    fn node(namespace: &str, name: &str, owners: Value, meta: Value) -> Node {
+        let mut metadata = json!({"namespace": namespace, "name": name, "uid": name,
+            "ownerReferences": owners});
+        for (k, v) in meta.as_object().cloned().unwrap_or_default() {
+            metadata[k] = v;
+        }
+        Node::from_object(&configmaps(), &json!({"metadata": metadata})).unwrap()
+    }
+
+    fn to(uid: &str, block: bool) -> Value {
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "name": uid, "uid": uid,
+            "blockOwnerDeletion": block})
+    }
+
+    // Owners are found by uid and, being namespaced, only in the dependent's namespace; an
+    // owner waiting for its dependents, or one not listed, makes the dependent's owners not
+    // solid.
+    #[test]
+    fn owners_resolve_by_uid_within_the_namespace() {
+        let waiting = json!({"deletionTimestamp": "2026-01-01T00:00:00Z",
+            "finalizers": [FOREGROUND_FINALIZER]});
+        let graph = Graph::new(vec![
+            node("a", "owner", json!([]), json!({})),
+            node("a", "leaving", json!([]), waiting),
+            node("a", "kept", json!([to("owner", true)]), json!({})),
+            node("b", "far", json!([to("owner", false)]), json!({})),
+            node(
+                "a",
+                "blocked",
+                json!([to("owner", false), to("leaving", true)]),
+                json!({}),
+            ),
+            node("a", "ghost", json!([to("nobody", false)]), json!({})),
+        ]);
+        let by_name = |name: &str| graph.nodes().iter().find(|n| n.name == name).unwrap();
+        assert!(graph.owners_solid(by_name("kept")));
+        assert!(
+            !graph.owners_solid(by_name("far")),
+            "another namespace's owner is absent"
+        );
+        assert!(
+            !graph.owners_solid(by_name("blocked")),
+            "an owner waits for it"
+        );
+        assert!(!graph.owners_solid(by_name("ghost")));
+        let dependents: Vec<&str> = graph
+            .dependents(by_name("owner"))
+            .map(|(d, _)| d.name.as_str())
+            .collect();
+        assert_eq!(dependents, ["kept", "blocked"]);
+        let blocking: Vec<bool> = graph
+            .dependents(by_name("leaving"))
+            .map(|(_, r)| r.block)
+            .collect();
+        assert_eq!(blocking, [true]);
+        assert!(by_name("leaving").deleting_dependents());
+    }
+}
