@@ -7,10 +7,10 @@
 //! in Kubernetes' generic registry: `list` (paging), `decode` (request bodies), `metadata`
 //! (metadata rules), `namespace` (namespace lifecycle), `create`, `update`, `patch`,
 //! `guaranteed_update`, `delete`, `authorize_write` (what the object grants, weighed against
-//! its writer), `allocate` (Service IPs and ports), `convert` (versions sharing storage),
-//! `persistence` (the final writes), `apply` (server-side apply) and `managed` (the
-//! `managedFields` every request's write records) and `unsafe_delete` (the forced removal of
-//! an object that cannot be read).
+//! its writer), `owner_references` (the permissions owner references need), `allocate`
+//! (Service IPs and ports), `convert` (versions sharing storage), `persistence` (the final
+//! writes), `apply` (server-side apply), `managed` (the `managedFields` every request's write
+//! records) and `unsafe_delete` (the forced removal of an object that cannot be read).
 //!
 //! Reads never parse stored objects: they splice `resourceVersion` into the stored bytes
 //! ([`StoredJson`]). Writes parse the current object, because they must compare against it.
@@ -33,6 +33,7 @@ mod list;
 mod managed;
 mod metadata;
 mod namespace;
+mod owner_references;
 mod patch;
 mod persistence;
 mod unsafe_delete;

@@ -11,12 +11,13 @@
 //! `--controllers` selects them as kube-controller-manager's flag does: `*` is the default-on
 //! set, `name` turns one on, `-name` off; an unknown name is a start-up error. The bootstrap
 //! token controllers ([`token_cleaner`], [`bootstrap_signer`]) are off in `*` and on by name
-//! (R-ACC-120); the RBAC controllers ([`rbac_bootstrap`], [`clusterrole_aggregation`]) are on
-//! in `*`, as is pod garbage collection ([`pod_gc`]).
+//! (R-ACC-120); the RBAC controllers ([`rbac_bootstrap`], [`clusterrole_aggregation`]), the
+//! [`garbage_collector`] and pod garbage collection ([`pod_gc`]) are on in `*`.
 
 pub mod bootstrap_signer;
 pub mod client;
 pub mod clusterrole_aggregation;
+pub mod garbage_collector;
 pub mod pod_gc;
 pub mod rbac_bootstrap;
 pub mod runner;
@@ -63,6 +64,7 @@ pub struct ControllerContext {
 const KNOWN: &[(&str, bool)] = &[
     (bootstrap_signer::NAME, false),
     (clusterrole_aggregation::NAME, true),
+    (garbage_collector::NAME, true),
     (pod_gc::NAME, true),
     (rbac_bootstrap::NAME, true),
     (token_cleaner::NAME, false),
@@ -147,6 +149,7 @@ impl ControllerSelection {
                         Some(Arc::new(clusterrole_aggregation::ClusterRoleAggregation))
                     }
                     rbac_bootstrap::NAME => Some(Arc::new(rbac_bootstrap::RbacBootstrap)),
+                    garbage_collector::NAME => Some(Arc::new(garbage_collector::GarbageCollector)),
                     pod_gc::NAME => Some(Arc::new(pod_gc::PodGc::default())),
                     _ => None,
                 }
@@ -165,7 +168,12 @@ mod tests {
     }
 
     /// The controllers `*` runs.
-    const DEFAULT_ON: [&str; 3] = ["clusterrole-aggregation", "podgc", "rbac-bootstrap"];
+    const DEFAULT_ON: [&str; 4] = [
+        "clusterrole-aggregation",
+        "garbagecollector",
+        "podgc",
+        "rbac-bootstrap",
+    ];
 
     // R-ACC-120: `*` leaves the bootstrap token controllers off; naming them turns them on.
     // The RBAC controllers are on in `*`.
@@ -181,6 +189,7 @@ mod tests {
             Ok(vec![
                 "bootstrapsigner",
                 "clusterrole-aggregation",
+                "garbagecollector",
                 "podgc",
                 "rbac-bootstrap",
                 "tokencleaner"
@@ -195,7 +204,7 @@ mod tests {
     fn minus_turns_a_controller_off() {
         assert_eq!(
             select(&["*", "-tokencleaner", "-rbac-bootstrap"]),
-            Ok(vec!["clusterrole-aggregation", "podgc"])
+            Ok(vec!["clusterrole-aggregation", "garbagecollector", "podgc"])
         );
         assert_eq!(select(&["-tokencleaner", "tokencleaner"]), Ok(vec![]));
         assert_eq!(

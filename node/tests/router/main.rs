@@ -30,6 +30,7 @@ mod metrics;
 mod negotiation;
 mod node_authorizer;
 mod openapi;
+mod owner_references;
 mod patch;
 mod protobuf;
 mod rbac;
