@@ -11,12 +11,13 @@
 //! `--controllers` selects them as kube-controller-manager's flag does: `*` is the default-on
 //! set, `name` turns one on, `-name` off; an unknown name is a start-up error. The bootstrap
 //! token controllers ([`token_cleaner`], [`bootstrap_signer`]) are off in `*` and on by name
-//! (R-ACC-120); the RBAC controllers ([`rbac_bootstrap`], [`clusterrole_aggregation`]) are on
-//! in `*`.
+//! (R-ACC-120); the RBAC controllers ([`rbac_bootstrap`], [`clusterrole_aggregation`]) and
+//! the [`namespace`] controller are on in `*`.
 
 pub mod bootstrap_signer;
 pub mod client;
 pub mod clusterrole_aggregation;
+pub mod namespace;
 pub mod rbac_bootstrap;
 pub mod runner;
 pub mod token_cleaner;
@@ -62,6 +63,7 @@ pub struct ControllerContext {
 const KNOWN: &[(&str, bool)] = &[
     (bootstrap_signer::NAME, false),
     (clusterrole_aggregation::NAME, true),
+    (namespace::NAME, true),
     (rbac_bootstrap::NAME, true),
     (token_cleaner::NAME, false),
 ];
@@ -145,6 +147,7 @@ impl ControllerSelection {
                         Some(Arc::new(clusterrole_aggregation::ClusterRoleAggregation))
                     }
                     rbac_bootstrap::NAME => Some(Arc::new(rbac_bootstrap::RbacBootstrap)),
+                    namespace::NAME => Some(Arc::new(namespace::NamespaceController)),
                     _ => None,
                 }
             })
@@ -162,7 +165,7 @@ mod tests {
     }
 
     /// The controllers `*` runs.
-    const DEFAULT_ON: [&str; 2] = ["clusterrole-aggregation", "rbac-bootstrap"];
+    const DEFAULT_ON: [&str; 3] = ["clusterrole-aggregation", "namespace", "rbac-bootstrap"];
 
     // R-ACC-120: `*` leaves the bootstrap token controllers off; naming them turns them on.
     // The RBAC controllers are on in `*`.
@@ -178,6 +181,7 @@ mod tests {
             Ok(vec![
                 "bootstrapsigner",
                 "clusterrole-aggregation",
+                "namespace",
                 "rbac-bootstrap",
                 "tokencleaner"
             ])
@@ -191,7 +195,7 @@ mod tests {
     fn minus_turns_a_controller_off() {
         assert_eq!(
             select(&["*", "-tokencleaner", "-rbac-bootstrap"]),
-            Ok(vec!["clusterrole-aggregation"])
+            Ok(vec!["clusterrole-aggregation", "namespace"])
         );
         assert_eq!(select(&["-tokencleaner", "tokencleaner"]), Ok(vec![]));
         assert_eq!(

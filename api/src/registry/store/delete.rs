@@ -39,6 +39,7 @@ impl Store {
         now: DateTime<Utc>,
         write: WriteOptions,
     ) -> Result<Vec<u8>, ApiError> {
+        self.check_namespace_deletable(name)?;
         if let Some(shared) = &self.shared {
             let target = (namespace, name);
             return self
