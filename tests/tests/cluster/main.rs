@@ -7,6 +7,7 @@ mod t100_members;
 mod t101_status;
 mod t10_replication;
 mod t110_snapshot;
+mod t120_namespace_deletion;
 mod t20_conflicts;
 mod t30_leader_loss;
 mod t40_restart;

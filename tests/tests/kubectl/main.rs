@@ -21,6 +21,7 @@ mod t85_oidc;
 mod t85_service_account_tokens;
 mod t85_tokens;
 mod t86_rbac;
+mod t88_namespace_deletion;
 mod t90_audit;
 mod t90_metrics;
 mod watching;
