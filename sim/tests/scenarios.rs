@@ -317,3 +317,12 @@ fn membership_changes_seeds_17_32() {
 fn join_not_held_by_leader_without_quorum() {
     run_seeds(2..=2, scenario::membership_changes);
 }
+
+// R-RES-015, R-RES-061 (issue 19 items 2 and 6): namespaces deleted while the leader crashes
+// and restarts and the next leader is partitioned and healed are emptied and removed once
+// their finalizers are released; on every replica nothing outlives its namespace and the
+// namespace not deleted keeps every object.
+#[test]
+fn namespace_deletion_under_faults() {
+    run_seeds(1..=4, scenario::namespace_deletion_under_faults);
+}
