@@ -160,7 +160,14 @@ async fn drive(seed: u64, hosts: Vec<String>, faults: Faults) -> Result<Report, 
     let followers: Vec<String> = hosts.iter().filter(|h| **h != leader).cloned().collect();
     for (ns, host) in DOOMED.iter().zip(followers.iter().cycle()) {
         let path = format!("/api/v1/namespaces/{ns}");
-        until_done(&[host.clone()], Method::DELETE, &path, None, &[409]).await?;
+        until_done(
+            std::slice::from_ref(host),
+            Method::DELETE,
+            &path,
+            None,
+            &[409],
+        )
+        .await?;
     }
     // Late creates through every replica race the deletion: refused (403) or, when a replica
     // had not seen the deletion yet, created and then deleted with the rest.
