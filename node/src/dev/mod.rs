@@ -435,7 +435,12 @@ mod tests {
             assert!(config.bootstrap_token_auth);
             assert_eq!(
                 config.controllers.enabled(),
-                ["clusterrole-aggregation", "rbac-bootstrap", "tokencleaner"]
+                [
+                    "clusterrole-aggregation",
+                    "namespace",
+                    "rbac-bootstrap",
+                    "tokencleaner"
+                ]
             );
         }
         assert_eq!(configs[1].initial_cluster[&2], "https://127.0.0.1:21001");
