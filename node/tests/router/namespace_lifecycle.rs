@@ -132,7 +132,7 @@ async fn poll_until(
     done: impl Fn(&Reply) -> bool,
 ) -> Reply {
     let mut last = String::new();
-    for round in 0..200 {
+    for round in 0..400 {
         changes.send_replace(round);
         let reply = admin_call(app, "GET", path, None).await;
         if done(&reply) {

@@ -11,6 +11,10 @@ pub mod conditions;
 pub mod content;
 pub mod discovery;
 
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::sync::PoisonError;
+
 use apiary_api::auth::controller_user;
 use chrono::DateTime;
 use chrono::Duration;
@@ -50,35 +54,72 @@ impl Controller for NamespaceController {
             context.api.clone(),
             controller_user(context.flavor, ACCOUNT),
         );
-        converge(NAME, &context, &stop, || sync_all(&client, &context)).await;
+        let waiting = Mutex::new(HashMap::new());
+        converge(NAME, &context, &stop, || {
+            sync_all(&client, &context, &waiting)
+        })
+        .await;
     }
 }
 
+/// Per namespace (`uid` and `resourceVersion`), when to look again at content expected to go
+/// by itself. Only a hint kept in memory: a new leader starts without it and looks at once.
+type Waiting = Mutex<HashMap<(String, String), DateTime<Utc>>>;
+
 /// One pass: works on every terminating namespace; the time to look again when content
-/// is expected to go by itself (finalizers, graceful pod termination).
+/// is expected to go by itself (finalizers, graceful pod termination). As in Kubernetes, a
+/// namespace whose content is waiting for that is looked at again after half the estimate
+/// plus a second, or at once when the namespace itself changes.
 async fn sync_all(
     client: &InProcessClient,
     context: &ControllerContext,
+    waiting: &Waiting,
 ) -> Result<Option<DateTime<Utc>>, ControllerError> {
     let finalizer = context.flavor.namespace_finalizer();
     let namespaces = client.list("/api/v1/namespaces").await?;
     let mut next: Option<DateTime<Utc>> = None;
     let mut failure = None;
+    let mut still_waiting = HashMap::new();
+    let earlier = std::mem::take(&mut *waiting.lock().unwrap_or_else(PoisonError::into_inner));
     for namespace in namespaces
         .iter()
         .filter(|ns| ns.pointer("/metadata/deletionTimestamp").is_some())
         .filter(|ns| holds(ns, finalizer))
     {
+        let text = |p: &str| {
+            namespace
+                .pointer(p)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+        };
+        let key = (
+            text("/metadata/uid").to_owned(),
+            text("/metadata/resourceVersion").to_owned(),
+        );
+        if let Some(due) = earlier.get(&key).filter(|due| **due > context.clock.now()) {
+            next = Some(next.map_or(*due, |n| n.min(*due)));
+            still_waiting.insert(key, *due);
+            continue;
+        }
         match sync(client, context, namespace).await {
             Ok(0) => {}
             Ok(estimate) => {
-                // Kubernetes requeues after half the estimate, plus a second.
                 let due = context.clock.now() + Duration::seconds(estimate / 2 + 1);
                 next = Some(next.map_or(due, |n| n.min(due)));
+                // The namespace as the pass left it (its conditions may have been written).
+                let path = format!("/api/v1/namespaces/{}", text("/metadata/name"));
+                if let Ok(Some(now)) = client.get(&path).await
+                    && let Some(version) = now
+                        .pointer("/metadata/resourceVersion")
+                        .and_then(Value::as_str)
+                {
+                    still_waiting.insert((key.0, version.to_owned()), due);
+                }
             }
             Err(error) => failure = Some(error),
         }
     }
+    *waiting.lock().unwrap_or_else(PoisonError::into_inner) = still_waiting;
     match failure {
         Some(error) => Err(error),
         None => Ok(next),
