@@ -18,6 +18,7 @@ use serde_json::json;
 
 use crate::group::GroupKind;
 use crate::group::GroupResource;
+use crate::registry::CorruptObjects;
 use crate::storage::Revision;
 use crate::storage::StorageError;
 use crate::validation::FieldError;
@@ -260,6 +261,19 @@ pub enum ApiError {
     /// 500 InternalError: a failure retrying will not fix.
     #[error("Internal error occurred: {0}")]
     Internal(String),
+    /// 500 InternalError: stored objects cannot be decoded; the message names the first key
+    /// (what a read that stops at the first reports). The forced delete recognises it.
+    #[error("Internal error occurred: {0}")]
+    Corrupt(CorruptObjects),
+    /// 500 StorageReadError: a list met corrupt objects and names them all (up to the limit),
+    /// as kube-apiserver reports them with `AllowUnsafeMalformedObjectDeletion` on.
+    #[error("failed to read one or more {resource} from the storage")]
+    StoreReadError {
+        /// The resource listed.
+        resource: GroupResource,
+        /// The corrupt objects met.
+        corrupt: CorruptObjects,
+    },
     /// 422 Invalid: a well-formed patch does not apply to the object (a failed JSON Patch
     /// `test`, R-RES-115), or applying it would break a budget; the message says why (where
     /// Kubernetes answers only its generic 422 text).
@@ -413,7 +427,9 @@ impl ApiError {
                 StatusCode::GATEWAY_TIMEOUT
             }
             Self::ServiceUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
-            Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::Internal(_) | Self::Corrupt(_) | Self::StoreReadError { .. } => {
+                StatusCode::INTERNAL_SERVER_ERROR
+            }
             Self::TooManyRequests { .. } | Self::ShuttingDown | Self::Throttled { .. } => {
                 StatusCode::TOO_MANY_REQUESTS
             }
@@ -443,7 +459,8 @@ impl ApiError {
             Self::Unauthorized => "Unauthorized",
             Self::TooLargeResourceVersion { .. } | Self::Timeout { .. } => "Timeout",
             Self::ServiceUnavailable(_) => "ServiceUnavailable",
-            Self::Internal(_) => "InternalError",
+            Self::Internal(_) | Self::Corrupt(_) => "InternalError",
+            Self::StoreReadError { .. } => "StorageReadError",
             Self::TooManyRequests { .. } | Self::ShuttingDown | Self::Throttled { .. } => {
                 "TooManyRequests"
             }
@@ -510,6 +527,8 @@ impl ApiError {
             Self::ShuttingDown => Some(json!({"retryAfterSeconds": SHUTDOWN_RETRY_AFTER_SECONDS})),
             Self::Throttled { retry_after } => Some(json!({"retryAfterSeconds": retry_after})),
             Self::Internal(message) => Some(json!({"causes": [{"message": message}]})),
+            Self::Corrupt(corrupt) => Some(json!({"causes": [{"message": corrupt.to_string()}]})),
+            Self::StoreReadError { resource, corrupt } => Some(corrupt.list_details(resource)),
             Self::ApplyConflict { causes, .. } => {
                 let causes: Vec<Value> = causes
                     .iter()

@@ -89,6 +89,8 @@ struct AppState {
     metrics: Metrics,
     /// Whether `CBORServingAndStorage` is on (CBOR is offered).
     cbor: bool,
+    /// Whether `AllowUnsafeMalformedObjectDeletion` is on.
+    unsafe_delete: bool,
     /// The replica's Protobuf encodings of stored object versions.
     protobuf_cache: Arc<crate::codec::protobuf::EncodingCache>,
     cluster_admin: Option<Arc<dyn ClusterAdmin>>,
@@ -142,6 +144,9 @@ pub fn router(storage: Arc<dyn Storage>, config: ApiConfig) -> Router {
         deprecations: Arc::new(DeprecationTable::new(config.flavor)),
         metrics: config.metrics,
         cbor: config.feature_gates.enabled(Feature::CBORServingAndStorage),
+        unsafe_delete: config
+            .feature_gates
+            .enabled(Feature::AllowUnsafeMalformedObjectDeletion),
         protobuf_cache: Arc::new(crate::codec::protobuf::EncodingCache::new(
             crate::codec::protobuf::MAX_CACHED_BYTES,
         )),
@@ -401,6 +406,7 @@ async fn authorized(
         authz: &state.authz,
         readiness: state.readiness.as_ref(),
         deprecations: &state.deprecations,
+        unsafe_delete: state.unsafe_delete,
     };
     let response = serve_resource(state.storage.as_ref(), &state.registry, req)
         .await

@@ -18,6 +18,8 @@ const ISOLATED_LEADER_SEEDS: RangeInclusive<u64> = 1..=24;
 /// Seeds of the rolling upgrade scenario: each runs the mixed-fault workload for longer than a
 /// mixed-faults seed (three upgrades around the fault mix).
 const UPGRADE_SEEDS: RangeInclusive<u64> = 1..=4;
+/// Seeds of the garbage collection scenario.
+const GC_SEEDS: RangeInclusive<u64> = 1..=4;
 
 /// Runs every seed (`defaults` unless one is pinned), panicking at the first failure, and
 /// returns the reports.
@@ -316,6 +318,14 @@ fn membership_changes_seeds_17_32() {
 #[test]
 fn join_not_held_by_leader_without_quorum() {
     run_seeds(2..=2, scenario::membership_changes);
+}
+
+// Issue 19 (garbage collection, survives failover): owner chains three deep, half of their
+// owners deleted in the background, the foreground or orphaning under the seeded fault mix;
+// nothing outlives its owner and nothing else is deleted.
+#[test]
+fn garbage_collection_under_faults() {
+    run_seeds(GC_SEEDS, scenario::garbage_collection_under_faults);
 }
 
 // R-RES-015, R-RES-061 (issue 19 items 2 and 6): namespaces deleted while the leader crashes

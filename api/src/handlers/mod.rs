@@ -8,6 +8,7 @@ mod resource;
 mod response;
 mod review;
 mod subresource;
+mod unsafe_delete;
 mod warnings;
 mod write_options;
 

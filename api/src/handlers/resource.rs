@@ -17,6 +17,7 @@ use super::delete_options::delete_options;
 use super::json_response;
 use super::review;
 use super::subresource;
+use super::unsafe_delete;
 use super::warnings::with_warnings;
 use super::write_options::Sender;
 use super::write_options::WriteKind;
@@ -91,6 +92,9 @@ pub(crate) struct ResourceRequest<'a> {
     pub readiness: &'a dyn Readiness,
     /// The deprecated kinds (their requests warn).
     pub deprecations: &'a DeprecationTable,
+    /// Whether `AllowUnsafeMalformedObjectDeletion` is on (the forced delete of corrupt
+    /// objects, and lists naming every corrupt object they meet).
+    pub unsafe_delete: bool,
 }
 
 impl ResourceRequest<'_> {
@@ -204,7 +208,8 @@ async fn dispatch(
             )
         }
         Verb::Delete | Verb::DeleteCollection => {
-            let options = delete_options(&req.body, req.query, req.flavor)?;
+            let mut options = delete_options(&req.body, req.query, req.flavor)?;
+            unsafe_delete::check_options(&mut options, req.unsafe_delete, &info.verb, req.flavor)?;
             let write = WriteOptions {
                 dry_run: options.dry_run,
                 ..WriteOptions::default()
@@ -238,11 +243,15 @@ async fn dispatch(
     }
     match (&info.verb, item_ns) {
         (Verb::List, _) => {
+            let listed = |e| unsafe_delete::list_error(e, req.unsafe_delete, rt.group_resource());
             let options = ListOptions::from_query(req.query, false, req.flavor)?;
             if req.output.format == codec::Format::Protobuf
                 && req.output.view == codec::View::Object
             {
-                let (head, items) = store.list_items(storage, namespace, &options).await?;
+                let (head, items) = store
+                    .list_items(storage, namespace, &options)
+                    .await
+                    .map_err(listed)?;
                 let stored = items.iter().map(|i| codec::protobuf::StoredItem {
                     key: &i.key,
                     revision: i.revision,
@@ -250,7 +259,10 @@ async fn dispatch(
                 });
                 return codec::protobuf_list(&head, stored, req.context);
             }
-            let body = store.list(storage, namespace, &options).await?;
+            let body = store
+                .list(storage, namespace, &options)
+                .await
+                .map_err(listed)?;
             Ok(json_response(StatusCode::OK, body))
         }
         (Verb::Watch, _) if sub.is_empty() => {
@@ -268,6 +280,7 @@ async fn dispatch(
             crate::watch::serve_watch(storage, store, target).await
         }
         (Verb::DeleteCollection, Some(_)) if sub.is_empty() => {
+            warnings.extend(store.delete_warnings(&deletion));
             let options = ListOptions::from_query(req.query, false, req.flavor)?;
             let body = store
                 .delete_collection(storage, namespace, &options, &deletion, req.now, write)
@@ -308,11 +321,25 @@ async fn dispatch(
             warnings.extend(written.warnings);
             Ok(json_response(StatusCode::OK, written.body))
         }
-        (Verb::Delete, Some(ns)) if sub.is_empty() => {
+        (Verb::Delete, Some(ns)) if sub.is_empty() && deletion.ignore_store_read_errors => {
+            unsafe_delete::authorize(req.authz, req.user, info).await?;
             let body = store
-                .delete(storage, ns, &info.name, &deletion, req.now, write)
+                .delete_corrupt(storage, ns, &info.name, &deletion, req.now, write)
                 .await?;
             Ok(json_response(StatusCode::OK, body))
+        }
+        (Verb::Delete, Some(ns)) if sub.is_empty() => {
+            warnings.extend(store.delete_warnings(&deletion));
+            let deleted = store
+                .delete(storage, ns, &info.name, &deletion, req.now, write)
+                .await?;
+            // 202 where Kubernetes answers it: the object stays (finalizers, a grace period)
+            // and the client asked for its dependents with `orphanDependents: false`.
+            let status = match !deleted.removed && deletion.orphan_dependents == Some(false) {
+                true => StatusCode::ACCEPTED,
+                false => StatusCode::OK,
+            };
+            Ok(json_response(status, deleted.body))
         }
         (Verb::Get | Verb::Update | Verb::Patch | Verb::Delete, None) => {
             Err(ApiError::UnknownResource)

@@ -192,7 +192,11 @@ pub fn resource_paths(s: &Served, names: &KindNames) -> Vec<PathItem> {
             params::DELETE,
         );
         let delete = with_body(delete, &delete_options, ANY_BODY);
-        on_item.push(answers(delete, &[200, 202], &status));
+        let deleted = match r.returns_deleted_object {
+            true => &names.kind,
+            false => &status,
+        };
+        on_item.push(answers(delete, &[200, 202], deleted));
     }
     if r.supports("patch") {
         let patch = op(

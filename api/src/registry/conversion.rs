@@ -44,6 +44,11 @@ pub trait Conversion: Send + Sync + 'static {
 
     /// A stored object in the served version.
     fn to_served(&self, obj: Value, flavor: Flavor) -> Result<Value, ConversionError>;
+
+    /// Whether the conversion changes nothing ([`Identity`]).
+    fn is_identity(&self) -> bool {
+        false
+    }
 }
 
 /// Versions whose schemas are structurally identical: only `apiVersion` changes, which the
@@ -58,6 +63,10 @@ impl Conversion for Identity {
 
     fn to_served(&self, obj: Value, _flavor: Flavor) -> Result<Value, ConversionError> {
         Ok(obj)
+    }
+
+    fn is_identity(&self) -> bool {
+        true
     }
 }
 

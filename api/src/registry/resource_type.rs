@@ -60,6 +60,9 @@ pub struct ResourceType {
     pub subresources: Vec<String>,
     /// Where its objects are stored.
     pub storage: StorageLocation,
+    /// Whether a delete that removes an object answers the object rather than a `Status`
+    /// (Kubernetes' `ReturnDeletedObject`).
+    pub returns_deleted_object: bool,
 }
 
 /// The verbs of a type with full CRUD, in Kubernetes' discovery order.
@@ -171,6 +174,7 @@ mod tests {
                 version: "v1".into(),
                 kind: "K".into(),
             },
+            returns_deleted_object: false,
         }
     }
 

@@ -7,9 +7,10 @@
 //! in Kubernetes' generic registry: `list` (paging), `decode` (request bodies), `metadata`
 //! (metadata rules), `namespace` (namespace lifecycle), `create`, `update`, `patch`,
 //! `guaranteed_update`, `delete`, `authorize_write` (what the object grants, weighed against
-//! its writer), `allocate` (Service IPs and ports), `convert` (versions sharing storage),
-//! `persistence` (the final writes), `apply` (server-side apply) and `managed` (the
-//! `managedFields` every request's write records).
+//! its writer), `owner_references` (the permissions owner references need), `allocate`
+//! (Service IPs and ports), `convert` (versions sharing storage), `persistence` (the final
+//! writes), `apply` (server-side apply), `managed` (the `managedFields` every request's write
+//! records) and `unsafe_delete` (the forced removal of an object that cannot be read).
 //!
 //! Reads never parse stored objects: they splice `resourceVersion` into the stored bytes
 //! ([`StoredJson`]). Writes parse the current object, because they must compare against it.
@@ -32,8 +33,10 @@ mod list;
 mod managed;
 mod metadata;
 mod namespace;
+mod owner_references;
 mod patch;
 mod persistence;
+mod unsafe_delete;
 mod update;
 
 use bytes::Bytes;
@@ -47,6 +50,8 @@ pub use self::authorize_write::WriteAuthorization;
 pub(crate) use self::convert::ReadConversion;
 use self::convert::Shared;
 pub(crate) use self::metadata::keep_fields;
+use super::CorruptObjects;
+use super::DeleteOptions;
 use super::ResourceType;
 use super::StoredJson;
 use super::Strategy;
@@ -137,8 +142,10 @@ fn rfc3339(now: DateTime<Utc>) -> String {
     now.to_rfc3339_opts(SecondsFormat::Secs, true)
 }
 
+/// The typed error of the stored object at `key` that does not decode (see
+/// [`CorruptObjects`]; the forced delete recognises it).
 fn corrupt(key: &str, e: impl std::fmt::Display) -> ApiError {
-    ApiError::Internal(format!("stored object {key} cannot be read: {e}"))
+    ApiError::Corrupt(CorruptObjects::one(key, e))
 }
 
 /// `obj`, to be written at `key`, in its stored form.
@@ -200,6 +207,11 @@ impl Store {
     pub fn with_schema(mut self, schema: SchemaFn) -> Self {
         self.schema = Some(schema);
         self
+    }
+
+    /// The warnings a delete with `options` answers with (the kind's).
+    pub fn delete_warnings(&self, options: &DeleteOptions) -> Vec<String> {
+        self.strategy.warnings_on_delete(options)
     }
 
     /// The resource type served.

@@ -2,25 +2,18 @@
 //! default methods (as Kubernetes' `RESTCreateStrategy`/`RESTUpdateStrategy`, without the hook
 //! fields). The store owns the order of the steps; a strategy only fills them in.
 
+use chrono::DateTime;
+use chrono::Utc;
 use serde_json::Value;
 
+use super::deletion::DeleteAction;
+use super::deletion::DeleteOptions;
+use super::deletion::GcPolicy;
+use super::deletion::plan_delete;
+use super::deletion::requested_grace;
 use crate::request::FieldLabels;
 use crate::validation::FieldError;
 use crate::validation::NameRule;
-
-/// What a delete request does to an object, as the strategy decides from its current state.
-#[derive(Debug, Clone, PartialEq)]
-pub enum DeleteAction {
-    /// Remove the object from the store now.
-    Remove,
-    /// Persist the object as the strategy changed it (e.g. `deletionTimestamp` set) and answer
-    /// it; removal happens once its finalizers are gone.
-    Mark,
-    /// Answer the object as it is (already marked; nothing to change).
-    Unchanged,
-    /// Refuse with 409 Conflict, for this reason.
-    Refuse(String),
-}
 
 /// Per-kind steps of the write pipeline.
 ///
@@ -96,33 +89,50 @@ pub trait Strategy: Send + Sync + 'static {
     /// Normalizes a valid object just before it is stored.
     fn canonicalize(&self, _obj: &mut Value) {}
 
-    /// What a delete does to `obj` (its current state; may be changed for [`DeleteAction::Mark`]).
-    /// `now` is the RFC 3339 time of the request. The default follows Kubernetes' generic
-    /// store: with `metadata.finalizers`, mark the object (R-RES-060); otherwise remove it.
-    fn before_delete(&self, obj: &mut Value, now: &str) -> DeleteAction {
-        mark_for_finalizers(obj, now)
+    /// What happens to the dependents of a deleted object when the delete sets no policy
+    /// (Kubernetes' `DefaultGarbageCollectionPolicy`): by default they are deleted.
+    fn gc_policy(&self) -> GcPolicy {
+        GcPolicy::DeleteDependents
+    }
+
+    /// The grace period of a delete of `obj` that asks for `requested` seconds (`None`: the
+    /// kind's default), for a kind with graceful deletion (Kubernetes'
+    /// `CheckGracefulDelete`); `None`, the default, for kinds without it.
+    fn graceful_period(&self, _obj: &Value, _requested: Option<i64>) -> Option<i64> {
+        None
+    }
+
+    /// The warnings a delete (or deletecollection) with `options` answers with: none by
+    /// default.
+    fn warnings_on_delete(&self, _options: &DeleteOptions) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// What a delete at `now` with `options` does to `obj` (its current state; changed in
+    /// place for the marking actions). The default is Kubernetes' generic store
+    /// ([`plan_delete`]) with the kind's [`Strategy::gc_policy`] and
+    /// [`Strategy::graceful_period`].
+    fn before_delete(
+        &self,
+        obj: &mut Value,
+        now: DateTime<Utc>,
+        options: &DeleteOptions,
+    ) -> DeleteAction {
+        let graceful = self.graceful_period(obj, requested_grace(options));
+        plan_delete(obj, now, options, self.gc_policy(), graceful)
     }
 
     /// Whether an object that an update left in this state must now be removed: it is being
-    /// deleted and nothing holds it any more (R-RES-061).
+    /// deleted with no grace period left and nothing holds it any more (R-RES-061), as
+    /// Kubernetes' `ShouldDeleteDuringUpdate`.
     fn ready_for_removal(&self, obj: &Value) -> bool {
-        obj.pointer("/metadata/deletionTimestamp").is_some() && !has_finalizers(obj)
+        obj.pointer("/metadata/deletionTimestamp").is_some()
+            && !has_finalizers(obj)
+            && obj
+                .pointer("/metadata/deletionGracePeriodSeconds")
+                .and_then(Value::as_i64)
+                .is_none_or(|grace| grace == 0)
     }
-}
-
-/// The default delete decision: mark an object that has finalizers, remove one without.
-pub fn mark_for_finalizers(obj: &mut Value, now: &str) -> DeleteAction {
-    if !has_finalizers(obj) {
-        return DeleteAction::Remove;
-    }
-    if obj.pointer("/metadata/deletionTimestamp").is_some() {
-        return DeleteAction::Unchanged;
-    }
-    if let Some(Value::Object(meta)) = obj.get_mut("metadata") {
-        meta.insert("deletionTimestamp".to_owned(), now.into());
-        meta.insert("deletionGracePeriodSeconds".to_owned(), 0.into());
-    }
-    DeleteAction::Mark
 }
 
 /// Whether `metadata.finalizers` is a non-empty list.

@@ -19,6 +19,7 @@ use super::event::EventType;
 use super::event::event;
 use super::event::object_event;
 use crate::error::ApiError;
+use crate::registry::CorruptObjects;
 use crate::registry::ReadConversion;
 use crate::registry::StoredJson;
 use crate::request::Selectors;
@@ -41,9 +42,8 @@ pub(crate) struct Filter {
 }
 
 fn decode(object: &StoredObject) -> Result<StoredJson, ApiError> {
-    StoredJson::from_stored(object.value.clone()).map_err(|e| {
-        ApiError::Internal(format!("stored object {} cannot be read: {e}", object.key))
-    })
+    StoredJson::from_stored(object.value.clone())
+        .map_err(|e| ApiError::Corrupt(CorruptObjects::one(&object.key, e)))
 }
 
 impl Filter {
@@ -116,7 +116,7 @@ impl Filter {
         }
         let obj = stored
             .to_value()
-            .map_err(|e| ApiError::Internal(format!("stored object {key} cannot be read: {e}")))?;
+            .map_err(|e| ApiError::Corrupt(CorruptObjects::one(key, e)))?;
         Ok(self.selectors.matches(&obj))
     }
 

@@ -11,13 +11,16 @@
 //! `--controllers` selects them as kube-controller-manager's flag does: `*` is the default-on
 //! set, `name` turns one on, `-name` off; an unknown name is a start-up error. The bootstrap
 //! token controllers ([`token_cleaner`], [`bootstrap_signer`]) are off in `*` and on by name
-//! (R-ACC-120); the RBAC controllers ([`rbac_bootstrap`], [`clusterrole_aggregation`]) and
-//! the [`namespace`] controller are on in `*`.
+//! (R-ACC-120); the RBAC controllers ([`rbac_bootstrap`], [`clusterrole_aggregation`]), the
+//! [`garbage_collector`], pod garbage collection ([`pod_gc`]) and the [`namespace`]
+//! controller are on in `*`.
 
 pub mod bootstrap_signer;
 pub mod client;
 pub mod clusterrole_aggregation;
+pub mod garbage_collector;
 pub mod namespace;
+pub mod pod_gc;
 pub mod rbac_bootstrap;
 pub mod runner;
 pub mod token_cleaner;
@@ -63,7 +66,9 @@ pub struct ControllerContext {
 const KNOWN: &[(&str, bool)] = &[
     (bootstrap_signer::NAME, false),
     (clusterrole_aggregation::NAME, true),
+    (garbage_collector::NAME, true),
     (namespace::NAME, true),
+    (pod_gc::NAME, true),
     (rbac_bootstrap::NAME, true),
     (token_cleaner::NAME, false),
 ];
@@ -147,7 +152,9 @@ impl ControllerSelection {
                         Some(Arc::new(clusterrole_aggregation::ClusterRoleAggregation))
                     }
                     rbac_bootstrap::NAME => Some(Arc::new(rbac_bootstrap::RbacBootstrap)),
+                    garbage_collector::NAME => Some(Arc::new(garbage_collector::GarbageCollector)),
                     namespace::NAME => Some(Arc::new(namespace::NamespaceController)),
+                    pod_gc::NAME => Some(Arc::new(pod_gc::PodGc::default())),
                     _ => None,
                 }
             })
@@ -165,7 +172,13 @@ mod tests {
     }
 
     /// The controllers `*` runs.
-    const DEFAULT_ON: [&str; 3] = ["clusterrole-aggregation", "namespace", "rbac-bootstrap"];
+    const DEFAULT_ON: [&str; 5] = [
+        "clusterrole-aggregation",
+        "garbagecollector",
+        "namespace",
+        "podgc",
+        "rbac-bootstrap",
+    ];
 
     // R-ACC-120: `*` leaves the bootstrap token controllers off; naming them turns them on.
     // The RBAC controllers are on in `*`.
@@ -181,7 +194,9 @@ mod tests {
             Ok(vec![
                 "bootstrapsigner",
                 "clusterrole-aggregation",
+                "garbagecollector",
                 "namespace",
+                "podgc",
                 "rbac-bootstrap",
                 "tokencleaner"
             ])
@@ -195,7 +210,12 @@ mod tests {
     fn minus_turns_a_controller_off() {
         assert_eq!(
             select(&["*", "-tokencleaner", "-rbac-bootstrap"]),
-            Ok(vec!["clusterrole-aggregation", "namespace"])
+            Ok(vec![
+                "clusterrole-aggregation",
+                "garbagecollector",
+                "namespace",
+                "podgc"
+            ])
         );
         assert_eq!(select(&["-tokencleaner", "tokencleaner"]), Ok(vec![]));
         assert_eq!(

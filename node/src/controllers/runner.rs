@@ -91,11 +91,28 @@ pub async fn converge<F, Fut>(
     name: &'static str,
     context: &ControllerContext,
     stop: &CancellationToken,
+    pass: F,
+) where
+    F: FnMut() -> Fut + Send,
+    Fut: Future<Output = Result<Option<DateTime<Utc>>, ControllerError>> + Send,
+{
+    converge_paced(name, context, stop, SETTLE, pass).await;
+}
+
+/// As [`converge`], for a controller whose pass reads much of the store: after a change
+/// the next pass waits `pace` (at least [`SETTLE`]), so a store that changes without pause
+/// costs one pass per `pace`, not one per change.
+pub async fn converge_paced<F, Fut>(
+    name: &'static str,
+    context: &ControllerContext,
+    stop: &CancellationToken,
+    pace: Duration,
     mut pass: F,
 ) where
     F: FnMut() -> Fut + Send,
     Fut: Future<Output = Result<Option<DateTime<Utc>>, ControllerError>> + Send,
 {
+    let settle = pace.max(SETTLE);
     let mut changes = context.changes.clone();
     loop {
         changes.mark_unchanged();
@@ -117,7 +134,7 @@ pub async fn converge<F, Fut>(
             if changes.changed().await.is_err() {
                 std::future::pending::<()>().await;
             }
-            tokio::time::sleep(SETTLE).await;
+            tokio::time::sleep(settle).await;
         };
         tokio::select! {
             () = stop.cancelled() => return,
@@ -268,5 +285,46 @@ mod tests {
         stop.cancel();
         looping.await.unwrap();
         assert_eq!(*passes.lock().unwrap(), 3);
+    }
+    // A paced controller under a store that never stops changing runs one pass per pace,
+    // not one per change.
+    #[tokio::test]
+    async fn a_paced_controller_runs_once_per_pace_under_constant_change() {
+        let (revision, changes) = watch::channel(0);
+        let context = ControllerContext {
+            changes,
+            ..context()
+        };
+        let passes = Arc::new(Mutex::new(0_u32));
+        let stop = CancellationToken::new();
+        let counted = passes.clone();
+        let looping = {
+            let (context, stop) = (context.clone(), stop.clone());
+            tokio::spawn(async move {
+                let pace = Duration::from_millis(600);
+                converge_paced("test", &context, &stop, pace, || {
+                    let counted = counted.clone();
+                    async move {
+                        *counted.lock().unwrap() += 1;
+                        Ok(None)
+                    }
+                })
+                .await;
+            })
+        };
+        let started = tokio::time::Instant::now();
+        let mut next = 0;
+        while started.elapsed() < Duration::from_millis(1500) {
+            next += 1;
+            revision.send_replace(next);
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        stop.cancel();
+        looping.await.unwrap();
+        let passes = *passes.lock().unwrap();
+        assert!(
+            (2..=4).contains(&passes),
+            "{passes} passes in 1.5 s at a 0.6 s pace"
+        );
     }
 }

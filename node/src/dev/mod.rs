@@ -437,7 +437,9 @@ mod tests {
                 config.controllers.enabled(),
                 [
                     "clusterrole-aggregation",
+                    "garbagecollector",
                     "namespace",
+                    "podgc",
                     "rbac-bootstrap",
                     "tokencleaner"
                 ]

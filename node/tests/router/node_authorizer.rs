@@ -102,8 +102,10 @@ async fn a_node_reads_its_pods_secret_and_not_anothers() {
     let all = call(&app, "GET", secrets, None, Some(n1())).await;
     assert_eq!(all.status, StatusCode::FORBIDDEN);
 
-    // Once the pod is gone, so is the node's access to its secret.
-    let deleted = admin_call(&app, "DELETE", &format!("{pods}/p1"), None).await;
+    // Once the pod is gone (a bound pod goes at once only with no grace period), so is the
+    // node's access to its secret.
+    let p1 = format!("{pods}/p1?gracePeriodSeconds=0");
+    let deleted = admin_call(&app, "DELETE", &p1, None).await;
     assert_eq!(deleted.status, StatusCode::OK, "{}", deleted.text());
     let after = settles(&app, &mine, StatusCode::FORBIDDEN).await;
     assert_eq!(after, StatusCode::FORBIDDEN);

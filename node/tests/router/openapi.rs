@@ -194,6 +194,19 @@ async fn operations_are_named_as_upstream() {
         paths["/api/v1/configmaps"]["get"]["operationId"],
         "listCoreV1ConfigMapForAllNamespaces"
     );
+    // A delete answers a Status, or the deleted object for the kinds that return it.
+    let deleted = |path: &str| {
+        paths[path]["delete"]["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
+            .clone()
+    };
+    assert_eq!(
+        deleted("/api/v1/namespaces/{namespace}/configmaps/{name}"),
+        "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Status"
+    );
+    assert_eq!(
+        deleted("/api/v1/namespaces/{namespace}/pods/{name}"),
+        "#/components/schemas/io.k8s.api.core.v1.Pod"
+    );
     assert_eq!(
         paths["/api/v1/namespaces/{name}/finalize"]["put"]["operationId"],
         "replaceCoreV1NamespaceFinalize"

@@ -58,6 +58,7 @@ fn widgets() -> Store {
                 version: "v1".into(),
                 kind: "Widget".into(),
             },
+            returns_deleted_object: false,
         },
         Box::new(Widget),
     )

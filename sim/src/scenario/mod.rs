@@ -4,6 +4,7 @@
 
 mod failure;
 mod fault_script;
+mod garbage_collection;
 mod leader_crashed;
 mod leader_isolated_mid_write;
 mod leader_partitioned;
@@ -25,6 +26,8 @@ use std::time::Duration;
 
 pub use failure::ScenarioError;
 pub use failure::ScenarioFailure;
+pub use garbage_collection::GARBAGE_COLLECTION;
+pub use garbage_collection::garbage_collection_under_faults;
 pub use leader_crashed::LEADER_CRASHED;
 pub use leader_crashed::TWO_OF_FIVE_CRASHED;
 pub use leader_crashed::leader_crashed_restarts_and_catches_up;
@@ -110,6 +113,7 @@ pub const ALL: &[(&str, ScenarioFn)] = &[
     (MIXED_FAULTS_3, mixed_faults_three_replicas),
     (MIXED_FAULTS_5, mixed_faults_five_replicas),
     (ROLLING_UPGRADE, rolling_upgrade_three_replicas),
+    (GARBAGE_COLLECTION, garbage_collection_under_faults),
     (MEMBERSHIP_CHANGES, membership_changes),
     (MEMBERSHIP_MIXED_VERSIONS, membership_changes_mixed_versions),
     (

@@ -15,6 +15,8 @@ use super::fields::set_status;
 use super::fields::str_at;
 use super::workload::validate_template_at;
 use crate::flavor::Flavor;
+use crate::registry::DeleteOptions;
+use crate::registry::GcPolicy;
 use crate::registry::Strategy;
 use crate::validation::FieldError;
 use crate::validation::label_selector;
@@ -35,6 +37,9 @@ impl JobLabels {
         }
     }
 }
+
+/// The warning of a Job delete that sets no propagation policy.
+const ORPHANS_BY_DEFAULT: &str = "child pods are preserved by default when jobs are deleted; set propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this warning";
 
 /// The strategy of `batch/v1` Job.
 pub struct JobStrategy {
@@ -189,6 +194,19 @@ pub fn validate_job_spec(obj: &Value, pointer: &str, path: &str) -> Vec<FieldErr
 }
 
 impl Strategy for JobStrategy {
+    /// batch/v1 orphans a Job's pods by default, for compatibility, as Kubernetes does.
+    fn gc_policy(&self) -> GcPolicy {
+        GcPolicy::OrphanDependents
+    }
+
+    /// Kubernetes warns a delete that leaves the orphaning default in place.
+    fn warnings_on_delete(&self, options: &DeleteOptions) -> Vec<String> {
+        match (options.propagation_policy, options.orphan_dependents) {
+            (None, None) => vec![ORPHANS_BY_DEFAULT.to_owned()],
+            _ => Vec::new(),
+        }
+    }
+
     fn default_fields(&self, obj: &mut Value) {
         default_job(obj);
     }

@@ -7,11 +7,17 @@ use serde_json::Value;
 use serde_json::json;
 
 use crate::flavor::Flavor;
+use chrono::DateTime;
+use chrono::SecondsFormat;
+use chrono::Utc;
+
 use crate::registry::DeleteAction;
+use crate::registry::DeleteOptions;
+use crate::registry::GcPolicy;
 use crate::registry::Strategy;
+use crate::registry::plan_delete;
 use crate::registry::store::keep_fields;
 use crate::registry::strategy::has_finalizers;
-use crate::registry::strategy::mark_for_finalizers;
 use crate::request::FieldLabels;
 use crate::request::METADATA_NAME;
 use crate::request::SelectableField;
@@ -167,10 +173,16 @@ impl Strategy for NamespaceStrategy {
         }
     }
 
-    fn before_delete(&self, obj: &mut Value, now: &str) -> DeleteAction {
+    fn before_delete(
+        &self,
+        obj: &mut Value,
+        now: DateTime<Utc>,
+        options: &DeleteOptions,
+    ) -> DeleteAction {
         if obj.pointer("/metadata/deletionTimestamp").is_none() {
             if let Some(meta) = object_mut(obj, "metadata") {
-                meta.insert("deletionTimestamp".to_owned(), now.into());
+                let at = now.to_rfc3339_opts(SecondsFormat::Secs, true);
+                meta.insert("deletionTimestamp".to_owned(), at.into());
             }
             if let Some(status) = object_mut(obj, "status") {
                 status.insert("phase".to_owned(), "Terminating".into());
@@ -180,7 +192,7 @@ impl Strategy for NamespaceStrategy {
         if spec_finalizers_pending(obj) {
             return DeleteAction::Refuse(STILL_TERMINATING.to_owned());
         }
-        mark_for_finalizers(obj, now)
+        plan_delete(obj, now, options, GcPolicy::DeleteDependents, None)
     }
 
     fn ready_for_removal(&self, obj: &Value) -> bool {
@@ -216,20 +228,29 @@ mod tests {
     fn delete_goes_through_terminating() {
         let s = NamespaceStrategy::new(Flavor::Platform);
         let mut v = json!({"metadata":{"name":"a"},"spec":{"finalizers":["platform"]},"status":{"phase":"Active"}});
+        let at = |text: &str| {
+            DateTime::parse_from_rfc3339(text)
+                .expect("a time")
+                .with_timezone(&Utc)
+        };
+        let options = DeleteOptions::default();
         assert_eq!(
-            s.before_delete(&mut v, "2026-01-01T00:00:00Z"),
+            s.before_delete(&mut v, at("2026-01-01T00:00:00Z"), &options),
             DeleteAction::Mark
         );
         assert_eq!(v["status"]["phase"], "Terminating");
         assert_eq!(v["metadata"]["deletionTimestamp"], "2026-01-01T00:00:00Z");
         assert!(matches!(
-            s.before_delete(&mut v, "later"),
+            s.before_delete(&mut v, at("2026-01-02T00:00:00Z"), &options),
             DeleteAction::Refuse(_)
         ));
         assert!(!s.ready_for_removal(&v));
         v["spec"]["finalizers"] = json!([]);
         assert!(s.ready_for_removal(&v));
-        assert_eq!(s.before_delete(&mut v, "later"), DeleteAction::Remove);
+        assert_eq!(
+            s.before_delete(&mut v, at("2026-01-02T00:00:00Z"), &options),
+            DeleteAction::Remove
+        );
     }
 
     // R-RES-027

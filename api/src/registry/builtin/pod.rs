@@ -1,7 +1,7 @@
 //! Pod: the pod spec defaults and rules, the status a new pod starts with (`Pending` and
 //! its QoS class), and upstream's update rule (only images, a lower activeDeadlineSeconds,
 //! added tolerations, removed scheduling gates and a negative grace period turned to 1 may
-//! change).
+//! change), and graceful deletion (the grace period a delete gives a pod).
 
 use serde_json::Value;
 use serde_json::json;
@@ -68,6 +68,26 @@ impl Strategy for PodStrategy {
 
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
         validate_pod_spec(obj.get("spec").unwrap_or(&Value::Null), "spec")
+    }
+
+    /// Kubernetes' `CheckGracefulDelete` of pods: the requested period, else the pod's
+    /// `terminationGracePeriodSeconds` (0 when unset); 0 for a pod never bound to a node or
+    /// already terminated; negative periods count as 1 second.
+    fn graceful_period(&self, obj: &Value, requested: Option<i64>) -> Option<i64> {
+        let mut period = requested.unwrap_or_else(|| {
+            obj.pointer("/spec/terminationGracePeriodSeconds")
+                .and_then(Value::as_i64)
+                .unwrap_or(0)
+        });
+        let unbound = obj
+            .pointer("/spec/nodeName")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty);
+        let phase = obj.pointer("/status/phase").and_then(Value::as_str);
+        if unbound || matches!(phase, Some("Failed" | "Succeeded")) {
+            period = 0;
+        }
+        Some(if period < 0 { 1 } else { period })
     }
 
     fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {

@@ -12,6 +12,7 @@ use super::workload::active_deadline_not_supported;
 use super::workload::mismatch;
 use super::workload::validate_replica_status;
 use super::workload::validate_template_at;
+use crate::registry::GcPolicy;
 use crate::registry::Strategy;
 use crate::validation::FieldError;
 use crate::validation::validate_labels;
@@ -21,6 +22,11 @@ use crate::validation::validate_labels;
 pub struct ReplicationControllerStrategy;
 
 impl Strategy for ReplicationControllerStrategy {
+    /// A ReplicationController's pods are orphaned by default, as Kubernetes does.
+    fn gc_policy(&self) -> GcPolicy {
+        GcPolicy::OrphanDependents
+    }
+
     fn default_fields(&self, obj: &mut Value) {
         default_replication_controller(obj);
     }

@@ -206,6 +206,9 @@ pub struct Row {
     pub default_on: bool,
     /// Where its objects live.
     pub storage: StorageHome,
+    /// Whether a delete that removes an object answers the object rather than a `Status`
+    /// (Kubernetes' `ReturnDeletedObject`).
+    pub returns_deleted_object: bool,
     strategy: Option<StrategyFn>,
     schema: SchemaFn,
     json_schema: JsonSchemaFn,
@@ -269,6 +272,7 @@ where
         subresources: Vec::new(),
         default_on: Stage::of(T::VERSION) == Stage::Ga,
         storage: StorageHome::Own,
+        returns_deleted_object: false,
         strategy: None,
         schema: schema::of::<T>,
         json_schema: |generator| generator.subschema_for::<T>(),
@@ -364,6 +368,12 @@ impl Row {
         self.stored_as::<H>(&IDENTITY)
     }
 
+    /// A delete that removes an object answers the object (Kubernetes' `ReturnDeletedObject`).
+    pub fn returns_deleted_object(mut self) -> Self {
+        self.returns_deleted_object = true;
+        self
+    }
+
     /// Uses the kind's own strategy instead of [`GenericStrategy`].
     pub fn strategy(mut self, strategy: StrategyFn) -> Self {
         self.strategy = Some(strategy);
@@ -423,6 +433,7 @@ impl Row {
     pub fn resource_type_in(&self, home: &Row, flavor: Flavor) -> ResourceType {
         ResourceType {
             storage: self.storage_location(home, flavor),
+            returns_deleted_object: self.returns_deleted_object,
             group: self.group.name(flavor),
             version: self.version.to_owned(),
             kind: self.kind.to_owned(),

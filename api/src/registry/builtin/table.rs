@@ -102,6 +102,7 @@ pub fn namespace_row() -> Row {
         .verbs(Verbs::NoCollectionDelete)
         .subresource(Finalize)
         .status()
+        .returns_deleted_object()
         .strategy(|flavor| Box::new(NamespaceStrategy::new(flavor)))
 }
 
@@ -144,6 +145,7 @@ fn core() -> Vec<Row> {
             .subresource(Connect("proxy"))
             .subresource(Resize)
             .status()
+            .returns_deleted_object()
             .strategy(|_| Box::new(PodStrategy)),
         kind::<PodTemplate>(),
         kind::<ReplicationController>()
@@ -156,12 +158,14 @@ fn core() -> Vec<Row> {
         kind::<ServiceAccount>()
             .short(&["sa"])
             .subresource(Token)
+            .returns_deleted_object()
             .strategy(|_| Box::new(ServiceAccountStrategy)),
         kind::<Service>()
             .short(&["svc"])
             .all()
             .subresource(Connect("proxy"))
             .status()
+            .returns_deleted_object()
             .strategy(|_| Box::new(ServiceStrategy)),
     ]
 }
@@ -254,7 +258,9 @@ fn named_groups_a() -> Vec<Row> {
         kind::<storage_v1::CSIDriver>(),
         kind::<storage_v1::CSINode>(),
         kind::<storage_v1::CSIStorageCapacity>(),
-        kind::<storage_v1::StorageClass>().short(&["sc"]),
+        kind::<storage_v1::StorageClass>()
+            .short(&["sc"])
+            .returns_deleted_object(),
         kind::<storage_v1::VolumeAttachment>().status(),
         kind::<storage_v1::VolumeAttributesClass>().short(&["vac"]),
     ]

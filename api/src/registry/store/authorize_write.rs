@@ -2,7 +2,8 @@
 //! and bindings) has a [`WriteAuthorization`] that weighs the object as it will be stored
 //! (after defaults, patch application and validation, before allocation and the write)
 //! against the requesting user's own permissions. Kinds without one skip the step, and so do
-//! writes the server makes outside any request.
+//! writes the server makes outside any request. Every kind's writes first pass the owner
+//! reference step (store/owner_references.rs).
 
 use std::sync::Arc;
 
@@ -47,12 +48,18 @@ impl Store {
         new: &Value,
         old: Option<&Value>,
     ) -> Result<(), ApiError> {
-        let (Some(check), Some(requester)) = (&self.write_authorization, Requester::current())
-        else {
+        let Some(requester) = Requester::current() else {
             return Ok(());
         };
-        check
-            .authorize_write(storage, &requester, namespace, new, old)
-            .await
+        self.enforce_owner_references(&requester, namespace, new, old)
+            .await?;
+        match &self.write_authorization {
+            Some(check) => {
+                check
+                    .authorize_write(storage, &requester, namespace, new, old)
+                    .await
+            }
+            None => Ok(()),
+        }
     }
 }

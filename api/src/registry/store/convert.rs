@@ -23,6 +23,7 @@ use super::persistence::Persistence;
 use crate::error::ApiError;
 use crate::flavor::Flavor;
 use crate::registry::DeleteOptions;
+use crate::registry::Deleted;
 use crate::registry::StoredJson;
 use crate::registry::conversion::Conversion;
 use crate::storage::Revision;
@@ -301,7 +302,7 @@ impl Store {
         options: &DeleteOptions,
         now: DateTime<Utc>,
         write: WriteOptions,
-    ) -> Result<Vec<u8>, ApiError> {
+    ) -> Result<Deleted, ApiError> {
         let (namespace, name) = target;
         // Boxed: `delete` calls this for shared stores, so the future would contain itself.
         let home_delete = Box::pin(
@@ -309,16 +310,19 @@ impl Store {
                 .home
                 .delete(storage, namespace, name, options, now, write),
         );
-        let body = home_delete.await.map_err(|e| shared.rebrand(self, e))?;
-        let obj: Value = serde_json::from_slice(&body)
+        let deleted = home_delete.await.map_err(|e| shared.rebrand(self, e))?;
+        let removed = deleted.removed;
+        let obj: Value = serde_json::from_slice(&deleted.body)
             .map_err(|e| ApiError::Internal(format!("stored answer cannot be read: {e}")))?;
         if obj.get("kind").and_then(Value::as_str) == Some("Status") {
             let uid = obj
                 .pointer("/details/uid")
                 .and_then(Value::as_str)
                 .unwrap_or_default();
-            return Ok(self.deleted_status(name, uid));
+            let body = self.deleted_status(name, uid);
+            return Ok(Deleted { body, removed });
         }
-        shared.read.encode(obj)
+        let body = shared.read.encode(obj)?;
+        Ok(Deleted { body, removed })
     }
 }

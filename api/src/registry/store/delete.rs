@@ -1,6 +1,7 @@
 //! Delete: preconditions, the strategy's choice (remove, mark with `deletionTimestamp`,
 //! refuse), and the delete of a whole selected collection.
 
+use bytes::Bytes;
 use chrono::DateTime;
 use chrono::Utc;
 use serde_json::Map;
@@ -13,23 +14,26 @@ use super::corrupt;
 use super::encode;
 use super::metadata::meta_str;
 use super::persistence::Persistence;
-use super::rfc3339;
 use crate::error::ApiError;
 use crate::error::excerpt;
+use crate::registry::DeleteAction;
 use crate::registry::DeleteOptions;
-use crate::registry::strategy::DeleteAction;
+use crate::registry::Deleted;
+use crate::registry::Preconditions;
 use crate::request::ListOptions;
 use crate::request::ListRead;
 use crate::storage::ReadConsistency;
 use crate::storage::Storage;
 use crate::storage::StorageError;
+use crate::storage::StoredObject;
 
 impl Store {
-    /// Deletes the object `name` (R-RES-062, R-RES-055, R-RES-060, R-RES-092): 404 when
-    /// absent; 409 when a precondition differs. Objects held by finalizers are marked with
-    /// `deletionTimestamp` and answered as they now are; removed objects are answered with a
-    /// `Status` of `status: Success` naming them. A dry run answers the same and leaves the
-    /// object as it is (R-RES-193).
+    /// Deletes the object `name` (R-RES-062, R-RES-055, R-RES-060, R-RES-092) as `options`
+    /// ask: 404 when absent; 409 when a precondition differs. The kind's strategy decides
+    /// ([`DeleteAction`]): objects kept by finalizers or a grace period are marked with
+    /// `deletionTimestamp` and answered as they now are; removed objects are answered as the
+    /// kind answers them (the object, or a `Status` of `status: Success` naming it). A dry run
+    /// answers the same and leaves the object as it is (R-RES-193).
     pub async fn delete(
         &self,
         storage: &dyn Storage,
@@ -38,7 +42,7 @@ impl Store {
         options: &DeleteOptions,
         now: DateTime<Utc>,
         write: WriteOptions,
-    ) -> Result<Vec<u8>, ApiError> {
+    ) -> Result<Deleted, ApiError> {
         self.check_namespace_deletable(name)?;
         if let Some(shared) = &self.shared {
             let target = (namespace, name);
@@ -48,65 +52,113 @@ impl Store {
         }
         let writes = Persistence::new(storage, write.dry_run);
         let key = self.resource.object_key(namespace, name);
-        let now = rfc3339(now);
         let mut attempt = 0;
         loop {
             attempt += 1;
             let (current, stored, mut obj) = self.read_current(storage, &key, name).await?;
             let uid = meta_str(&obj, "uid").to_owned();
-            if let Some(want) = &options.preconditions.uid
-                && *want != uid
-            {
-                return Err(self.conflict(
-                    name,
-                    format!(
-                        "Precondition failed: UID in precondition: {}, UID in object meta: {uid}",
-                        excerpt(want)
-                    ),
-                ));
-            }
-            let have = current.mod_revision.to_string();
-            if let Some(want) = &options.preconditions.resource_version
-                && *want != have
-            {
-                return Err(self.conflict(
-                    name,
-                    format!(
-                        "Precondition failed: ResourceVersion in precondition: {}, ResourceVersion in object meta: {have}",
-                        excerpt(want)
-                    ),
-                ));
-            }
-            let result = match self.strategy.before_delete(&mut obj, &now) {
-                DeleteAction::Unchanged => {
-                    return Ok(stored.with_resource_version(current.mod_revision));
-                }
-                DeleteAction::Refuse(reason) => return Err(self.conflict(name, reason)),
-                DeleteAction::Remove => match writes.delete(&key, Some(current.mod_revision)).await
-                {
-                    Ok(deleted) => {
-                        self.release_object(&writes, &deleted).await;
-                        Ok(self.deleted_status(name, &uid))
-                    }
-                    Err(e) => Err(e),
-                },
-                DeleteAction::Mark => {
-                    let value = encode(&key, &obj)?;
-                    match writes
-                        .update(&key, value, current.mod_revision, self.max_object_bytes)
-                        .await
-                    {
-                        Ok(updated) => return self.respond(&key, updated),
+            self.check_preconditions(name, &options.preconditions, &uid, &current)?;
+            let kept = |body| Deleted {
+                body,
+                removed: false,
+            };
+            let action = self.strategy.before_delete(&mut obj, now, options);
+            let marked = match action {
+                DeleteAction::Mark | DeleteAction::MarkThenRemove => Some(encode(&key, &obj)?),
+                _ => None,
+            };
+            let result = match (action, marked) {
+                (DeleteAction::Refuse(reason), _) => return Err(self.conflict(name, reason)),
+                (DeleteAction::Remove, _) => writes.delete(&key, Some(current.mod_revision)).await,
+                (DeleteAction::Mark, Some(value)) => {
+                    match self.mark(&writes, &key, value, &current).await {
+                        Ok(marked) => return self.respond(&key, marked).map(kept),
                         Err(e) => Err(e),
                     }
                 }
+                (DeleteAction::MarkThenRemove, Some(value)) => {
+                    match self.mark(&writes, &key, value, &current).await {
+                        Ok(marked) if writes.is_dry_run() => {
+                            let body = self.respond(&key, marked)?;
+                            return Ok(Deleted {
+                                body,
+                                removed: true,
+                            });
+                        }
+                        Ok(marked) => writes.delete(&key, Some(marked.mod_revision)).await,
+                        Err(e) => Err(e),
+                    }
+                }
+                (
+                    DeleteAction::Unchanged | DeleteAction::Mark | DeleteAction::MarkThenRemove,
+                    _,
+                ) => {
+                    return Ok(kept(stored.with_resource_version(current.mod_revision)));
+                }
             };
             match result {
-                Ok(body) => return Ok(body),
+                Ok(deleted) => {
+                    self.release_object(&writes, &deleted).await;
+                    let body = match self.resource.returns_deleted_object {
+                        true => self.respond(&key, deleted)?,
+                        false => self.deleted_status(name, &uid),
+                    };
+                    return Ok(Deleted {
+                        body,
+                        removed: true,
+                    });
+                }
                 Err(StorageError::Conflict { .. }) if attempt < RETRY_ATTEMPTS => continue,
                 Err(e) => return Err(self.storage_error(e, name)),
             }
         }
+    }
+
+    /// 409 when `preconditions` name another uid or resourceVersion than `current`'s.
+    fn check_preconditions(
+        &self,
+        name: &str,
+        preconditions: &Preconditions,
+        uid: &str,
+        current: &StoredObject,
+    ) -> Result<(), ApiError> {
+        if let Some(want) = &preconditions.uid
+            && want != uid
+        {
+            return Err(self.conflict(
+                name,
+                format!(
+                    "Precondition failed: UID in precondition: {}, UID in object meta: {uid}",
+                    excerpt(want)
+                ),
+            ));
+        }
+        let have = current.mod_revision.to_string();
+        if let Some(want) = &preconditions.resource_version
+            && *want != have
+        {
+            return Err(self.conflict(
+                name,
+                format!(
+                    "Precondition failed: ResourceVersion in precondition: {}, ResourceVersion in object meta: {have}",
+                    excerpt(want)
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Persists `value`, the object at `key` as a delete marked it, over `current`.
+    async fn mark(
+        &self,
+        writes: &Persistence<'_>,
+        key: &str,
+        value: Bytes,
+        current: &StoredObject,
+    ) -> Result<StoredObject, StorageError> {
+        writes
+            .update(key, value, current.mod_revision, self.max_object_bytes)
+            .await
     }
 
     pub(super) fn deleted_status(&self, name: &str, uid: &str) -> Vec<u8> {

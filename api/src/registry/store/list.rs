@@ -8,6 +8,7 @@ use serde_json::json;
 use super::Store;
 use super::corrupt;
 use crate::error::ApiError;
+use crate::registry::CorruptObjects;
 use crate::registry::StoredJson;
 use crate::request::ContinueToken;
 use crate::request::ListOptions;
@@ -90,7 +91,8 @@ impl Store {
     }
 
     /// One page of the objects under `prefix` that `selectors` select, read as `read` says,
-    /// at most `limit` of them (R-RES-182). Storage is read in chunks until the page is full
+    /// at most `limit` of them (R-RES-182). Objects that cannot be read fail the page with
+    /// [`ApiError::Corrupt`] naming every one met (up to the reporting limit). Storage is read in chunks until the page is full
     /// or the collection ends; every chunk after the first is read Exact at the revision the
     /// first was served at, so the page is one snapshot. When keys remain after the last one
     /// examined, the page carries the token continuing after it at that revision (R-RES-167).
@@ -107,6 +109,7 @@ impl Store {
         let mut after = read.after_key;
         let mut chunk = limit.unwrap_or(0);
         let mut items = Vec::new();
+        let mut corrupt: Option<CorruptObjects> = None;
         loop {
             let page = storage
                 .list(prefix, after.as_deref(), chunk, consistency)
@@ -121,10 +124,27 @@ impl Store {
                     break;
                 }
                 after = Some(item.key.clone());
-                items.extend(self.selected(item, selectors)?);
+                match self.selected(item, selectors) {
+                    Ok(selected) => items.extend(selected),
+                    // Every unreadable object is reported, never left out (KEP-3926).
+                    Err(ApiError::Corrupt(met)) => match &mut corrupt {
+                        Some(all) => all.extend(met),
+                        None => corrupt = Some(met),
+                    },
+                    Err(e) => return Err(e),
+                }
+                if corrupt.as_ref().is_some_and(|c| c.truncated) {
+                    break;
+                }
+            }
+            if let Some(corrupt) = corrupt.take_if(|c| c.truncated) {
+                return Err(ApiError::Corrupt(corrupt));
             }
             let remaining = page.remaining + unexamined;
             if remaining == 0 || limit.is_some_and(|n| items.len() >= n) {
+                if let Some(corrupt) = corrupt {
+                    return Err(ApiError::Corrupt(corrupt));
+                }
                 let next = after
                     .filter(|_| remaining > 0)
                     .map(|key| ContinueToken::encode(&key, prefix, Some(page.revision)));

@@ -1,0 +1,141 @@
+//! `garbagecollector` (issue 19 item 3): kube-controller-manager's garbage collector, as the
+//! `generic-garbage-collector` ServiceAccount of the system namespace. Each pass discovers
+//! every served resource type ([`discovery`]), lists them, builds the owner/dependent graph
+//! ([`graph`]) and converges it: owners being deleted with the `orphan` or
+//! `foregroundDeletion` finalizer are served first ([`owners`]), then every object whose
+//! owners are not all present and settled is judged by live reads ([`attempt`]): deleted
+//! when all its owners are absent, its dangling references removed when some remain. Passes
+//! run after changes of the store, at most one per [`PACE`], and keep nothing in memory, so a new leader finishes a
+//! deletion the old one started. A pass writes at most [`MAX_WRITES`] times and then runs
+//! again at once.
+
+mod attempt;
+mod discovery;
+mod graph;
+mod owners;
+
+use std::time::Duration;
+
+use apiary_api::auth::controller_user;
+use apiary_api::registry::ORPHAN_FINALIZER;
+use chrono::DateTime;
+use chrono::Utc;
+use tokio_util::sync::CancellationToken;
+
+use self::discovery::Resources;
+use self::graph::Graph;
+use self::graph::Node;
+use super::Controller;
+use super::ControllerContext;
+use super::client::ControllerError;
+use super::client::InProcessClient;
+use super::runner::converge_paced;
+
+/// The controller's `--controllers` name.
+pub const NAME: &str = "garbagecollector";
+
+/// Its ServiceAccount in the system namespace (bootstrap role `system:controller:<this>`).
+pub const ACCOUNT: &str = "generic-garbage-collector";
+
+/// How long after a change of the store the next pass waits: a pass lists every object, so
+/// a busy store costs one pass per pace.
+pub const PACE: Duration = Duration::from_secs(1);
+
+/// Writes (deletes, patches, Events) one pass makes at most.
+pub const MAX_WRITES: usize = 500;
+
+/// The garbage collector.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GarbageCollector;
+
+#[async_trait::async_trait]
+impl Controller for GarbageCollector {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    async fn run(&self, context: ControllerContext, stop: CancellationToken) {
+        let client = InProcessClient::new(
+            context.api.clone(),
+            controller_user(context.flavor, ACCOUNT),
+        );
+        converge_paced(NAME, &context, &stop, PACE, || collect(&client, &context)).await;
+    }
+}
+
+/// One pass's state: what it acts with and its remaining write budget.
+struct Collector<'a> {
+    client: &'a InProcessClient,
+    resources: Resources,
+    now: DateTime<Utc>,
+    writes_left: usize,
+}
+
+impl Collector<'_> {
+    /// Counts one write against the budget.
+    fn spend(&mut self) {
+        self.writes_left = self.writes_left.saturating_sub(1);
+    }
+
+    /// Whether the budget is spent.
+    fn exhausted(&self) -> bool {
+        self.writes_left == 0
+    }
+
+    /// Does what `node` needs, if anything.
+    async fn process(&mut self, graph: &Graph, node: &Node) -> Result<(), ControllerError> {
+        if node.deleting && node.has_finalizer(ORPHAN_FINALIZER) {
+            self.orphan_dependents(graph, node).await
+        } else if node.deleting_dependents() {
+            self.deleting_dependents(graph, node).await
+        } else if !node.deleting && !node.owners.is_empty() && !graph.owners_solid(node) {
+            self.attempt_to_delete(graph, node).await
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// One pass over every collected resource type; runs again at once when the write budget
+/// ran out. A failed list or write fails the pass (after the others are done), to be
+/// retried.
+async fn collect(
+    client: &InProcessClient,
+    context: &ControllerContext,
+) -> Result<Option<DateTime<Utc>>, ControllerError> {
+    let resources = discovery::discover(client).await?;
+    let mut first_error = None;
+    let mut nodes = Vec::new();
+    for resource in resources.collected() {
+        match client.list(&resource.collection("")).await {
+            Ok(items) => {
+                nodes.extend(items.iter().filter_map(|o| Node::from_object(resource, o)));
+            }
+            Err(error) => {
+                first_error.get_or_insert(error);
+            }
+        }
+    }
+    let graph = Graph::new(nodes);
+    let now = context.clock.now();
+    let mut collector = Collector {
+        client,
+        resources,
+        now,
+        writes_left: MAX_WRITES,
+    };
+    for node in graph.nodes() {
+        if collector.exhausted() {
+            break;
+        }
+        if let Err(error) = collector.process(&graph, node).await {
+            tracing::debug!(object = %node.path(), %error, "garbage collection step failed");
+            first_error.get_or_insert(error);
+        }
+    }
+    match first_error {
+        Some(error) => Err(error),
+        None if collector.exhausted() => Ok(Some(now)),
+        None => Ok(None),
+    }
+}
