@@ -221,6 +221,17 @@ pub enum ApiError {
         /// Why.
         reason: String,
     },
+    /// 403 Forbidden: a create in a namespace that is being deleted (Kubernetes'
+    /// NamespaceLifecycle admission), with the `NamespaceTerminating` cause.
+    #[error("{}", terminating_message(.resource, .name, .namespace))]
+    NamespaceTerminating {
+        /// The resource being created.
+        resource: GroupResource,
+        /// The object's name (its `generateName` when it has none).
+        name: String,
+        /// The terminating namespace.
+        namespace: String,
+    },
     /// 401 Unauthorized: no credentials, or credentials no authenticator accepted.
     #[error("Unauthorized")]
     Unauthorized,
@@ -341,6 +352,14 @@ fn forbidden_message(resource: &Option<GroupResource>, name: &str, reason: &str)
     }
 }
 
+fn terminating_message(resource: &GroupResource, name: &str, namespace: &str) -> String {
+    let reason = format!(
+        "unable to create new content in namespace {} because it is being terminated",
+        excerpt(namespace)
+    );
+    forbidden_message(&Some(resource.clone()), name, &reason)
+}
+
 /// Seconds a client should wait before retrying a retryable failure.
 const RETRY_AFTER_SECONDS: u64 = 1;
 
@@ -402,7 +421,7 @@ impl ApiError {
             Self::Gone { .. } | Self::ListExpired | Self::ContinueExpired { .. } => {
                 StatusCode::GONE
             }
-            Self::Forbidden { .. } => StatusCode::FORBIDDEN,
+            Self::Forbidden { .. } | Self::NamespaceTerminating { .. } => StatusCode::FORBIDDEN,
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
             Self::TooLargeResourceVersion { .. } | Self::Timeout { .. } => {
                 StatusCode::GATEWAY_TIMEOUT
@@ -436,7 +455,7 @@ impl ApiError {
                 "RequestEntityTooLarge"
             }
             Self::Gone { .. } | Self::ListExpired | Self::ContinueExpired { .. } => "Expired",
-            Self::Forbidden { .. } => "Forbidden",
+            Self::Forbidden { .. } | Self::NamespaceTerminating { .. } => "Forbidden",
             Self::Unauthorized => "Unauthorized",
             Self::TooLargeResourceVersion { .. } | Self::Timeout { .. } => "Timeout",
             Self::ServiceUnavailable(_) => "ServiceUnavailable",
@@ -470,6 +489,19 @@ impl ApiError {
             Self::Forbidden { resource, name, .. } => {
                 let r = resource.clone().unwrap_or_default();
                 Some(resource_details(&r, name))
+            }
+            Self::NamespaceTerminating {
+                resource,
+                name,
+                namespace,
+            } => {
+                let mut d = resource_details(resource, name);
+                if let Value::Object(m) = &mut d {
+                    let message = format!("namespace {} is being terminated", excerpt(namespace));
+                    let cause = json!({"reason": "NamespaceTerminating", "message": message, "field": "metadata.namespace"});
+                    m.insert("causes".to_owned(), json!([cause]));
+                }
+                Some(d)
             }
             Self::Invalid { kind, name, causes } => {
                 let mut d = details(name, &kind.group, &kind.kind);

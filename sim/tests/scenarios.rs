@@ -327,3 +327,12 @@ fn join_not_held_by_leader_without_quorum() {
 fn garbage_collection_under_faults() {
     run_seeds(GC_SEEDS, scenario::garbage_collection_under_faults);
 }
+
+// R-RES-015, R-RES-061 (issue 19 items 2 and 6): namespaces deleted while the leader crashes
+// and restarts and the next leader is partitioned and healed are emptied and removed once
+// their finalizers are released; on every replica nothing outlives its namespace and the
+// namespace not deleted keeps every object.
+#[test]
+fn namespace_deletion_under_faults() {
+    run_seeds(1..=4, scenario::namespace_deletion_under_faults);
+}

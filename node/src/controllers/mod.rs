@@ -12,12 +12,14 @@
 //! set, `name` turns one on, `-name` off; an unknown name is a start-up error. The bootstrap
 //! token controllers ([`token_cleaner`], [`bootstrap_signer`]) are off in `*` and on by name
 //! (R-ACC-120); the RBAC controllers ([`rbac_bootstrap`], [`clusterrole_aggregation`]), the
-//! [`garbage_collector`] and pod garbage collection ([`pod_gc`]) are on in `*`.
+//! [`garbage_collector`], pod garbage collection ([`pod_gc`]) and the [`namespace`]
+//! controller are on in `*`.
 
 pub mod bootstrap_signer;
 pub mod client;
 pub mod clusterrole_aggregation;
 pub mod garbage_collector;
+pub mod namespace;
 pub mod pod_gc;
 pub mod rbac_bootstrap;
 pub mod runner;
@@ -65,6 +67,7 @@ const KNOWN: &[(&str, bool)] = &[
     (bootstrap_signer::NAME, false),
     (clusterrole_aggregation::NAME, true),
     (garbage_collector::NAME, true),
+    (namespace::NAME, true),
     (pod_gc::NAME, true),
     (rbac_bootstrap::NAME, true),
     (token_cleaner::NAME, false),
@@ -150,6 +153,7 @@ impl ControllerSelection {
                     }
                     rbac_bootstrap::NAME => Some(Arc::new(rbac_bootstrap::RbacBootstrap)),
                     garbage_collector::NAME => Some(Arc::new(garbage_collector::GarbageCollector)),
+                    namespace::NAME => Some(Arc::new(namespace::NamespaceController)),
                     pod_gc::NAME => Some(Arc::new(pod_gc::PodGc::default())),
                     _ => None,
                 }
@@ -168,9 +172,10 @@ mod tests {
     }
 
     /// The controllers `*` runs.
-    const DEFAULT_ON: [&str; 4] = [
+    const DEFAULT_ON: [&str; 5] = [
         "clusterrole-aggregation",
         "garbagecollector",
+        "namespace",
         "podgc",
         "rbac-bootstrap",
     ];
@@ -190,6 +195,7 @@ mod tests {
                 "bootstrapsigner",
                 "clusterrole-aggregation",
                 "garbagecollector",
+                "namespace",
                 "podgc",
                 "rbac-bootstrap",
                 "tokencleaner"
@@ -204,7 +210,12 @@ mod tests {
     fn minus_turns_a_controller_off() {
         assert_eq!(
             select(&["*", "-tokencleaner", "-rbac-bootstrap"]),
-            Ok(vec!["clusterrole-aggregation", "garbagecollector", "podgc"])
+            Ok(vec![
+                "clusterrole-aggregation",
+                "garbagecollector",
+                "namespace",
+                "podgc"
+            ])
         );
         assert_eq!(select(&["-tokencleaner", "tokencleaner"]), Ok(vec![]));
         assert_eq!(

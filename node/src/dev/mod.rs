@@ -438,6 +438,7 @@ mod tests {
                 [
                     "clusterrole-aggregation",
                     "garbagecollector",
+                    "namespace",
                     "podgc",
                     "rbac-bootstrap",
                     "tokencleaner"

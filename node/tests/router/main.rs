@@ -27,6 +27,7 @@ mod health;
 mod impersonation;
 mod list;
 mod metrics;
+mod namespace_lifecycle;
 mod negotiation;
 mod node_authorizer;
 mod openapi;

@@ -12,6 +12,7 @@ mod members;
 mod membership;
 mod membership_script;
 mod mixed_faults;
+mod namespace_deletion;
 mod phases;
 mod reader;
 mod restored_watchers;
@@ -47,6 +48,8 @@ pub use mixed_faults::ROLLING_UPGRADE;
 pub use mixed_faults::mixed_faults_five_replicas;
 pub use mixed_faults::mixed_faults_three_replicas;
 pub use mixed_faults::rolling_upgrade_three_replicas;
+pub use namespace_deletion::NAMESPACE_DELETION;
+pub use namespace_deletion::namespace_deletion_under_faults;
 pub use restored_watchers::WATCHERS_RESTORED;
 pub use restored_watchers::watchers_relist_after_restore;
 pub use watchers_resume::WATCHERS_RELIST;
@@ -117,6 +120,7 @@ pub const ALL: &[(&str, ScenarioFn)] = &[
         LEADER_ISOLATED_MID_WRITE,
         leader_isolated_mid_write_answers_unknown,
     ),
+    (NAMESPACE_DELETION, namespace_deletion_under_faults),
 ];
 
 /// The scenario called `name`.

@@ -8,6 +8,7 @@ mod t101_status;
 mod t10_replication;
 mod t110_snapshot;
 mod t112_corrupt;
+mod t120_namespace_deletion;
 mod t130_garbage_collection;
 mod t140_pod_deletion;
 mod t20_conflicts;

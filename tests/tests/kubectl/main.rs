@@ -22,6 +22,7 @@ mod t85_service_account_tokens;
 mod t85_tokens;
 mod t86_rbac;
 mod t88_cascading_delete;
+mod t88_namespace_deletion;
 mod t90_audit;
 mod t90_metrics;
 mod t95_pod_deletion;

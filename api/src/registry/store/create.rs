@@ -67,8 +67,11 @@ impl Store {
         }
         self.apply_namespace(&mut obj, namespace)?;
         if self.resource.is_namespaced() {
-            self.check_namespace_open(storage, namespace, meta_str(&obj, "name"))
-                .await?;
+            let named = match meta_str(&obj, "name") {
+                "" => meta_str(&obj, "generateName"),
+                name => name,
+            };
+            self.check_namespace_open(storage, namespace, named).await?;
         }
         self.strategy.default_fields(&mut obj);
         self.record_update(None, &mut obj, write, "")?;
