@@ -70,6 +70,10 @@ struct Args {
     /// With `--apply`: rounds over the three ways.
     #[arg(long, default_value_t = 3)]
     rounds: usize,
+    /// A flag for every Apiary replica (repeatable), e.g. `--apiary-flag=--controllers=-garbagecollector`
+    /// to compare a setting against the default in interleaved runs.
+    #[arg(long = "apiary-flag", allow_hyphen_values = true)]
+    apiary_flags: Vec<String>,
 }
 
 /// Objects created before the read levels; reads cycle through them.
@@ -127,7 +131,11 @@ async fn main() -> ExitCode {
 }
 
 async fn bench_apiary(args: &Args) -> Result<Scores, apiary_tests::HarnessError> {
-    let cluster = DevCluster::start(DevOptions::default()).await?;
+    let options = DevOptions {
+        flags: args.apiary_flags.clone(),
+        ..DevOptions::default()
+    };
+    let cluster = DevCluster::start(options).await?;
     let replicas: Vec<HttpClient> = (1..=cluster.nodes())
         .map(|i| cluster.client(i).cloned())
         .collect::<Result<_, _>>()?;
