@@ -52,6 +52,14 @@ pub enum Flavor {
 }
 
 impl Flavor {
+    /// The RBAC API group of the flavor.
+    pub fn rbac_group(self) -> &'static str {
+        match self {
+            Self::Platform => "rbac.authorization.platform.io",
+            Self::Kubernetes => "rbac.authorization.k8s.io",
+        }
+    }
+
     /// The `--flavor` value.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -444,6 +452,22 @@ impl DevCluster {
                     .await?;
                 if let Err(last) = waited {
                     let what = format!("namespace default on {}", Self::context(i + 1));
+                    return Err(self.not_ready(&what, limit, last));
+                }
+            }
+            // The default RBAC policy, which the leader writes after start-up (the binding
+            // that lets every authenticated user read discovery): tests act as other users
+            // right away.
+            let discovery = format!(
+                "/apis/{}/v1/clusterrolebindings/system:discovery",
+                self.options.flavor.rbac_group()
+            );
+            for (i, client) in clients.iter().enumerate() {
+                let waited = client
+                    .wait_until_ok(&discovery, deadline, Duration::from_millis(50), || Ok(()))
+                    .await?;
+                if let Err(last) = waited {
+                    let what = format!("the default RBAC policy on {}", Self::context(i + 1));
                     return Err(self.not_ready(&what, limit, last));
                 }
             }

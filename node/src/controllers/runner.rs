@@ -21,8 +21,14 @@ use super::client::ControllerError;
 /// (a burst of writes costs one pass, not one each).
 pub const SETTLE: Duration = Duration::from_millis(200);
 
-/// How long a controller waits after a failed pass before it tries again.
+/// How long a controller waits after a failed pass before it tries again (changes of the
+/// store meanwhile do not bring the retry forward).
 pub const RETRY: Duration = Duration::from_secs(1);
+
+/// How long a controller's passes may keep failing before it warns: failures while the
+/// replica starts (the default RBAC policy not yet written, feature gates not yet checked)
+/// pass without noise; a failure that lasts is a warning, at most once per this period.
+pub const WARN_AFTER: Duration = Duration::from_secs(10);
 
 /// Whether this replica leads.
 #[async_trait::async_trait]
@@ -114,6 +120,7 @@ pub async fn converge_paced<F, Fut>(
 {
     let settle = pace.max(SETTLE);
     let mut changes = context.changes.clone();
+    let mut failing = Failing::default();
     loop {
         changes.mark_unchanged();
         let outcome = tokio::select! {
@@ -121,13 +128,21 @@ pub async fn converge_paced<F, Fut>(
             outcome = pass() => outcome,
         };
         let wait = match outcome {
-            Ok(Some(due)) => (due - context.clock.now())
-                .to_std()
-                .unwrap_or(Duration::ZERO),
-            Ok(None) => Duration::MAX,
+            Ok(due) => {
+                failing = Failing::default();
+                match due {
+                    Some(due) => (due - context.clock.now())
+                        .to_std()
+                        .unwrap_or(Duration::ZERO),
+                    None => Duration::MAX,
+                }
+            }
             Err(error) => {
-                tracing::warn!(controller = name, %error, "pass failed; retrying");
-                RETRY
+                failing.report(name, &error);
+                tokio::select! {
+                    () = stop.cancelled() => return,
+                    () = tokio::time::sleep(RETRY) => continue,
+                }
             }
         };
         let changed = async {
@@ -140,6 +155,30 @@ pub async fn converge_paced<F, Fut>(
             () = stop.cancelled() => return,
             () = changed => {}
             () = sleep_for(wait) => {}
+        }
+    }
+}
+
+/// How long a controller's passes have been failing, and when it last warned.
+#[derive(Debug, Default)]
+struct Failing {
+    since: Option<tokio::time::Instant>,
+    warned: Option<tokio::time::Instant>,
+}
+
+impl Failing {
+    /// Logs a failed pass: at debug level until the passes have failed for [`WARN_AFTER`],
+    /// then a warning at most once per [`WARN_AFTER`].
+    fn report(&mut self, name: &str, error: &ControllerError) {
+        let now = tokio::time::Instant::now();
+        let since = *self.since.get_or_insert(now);
+        let quiet = self.warned.is_some_and(|at| now - at < WARN_AFTER);
+        if now - since >= WARN_AFTER && !quiet {
+            self.warned = Some(now);
+            let failing_for = (now - since).as_secs();
+            tracing::warn!(controller = name, %error, failing_for, "passes keep failing; retrying");
+        } else {
+            tracing::debug!(controller = name, %error, "pass failed; retrying");
         }
     }
 }
