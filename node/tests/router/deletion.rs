@@ -301,3 +301,35 @@ async fn some_kinds_answer_the_deleted_object() {
         .json();
     assert_eq!(reply["kind"], "Status", "{reply}");
 }
+
+// R-RES-093: deletecollection deletes each selected item as a single delete with the same
+// options would: here Foreground, so each item stays marked with the garbage collector's
+// finalizer while an unselected one is untouched.
+#[tokio::test]
+async fn deletecollection_applies_the_options_to_each_item() {
+    let (app, _) = app().await;
+    for name in ["one", "two"] {
+        let body = json!({"metadata": {"name": name, "labels": {"batch": "x"}}});
+        created(&app, CM_PATH, &body.to_string()).await;
+    }
+    created(&app, CM_PATH, &cm("other")).await;
+    let reply = admin_call(
+        &app,
+        "DELETE",
+        &format!("{CM_PATH}?labelSelector=batch%3Dx&propagationPolicy=Foreground"),
+        None,
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    assert_eq!(reply.json()["kind"], "ConfigMapList");
+    for name in ["one", "two"] {
+        let item = fetched(&app, &format!("{CM_PATH}/{name}")).await;
+        assert_eq!(finalizers(&item), ["foregroundDeletion"], "{item}");
+        time(&item, "deletionTimestamp");
+    }
+    let other = fetched(&app, &format!("{CM_PATH}/other")).await;
+    assert!(
+        other["metadata"].get("deletionTimestamp").is_none(),
+        "{other}"
+    );
+}
