@@ -380,7 +380,7 @@ impl ApiError {
                 resource: resource.clone(),
                 name: name.to_owned(),
             },
-            StorageError::Conflict { .. } => Self::Conflict {
+            StorageError::Conflict { .. } | StorageError::GuardFailed { .. } => Self::Conflict {
                 resource: resource.clone(),
                 name: name.to_owned(),
                 reason: OPTIMISTIC_LOCK_MESSAGE.to_owned(),

@@ -36,6 +36,17 @@ pub enum ReadConsistency {
     Exact(Revision),
 }
 
+/// A condition a write makes on another key than its own: that `key` still exists at
+/// `mod_revision`, the version the write's decision was made from (a create in a namespace
+/// guards the namespace it found open).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Guard {
+    /// The guarded key.
+    pub key: String,
+    /// The revision the key must still be at.
+    pub mod_revision: Revision,
+}
+
 /// A page of a list.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListPage {
@@ -124,6 +135,12 @@ pub enum StorageError {
         /// The revision found.
         actual: Revision,
     },
+    /// A write's [`Guard`] no longer held: its key moved on or is gone. Nothing was written.
+    #[error("key {key} changed after the write read it")]
+    GuardFailed {
+        /// The guarded key.
+        key: String,
+    },
     /// The revision asked for is older than the compaction point.
     #[error("revision {requested} has been compacted (oldest available {compacted})")]
     Compacted {
@@ -184,6 +201,16 @@ pub enum StorageError {
 pub trait Storage: Send + Sync + 'static {
     /// Stores `value` at `key` if no object is there; fails with `AlreadyExists` otherwise.
     async fn create(&self, key: &str, value: Bytes) -> Result<StoredObject, StorageError>;
+
+    /// As [`Storage::create`], in the same transaction as a check of `guard`: `GuardFailed`
+    /// when the guarded key is not at its revision (then nothing is written), else as
+    /// `create`. One proposal: the guard costs no read before it.
+    async fn create_guarded(
+        &self,
+        key: &str,
+        value: Bytes,
+        guard: &Guard,
+    ) -> Result<StoredObject, StorageError>;
 
     /// The object at `key`, read with `consistency`. `Compacted` for an `Exact` revision below
     /// the compaction point; `TooLargeRevision` when a `NotOlderThan`/`Exact` revision is not

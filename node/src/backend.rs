@@ -11,6 +11,7 @@ use std::time::Duration;
 use apiary_api::storage::Change;
 use apiary_api::storage::ChangeBatch;
 use apiary_api::storage::ChangeKind;
+use apiary_api::storage::Guard;
 use apiary_api::storage::ListPage;
 use apiary_api::storage::ReadConsistency;
 use apiary_api::storage::Revision;
@@ -68,6 +69,47 @@ impl<R: ReplicatedStore> ReplicaStorage<R> {
         }
     }
 
+    /// Creates `key` in one transaction that also checks `guard`, if any; the failure branch
+    /// reads both keys, so a refusal says which compare failed.
+    async fn create_if(
+        &self,
+        key: &str,
+        value: Bytes,
+        guard: Option<&Guard>,
+    ) -> Result<StoredObject, StorageError> {
+        let mut compares = vec![Compare::exists(key, false)];
+        let mut failure = vec![Op::get(key)];
+        if let Some(guard) = guard {
+            // `exists` first: `mod_revision = 0` alone would also hold for an absent key.
+            compares.push(Compare::exists(&guard.key, true));
+            compares.push(Compare::mod_revision(&guard.key, guard.mod_revision));
+            failure.push(Op::get(&guard.key));
+        }
+        let response = self
+            .write(Txn {
+                compares,
+                success: vec![Op::put(key, value.clone())],
+                failure,
+            })
+            .await?;
+        if !response.succeeded {
+            return Err(match (first_kv(&response), guard) {
+                (None, Some(guard)) => StorageError::GuardFailed {
+                    key: guard.key.clone(),
+                },
+                _ => StorageError::AlreadyExists {
+                    key: key.to_owned(),
+                },
+            });
+        }
+        Ok(StoredObject {
+            key: key.to_owned(),
+            value,
+            mod_revision: response.revision,
+            create_revision: response.revision,
+        })
+    }
+
     /// Resolves `consistency` to the revision to read at (`None`: the current one), after
     /// waiting for whatever the consistency requires.
     async fn read_point(
@@ -111,24 +153,16 @@ impl<R: ReplicatedStore> ReplicaStorage<R> {
 #[async_trait::async_trait]
 impl<R: ReplicatedStore> Storage for ReplicaStorage<R> {
     async fn create(&self, key: &str, value: Bytes) -> Result<StoredObject, StorageError> {
-        let response = self
-            .write(Txn {
-                compares: vec![Compare::exists(key, false)],
-                success: vec![Op::put(key, value.clone())],
-                failure: vec![Op::get(key)],
-            })
-            .await?;
-        if !response.succeeded {
-            return Err(StorageError::AlreadyExists {
-                key: key.to_owned(),
-            });
-        }
-        Ok(StoredObject {
-            key: key.to_owned(),
-            value,
-            mod_revision: response.revision,
-            create_revision: response.revision,
-        })
+        self.create_if(key, value, None).await
+    }
+
+    async fn create_guarded(
+        &self,
+        key: &str,
+        value: Bytes,
+        guard: &Guard,
+    ) -> Result<StoredObject, StorageError> {
+        self.create_if(key, value, Some(guard)).await
     }
 
     async fn get(

@@ -11,6 +11,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
+use apiary_api::storage::Guard;
 use apiary_api::storage::ListPage;
 use apiary_api::storage::ReadConsistency;
 use apiary_api::storage::Revision;
@@ -101,6 +102,15 @@ fn stale(consistency: ReadConsistency) -> ReadConsistency {
 impl Storage for StaleQuorumReads {
     async fn create(&self, key: &str, value: Bytes) -> Result<StoredObject, StorageError> {
         self.0.create(key, value).await
+    }
+
+    async fn create_guarded(
+        &self,
+        key: &str,
+        value: Bytes,
+        guard: &Guard,
+    ) -> Result<StoredObject, StorageError> {
+        self.0.create_guarded(key, value, guard).await
     }
 
     async fn get(

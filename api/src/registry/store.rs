@@ -50,6 +50,7 @@ pub use self::authorize_write::WriteAuthorization;
 pub(crate) use self::convert::ReadConversion;
 use self::convert::Shared;
 pub(crate) use self::metadata::keep_fields;
+use self::persistence::Persistence;
 use super::CorruptObjects;
 use super::DeleteOptions;
 use super::ResourceType;
@@ -261,17 +262,17 @@ impl Store {
         self.answer(&key, &stored, found.mod_revision)
     }
 
-    /// The current version of the object `name` at `key`, read linearizably because a write
-    /// compares against it: the stored object, its envelope and its parsed JSON. 404 when
-    /// absent.
+    /// The current version of the object `name` at `key`, as the write that compares against
+    /// it reads it ([`Persistence::read`]): the stored object, its envelope and its parsed
+    /// JSON. 404 when absent.
     async fn read_current(
         &self,
-        storage: &dyn Storage,
+        writes: &Persistence<'_>,
         key: &str,
         name: &str,
     ) -> Result<(StoredObject, StoredJson, Value), ApiError> {
-        let current = storage
-            .get(key, ReadConsistency::Linearizable)
+        let current = writes
+            .read(key)
             .await
             .map_err(|e| self.storage_error(e, name))?
             .ok_or_else(|| self.not_found(name))?;

@@ -8,6 +8,7 @@ use apiary_api::auth::Attributes;
 use apiary_api::auth::Authorizer;
 use apiary_api::auth::Decision;
 use apiary_api::flowcontrol::bootstrap::ensure_flow_control_objects;
+use apiary_api::storage::Guard;
 use apiary_api::storage::ListPage;
 use apiary_api::storage::StorageError;
 use apiary_api::storage::StoredObject;
@@ -43,6 +44,15 @@ struct Gated {
 impl Storage for Gated {
     async fn create(&self, key: &str, value: Bytes) -> Result<StoredObject, StorageError> {
         self.inner.create(key, value).await
+    }
+
+    async fn create_guarded(
+        &self,
+        key: &str,
+        value: Bytes,
+        guard: &Guard,
+    ) -> Result<StoredObject, StorageError> {
+        self.inner.create_guarded(key, value, guard).await
     }
 
     async fn get(

@@ -26,6 +26,7 @@ use apiary_api::registry::Strategy;
 use apiary_api::registry::WriteOptions;
 use apiary_api::registry::Written;
 use apiary_api::request::ListOptions;
+use apiary_api::storage::Guard;
 use apiary_api::storage::ListPage;
 use apiary_api::storage::ReadConsistency;
 use apiary_api::storage::Storage;
@@ -232,6 +233,17 @@ impl Storage for Racing {
             return Err(StorageError::AlreadyExists { key: key.into() });
         }
         self.inner.create(key, value).await
+    }
+    async fn create_guarded(
+        &self,
+        key: &str,
+        value: Bytes,
+        guard: &Guard,
+    ) -> Result<StoredObject, StorageError> {
+        if lose(&self.lost_creates) {
+            return Err(StorageError::AlreadyExists { key: key.into() });
+        }
+        self.inner.create_guarded(key, value, guard).await
     }
     async fn get(
         &self,

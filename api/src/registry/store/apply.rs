@@ -109,87 +109,118 @@ impl Store {
             manager: None,
             ..write.clone()
         };
-        let writes = Persistence::new(storage, write.dry_run);
         let key = self.resource.object_key(namespace, name);
-        let mut attempt = 0;
+        let mut writes = Persistence::optimistic(storage, write.dry_run);
         loop {
-            attempt += 1;
-            let current = match self.read_current(storage, &key, name).await {
-                Ok(current) => Some(current),
-                Err(ApiError::NotFound { .. }) if subresource.is_empty() => None,
-                Err(e) => return Err(e),
-            };
-            let Some((current, _, stored)) = current else {
-                authorize_create(request).await?;
-                let obj = self.with_field_manager(manager.now, |fm| {
-                    fm.apply(None, &config, identity, write.force)
-                })?;
-                let created = match &self.shared {
-                    Some(shared) => {
-                        self.create_shared(shared, storage, namespace, obj, manager.now, &quiet)
-                            .await
+            let answer = async {
+                let mut attempt = 0;
+                loop {
+                    attempt += 1;
+                    let current = match self.read_current(&writes, &key, name).await {
+                        Ok(current) => Some(current),
+                        Err(ApiError::NotFound { .. }) if subresource.is_empty() => None,
+                        Err(e) => return Err(e),
+                    };
+                    let Some((current, _, stored)) = current else {
+                        authorize_create(request).await?;
+                        let obj = self.with_field_manager(manager.now, |fm| {
+                            fm.apply(None, &config, identity, write.force)
+                        })?;
+                        let created = match &self.shared {
+                            Some(shared) => {
+                                self.create_shared(
+                                    shared,
+                                    storage,
+                                    namespace,
+                                    obj,
+                                    manager.now,
+                                    &quiet,
+                                )
+                                .await
+                            }
+                            None => {
+                                self.create_decoded(
+                                    storage,
+                                    &writes,
+                                    namespace,
+                                    obj,
+                                    manager.now,
+                                    &quiet,
+                                )
+                                .await
+                            }
+                        };
+                        match created {
+                            Ok(body) => {
+                                let written = Written {
+                                    body,
+                                    warnings: warnings.clone(),
+                                };
+                                return Ok(Applied {
+                                    written,
+                                    created: true,
+                                });
+                            }
+                            Err(ApiError::AlreadyExists { .. }) if attempt < RETRY_ATTEMPTS => {
+                                continue;
+                            }
+                            Err(e) => return Err(e),
+                        }
+                    };
+                    if requested.is_some_and(|rv| rv != current.mod_revision) {
+                        return Err(self.conflict(name, OPTIMISTIC_LOCK_MESSAGE));
                     }
-                    None => {
-                        self.create_decoded(storage, &writes, namespace, obj, manager.now, &quiet)
-                            .await
+                    let live = match &self.shared {
+                        Some(shared) => shared.read.served(stored)?,
+                        None => stored,
+                    };
+                    let mut merged = self.with_field_manager(manager.now, |fm| {
+                        fm.apply(Some(&live), &config, identity, write.force)
+                    })?;
+                    meta_mut(&mut merged)?.insert(
+                        "resourceVersion".to_owned(),
+                        current.mod_revision.to_string().into(),
+                    );
+                    let (decoded, _) = self.decode_patched(&merged, FieldValidation::Ignore)?;
+                    // The scale subresource changes the parent as its main update does.
+                    let target = match subresource {
+                        "scale" => (namespace, name, ""),
+                        _ => target,
+                    };
+                    let updated = match &self.shared {
+                        Some(shared) => {
+                            self.update_shared(shared, storage, &writes, target, &decoded, &quiet)
+                                .await
+                        }
+                        None => {
+                            self.update_decoded(storage, &writes, target, &decoded, &quiet)
+                                .await
+                        }
+                    };
+                    match updated {
+                        Ok(body) => {
+                            let written = Written {
+                                body,
+                                warnings: warnings.clone(),
+                            };
+                            return Ok(Applied {
+                                written,
+                                created: false,
+                            });
+                        }
+                        Err(ApiError::Conflict { .. })
+                            if requested.is_none() && attempt < RETRY_ATTEMPTS =>
+                        {
+                            continue;
+                        }
+                        Err(e) => return Err(e),
                     }
-                };
-                match created {
-                    Ok(body) => {
-                        let written = Written { body, warnings };
-                        return Ok(Applied {
-                            written,
-                            created: true,
-                        });
-                    }
-                    Err(ApiError::AlreadyExists { .. }) if attempt < RETRY_ATTEMPTS => continue,
-                    Err(e) => return Err(e),
                 }
-            };
-            if requested.is_some_and(|rv| rv != current.mod_revision) {
-                return Err(self.conflict(name, OPTIMISTIC_LOCK_MESSAGE));
             }
-            let live = match &self.shared {
-                Some(shared) => shared.read.served(stored)?,
-                None => stored,
-            };
-            let mut merged = self.with_field_manager(manager.now, |fm| {
-                fm.apply(Some(&live), &config, identity, write.force)
-            })?;
-            meta_mut(&mut merged)?.insert(
-                "resourceVersion".to_owned(),
-                current.mod_revision.to_string().into(),
-            );
-            let (decoded, _) = self.decode_patched(&merged, FieldValidation::Ignore)?;
-            // The scale subresource changes the parent as its main update does.
-            let target = match subresource {
-                "scale" => (namespace, name, ""),
-                _ => target,
-            };
-            let updated = match &self.shared {
-                Some(shared) => {
-                    self.update_shared(shared, storage, &writes, target, decoded, &quiet)
-                        .await
-                }
-                None => {
-                    self.update_decoded(storage, &writes, target, decoded, &quiet)
-                        .await
-                }
-            };
-            match updated {
-                Ok(body) => {
-                    let written = Written { body, warnings };
-                    return Ok(Applied {
-                        written,
-                        created: false,
-                    });
-                }
-                Err(ApiError::Conflict { .. })
-                    if requested.is_none() && attempt < RETRY_ATTEMPTS =>
-                {
-                    continue;
-                }
-                Err(e) => return Err(e),
+            .await;
+            match writes.again() {
+                Some(quorum) => writes = quorum,
+                None => return answer,
             }
         }
     }

@@ -280,13 +280,13 @@ impl Store {
         storage: &dyn Storage,
         writes: &Persistence<'_>,
         target: (&str, &str, &str),
-        obj: Value,
+        obj: &Value,
         write: &WriteOptions,
     ) -> Result<Vec<u8>, ApiError> {
-        let obj = shared.to_storage(obj)?;
+        let obj = shared.to_storage(obj.clone())?;
         let body = shared
             .home
-            .update_decoded(storage, writes, target, obj, write)
+            .update_decoded(storage, writes, target, &obj, write)
             .await
             .map_err(|e| shared.rebrand(self, e))?;
         shared.read.answer(&body)

@@ -1,5 +1,6 @@
 //! Create: a POST body decoded, defaulted, given its server-set metadata, validated,
-//! allocated and persisted, with generated names drawn again when taken.
+//! allocated and persisted in one proposal that also checks the namespace is as it was found
+//! open, with generated names drawn again when taken.
 
 use chrono::DateTime;
 use chrono::Utc;
@@ -17,8 +18,9 @@ use crate::error::ApiError;
 use crate::storage::Storage;
 use crate::storage::StorageError;
 
-/// Attempts of a create whose generated name is taken (Kubernetes retries generated names).
-const GENERATE_NAME_ATTEMPTS: usize = 8;
+/// Attempts of a create: a generated name that is taken is drawn again (Kubernetes retries
+/// generated names), and a namespace that changed since it was found open is read again.
+const CREATE_ATTEMPTS: usize = 8;
 
 impl Store {
     /// Creates an object from a POST body (R-RES-087): the created object, with `uid`,
@@ -66,13 +68,19 @@ impl Store {
             ));
         }
         self.apply_namespace(&mut obj, namespace)?;
-        if self.resource.is_namespaced() {
-            let named = match meta_str(&obj, "name") {
-                "" => meta_str(&obj, "generateName"),
-                name => name,
-            };
-            self.check_namespace_open(storage, namespace, named).await?;
+        let named = match meta_str(&obj, "name") {
+            "" => meta_str(&obj, "generateName"),
+            name => name,
         }
+        .to_owned();
+        let open_namespace = async |quorum| match self.resource.is_namespaced() {
+            true => self
+                .check_namespace_open(storage, namespace, &named, quorum)
+                .await
+                .map(Some),
+            false => Ok(None),
+        };
+        let mut guard = open_namespace(writes.is_dry_run()).await?;
         self.strategy.default_fields(&mut obj);
         self.record_update(None, &mut obj, write, "")?;
         let generate_prefix = match (meta_str(&obj, "name"), meta_str(&obj, "generateName")) {
@@ -123,7 +131,10 @@ impl Store {
             let name = meta_str(&candidate, "name").to_owned();
             let key = self.resource.object_key(namespace, &name);
             let written = match self.encode_fitting(&key, &mut candidate) {
-                Ok(value) => writes.create(&key, value, self.max_object_bytes).await,
+                Ok(value) => {
+                    let limit = self.max_object_bytes;
+                    writes.create(&key, value, limit, guard.as_ref()).await
+                }
                 Err(e) => {
                     self.release(storage, &reserved).await;
                     return Err(e);
@@ -136,8 +147,14 @@ impl Store {
                 Ok(stored) if writes.is_dry_run() => return self.respond_unstored(&key, stored),
                 Ok(stored) => return self.respond(&key, stored),
                 Err(StorageError::AlreadyExists { .. })
-                    if generate_prefix.is_some() && attempt < GENERATE_NAME_ATTEMPTS =>
+                    if generate_prefix.is_some() && attempt < CREATE_ATTEMPTS =>
                 {
+                    continue;
+                }
+                // The namespace changed since it was found open: look again, with a quorum
+                // read (it may have started terminating).
+                Err(StorageError::GuardFailed { .. }) if attempt < CREATE_ATTEMPTS => {
+                    guard = open_namespace(true).await?;
                     continue;
                 }
                 Err(e) => return Err(self.storage_error(e, &name)),

@@ -50,12 +50,30 @@ impl Store {
                 .delete_shared(shared, storage, target, options, now, write)
                 .await;
         }
-        let writes = Persistence::new(storage, write.dry_run);
         let key = self.resource.object_key(namespace, name);
+        let mut writes = Persistence::optimistic(storage, write.dry_run);
+        loop {
+            let answer = self.delete_once(&writes, &key, name, options, now).await;
+            match writes.again() {
+                Some(quorum) => writes = quorum,
+                None => return answer,
+            }
+        }
+    }
+
+    /// One delete of the object at `key`, its object read through `writes`.
+    async fn delete_once(
+        &self,
+        writes: &Persistence<'_>,
+        key: &str,
+        name: &str,
+        options: &DeleteOptions,
+        now: DateTime<Utc>,
+    ) -> Result<Deleted, ApiError> {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let (current, stored, mut obj) = self.read_current(storage, &key, name).await?;
+            let (current, stored, mut obj) = self.read_current(writes, key, name).await?;
             let uid = meta_str(&obj, "uid").to_owned();
             self.check_preconditions(name, &options.preconditions, &uid, &current)?;
             let kept = |body| Deleted {
@@ -64,28 +82,28 @@ impl Store {
             };
             let action = self.strategy.before_delete(&mut obj, now, options);
             let marked = match action {
-                DeleteAction::Mark | DeleteAction::MarkThenRemove => Some(encode(&key, &obj)?),
+                DeleteAction::Mark | DeleteAction::MarkThenRemove => Some(encode(key, &obj)?),
                 _ => None,
             };
             let result = match (action, marked) {
                 (DeleteAction::Refuse(reason), _) => return Err(self.conflict(name, reason)),
-                (DeleteAction::Remove, _) => writes.delete(&key, Some(current.mod_revision)).await,
+                (DeleteAction::Remove, _) => writes.delete(key, Some(current.mod_revision)).await,
                 (DeleteAction::Mark, Some(value)) => {
-                    match self.mark(&writes, &key, value, &current).await {
-                        Ok(marked) => return self.respond(&key, marked).map(kept),
+                    match self.mark(writes, key, value, &current).await {
+                        Ok(marked) => return self.respond(key, marked).map(kept),
                         Err(e) => Err(e),
                     }
                 }
                 (DeleteAction::MarkThenRemove, Some(value)) => {
-                    match self.mark(&writes, &key, value, &current).await {
+                    match self.mark(writes, key, value, &current).await {
                         Ok(marked) if writes.is_dry_run() => {
-                            let body = self.respond(&key, marked)?;
+                            let body = self.respond(key, marked)?;
                             return Ok(Deleted {
                                 body,
                                 removed: true,
                             });
                         }
-                        Ok(marked) => writes.delete(&key, Some(marked.mod_revision)).await,
+                        Ok(marked) => writes.delete(key, Some(marked.mod_revision)).await,
                         Err(e) => Err(e),
                     }
                 }
@@ -98,9 +116,9 @@ impl Store {
             };
             match result {
                 Ok(deleted) => {
-                    self.release_object(&writes, &deleted).await;
+                    self.release_object(writes, &deleted).await;
                     let body = match self.resource.returns_deleted_object {
-                        true => self.respond(&key, deleted)?,
+                        true => self.respond(key, deleted)?,
                         false => self.deleted_status(name, &uid),
                     };
                     return Ok(Deleted {

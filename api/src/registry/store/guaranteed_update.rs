@@ -36,34 +36,43 @@ impl Store {
     where
         F: Fn(&mut Value) -> Result<(), ApiError>,
     {
-        let writes = Persistence::new(storage, dry_run);
         let key = self.resource.object_key(namespace, name);
-        let mut attempt = 0;
+        let mut writes = Persistence::optimistic(storage, dry_run);
         loop {
-            attempt += 1;
-            let (current, _, old) = self.read_current(storage, &key, name).await?;
-            if expected.is_some_and(|rv| rv != current.mod_revision) {
-                return Err(self.conflict(name, OPTIMISTIC_LOCK_MESSAGE));
-            }
-            let mut obj = old.clone();
-            change(&mut obj)?;
-            if self.strategy.tracks_generation() {
-                bump_generation(&mut obj, &old)?;
-            }
-            self.strategy.canonicalize(&mut obj);
-            let value = encode(&key, &obj)?;
-            let limit = self.max_object_bytes;
-            match writes
-                .update(&key, value, current.mod_revision, limit)
-                .await
-            {
-                Ok(updated) => return self.respond(&key, updated),
-                Err(StorageError::Conflict { .. })
-                    if expected.is_none() && attempt < RETRY_ATTEMPTS =>
-                {
-                    continue;
+            let answer = async {
+                let mut attempt = 0;
+                loop {
+                    attempt += 1;
+                    let (current, _, old) = self.read_current(&writes, &key, name).await?;
+                    if expected.is_some_and(|rv| rv != current.mod_revision) {
+                        return Err(self.conflict(name, OPTIMISTIC_LOCK_MESSAGE));
+                    }
+                    let mut obj = old.clone();
+                    change(&mut obj)?;
+                    if self.strategy.tracks_generation() {
+                        bump_generation(&mut obj, &old)?;
+                    }
+                    self.strategy.canonicalize(&mut obj);
+                    let value = encode(&key, &obj)?;
+                    let limit = self.max_object_bytes;
+                    match writes
+                        .update(&key, value, current.mod_revision, limit)
+                        .await
+                    {
+                        Ok(updated) => return self.respond(&key, updated),
+                        Err(StorageError::Conflict { .. })
+                            if expected.is_none() && attempt < RETRY_ATTEMPTS =>
+                        {
+                            continue;
+                        }
+                        Err(e) => return Err(self.storage_error(e, name)),
+                    }
                 }
-                Err(e) => return Err(self.storage_error(e, name)),
+            }
+            .await;
+            match writes.again() {
+                Some(quorum) => writes = quorum,
+                None => return answer,
             }
         }
     }

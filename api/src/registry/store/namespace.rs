@@ -1,7 +1,8 @@
 //! Namespace lifecycle, as Kubernetes' NamespaceLifecycle admission: a namespaced create
 //! needs its namespace to exist and not be terminating, and the system namespaces cannot be
 //! deleted. The namespace is read from the replica's own state (as the plugin reads its
-//! informer cache), with a quorum read only when it is not found there.
+//! informer cache), with a quorum read only when it is not open there; the create's own
+//! transaction checks that the namespace has not changed since.
 
 use serde_json::Value;
 
@@ -10,49 +11,66 @@ use super::corrupt;
 use crate::error::ApiError;
 use crate::registry::StoredJson;
 use crate::registry::builtin::namespace_type;
+use crate::storage::Guard;
 use crate::storage::ReadConsistency;
 use crate::storage::Storage;
-use crate::storage::StoredObject;
 
 impl Store {
     /// A namespaced create needs its namespace to exist (404 naming the namespace) and not
     /// be terminating (403 with the `NamespaceTerminating` cause), as Kubernetes'
     /// NamespaceLifecycle admission. `name` names the object (its `generateName` if unnamed).
+    /// Answers the [`Guard`] the create proposes with it: the namespace is still at the
+    /// version found open, so a namespace that starts terminating meanwhile fails the create's
+    /// transaction instead of receiving the object.
+    ///
+    /// The namespace is read from the replica's own state unless `quorum`; a namespace that
+    /// is absent or terminating there is read again with a quorum read, which decides (it
+    /// may have just been created, or deleted and created again, through another replica).
     pub(super) async fn check_namespace_open(
         &self,
         storage: &dyn Storage,
         namespace: &str,
         name: &str,
-    ) -> Result<(), ApiError> {
+        quorum: bool,
+    ) -> Result<Guard, ApiError> {
         let ns_type = namespace_type();
         let key = ns_type.object_key("", namespace);
         let resource = ns_type.group_resource();
-        let read = |consistency| storage.get(&key, consistency);
-        // The replica's own state first; a namespace it does not have yet may have just been
-        // created through another replica, so only then does a quorum read decide.
-        let found: Option<StoredObject> = match read(ReadConsistency::Any).await {
-            Ok(Some(found)) => Ok(Some(found)),
-            Ok(None) => read(ReadConsistency::Linearizable).await,
-            Err(e) => Err(e),
-        }
-        .map_err(|e| ApiError::from_storage(e, &resource, namespace))?;
-        let Some(found) = found else {
-            return Err(ApiError::NotFound {
+        let read = async |consistency| {
+            let found = storage
+                .get(&key, consistency)
+                .await
+                .map_err(|e| ApiError::from_storage(e, &resource, namespace))?;
+            let Some(found) = found else {
+                return Ok(None);
+            };
+            let ns = StoredJson::from_stored(found.value)
+                .and_then(|s| s.to_value())
+                .map_err(|e| corrupt(&key, e))?;
+            let terminating =
+                ns.pointer("/status/phase").and_then(Value::as_str) == Some("Terminating");
+            Ok::<_, ApiError>(Some((found.mod_revision, terminating)))
+        };
+        let local = match quorum {
+            true => None,
+            false => read(ReadConsistency::Any).await?,
+        };
+        let found = match local {
+            Some((revision, false)) => Some((revision, false)),
+            _ => read(ReadConsistency::Linearizable).await?,
+        };
+        match found {
+            None => Err(ApiError::NotFound {
                 resource,
                 name: namespace.to_owned(),
-            });
-        };
-        let ns = StoredJson::from_stored(found.value)
-            .and_then(|s| s.to_value())
-            .map_err(|e| corrupt(&key, e))?;
-        if ns.pointer("/status/phase").and_then(Value::as_str) == Some("Terminating") {
-            return Err(ApiError::NamespaceTerminating {
+            }),
+            Some((_, true)) => Err(ApiError::NamespaceTerminating {
                 resource: self.group_resource(),
                 name: name.to_owned(),
                 namespace: namespace.to_owned(),
-            });
+            }),
+            Some((mod_revision, false)) => Ok(Guard { key, mod_revision }),
         }
-        Ok(())
     }
 
     /// The system namespaces (the flavor's system and public namespaces, and `default`)

@@ -1,5 +1,5 @@
 //! The patch step of the generic store (R-RES-090, R-RES-114..117, R-RES-198, R-RES-199), in
-//! the order of Kubernetes' patcher: read the current object (linearizably), apply the patch
+//! the order of Kubernetes' patcher: read the current object, apply the patch
 //! to its JSON (in the served version's form), then the normal update path (decode and type check, defaults, prepare,
 //! validate, compare-and-swap). The patched object carries the resourceVersion it was built
 //! from, so a write that lost a race is a conflict; a patch that did not set a
@@ -39,9 +39,6 @@ impl Store {
         body: &[u8],
         write: WriteOptions,
     ) -> Result<Written, ApiError> {
-        let (namespace, name, _) = target;
-        let writes = Persistence::new(storage, write.dry_run);
-        let key = self.resource.object_key(namespace, name);
         let schema = match self.schema {
             Some(schema) => Some(schema().map_err(|e| {
                 ApiError::Internal(format!(
@@ -52,10 +49,36 @@ impl Store {
             None => None,
         };
         let shape = schema.as_deref().map_or(Shape::untyped(), Shape::of);
+        let patch = (kind, body, shape);
+        let mut writes = Persistence::optimistic(storage, write.dry_run);
+        loop {
+            let answer = self
+                .patch_once(storage, &writes, target, patch, &write)
+                .await;
+            match writes.again() {
+                Some(quorum) => writes = quorum,
+                None => return answer,
+            }
+        }
+    }
+
+    /// One patch, its object read through `writes`; `patch` is the patch's kind, body, and
+    /// the shape of the served version's objects.
+    async fn patch_once(
+        &self,
+        storage: &dyn Storage,
+        writes: &Persistence<'_>,
+        target: (&str, &str, &str),
+        patch: (PatchType, &[u8], Shape<'_>),
+        write: &WriteOptions,
+    ) -> Result<Written, ApiError> {
+        let (namespace, name, _) = target;
+        let (kind, body, shape) = patch;
+        let key = self.resource.object_key(namespace, name);
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let (current, _, stored) = self.read_current(storage, &key, name).await?;
+            let (current, _, stored) = self.read_current(writes, &key, name).await?;
             // A version that shares another's storage patches its own form of the object.
             let mut obj = match &self.shared {
                 Some(shared) => shared.read.served(stored)?,
@@ -68,11 +91,11 @@ impl Store {
             let (decoded, warnings) = self.decode_patched(&patched, write.field_validation)?;
             let updated = match &self.shared {
                 Some(shared) => {
-                    self.update_shared(shared, storage, &writes, target, decoded, &write)
+                    self.update_shared(shared, storage, writes, target, &decoded, write)
                         .await
                 }
                 None => {
-                    self.update_decoded(storage, &writes, target, decoded, &write)
+                    self.update_decoded(storage, writes, target, &decoded, write)
                         .await
                 }
             };

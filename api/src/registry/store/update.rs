@@ -41,16 +41,22 @@ impl Store {
         write: WriteOptions,
     ) -> Result<Written, ApiError> {
         let (decoded, warnings) = self.decode_body(body, &write)?;
-        let writes = Persistence::new(storage, write.dry_run);
         let target = (namespace, name, subresource);
-        let body = match &self.shared {
-            Some(shared) => {
-                self.update_shared(shared, storage, &writes, target, decoded, &write)
-                    .await?
-            }
-            None => {
-                self.update_decoded(storage, &writes, target, decoded, &write)
-                    .await?
+        let mut writes = Persistence::optimistic(storage, write.dry_run);
+        let body = loop {
+            let answer = match &self.shared {
+                Some(shared) => {
+                    self.update_shared(shared, storage, &writes, target, &decoded, &write)
+                        .await
+                }
+                None => {
+                    self.update_decoded(storage, &writes, target, &decoded, &write)
+                        .await
+                }
+            };
+            match writes.again() {
+                Some(quorum) => writes = quorum,
+                None => break answer?,
             }
         };
         Ok(Written { body, warnings })
@@ -63,7 +69,7 @@ impl Store {
         storage: &dyn Storage,
         writes: &Persistence<'_>,
         target: (&str, &str, &str),
-        decoded: Value,
+        decoded: &Value,
         write: &WriteOptions,
     ) -> Result<Vec<u8>, ApiError> {
         let (namespace, name, subresource) = target;
@@ -85,7 +91,7 @@ impl Store {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let (current, stored, old) = self.read_current(storage, &key, name).await?;
+            let (current, stored, old) = self.read_current(writes, &key, name).await?;
             if requested.is_some_and(|rv| rv != current.mod_revision) {
                 return Err(self.conflict(name, OPTIMISTIC_LOCK_MESSAGE));
             }
