@@ -5,6 +5,8 @@
 //! can hold the owner's foreground deletion. Runs beside the kind's own write authorization,
 //! for every kind, on writes made for a request.
 
+use std::sync::LazyLock;
+
 use serde_json::Value;
 
 use super::Store;
@@ -14,8 +16,13 @@ use crate::auth::Decision;
 use crate::auth::Requester;
 use crate::error::ApiError;
 use crate::registry::builtin;
+use crate::registry::builtin::Row;
 use crate::request::RequestInfo;
 use crate::request::Verb;
+
+/// The built-in kinds, built once: an owner reference is resolved to its kind on every write
+/// that newly blocks its owner's deletion (a ReplicaSet's every pod).
+static KINDS: LazyLock<Vec<Row>> = LazyLock::new(builtin::rows);
 
 fn references(obj: Option<&Value>) -> &[Value] {
     obj.and_then(|o| o.pointer("/metadata/ownerReferences"))
@@ -107,11 +114,11 @@ impl Store {
             let owner_name = reference["name"].as_str().unwrap_or_default();
             let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
             let flavor = self.builtin.unwrap_or_default();
-            let owners: Vec<_> = builtin::rows()
+            let owners: Vec<_> = KINDS
                 .iter()
-                .filter(|row| row.is_servable())
+                .filter(|row| row.kind == kind && row.version == version && row.is_servable())
                 .map(|row| row.resource_type(flavor))
-                .filter(|t| t.group == group && t.version == version && t.kind == kind)
+                .filter(|t| t.group == group)
                 .collect();
             if owners.is_empty() {
                 return Err(forbidden(format!(
