@@ -1,6 +1,8 @@
 //! A 3-member etcd cluster on loopback (Debian's `etcd-server` package), the benchmark's
 //! baseline. Like Apiary, it runs with TLS between members and toward clients, and requires
-//! client certificates; clients use etcd's JSON gateway (`/v3/kv/put`, `/v3/kv/range`).
+//! client certificates. [`EtcdCluster::clients`] are clients of etcd's JSON gateway
+//! (`/v3/kv/put`, `/v3/kv/range`); [`crate::etcd_native`] connects etcd's native gRPC clients
+//! from [`EtcdCluster::client_urls`] and [`EtcdCluster::pki`].
 
 use std::path::PathBuf;
 use std::process::Child;
@@ -34,6 +36,8 @@ pub struct EtcdCluster {
     dir: TempDir,
     members: Vec<Child>,
     clients: Vec<HttpClient>,
+    urls: Vec<String>,
+    pki: LoopbackPki,
 }
 
 /// Whether `etcd` can be run (it is on `PATH` and answers `--version`).
@@ -73,6 +77,8 @@ impl EtcdCluster {
             dir,
             members: Vec::new(),
             clients: Vec::new(),
+            urls: (0..members).map(client_url).collect(),
+            pki,
         };
         for i in 0..members {
             let log_path = cluster.dir.path().join(format!("{}.log", name(i)));
@@ -97,18 +103,18 @@ impl EtcdCluster {
                 .arg("--initial-cluster-token")
                 .arg("apiary-bench")
                 .arg("--cert-file")
-                .arg(&pki.cert_file)
+                .arg(&cluster.pki.cert_file)
                 .arg("--key-file")
-                .arg(&pki.key_file)
+                .arg(&cluster.pki.key_file)
                 .arg("--trusted-ca-file")
-                .arg(&pki.ca_file)
+                .arg(&cluster.pki.ca_file)
                 .arg("--client-cert-auth")
                 .arg("--peer-cert-file")
-                .arg(&pki.cert_file)
+                .arg(&cluster.pki.cert_file)
                 .arg("--peer-key-file")
-                .arg(&pki.key_file)
+                .arg(&cluster.pki.key_file)
                 .arg("--peer-trusted-ca-file")
-                .arg(&pki.ca_file)
+                .arg(&cluster.pki.ca_file)
                 .arg("--peer-client-cert-auth")
                 .stdin(Stdio::null())
                 .stdout(log)
@@ -126,7 +132,7 @@ impl EtcdCluster {
             })?;
             cluster
                 .clients
-                .push(HttpClient::new(&uri, Some(pki.client.clone())));
+                .push(HttpClient::new(&uri, Some(cluster.pki.client.clone())));
         }
         cluster.wait_healthy(timeout).await?;
         Ok(cluster)
@@ -145,6 +151,37 @@ impl EtcdCluster {
     /// The gateway client of every member, in member order.
     pub fn clients(&self) -> &[HttpClient] {
         &self.clients
+    }
+
+    /// The client URL (`https://127.0.0.1:port`) of every member, in member order.
+    pub fn client_urls(&self) -> &[String] {
+        &self.urls
+    }
+
+    /// The CA and the certificate the members serve and accept as a client's.
+    pub fn pki(&self) -> &LoopbackPki {
+        &self.pki
+    }
+
+    /// Kills member `index` (0-based) with SIGKILL, a crash without any clean-up, and waits
+    /// until it is gone.
+    pub fn kill_member(&mut self, index: usize) -> Result<()> {
+        let member = self
+            .members
+            .get_mut(index)
+            .ok_or(HarnessError::NoSuchReplica {
+                index: index + 1,
+                nodes: self.urls.len(),
+            })?;
+        member.kill().map_err(|source| HarnessError::Io {
+            path: self.dir.path().to_path_buf(),
+            source,
+        })?;
+        member.wait().map_err(|source| HarnessError::Io {
+            path: self.dir.path().to_path_buf(),
+            source,
+        })?;
+        Ok(())
     }
 
     async fn wait_healthy(&self, timeout: Duration) -> Result<()> {

@@ -16,7 +16,8 @@
 //!   the connection tests of the hostile-input suite (slow clients, odd transfer encodings).
 //! - [`oidc_issuer`] is a local OpenID Connect issuer (discovery, keys, ID tokens).
 //! - [`memory`] reads a process's peak resident set (`VmHWM`) from `/proc`.
-//! - [`etcd_cluster`] runs a 3-member etcd cluster on loopback, the benchmark's baseline.
+//! - [`etcd_cluster`] runs a 3-member etcd cluster on loopback, the benchmark's baseline;
+//!   [`etcd_native`] connects etcd's native gRPC clients to it.
 //! - [`loopback_pki`] makes the CA and certificate the etcd baseline uses for TLS.
 //! - [`load`] drives a fixed number of requests at a fixed concurrency and measures them.
 //! - [`machine`] describes the machine a benchmark ran on.
@@ -36,6 +37,7 @@ pub mod binary;
 pub mod dev_cluster;
 pub mod error;
 pub mod etcd_cluster;
+pub mod etcd_native;
 pub mod exec_credential;
 pub mod http_client;
 pub mod js;

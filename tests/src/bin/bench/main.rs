@@ -1,21 +1,25 @@
 //! The benchmark: creates/s and latency of 1 KiB ConfigMaps on a 3-replica `apiary dev` cluster,
 //! and quorum GETs/s on a follower, at several client concurrencies; then the same workload on a
-//! 3-member etcd cluster (puts and linearizable range reads through its JSON gateway) when `etcd`
-//! is installed, and a table of both side by side with their ratio.
+//! 3-member etcd cluster (puts and linearizable reads through its native gRPC API, then through
+//! its JSON gateway, `etcd.rs`) when `etcd` is installed, and a table of both side by side with
+//! their ratio against etcd's native figures.
 //!
 //! ```sh
 //! cargo build --release -p apiary-node --bin apiary
 //! cargo run --release -p apiary-tests --bin bench -- --requests 2000
 //! ```
 //!
-//! Both systems are measured by the same load generator and the same HTTP client (one pooled
-//! HTTP/1.1 client per server, both over TLS with client certificates), and run one after
-//! the other so they never share the CPU.
+//! Both systems are measured by the same load generator over TLS with client certificates, one
+//! client per server (Apiary's and etcd's gateway: a pooled HTTP/1.1 client; etcd's gRPC: one
+//! HTTP/2 connection), and run one after the other so they never share the CPU.
 //!
 //! `--apply` measures instead writes of a Deployment by PUT, merge patch and server-side apply,
-//! interleaved (`apply.rs`).
+//! interleaved (`apply.rs`); `--failover` the time from killing the leader to the first write a
+//! survivor accepts, for Apiary and etcd (`failover.rs`).
 
 mod apply;
+mod etcd;
+mod failover;
 
 use std::fmt::Write as _;
 use std::process::ExitCode;
@@ -25,13 +29,10 @@ use apiary_tests::DevCluster;
 use apiary_tests::DevOptions;
 use apiary_tests::HttpClient;
 use apiary_tests::etcd_cluster;
-use apiary_tests::etcd_cluster::EtcdCluster;
 use apiary_tests::load;
 use apiary_tests::load::LevelResult;
 use apiary_tests::objects;
-use bytes::Bytes;
 use clap::Parser;
-use http::Method;
 use http::StatusCode;
 
 /// Command line of the benchmark.
@@ -70,6 +71,18 @@ struct Args {
     /// With `--apply`: rounds over the three ways.
     #[arg(long, default_value_t = 3)]
     rounds: usize,
+    /// Instead of the above: the time from killing the leader (SIGKILL) to the first write a
+    /// surviving replica accepts, under a steady single-client write loop, `--failovers` times
+    /// on a fresh cluster each, Apiary and etcd interleaved.
+    #[arg(long)]
+    failover: bool,
+    /// With `--failover`: leader kills per system.
+    #[arg(long, default_value_t = 5)]
+    failovers: usize,
+    /// With `--failover`: the client's deadline of one write, after which it sends the next
+    /// (the resolution of the figure when writes hang rather than fail).
+    #[arg(long, default_value_t = 200)]
+    write_timeout_ms: u64,
     /// A flag for every Apiary replica (repeatable), e.g. `--apiary-flag=--controllers=-garbagecollector`
     /// to compare a setting against the default in interleaved runs.
     #[arg(long = "apiary-flag", allow_hyphen_values = true)]
@@ -101,6 +114,18 @@ async fn main() -> ExitCode {
             }
         };
     }
+    if args.failover {
+        return match failover::run(&args).await {
+            Ok(table) => {
+                println!("{table}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("failover benchmark failed: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let apiary = match bench_apiary(&args).await {
         Ok(scores) => scores,
         Err(e) => {
@@ -118,7 +143,7 @@ async fn main() -> ExitCode {
         );
         None
     } else {
-        match bench_etcd(&args).await {
+        match etcd::bench(&args).await {
             Ok(scores) => Some(scores),
             Err(e) => {
                 eprintln!("etcd benchmark failed: {e}");
@@ -218,75 +243,6 @@ async fn bench_apiary(args: &Args) -> Result<Scores, apiary_tests::HarnessError>
     Ok(Scores { writes, reads })
 }
 
-async fn bench_etcd(args: &Args) -> Result<Scores, apiary_tests::HarnessError> {
-    let cluster = EtcdCluster::start(3, Duration::from_secs(60)).await?;
-    let leader = cluster.leader().await?;
-    let follower = if leader == 0 { 1 } else { 0 };
-    println!(
-        "etcd: 3 members in {}, leader m{}, linearizable reads on m{}",
-        cluster.dir().display(),
-        leader + 1,
-        follower + 1
-    );
-    let members: Vec<HttpClient> = cluster.clients().to_vec();
-    let value = Bytes::from(objects::payload(args.value_size));
-    let budget = Duration::from_secs(args.level_budget);
-    let warm = {
-        let members = members.clone();
-        let value = value.clone();
-        load::run(max_level(args), args.warmup, budget, move |i| {
-            let client = members[(i as usize) % members.len()].clone();
-            let body = etcd_cluster::put_body(&format!("/bench/warm/{i}"), &value);
-            async move { ok(client.post("/v3/kv/put", &body).await) }
-        })
-        .await
-    };
-    report("etcd warm-up", &warm);
-    let mut writes = Vec::new();
-    for &level in &args.levels {
-        let members = members.clone();
-        let value = value.clone();
-        let result = load::run(level, args.requests, budget, move |i| {
-            let client = members[(i as usize) % members.len()].clone();
-            let body = etcd_cluster::put_body(&format!("/bench/c{level}/{i}"), &value);
-            async move { ok(client.post("/v3/kv/put", &body).await) }
-        })
-        .await;
-        report("etcd put", &result);
-        writes.push(result);
-    }
-    for k in 0..READ_SET {
-        let body = etcd_cluster::put_body(&format!("/bench/read/{k}"), &value);
-        ok(members[0].post("/v3/kv/put", &body).await).map_err(|e| {
-            apiary_tests::HarnessError::UnexpectedStatus {
-                what: "filling the etcd read set".to_owned(),
-                status: StatusCode::INTERNAL_SERVER_ERROR,
-                body: e,
-            }
-        })?;
-    }
-    let reader = members[follower].clone();
-    let mut reads = Vec::new();
-    for &level in &args.levels {
-        let reader = reader.clone();
-        let result = load::run(level, args.reads, budget, move |i| {
-            let reader = reader.clone();
-            let body = Bytes::from(
-                etcd_cluster::range_body(&format!("/bench/read/{}", i % READ_SET)).to_string(),
-            );
-            async move {
-                ok(reader
-                    .send_bytes(Method::POST, "/v3/kv/range", Some(body))
-                    .await)
-            }
-        })
-        .await;
-        report("etcd linearizable range", &result);
-        reads.push(result);
-    }
-    Ok(Scores { writes, reads })
-}
-
 /// The highest concurrency measured.
 fn max_level(args: &Args) -> usize {
     args.levels.iter().copied().max().unwrap_or(1)
@@ -337,51 +293,66 @@ fn ms(d: Option<Duration>) -> String {
     })
 }
 
-/// The markdown table of both systems, with the Apiary/etcd throughput ratio.
-fn table(args: &Args, apiary: &Scores, etcd: Option<&Scores>) -> String {
+/// The markdown table of both systems, with the Apiary/etcd throughput ratio against etcd's
+/// native gRPC figures; etcd's JSON gateway beside them.
+fn table(args: &Args, apiary: &Scores, etcd: Option<&etcd::EtcdScores>) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "\n| workload | clients | Apiary ops/s | Apiary p50 | Apiary p99 | etcd ops/s | etcd p50 | etcd p99 | Apiary/etcd ops |"
+        "\n| workload | clients | Apiary ops/s | Apiary p50 | Apiary p99 | etcd gRPC ops/s | etcd gRPC p50 | etcd gRPC p99 | etcd gateway ops/s | etcd gateway p50 | etcd gateway p99 | Apiary/etcd gRPC ops |"
     );
-    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let _ = writeln!(
+        out,
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    );
     let rows = [
         (
             format!("create {} B", args.value_size),
             &apiary.writes,
-            etcd.map(|e| &e.writes),
+            etcd.map(|e| (&e.native.writes, &e.gateway.writes)),
         ),
         (
             "quorum GET on a follower".to_owned(),
             &apiary.reads,
-            etcd.map(|e| &e.reads),
+            etcd.map(|e| (&e.native.reads, &e.gateway.reads)),
         ),
     ];
     for (name, ours, theirs) in rows {
         for (i, a) in ours.iter().enumerate() {
-            let e = theirs.and_then(|t| t.get(i));
-            let ratio = e
+            let native = theirs.and_then(|(n, _)| n.get(i));
+            let gateway = theirs.and_then(|(_, g)| g.get(i));
+            let ratio = native
                 .filter(|e| e.per_second() > 0.0)
                 .map_or("-".to_owned(), |e| {
                     format!("{:.2}", a.per_second() / e.per_second())
                 });
             let _ = writeln!(
                 out,
-                "| {name} | {} | {:.0}{} | {} | {} | {} | {} | {} | {ratio} |",
+                "| {name} | {} | {} | {} | {} | {ratio} |",
                 a.concurrency,
-                a.per_second(),
-                if a.errors > 0 {
-                    format!(" ({} err)", a.errors)
-                } else {
-                    String::new()
-                },
-                ms(a.percentile(50.0)),
-                ms(a.percentile(99.0)),
-                e.map_or("-".to_owned(), |e| format!("{:.0}", e.per_second())),
-                ms(e.and_then(|e| e.percentile(50.0))),
-                ms(e.and_then(|e| e.percentile(99.0))),
+                cells(Some(a)),
+                cells(native),
+                cells(gateway),
             );
         }
     }
     out
+}
+
+/// The ops/s, p50 and p99 cells of one level (dashes when not measured).
+fn cells(level: Option<&LevelResult>) -> String {
+    let Some(level) = level else {
+        return "- | - | -".to_owned();
+    };
+    format!(
+        "{:.0}{} | {} | {}",
+        level.per_second(),
+        if level.errors > 0 {
+            format!(" ({} err)", level.errors)
+        } else {
+            String::new()
+        },
+        ms(level.percentile(50.0)),
+        ms(level.percentile(99.0)),
+    )
 }

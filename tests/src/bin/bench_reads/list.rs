@@ -1,5 +1,6 @@
 //! LIST figures: a whole collection in one response, and a paged traversal (`limit` +
-//! `continue` for Apiary, `limit` + the next key for etcd), each on the leader and a follower.
+//! `continue` for Apiary, `limit` + the next key for etcd), each on the leader and a follower;
+//! etcd's through its native gRPC API and through its JSON gateway, over the same keys.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -9,11 +10,13 @@ use apiary_tests::HarnessError;
 use apiary_tests::HttpClient;
 use apiary_tests::Reply;
 use apiary_tests::etcd_cluster;
+use apiary_tests::etcd_native;
 use apiary_tests::load;
 use apiary_tests::objects;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use bytes::Bytes;
+use etcd_client::KvClient;
 use http::Method;
 use http::StatusCode;
 use serde_json::Value;
@@ -103,8 +106,9 @@ pub async fn apiary_rows(
     Ok(rows(args, System::Apiary, role, client, expected, full, paged).await)
 }
 
-/// Full and paged range rows of etcd on `client` (a member in `role`), linearizable.
-pub async fn etcd_rows(
+/// Full and paged range rows of etcd's JSON gateway on `client` (a member in `role`),
+/// linearizable.
+pub async fn etcd_gateway_rows(
     args: &Args,
     role: &str,
     client: &HttpClient,
@@ -115,28 +119,53 @@ pub async fn etcd_rows(
     };
     let page = args.page;
     let paged = move |client: HttpClient| async move { traverse_etcd(&client, page).await };
-    Ok(rows(args, System::Etcd, role, client, args.objects, full, paged).await)
+    Ok(rows(
+        args,
+        System::EtcdGateway,
+        role,
+        client,
+        args.objects,
+        full,
+        paged,
+    )
+    .await)
+}
+
+/// Full and paged range rows of etcd's native gRPC API on `kv` (a member in `role`),
+/// linearizable.
+pub async fn etcd_native_rows(
+    args: &Args,
+    role: &str,
+    kv: &KvClient,
+) -> Result<Vec<Row>, HarnessError> {
+    let full = |kv: KvClient| async move {
+        let (keys, _) = etcd_native::range(kv, ETCD_PREFIX, prefix_end(), 0).await?;
+        Ok(keys.len() as u64)
+    };
+    let page = args.page;
+    let paged = move |kv: KvClient| async move { traverse_etcd_native(kv, page).await };
+    Ok(rows(args, System::Etcd, role, kv, args.objects, full, paged).await)
 }
 
 /// Measures `full` and `paged` (each answers how many objects it saw, which must be
 /// `expected`) `--lists` times, one at a time.
-async fn rows<F, FF, P, PF>(
+async fn rows<C, F, FF, P, PF>(
     args: &Args,
     system: System,
     role: &str,
-    client: &HttpClient,
+    client: &C,
     expected: u64,
     full: F,
     paged: P,
 ) -> Vec<Row>
 where
-    F: Fn(HttpClient) -> FF + Send + Sync + 'static,
+    C: Clone + Send + Sync + 'static,
+    F: Fn(C) -> FF + Send + Sync + 'static,
     FF: Future<Output = Result<u64, String>> + Send + 'static,
-    P: Fn(HttpClient) -> PF + Send + Sync + 'static,
+    P: Fn(C) -> PF + Send + Sync + 'static,
     PF: Future<Output = Result<u64, String>> + Send + 'static,
 {
-    let counted = |client: HttpClient,
-                   list: Arc<dyn Fn(HttpClient) -> BoxedCount + Send + Sync>| {
+    let counted = |client: C, list: Arc<dyn Fn(C) -> BoxedCount + Send + Sync>| {
         load::run(1, args.lists, BUDGET, move |_| {
             let seen = list(client.clone());
             async move { same(seen.await?, expected) }
@@ -202,6 +231,11 @@ async fn traverse_apiary(client: &HttpClient, page: usize) -> Result<u64, String
     }
 }
 
+/// The first key after every key of the prefix.
+fn prefix_end() -> String {
+    format!("{}0", ETCD_PREFIX.trim_end_matches('/'))
+}
+
 /// One range of etcd keys from `start` to the end of the prefix, at most `limit` (0: all):
 /// the keys, and whether more remain.
 async fn etcd_range(
@@ -209,7 +243,7 @@ async fn etcd_range(
     start: &str,
     limit: usize,
 ) -> Result<(Vec<String>, bool), String> {
-    let end = format!("{}0", ETCD_PREFIX.trim_end_matches('/'));
+    let end = prefix_end();
     let body = json!({
         "key": STANDARD.encode(start),
         "range_end": STANDARD.encode(end),
@@ -246,6 +280,24 @@ async fn traverse_etcd(client: &HttpClient, page: usize) -> Result<u64, String> 
         seen += keys.len() as u64;
         match keys.last() {
             Some(last) if more => start = format!("{last}\0"),
+            _ => return Ok(seen),
+        }
+    }
+}
+
+/// Reads the whole prefix `page` keys at a time through the gRPC API; the number of keys seen.
+async fn traverse_etcd_native(kv: KvClient, page: usize) -> Result<u64, String> {
+    let mut seen = 0;
+    let end = prefix_end();
+    let mut start = ETCD_PREFIX.as_bytes().to_vec();
+    loop {
+        let (keys, more) = etcd_native::range(kv.clone(), start, end.clone(), page).await?;
+        seen += keys.len() as u64;
+        match keys.last() {
+            Some(last) if more => {
+                start = last.clone();
+                start.push(0);
+            }
             _ => return Ok(seen),
         }
     }

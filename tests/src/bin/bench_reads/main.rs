@@ -1,7 +1,8 @@
 //! The read-side benchmark: LIST of many 1 KiB ConfigMaps (whole and paged) on the leader and a
 //! follower, watch delivery latency with many concurrent watchers on one replica while writing,
 //! and the resident memory of replicas holding many objects with their history; etcd beside
-//! it for the list and memory figures (ranges through its JSON gateway, same HTTP client).
+//! it for the list and memory figures (ranges through its native gRPC API, and through its JSON
+//! gateway with the same HTTP client as Apiary's).
 //!
 //! ```sh
 //! cargo build --release -p apiary-node --bin apiary
@@ -26,6 +27,7 @@ use apiary_tests::HarnessError;
 use apiary_tests::HttpClient;
 use apiary_tests::etcd_cluster;
 use apiary_tests::etcd_cluster::EtcdCluster;
+use apiary_tests::etcd_native;
 use clap::Parser;
 
 /// Command line of the read benchmark.
@@ -166,8 +168,11 @@ async fn bench_etcd(args: &Args, rows: &mut Vec<report::Row>) -> Result<(), Harn
         .map(|c| c.clone().with_timeout(BUDGET))
         .collect();
     list::fill_etcd(&members, 0, args.objects, args.value_size).await?;
+    let native = etcd_native::connect(&cluster, BUDGET).await?;
     for (role, index) in [("leader", leader), ("follower", follower)] {
-        rows.extend(list::etcd_rows(args, role, &members[index]).await?);
+        let kv = etcd_native::kv(&native[index]);
+        rows.extend(list::etcd_native_rows(args, role, &kv).await?);
+        rows.extend(list::etcd_gateway_rows(args, role, &members[index]).await?);
     }
     if !args.no_memory {
         rows.extend(memory::etcd(args, &cluster, &members).await?);

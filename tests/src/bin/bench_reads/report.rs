@@ -1,5 +1,5 @@
 //! The rows the read benchmark measures, and the markdown table that puts Apiary and etcd side
-//! by side.
+//! by side: etcd's native gRPC figures (the ratio's baseline), and its JSON gateway's beside.
 
 use std::fmt::Write as _;
 use std::time::Duration;
@@ -10,7 +10,10 @@ use apiary_tests::load::LevelResult;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum System {
     Apiary,
+    /// etcd through its native gRPC API (and etcd's memory, whatever the API).
     Etcd,
+    /// etcd through its JSON gateway.
+    EtcdGateway,
 }
 
 /// What a row holds.
@@ -118,17 +121,18 @@ pub fn table(rows: &[Row]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "\n| workload | Apiary p50 | Apiary p99 | etcd p50 | etcd p99 | Apiary/etcd (p50 or MiB) |"
+        "\n| workload | Apiary p50 | Apiary p99 | etcd gRPC p50 | etcd gRPC p99 | etcd gateway p50 | etcd gateway p99 | Apiary/etcd gRPC (p50 or MiB) |"
     );
-    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|");
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|");
     for w in workloads {
         let find = |s| rows.iter().find(|r| r.system == s && r.workload == w);
         let (a, e) = (find(System::Apiary), find(System::Etcd));
         let (a50, a99) = cells(a);
         let (e50, e99) = cells(e);
+        let (g50, g99) = cells(find(System::EtcdGateway));
         let _ = writeln!(
             out,
-            "| {w} | {a50} | {a99} | {e50} | {e99} | {} |",
+            "| {w} | {a50} | {a99} | {e50} | {e99} | {g50} | {g99} | {} |",
             ratio(a, e)
         );
     }
