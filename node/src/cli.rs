@@ -162,8 +162,10 @@ pub struct ServeArgs {
     /// must cover a round trip on a loaded machine.
     #[arg(long, default_value_t = 200)]
     pub heartbeat_interval: u64,
-    /// Milliseconds a follower waits without hearing from a leader before it stands for
-    /// election (randomized up to twice this); at least five heartbeat intervals.
+    /// The election timeout in milliseconds, randomized up to twice this; at least five
+    /// heartbeat intervals. A follower that hears no leader stands for election after the
+    /// leader's lease (openraft: the longest election timeout) and an election timeout have
+    /// passed: three to four times this.
     #[arg(long, default_value_t = 1000)]
     pub election_timeout: u64,
     /// RSA private key (PEM) that signs service account tokens; without it, the replica

@@ -73,7 +73,7 @@ impl Store {
         write: &WriteOptions,
     ) -> Result<Vec<u8>, ApiError> {
         let (namespace, name, subresource) = target;
-        let body_name = meta_str(&decoded, "name");
+        let body_name = meta_str(decoded, "name");
         if body_name != name {
             return Err(ApiError::BadRequest(format!(
                 "the name of the object ({}) does not match the name on the URL ({})",
@@ -81,7 +81,7 @@ impl Store {
                 excerpt(name)
             )));
         }
-        let requested: Option<Revision> = match meta_str(&decoded, "resourceVersion") {
+        let requested: Option<Revision> = match meta_str(decoded, "resourceVersion") {
             "" => None,
             rv => Some(rv.parse().map_err(|_| {
                 ApiError::BadRequest(format!("invalid resourceVersion {:?}", excerpt(rv)))
