@@ -28,7 +28,8 @@ type Round<T> = Arc<watch::Sender<Outcome<T>>>;
 pub(super) struct ReadRounds<T> {
     /// The round that has not started yet; arriving callers join it.
     next: Mutex<Option<Round<T>>>,
-    /// Held by the caller running a round; the callers of the next round queue for it.
+    /// Held by the caller running a round. Only a round's first caller (its runner) queues for
+    /// it, so at most one runner waits, and the others of the round are never in the queue.
     turn: tokio::sync::Mutex<()>,
 }
 
@@ -42,58 +43,54 @@ impl<T: Clone> ReadRounds<T> {
     }
 
     /// The result of a round of `operation` that starts after this call: the caller joins the
-    /// round not started yet, and whichever of its callers first gets the turn runs it.
-    /// Cancel-safe: when the caller running a round is dropped, the round's other callers join
-    /// a later one.
+    /// round not started yet, or creates it and runs it once the previous round finished.
+    /// Cancel-safe: when a round's runner is dropped, its other callers join a later round.
     pub(super) async fn run<F, Fut>(&self, operation: F) -> T
     where
         F: Fn() -> Fut,
         Fut: Future<Output = T>,
     {
         loop {
-            let round = self.join();
-            let mut outcome = round.subscribe();
-            tokio::select! {
-                biased;
-                done = settled(&mut outcome) => {
-                    if let Some(value) = done {
-                        return value;
-                    }
-                }
-                turn = self.turn.lock() => {
-                    if self.start(&round) {
-                        let abandon = AbandonOnDrop(&round);
-                        let value = operation().await;
-                        abandon.finish(value.clone());
-                        drop(turn);
-                        return value;
-                    }
-                    // Another caller started this round and, as it released the turn, finished it.
-                    drop(turn);
-                    if let Outcome::Done(value) = &*round.borrow() {
-                        return value.clone();
-                    }
-                }
+            let (round, runner) = self.join();
+            if runner {
+                let abandon = AbandonOnDrop {
+                    rounds: self,
+                    round: &round,
+                };
+                let turn = self.turn.lock().await;
+                self.start(&round);
+                let value = operation().await;
+                abandon.finish(value.clone());
+                drop(turn);
+                return value;
+            }
+            if let Some(value) = settled(&mut round.subscribe()).await {
+                return value;
             }
         }
     }
 
-    /// The round not started yet, created when there is none.
-    fn join(&self) -> Round<T> {
-        let mut next = self.next.lock().unwrap_or_else(|e| e.into_inner());
-        next.get_or_insert_with(|| Arc::new(watch::Sender::new(Outcome::Waiting)))
-            .clone()
-    }
-
-    /// Marks `round` started if it has not been: later callers join a new round.
-    fn start(&self, round: &Round<T>) -> bool {
+    /// The round not started yet, and whether this caller created it (and so runs it).
+    fn join(&self) -> (Round<T>, bool) {
         let mut next = self.next.lock().unwrap_or_else(|e| e.into_inner());
         match &*next {
-            Some(pending) if Arc::ptr_eq(pending, round) => {
-                *next = None;
-                true
+            Some(pending) => (pending.clone(), false),
+            None => {
+                let round = Arc::new(watch::Sender::new(Outcome::Waiting));
+                *next = Some(round.clone());
+                (round, true)
             }
-            _ => false,
+        }
+    }
+
+    /// Marks `round` started, if it was the round not started yet: later callers join a new one.
+    fn start(&self, round: &Round<T>) {
+        let mut next = self.next.lock().unwrap_or_else(|e| e.into_inner());
+        if next
+            .as_ref()
+            .is_some_and(|pending| Arc::ptr_eq(pending, round))
+        {
+            *next = None;
         }
     }
 }
@@ -111,20 +108,25 @@ async fn settled<T: Clone>(outcome: &mut watch::Receiver<Outcome<T>>) -> Option<
     }
 }
 
-/// Tells a round's callers it was abandoned unless it finished.
-struct AbandonOnDrop<'a, T>(&'a Round<T>);
+/// Tells a round's callers it was abandoned unless it finished; a round abandoned before it
+/// started stops taking callers.
+struct AbandonOnDrop<'a, T: Clone> {
+    rounds: &'a ReadRounds<T>,
+    round: &'a Round<T>,
+}
 
-impl<T> AbandonOnDrop<'_, T> {
+impl<T: Clone> AbandonOnDrop<'_, T> {
     /// Gives every caller of the round its result.
     fn finish(self, value: T) {
-        self.0.send_replace(Outcome::Done(value));
+        self.round.send_replace(Outcome::Done(value));
         std::mem::forget(self);
     }
 }
 
-impl<T> Drop for AbandonOnDrop<'_, T> {
+impl<T: Clone> Drop for AbandonOnDrop<'_, T> {
     fn drop(&mut self) {
-        self.0.send_replace(Outcome::Abandoned);
+        self.rounds.start(self.round);
+        self.round.send_replace(Outcome::Abandoned);
     }
 }
 
@@ -256,5 +258,33 @@ mod tests {
         assert_eq!(counted.started.load(Ordering::SeqCst), 3);
         counted.gate.add_permits(1);
         assert_eq!(other.await.expect("other"), 3);
+    }
+
+    // R-HA-004: a runner dropped while it waits for its turn takes its round with it; the
+    // round's other callers get a round that starts later.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_runner_dropped_before_its_turn_hands_its_callers_to_a_new_round() {
+        let counted = Counted::new();
+        let blocker = tokio::spawn({
+            let c = counted.clone();
+            async move { c.read().await }
+        });
+        settle().await;
+        let runner = tokio::spawn({
+            let c = counted.clone();
+            async move { c.read().await }
+        });
+        settle().await;
+        let other = tokio::spawn({
+            let c = counted.clone();
+            async move { c.read().await }
+        });
+        settle().await;
+        runner.abort();
+        settle().await;
+        counted.gate.add_permits(2);
+        assert_eq!(blocker.await.expect("blocker"), 1);
+        assert_eq!(other.await.expect("other"), 2);
+        assert_eq!(counted.started.load(Ordering::SeqCst), 2);
     }
 }
