@@ -63,8 +63,7 @@ use crate::serviceaccount::TokenSigner;
 use crate::storage::Storage;
 use crate::watch::EncodedEvents;
 
-/// Everything a request handler shares.
-#[derive(Clone)]
+/// Everything a request handler shares; behind one `Arc`, so a request clones a pointer.
 struct AppState {
     storage: Arc<dyn Storage>,
     registry: Arc<Registry>,
@@ -161,7 +160,7 @@ pub fn router(storage: Arc<dyn Storage>, config: ApiConfig) -> Router {
     let router = Router::new()
         .route("/version", get(version).fallback(not_allowed))
         .fallback(serve)
-        .with_state(state)
+        .with_state(Arc::new(state))
         .merge(health::routes(config.readiness))
         .layer(axum::middleware::from_fn_with_state(
             auditor,
@@ -233,7 +232,7 @@ pub(crate) fn panic_response(panic: Box<dyn Any + Send + 'static>) -> Response {
 }
 
 /// Every request but health and `/version`, measured from start to end (crate::metrics).
-async fn serve(State(state): State<AppState>, request: Request) -> Response {
+async fn serve(State(state): State<Arc<AppState>>, request: Request) -> Response {
     let query = QueryParams::parse(request.uri().query());
     let info = RequestInfo::parse(request.method(), request.uri().path(), &query);
     let record = RequestRecord::start(&state.metrics, &info, &query, request.headers());

@@ -6,14 +6,17 @@
 //! The API's CA files are [`CaFile`]s: followed while the replica runs (Kubernetes' dynamic CA
 //! content), so a replaced bundle counts for new connections and for x509 authentication
 //! without a restart; a file that cannot be read or parsed keeps the previous CAs and is
-//! logged.
+//! logged. Each reading remembers the client certificates it verified until they expire, so
+//! x509 authentication, which runs on every request, checks a certificate's signatures once.
 //!
 //! Exactly one crypto provider (ring) is used process-wide: [`install_crypto_provider`] installs
 //! it as rustls' default at start-up and every config here is built from that default.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::Mutex;
 use std::sync::RwLock;
 use std::sync::Weak;
 use std::time::Duration;
@@ -33,6 +36,8 @@ use rustls::pki_types::pem::PemObject;
 use rustls::server::WebPkiClientVerifier;
 use rustls::server::danger::ClientCertVerified;
 use rustls::server::danger::ClientCertVerifier;
+use sha2::Digest;
+use sha2::Sha256;
 
 use crate::config::ApiTlsFiles;
 use crate::config::PeerTlsFiles;
@@ -196,11 +201,63 @@ pub struct CaFile {
     current: RwLock<LoadedCas>,
 }
 
+/// Client certificates remembered as verified per reading of a CA file; when full, the
+/// reading forgets them all and starts again.
+const MAX_VERIFIED: usize = 4_096;
+
 /// One reading of a CA file.
 #[derive(Debug)]
 struct LoadedCas {
     contents: Vec<u8>,
     verifier: Arc<dyn ClientCertVerifier>,
+    /// The client certificates these CAs verified, by SHA-256 of their DER, with their
+    /// `notAfter`: verification depends only on the certificate, the CAs and the time, and
+    /// the time only through the validity window, which had begun when it verified.
+    verified: Mutex<HashMap<[u8; 32], UnixTime>>,
+}
+
+impl LoadedCas {
+    fn new(contents: Vec<u8>, verifier: Arc<dyn ClientCertVerifier>) -> Self {
+        Self {
+            contents,
+            verifier,
+            verified: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Verifies the DER client certificate `certificate` at `now`, from memory when these CAs
+    /// verified it before and it has not expired since.
+    fn verify_at(&self, certificate: &[u8], now: UnixTime) -> Result<(), String> {
+        let digest: [u8; 32] = Sha256::digest(certificate).into();
+        let mut verified = self.verified.lock().unwrap_or_else(|e| e.into_inner());
+        if verified
+            .get(&digest)
+            .is_some_and(|not_after| now <= *not_after)
+        {
+            return Ok(());
+        }
+        drop(verified);
+        self.verifier
+            .verify_client_cert(&CertificateDer::from(certificate), &[], now)
+            .map_err(|error| error.to_string())?;
+        let Some(not_after) = not_after(certificate) else {
+            return Ok(());
+        };
+        verified = self.verified.lock().unwrap_or_else(|e| e.into_inner());
+        if verified.len() >= MAX_VERIFIED {
+            verified.clear();
+        }
+        verified.insert(digest, not_after);
+        Ok(())
+    }
+}
+
+/// The end of a DER certificate's validity window; `None` when it cannot be read.
+fn not_after(certificate: &[u8]) -> Option<UnixTime> {
+    use x509_parser::prelude::FromDer;
+    let (_, cert) = x509_parser::prelude::X509Certificate::from_der(certificate).ok()?;
+    let seconds = u64::try_from(cert.validity().not_after.timestamp()).ok()?;
+    Some(UnixTime::since_unix_epoch(Duration::from_secs(seconds)))
 }
 
 impl CaFile {
@@ -210,7 +267,7 @@ impl CaFile {
         let verifier = verifier_of(path, &contents)?;
         Ok(Arc::new(Self {
             path: path.to_owned(),
-            current: RwLock::new(LoadedCas { contents, verifier }),
+            current: RwLock::new(LoadedCas::new(contents, verifier)),
         }))
     }
 
@@ -232,7 +289,7 @@ impl CaFile {
             .current
             .write()
             .unwrap_or_else(|poison| poison.into_inner());
-        *current = LoadedCas { contents, verifier };
+        *current = LoadedCas::new(contents, verifier);
         Ok(true)
     }
 
@@ -274,10 +331,7 @@ impl CaFile {
 
 impl CertificateAuthority for CaFile {
     fn verify(&self, certificate: &[u8]) -> Result<(), String> {
-        self.verifier()
-            .verify_client_cert(&CertificateDer::from(certificate), &[], UnixTime::now())
-            .map(|_| ())
-            .map_err(|error| error.to_string())
+        self.read_current().verify_at(certificate, UnixTime::now())
     }
 }
 
@@ -438,6 +492,30 @@ mod tests {
         std::fs::write(&path, format!("{first}{second}")).expect("write");
         assert!(matches!(ca.reload(), Ok(true)));
         assert!(ca.verify(&first_client).is_ok());
+        assert!(ca.verify(&second_client).is_ok());
+    }
+
+    // R-ACC-113, R-ACC-115: a certificate verified before is still refused once the CA file no
+    // longer holds its CA, and once it expired.
+    #[test]
+    fn remembered_verifications_end_with_the_cas_and_the_certificate() {
+        install_crypto_provider();
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("ca.crt");
+        let (first, first_client) = ca_and_client("first");
+        let (second, second_client) = ca_and_client("second");
+        std::fs::write(&path, &first).expect("write");
+        let ca = CaFile::load(&path).expect("loads");
+        assert!(ca.verify(&first_client).is_ok());
+        assert!(ca.verify(&first_client).is_ok(), "remembered");
+        let expiry = not_after(&first_client).expect("notAfter");
+        let later = UnixTime::since_unix_epoch(Duration::from_secs(expiry.as_secs() + 1));
+        assert!(ca.read_current().verify_at(&first_client, expiry).is_ok());
+        assert!(ca.read_current().verify_at(&first_client, later).is_err());
+
+        std::fs::write(&path, &second).expect("write");
+        assert!(matches!(ca.reload(), Ok(true)));
+        assert!(ca.verify(&first_client).is_err());
         assert!(ca.verify(&second_client).is_ok());
     }
 }

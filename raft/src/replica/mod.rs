@@ -23,6 +23,7 @@ mod peer_router;
 mod promoter;
 mod propose;
 mod read;
+mod read_rounds;
 mod removal;
 mod report;
 mod status;
@@ -54,6 +55,7 @@ pub use self::members::Member;
 pub use self::members::Role;
 pub use self::membership_error::RemoveMemberError;
 pub use self::peer_router::peer_router;
+use self::read_rounds::ReadRounds;
 pub(crate) use self::removal::removal_outcome;
 pub use self::report::ReplicaReport;
 pub use self::status::ReplicaStatus;
@@ -93,6 +95,10 @@ pub struct Replica {
     join_task: Mutex<Option<JoinHandle<()>>>,
     /// The auto-promotion loop (it acts only while this replica leads).
     promote_task: Mutex<Option<JoinHandle<()>>>,
+    /// Read-index rounds confirmed by this replica as the leader, shared by concurrent reads.
+    leader_reads: ReadRounds<Result<u64, LeaderError>>,
+    /// Read-index requests to the leader, shared by concurrent reads on this replica.
+    remote_reads: ReadRounds<Result<u64, LeaderError>>,
 }
 
 impl std::fmt::Debug for Replica {
@@ -176,6 +182,8 @@ impl Replica {
             peer_health,
             join_task: Mutex::new(None),
             promote_task: Mutex::new(None),
+            leader_reads: ReadRounds::new(),
+            remote_reads: ReadRounds::new(),
         });
         replica.start_promoting();
         if config.join_existing {

@@ -1,6 +1,7 @@
 //! Linearizable read index (DESIGN.md §3, "Most Recent" reads): the leader confirms its
 //! leadership with a quorum (ReadIndex); a follower asks the leader over the peer RPC; then
-//! the replica waits until it has applied that far.
+//! the replica waits until it has applied that far. Concurrent reads share rounds on both
+//! sides ([`super::read_rounds`]).
 
 use openraft::ReadPolicy;
 use tokio::time::Instant;
@@ -57,23 +58,49 @@ impl Replica {
 
     /// The read index on this replica, which believes it is the leader: confirms leadership
     /// with a quorum of heartbeats sent after the call. Does not wait for the local apply.
+    /// Concurrent callers share one confirmation round that started after their calls.
     pub(crate) async fn local_read_index(&self, deadline: Instant) -> Result<u64, LeaderError> {
+        let round = self.leader_reads.run(|| self.leader_round());
+        match tokio::time::timeout_at(deadline, round).await {
+            Ok(outcome) => outcome,
+            Err(_) => Err(unconfirmed()),
+        }
+    }
+
+    /// One ReadIndex round: raft confirms its leadership with a quorum, within the request
+    /// timeout.
+    async fn leader_round(&self) -> Result<u64, LeaderError> {
         let read = self.raft.get_read_linearizer(ReadPolicy::ReadIndex);
-        match tokio::time::timeout_at(deadline, read).await {
+        match tokio::time::timeout(self.timings.request_timeout, read).await {
             Ok(Ok(linearizer)) => Ok(linearizer.read_log_id().index()),
             Ok(Err(e)) => Err(LeaderError::from_read(e)),
+            Err(_) => Err(unconfirmed()),
+        }
+    }
+
+    /// The read index from the leader at `url`; concurrent callers share one request that
+    /// started after their calls.
+    async fn remote_read_index(&self, url: &str, deadline: Instant) -> Result<u64, LeaderError> {
+        let round = self.remote_reads.run(|| self.remote_round(url));
+        match tokio::time::timeout_at(deadline, round).await {
+            Ok(outcome) => outcome,
             Err(_) => Err(LeaderError::Unavailable(
-                "leadership not confirmed before the deadline".to_string(),
+                "no read index from the leader before the deadline".to_string(),
             )),
         }
     }
 
-    async fn remote_read_index(&self, url: &str, deadline: Instant) -> Result<u64, LeaderError> {
-        let remaining = deadline.saturating_duration_since(Instant::now());
+    /// One read-index request to the leader at `url`, within the request timeout.
+    async fn remote_round(&self, url: &str) -> Result<u64, LeaderError> {
         // Asking for a read index changes nothing, so every transport failure is retryable.
         let answer: ReadIndexResponse = self
             .peers
-            .call(url, rpc::READ_INDEX, &ReadIndexRequest {}, remaining)
+            .call(
+                url,
+                rpc::READ_INDEX,
+                &ReadIndexRequest {},
+                self.timings.request_timeout,
+            )
             .await
             .map_err(|e| LeaderError::Unavailable(e.to_string()))?;
         match answer.outcome {
@@ -85,4 +112,9 @@ impl Replica {
             )),
         }
     }
+}
+
+/// The failure of a read whose leadership round did not finish in time.
+fn unconfirmed() -> LeaderError {
+    LeaderError::Unavailable("leadership not confirmed before the deadline".to_string())
 }

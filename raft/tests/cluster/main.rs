@@ -3,6 +3,7 @@
 
 mod harness;
 mod t10_replicated_write;
+mod t12_concurrent_reads;
 mod t15_peer_input;
 mod t20_leader_failover;
 mod t25_partition;
