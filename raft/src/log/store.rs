@@ -29,7 +29,6 @@ use super::fs::StdFs;
 use super::hard_state::HardState;
 use super::record;
 use super::recovery;
-use super::segment;
 use super::segment::Slot;
 use super::writer;
 use super::writer::Done;
