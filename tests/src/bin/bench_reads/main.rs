@@ -119,11 +119,12 @@ async fn main() -> ExitCode {
             eprintln!("restart benchmark failed: {e}");
             return ExitCode::FAILURE;
         }
-        if !args.no_etcd && etcd_cluster::etcd_available() {
-            if let Err(e) = etcd_memory(&args, &mut rows).await {
-                eprintln!("etcd benchmark failed: {e}");
-                return ExitCode::FAILURE;
-            }
+        if !args.no_etcd
+            && etcd_cluster::etcd_available()
+            && let Err(e) = etcd_memory(&args, &mut rows).await
+        {
+            eprintln!("etcd benchmark failed: {e}");
+            return ExitCode::FAILURE;
         }
         println!("{}", report::table(&rows));
         return ExitCode::SUCCESS;
