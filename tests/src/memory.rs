@@ -1,6 +1,7 @@
 //! Memory of a running process as Linux reports it in `/proc/PID/status`: the peak of its
 //! resident set since it started (`VmHWM`, the "high water mark"), which the hostile-input tests
-//! bound for every replica.
+//! bound for every replica, and its current resident set (`VmRSS`), which the read benchmark
+//! reports.
 
 use std::fs;
 use std::path::PathBuf;
@@ -10,10 +11,17 @@ use crate::error::Result;
 
 /// The field of `/proc/PID/status` that holds the peak resident set size.
 const PEAK_RESIDENT: &str = "VmHWM";
+/// The field of `/proc/PID/status` that holds the current resident set size.
+const RESIDENT: &str = "VmRSS";
 
 /// The peak resident set size of process `pid`, in bytes (`VmHWM`).
 pub fn peak_resident_bytes(pid: u32) -> Result<u64> {
     status_kib(pid, PEAK_RESIDENT).map(|kib| kib.saturating_mul(1024))
+}
+
+/// The current resident set size of process `pid`, in bytes (`VmRSS`).
+pub fn resident_bytes(pid: u32) -> Result<u64> {
+    status_kib(pid, RESIDENT).map(|kib| kib.saturating_mul(1024))
 }
 
 /// The value of `field` (a line `field:   1234 kB`) in `/proc/<pid>/status`, in KiB.
@@ -45,13 +53,15 @@ mod tests {
     fn the_fields_are_read_in_kib() {
         let status = "Name:\tapiary\nVmPeak:\t  900 kB\nVmHWM:\t   56368 kB\nVmRSS:\t   1024 kB\n";
         assert_eq!(parse_kib(status, PEAK_RESIDENT), Some(56_368));
-        assert_eq!(parse_kib(status, "VmRSS"), Some(1_024));
+        assert_eq!(parse_kib(status, RESIDENT), Some(1_024));
         assert_eq!(parse_kib(status, "VmSwap"), None);
     }
 
     #[test]
     fn this_process_has_a_peak() {
+        let now = resident_bytes(std::process::id()).unwrap();
         let peak = peak_resident_bytes(std::process::id()).unwrap();
         assert!(peak > 0, "VmHWM {peak}");
+        assert!(now > 0 && now <= peak, "VmRSS {now}, VmHWM {peak}");
     }
 }

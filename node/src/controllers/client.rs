@@ -24,6 +24,10 @@ const JSON: &str = "application/json";
 /// The media type of a JSON merge patch.
 const MERGE_PATCH: &str = "application/merge-patch+json";
 
+/// The most items one page of [`InProcessClient::list_page`] holds: a controller that walks a
+/// large collection page by page keeps at most this many decoded objects at once.
+pub const LIST_PAGE: usize = 500;
+
 /// Why a controller's request failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ControllerError {
@@ -99,6 +103,33 @@ impl InProcessClient {
                 _ => Vec::new(),
             },
         )
+    }
+
+    /// One page of the list at `path` (a collection path without a query): at most
+    /// [`LIST_PAGE`] items after the continue token `token` (`None`: from the start), with the
+    /// token of the next page, `None` on the last. Every page reads the store at the first
+    /// page's revision.
+    pub async fn list_page(
+        &self,
+        path: &str,
+        token: Option<&str>,
+    ) -> Result<(Vec<Value>, Option<String>), ControllerError> {
+        // Continue tokens are URL-safe base64: they go into the query as they are.
+        let uri = match token {
+            Some(token) => format!("{path}?limit={LIST_PAGE}&continue={token}"),
+            None => format!("{path}?limit={LIST_PAGE}"),
+        };
+        let Some(mut list) = self.send(Method::GET, &uri, None).await? else {
+            return Ok((Vec::new(), None));
+        };
+        let next = (list["metadata"]["continue"].as_str())
+            .filter(|token| !token.is_empty())
+            .map(str::to_owned);
+        let items = match list.get_mut("items").map(Value::take) {
+            Some(Value::Array(items)) => items,
+            _ => Vec::new(),
+        };
+        Ok((items, next))
     }
 
     /// The object at `path`, `None` when it does not exist.

@@ -10,6 +10,7 @@ mod bootstrap_tokens;
 mod cbor;
 mod compression;
 mod conformance;
+mod controller_client;
 mod corrupt;
 mod crud;
 mod decode;

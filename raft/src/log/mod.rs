@@ -7,7 +7,7 @@
 //!
 //! # Parts
 //! - [`LogStore`] (`store`): the openraft `RaftLogStorage` / `RaftLogReader`, with the in-memory
-//!   index and entry cache.
+//!   index and entry cache (bounded in entries and in bytes).
 //! - `writer`: the single writer (a thread, or a task in [`WriterMode::Task`]); group commit,
 //!   one `fdatasync` per group of appends.
 //! - `recovery`: reading segments back on open, cutting a torn tail.
@@ -23,6 +23,8 @@ mod segment;
 mod store;
 mod writer;
 
+#[cfg(test)]
+mod cache_test;
 #[cfg(test)]
 mod store_test;
 #[cfg(test)]

@@ -23,14 +23,12 @@ use openraft::storage::RaftLogStorage;
 use prost::Message;
 use tokio::sync::oneshot;
 
-use super::error::InvalidRecord;
 use super::error::LogError;
 use super::fs::LogFs;
 use super::fs::StdFs;
 use super::hard_state::HardState;
 use super::record;
 use super::recovery;
-use super::segment;
 use super::segment::Slot;
 use super::writer;
 use super::writer::Done;
@@ -52,6 +50,10 @@ const READ_BATCH: u64 = 1024;
 /// ... and at most about this many bytes of records (always at least one entry).
 const READ_BATCH_BYTES: u64 = 16 * 1024 * 1024;
 
+/// The default [`LogOptions::cache_bytes`]: 32 MiB, a little over 4096 entries of 1 KiB objects
+/// with their envelopes (the replication window of a busy leader), and a dozen of the largest.
+pub const DEFAULT_CACHE_BYTES: u64 = 32 * 1024 * 1024;
+
 /// How a [`LogStore`] is set up.
 #[derive(Clone)]
 pub struct LogOptions {
@@ -60,6 +62,11 @@ pub struct LogOptions {
     /// How many of the last entries are kept in memory, so that reads of the tail (replication,
     /// apply) do not touch the disk.
     pub cache_entries: usize,
+    /// ... and at most about this many bytes of them, counted as their encoded records: a few
+    /// large entries then hold no more memory than many small ones. Entries the writer has
+    /// not yet written stay cached beyond both bounds (they cannot be read back yet); those
+    /// are bounded by openraft's in-flight appends.
+    pub cache_bytes: u64,
     /// The file system; [`StdFs`] unless a test or the simulation supplies another.
     pub fs: Arc<dyn LogFs>,
     /// Where the writer runs: its own thread ([`WriterMode::Thread`], the default, for real
@@ -73,6 +80,7 @@ impl Default for LogOptions {
         Self {
             segment_bytes: 64 * 1024 * 1024,
             cache_entries: 4096,
+            cache_bytes: DEFAULT_CACHE_BYTES,
             fs: Arc::new(StdFs),
             writer: WriterMode::Thread,
         }
@@ -84,6 +92,7 @@ impl Debug for LogOptions {
         f.debug_struct("LogOptions")
             .field("segment_bytes", &self.segment_bytes)
             .field("cache_entries", &self.cache_entries)
+            .field("cache_bytes", &self.cache_bytes)
             .field("writer", &self.writer)
             .finish_non_exhaustive()
     }
@@ -106,6 +115,7 @@ struct Shared {
     fs: Arc<dyn LogFs>,
     segment_bytes: u64,
     cache_entries: usize,
+    cache_bytes: u64,
     progress: Arc<Progress>,
     inner: Mutex<Inner>,
 }
@@ -120,6 +130,8 @@ struct Inner {
     segments: BTreeMap<u64, u64>,
     /// The last entries, and every entry the writer has not yet written.
     cache: BTreeMap<u64, Entry>,
+    /// The encoded size of the entries in `cache` (their slots' lengths).
+    cached_bytes: u64,
     /// The `seq` the next queued operation gets.
     next_seq: u64,
     writer: WriterHandle,
@@ -153,6 +165,7 @@ impl LogStore {
             &dir,
             hard.last_purged.map(|p| p.index),
             options.cache_entries,
+            options.cache_bytes,
         )?;
         let progress = Arc::new(Progress::default());
         let writer = writer::spawn(fs.clone(), dir.clone(), progress.clone(), options.writer)?;
@@ -164,12 +177,14 @@ impl LogStore {
                 // and terminates.
                 segment_bytes: options.segment_bytes.max(1),
                 cache_entries: options.cache_entries,
+                cache_bytes: options.cache_bytes,
                 progress,
                 inner: Mutex::new(Inner {
                     hard,
                     slots: recovered.slots,
                     segments: recovered.segments,
                     cache: recovered.cache,
+                    cached_bytes: recovered.cached_bytes,
                     next_seq: 1,
                     writer,
                 }),
@@ -223,61 +238,37 @@ impl LogStore {
         wait(rx).await
     }
 
-    /// Drops cached entries beyond the cache size, oldest first, but never one the writer has
-    /// not written yet (it could not be read back from the file).
+    /// Drops cached entries beyond the cache's bounds (entries and bytes), oldest first, but
+    /// never one the writer has not written yet (it could not be read back from the file).
     fn trim_cache(&self, inner: &mut Inner) {
         let finished = self.shared.progress.finished.load(Ordering::Acquire);
-        while inner.cache.len() > self.shared.cache_entries {
+        while inner.cache.len() > self.shared.cache_entries
+            || inner.cached_bytes > self.shared.cache_bytes
+        {
             let Some((&index, _)) = inner.cache.first_key_value() else {
                 break;
             };
-            if inner.slots.get(&index).is_some_and(|s| s.seq > finished) {
+            let slot = inner.slots.get(&index);
+            if slot.is_some_and(|s| s.seq > finished) {
                 break;
             }
+            let len = slot.map_or(0, |s| s.len);
             inner.cache.pop_first();
+            inner.cached_bytes = inner.cached_bytes.saturating_sub(len);
         }
+    }
+
+    /// Counts the cached bytes again, after entries left the cache other than by trimming.
+    fn recount_cache(inner: &mut Inner) {
+        inner.cached_bytes = (inner.cache.keys())
+            .filter_map(|index| inner.slots.get(index))
+            .map(|slot| slot.len)
+            .sum();
     }
 
     /// Reads entries whose records are at `slots` (consecutive, in order) from their segments.
     fn read_slots(&self, slots: &[Slot]) -> Result<Vec<Entry>, LogError> {
-        let mut entries = Vec::with_capacity(slots.len());
-        for run in slots.chunk_by(|a, b| a.segment == b.segment) {
-            let (Some(first), Some(last)) = (run.first(), run.last()) else {
-                continue;
-            };
-            let path = self.shared.dir.join(segment::file_name(first.segment));
-            let span = last.offset + last.len - first.offset;
-            let mut bytes = vec![0; usize::try_from(span).unwrap_or(usize::MAX)];
-            self.shared
-                .fs
-                .read_at(&path, first.offset, &mut bytes)
-                .map_err(|source| LogError::Io {
-                    op: "read segment",
-                    path: path.clone(),
-                    source,
-                })?;
-            for slot in run {
-                let invalid = |source| LogError::InvalidEntry {
-                    path: path.clone(),
-                    offset: slot.offset,
-                    source,
-                };
-                let start = usize::try_from(slot.offset - first.offset).unwrap_or(usize::MAX);
-                let record = bytes.get(start..).unwrap_or_default();
-                let (payload, _) = record::unframe(record)
-                    .map_err(|damage| invalid(InvalidRecord::Framing(damage.to_string())))?;
-                let entry = recovery::decode_entry(payload).map_err(invalid)?;
-                if entry.log_id != slot.log_id {
-                    return Err(LogError::Gap {
-                        path,
-                        expected: slot.log_id.index,
-                        found: entry.log_id.index,
-                    });
-                }
-                entries.push(entry);
-            }
-        }
-        Ok(entries)
+        recovery::read_entries(self.shared.fs.as_ref(), &self.shared.dir, slots)
     }
 }
 
@@ -472,6 +463,7 @@ impl RaftLogStorage<TypeConfig> for LogStore {
             };
             inner.slots.insert(index, slot);
             inner.cache.insert(index, entry);
+            inner.cached_bytes += len;
         }
         let done = Done::Flushed(callback);
         self.enqueue(&mut inner, |seq| Op::Append { seq, writes, done })?;
@@ -502,6 +494,7 @@ impl RaftLogStorage<TypeConfig> for LogStore {
             inner.segments.insert(cut_at.segment, cut_at.offset);
             inner.slots.split_off(&from);
             inner.cache.split_off(&from);
+            Self::recount_cache(&mut inner);
             let done = Done::Waiter(tx);
             let cut = (cut_at.segment, cut_at.offset);
             self.enqueue(&mut inner, |seq| Op::Truncate {
@@ -526,6 +519,7 @@ impl RaftLogStorage<TypeConfig> for LogStore {
             let keep_from = log_id.index.saturating_add(1);
             inner.slots = inner.slots.split_off(&keep_from);
             inner.cache = inner.cache.split_off(&keep_from);
+            Self::recount_cache(&mut inner);
 
             // A segment goes when every entry in it is purged: the next segment starts at or
             // before the first kept entry, or, for the last segment, the log's last entry is

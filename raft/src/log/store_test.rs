@@ -37,7 +37,7 @@ fn log_id(term: u64, index: u64) -> LogId {
 }
 
 /// A normal entry whose command carries `index`, so a wrong entry read back is visible.
-fn entry(term: u64, index: u64) -> Entry {
+pub(super) fn entry(term: u64, index: u64) -> Entry {
     let command = Command::txn(Txn {
         compares: vec![],
         success: vec![Op::put(format!("/registry/k/{index}"), vec![7; 40])],
@@ -54,7 +54,7 @@ fn entries(term: u64, indexes: std::ops::RangeInclusive<u64>) -> Vec<Entry> {
 }
 
 /// Appends and waits until the writer reports the entries durable.
-async fn append(store: &mut LogStore, batch: Vec<Entry>) -> io::Result<()> {
+pub(super) async fn append(store: &mut LogStore, batch: Vec<Entry>) -> io::Result<()> {
     let (tx, rx) = TypeConfig::oneshot();
     store.append(batch, IOFlushed::signal(tx)).await?;
     rx.await.map_err(io::Error::other)?

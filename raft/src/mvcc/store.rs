@@ -155,7 +155,7 @@ impl Store {
             Some(op::Kind::Put(put)) => {
                 let history = self.keys.entry(put.key.clone()).or_default();
                 let prev_kv = history.current(&put.key);
-                history.put(revision, put.value.clone());
+                history.put(revision, &put.value);
                 let kv = history.current(&put.key);
                 self.history.record(revision, &put.key);
                 if let Some(kv) = kv {
@@ -363,7 +363,7 @@ impl Store {
                         mod_revision: v.mod_revision,
                         create_revision: v.create_revision,
                         version: v.version,
-                        value: v.value,
+                        value: v.value.as_deref().map(super::key_history::owned),
                     })
                     .collect();
                 (k.key, KeyHistory { versions })

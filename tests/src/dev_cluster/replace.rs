@@ -23,13 +23,17 @@ const STOP_LIMIT: Duration = Duration::from_secs(30);
 /// How long `apiary dev` gets to notice its replica exited and remove the pid file.
 const PID_FILE_LIMIT: Duration = Duration::from_secs(10);
 
+/// How often the new process's `/readyz` is asked.
+const READY_POLL: Duration = Duration::from_millis(20);
+
 impl DevCluster {
     /// Replaces the software of replica `index` (1-based) by `binary`: SIGTERM (a leader hands
     /// raft leadership over before it stops), wait until it has exited, start `binary` with
     /// the replica's own `serve` arguments, its output appended to the replica's log, and wait
-    /// until it answers `/readyz` with 200. `apiary dev` does not supervise the new process;
-    /// the harness stops it with the cluster.
-    pub async fn replace_replica(&mut self, index: usize, binary: &Path) -> Result<()> {
+    /// until it answers `/readyz` with 200; returns the time from its start to that answer
+    /// (its restart-to-ready, to within [`READY_POLL`]). `apiary dev` does not supervise the
+    /// new process; the harness stops it with the cluster.
+    pub async fn replace_replica(&mut self, index: usize, binary: &Path) -> Result<Duration> {
         let pid = self.pid(index)?;
         let proc_cmdline = Path::new("/proc").join(pid.to_string()).join("cmdline");
         let cmdline = fs::read(&proc_cmdline).map_err(|source| HarnessError::Io {
@@ -62,6 +66,7 @@ impl DevCluster {
             }
         }
         let (out, err) = process::log_output(&self.log_file(index))?;
+        let started = Instant::now();
         let mut command = Command::new(binary);
         if std::env::var_os("RUST_LOG").is_none() {
             command.env("RUST_LOG", LOG_FILTER);
@@ -87,13 +92,10 @@ impl DevCluster {
             .with_timeout(Duration::from_secs(2));
         let limit = self.options.ready_timeout;
         let waited = client
-            .wait_until_ok(
-                "/readyz",
-                Instant::now() + limit,
-                Duration::from_millis(100),
-                || Ok(()),
-            )
+            .wait_until_ok("/readyz", Instant::now() + limit, READY_POLL, || Ok(()))
             .await?;
-        waited.map_err(|last| self.not_ready(&format!("/readyz of node-{index}"), limit, last))
+        let ready = started.elapsed();
+        waited.map_err(|last| self.not_ready(&format!("/readyz of node-{index}"), limit, last))?;
+        Ok(ready)
     }
 }

@@ -10,12 +10,14 @@
 //! ```
 //!
 //! `--formats` measures instead LIST of `--objects` pods in every wire format side by side
-//! (`formats.rs`).
+//! (`formats.rs`); `--restart` measures instead the memory of replicas holding
+//! `--memory-objects` objects and their restart-to-ready (`restart.rs`).
 
 mod formats;
 mod list;
 mod memory;
 mod report;
+mod restart;
 mod watch;
 
 use std::process::ExitCode;
@@ -64,6 +66,22 @@ pub struct Args {
     /// Skip the memory phase (the slowest).
     #[arg(long)]
     no_memory: bool,
+    /// Seconds without requests after the memory fill before resident memory is read again
+    /// (0: read only right after the fill).
+    #[arg(long, default_value_t = 30)]
+    settle: u64,
+    /// Instead of the phases above: fill `--memory-objects` objects, read the memory of every
+    /// replica, then restart a follower, the leader and the whole cluster, `--restarts` times
+    /// each, and report the time from each start to ready.
+    #[arg(long)]
+    restart: bool,
+    /// Rounds of restarts with `--restart`.
+    #[arg(long, default_value_t = 3)]
+    restarts: u32,
+    /// An extra `apiary dev` flag for the Apiary cluster (repeatable), e.g. for an A/B run of a
+    /// setting.
+    #[arg(long = "apiary-flag")]
+    apiary_flags: Vec<String>,
     /// Skip the etcd baseline even when etcd is installed.
     #[arg(long)]
     no_etcd: bool,
@@ -98,6 +116,21 @@ async fn main() -> ExitCode {
         };
     }
     let mut rows = Vec::new();
+    if args.restart {
+        if let Err(e) = bench_restart(&args, &mut rows).await {
+            eprintln!("restart benchmark failed: {e}");
+            return ExitCode::FAILURE;
+        }
+        if !args.no_etcd
+            && etcd_cluster::etcd_available()
+            && let Err(e) = etcd_memory(&args, &mut rows).await
+        {
+            eprintln!("etcd benchmark failed: {e}");
+            return ExitCode::FAILURE;
+        }
+        println!("{}", report::table(&rows));
+        return ExitCode::SUCCESS;
+    }
     if let Err(e) = bench_apiary(&args, &mut rows).await {
         eprintln!("apiary benchmark failed: {e}");
         return ExitCode::FAILURE;
@@ -114,8 +147,13 @@ async fn main() -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// The Apiary cluster's options: the defaults plus `--apiary-flag`s.
+fn apiary_options(args: &Args) -> DevOptions {
+    (args.apiary_flags.iter()).fold(DevOptions::default(), |options, flag| options.flag(flag))
+}
+
 async fn bench_apiary(args: &Args, rows: &mut Vec<report::Row>) -> Result<(), HarnessError> {
-    let cluster = DevCluster::start(DevOptions::default()).await?;
+    let cluster = DevCluster::start(apiary_options(args)).await?;
     let leader = cluster
         .wait_leader(Duration::from_secs(5))
         .await
@@ -133,6 +171,28 @@ async fn bench_apiary(args: &Args, rows: &mut Vec<report::Row>) -> Result<(), Ha
     if !args.no_memory {
         rows.extend(memory::apiary(args, &cluster, &replicas).await?);
     }
+    Ok(())
+}
+
+async fn bench_restart(args: &Args, rows: &mut Vec<report::Row>) -> Result<(), HarnessError> {
+    let mut cluster = DevCluster::start(apiary_options(args)).await?;
+    let replicas: Vec<HttpClient> = (1..=cluster.nodes())
+        .map(|i| cluster.client(i).map(|c| c.clone().with_timeout(BUDGET)))
+        .collect::<Result<_, _>>()?;
+    list::fill_apiary(&replicas, 0, args.objects, args.value_size).await?;
+    rows.extend(memory::apiary(args, &cluster, &replicas).await?);
+    rows.extend(restart::apiary(args, &mut cluster).await?);
+    Ok(())
+}
+
+/// etcd's memory beside `--restart`'s: the same fill, no lists.
+async fn etcd_memory(args: &Args, rows: &mut Vec<report::Row>) -> Result<(), HarnessError> {
+    let cluster = EtcdCluster::start(3, Duration::from_secs(60)).await?;
+    let members: Vec<HttpClient> = (cluster.clients().iter())
+        .map(|c| c.clone().with_timeout(BUDGET))
+        .collect();
+    list::fill_etcd(&members, 0, args.objects, args.value_size).await?;
+    rows.extend(memory::etcd(args, &cluster, &members).await?);
     Ok(())
 }
 

@@ -1,6 +1,10 @@
 //! Resident memory of each replica (and each etcd member) once it holds `--memory-objects`
 //! 1 KiB objects, all written within the last minutes, so the whole write history is still
-//! kept (Apiary keeps `--watch-history`, 5 minutes by default).
+//! kept (Apiary keeps `--watch-history`, 5 minutes by default): read right after the fill and
+//! again after `--settle` seconds without requests, every replica named by its raft role
+//! (the leader, then the followers in id order) so that Apiary's and etcd's rows line up.
+
+use std::time::Duration;
 
 use apiary_tests::DevCluster;
 use apiary_tests::HarnessError;
@@ -12,7 +16,8 @@ use super::list;
 use super::report::Row;
 use super::report::System;
 
-/// Fills Apiary up to `--memory-objects` and reads every replica's resident memory.
+/// Fills Apiary up to `--memory-objects` and reads every replica's resident memory, after the
+/// fill and after the settle period.
 pub async fn apiary(
     args: &Args,
     cluster: &DevCluster,
@@ -21,15 +26,15 @@ pub async fn apiary(
     if args.memory_objects > args.objects {
         list::fill_apiary(replicas, args.objects, args.memory_objects, args.value_size).await?;
     }
-    (1..=cluster.nodes())
-        .map(|i| {
-            let mib = resident_mib(cluster.pid(i)?)?;
-            Ok(Row::memory(System::Apiary, workload(args, i), mib))
-        })
-        .collect()
+    let pids = (1..=cluster.nodes())
+        .map(|i| cluster.pid(i))
+        .collect::<Result<Vec<_>, _>>()?;
+    let leader = cluster.wait_leader(LEADER_LIMIT).await.unwrap_or(1);
+    read_twice(args, System::Apiary, &pids, leader - 1).await
 }
 
-/// Fills etcd up to `--memory-objects` and reads every member's resident memory.
+/// Fills etcd up to `--memory-objects` and reads every member's resident memory, after the fill
+/// and after the settle period.
 pub async fn etcd(
     args: &Args,
     cluster: &EtcdCluster,
@@ -38,36 +43,57 @@ pub async fn etcd(
     if args.memory_objects > args.objects {
         list::fill_etcd(members, args.objects, args.memory_objects, args.value_size).await?;
     }
-    cluster
-        .pids()
+    let leader = cluster.leader().await?;
+    read_twice(args, System::Etcd, &cluster.pids(), leader).await
+}
+
+/// One row per process right away, and one per process after `--settle` seconds.
+async fn read_twice(
+    args: &Args,
+    system: System,
+    pids: &[u32],
+    leader: usize,
+) -> Result<Vec<Row>, HarnessError> {
+    let mut rows = read(args, system, pids, leader, "after the fill")?;
+    if args.settle > 0 {
+        tokio::time::sleep(Duration::from_secs(args.settle)).await;
+        let when = format!("{} s later", args.settle);
+        rows.extend(read(args, system, pids, leader, &when)?);
+    }
+    Ok(rows)
+}
+
+/// The resident memory of each of `pids` (index `leader` leads), leader first.
+fn read(
+    args: &Args,
+    system: System,
+    pids: &[u32],
+    leader: usize,
+    when: &str,
+) -> Result<Vec<Row>, HarnessError> {
+    let mut order: Vec<usize> = (0..pids.len()).collect();
+    order.sort_by_key(|&i| i != leader);
+    order
         .into_iter()
         .enumerate()
-        .map(|(i, pid)| {
-            let mib = resident_mib(pid)?;
-            Ok(Row::memory(System::Etcd, workload(args, i + 1), mib))
+        .map(|(position, i)| {
+            let role = if i == leader {
+                "leader".to_owned()
+            } else {
+                format!("follower {position}")
+            };
+            let bytes = apiary_tests::memory::resident_bytes(pids[i])?;
+            let workload = format!(
+                "resident memory, {} objects of {} B, {role}, {when}",
+                args.memory_objects, args.value_size
+            );
+            println!("{system:?} member {} is the {role}", i + 1);
+            Ok(Row::memory(system, workload, bytes as f64 / MIB))
         })
         .collect()
 }
 
-fn workload(args: &Args, member: usize) -> String {
-    format!(
-        "resident memory, {} objects of {} B, member {member}",
-        args.memory_objects, args.value_size
-    )
-}
+/// How long the replicas' logs get to name the leader.
+const LEADER_LIMIT: Duration = Duration::from_secs(5);
 
-/// `VmRSS` of `pid`, in MiB.
-fn resident_mib(pid: u32) -> Result<f64, HarnessError> {
-    let path = std::path::PathBuf::from(format!("/proc/{pid}/status"));
-    let status = std::fs::read_to_string(&path).map_err(|source| HarnessError::Io {
-        path: path.clone(),
-        source,
-    })?;
-    let kib: f64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0.0);
-    Ok(kib / 1024.0)
-}
+const MIB: f64 = 1024.0 * 1024.0;
