@@ -14,6 +14,7 @@ use crate::request::ContinueToken;
 use crate::request::ListOptions;
 use crate::request::ListRead;
 use crate::request::Selectors;
+use crate::storage::ListPage;
 use crate::storage::ReadConsistency;
 use crate::storage::Revision;
 use crate::storage::Storage;
@@ -23,6 +24,31 @@ use crate::storage::StoredObject;
 /// The most objects a selective list reads from storage at once (Kubernetes' etcd store
 /// doubles its reads up to this many).
 const MAX_CHUNK: usize = 10_000;
+
+/// The objects a list without `limit` reads from storage at once: the store is held for
+/// no longer than copying this many handles takes.
+const WHOLE_CHUNK: usize = 1_000;
+
+/// The next chunk of a list after `after`: `chunk` objects (0: all) and a count of the rest
+/// for a page (`Some`), or [`WHOLE_CHUNK`] of them and whether more follow for a list without
+/// `limit` (`None`), which thus never reads the whole collection at once.
+async fn read_chunk(
+    storage: &dyn Storage,
+    prefix: &str,
+    after: Option<&str>,
+    chunk: Option<usize>,
+    consistency: ReadConsistency,
+) -> Result<ListPage, StorageError> {
+    let Some(chunk) = chunk else {
+        let whole = (storage.list_chunk(prefix, after, WHOLE_CHUNK, consistency)).await?;
+        return Ok(ListPage {
+            items: whole.items,
+            revision: whole.revision,
+            remaining: u64::from(whole.more),
+        });
+    };
+    storage.list(prefix, after, chunk, consistency).await
+}
 
 /// One object of a list as served: its storage key, the revision of its last change, and
 /// its JSON.
@@ -111,10 +137,15 @@ impl Store {
         let mut items = Vec::new();
         let mut corrupt: Option<CorruptObjects> = None;
         loop {
-            let page = storage
-                .list(prefix, after.as_deref(), chunk, consistency)
-                .await
-                .map_err(|e| self.list_error(e, prefix, token_key.as_deref()))?;
+            let page = read_chunk(
+                storage,
+                prefix,
+                after.as_deref(),
+                limit.map(|_| chunk),
+                consistency,
+            )
+            .await
+            .map_err(|e| self.list_error(e, prefix, token_key.as_deref()))?;
             consistency = ReadConsistency::Exact(page.revision);
             let mut unexamined = 0;
             let mut chunk_items = page.items.into_iter();
