@@ -7,6 +7,8 @@ use serde_json::json;
 
 use super::Store;
 use super::corrupt;
+use super::list_body::BodyItem;
+use super::list_body::ListBody;
 use crate::error::ApiError;
 use crate::registry::CorruptObjects;
 use crate::registry::StoredJson;
@@ -260,6 +262,32 @@ impl Store {
     ) -> Result<Vec<u8>, ApiError> {
         let page = self.page(storage, namespace, options).await?;
         self.list_body(&page)
+    }
+
+    /// The `<Kind>List` of the page the options ask for (see [`Self::page`]) as a body
+    /// written while it is sent: every error comes before its first byte, and its items stay
+    /// the stored bytes until their frame is written.
+    pub async fn list_streamed(
+        &self,
+        storage: &dyn Storage,
+        namespace: Option<&str>,
+        options: &ListOptions,
+    ) -> Result<ListBody, ApiError> {
+        let page = self.page(storage, namespace, options).await?;
+        let head = self.list_head(&page).to_string();
+        let items = match &self.shared {
+            None => (page.items.into_iter())
+                .map(|(_, stored, revision)| BodyItem::Stored(stored, revision))
+                .collect(),
+            Some(_) => (page.items.iter())
+                .map(|(key, stored, revision)| {
+                    let mut json = Vec::with_capacity(stored.json.len() + 32);
+                    self.write_item(key, stored, *revision, &mut json)?;
+                    Ok(BodyItem::Encoded(json.into()))
+                })
+                .collect::<Result<_, ApiError>>()?,
+        };
+        Ok(ListBody::new(head.as_bytes(), items))
     }
 
     /// The page [`Self::list`] answers, as its list head (kind, apiVersion, list metadata)
