@@ -26,6 +26,7 @@ mod hardening;
 mod health;
 mod impersonation;
 mod list;
+mod list_stream;
 mod metrics;
 mod namespace_lifecycle;
 mod negotiation;
