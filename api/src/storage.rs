@@ -58,6 +58,17 @@ pub struct ListPage {
     pub remaining: u64,
 }
 
+/// A chunk of a collection read in chunks ([`Storage::list_chunk`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListChunk {
+    /// Matching objects in key order.
+    pub items: Vec<StoredObject>,
+    /// The revision the chunk was served at.
+    pub revision: Revision,
+    /// Whether matching objects follow the chunk.
+    pub more: bool,
+}
+
 /// What a watched change did to its object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChangeKind {
@@ -230,6 +241,27 @@ pub trait Storage: Send + Sync + 'static {
         limit: usize,
         consistency: ReadConsistency,
     ) -> Result<ListPage, StorageError>;
+
+    /// At most `limit` (at least one) objects under `prefix` after `start_after`, as
+    /// [`Storage::list`] reads them, and whether more follow: for reading a whole collection
+    /// in chunks, where counting what remains after each chunk would cost a pass over the
+    /// rest of it. A store may answer it through [`Storage::list`], as this default does.
+    async fn list_chunk(
+        &self,
+        prefix: &str,
+        start_after: Option<&str>,
+        limit: usize,
+        consistency: ReadConsistency,
+    ) -> Result<ListChunk, StorageError> {
+        let page = self
+            .list(prefix, start_after, limit.max(1), consistency)
+            .await?;
+        Ok(ListChunk {
+            items: page.items,
+            revision: page.revision,
+            more: page.remaining > 0,
+        })
+    }
 
     /// Replaces the object at `key` if its current `mod_revision` is `expected`. `NotFound`
     /// when there is no object; `Conflict` (with the current revision) when it moved on.

@@ -12,6 +12,7 @@ use apiary_api::storage::Change;
 use apiary_api::storage::ChangeBatch;
 use apiary_api::storage::ChangeKind;
 use apiary_api::storage::Guard;
+use apiary_api::storage::ListChunk;
 use apiary_api::storage::ListPage;
 use apiary_api::storage::ReadConsistency;
 use apiary_api::storage::Revision;
@@ -187,11 +188,7 @@ impl<R: ReplicatedStore> Storage for ReplicaStorage<R> {
     ) -> Result<ListPage, StorageError> {
         let at = self.read_point(consistency).await?;
         let end = mvcc::prefix_end(prefix);
-        // The smallest key after `start_after` is `start_after` followed by NUL.
-        let start = match start_after {
-            Some(after) if after >= prefix => format!("{after}\0"),
-            _ => prefix.to_owned(),
-        };
+        let start = range_start(prefix, start_after);
         let range = self
             .replica
             .read(|store| store.range(&start, end.as_deref(), at, limit))
@@ -200,6 +197,27 @@ impl<R: ReplicatedStore> Storage for ReplicaStorage<R> {
             items: range.kvs.into_iter().map(stored).collect(),
             revision: range.revision,
             remaining: range.remaining,
+        })
+    }
+
+    async fn list_chunk(
+        &self,
+        prefix: &str,
+        start_after: Option<&str>,
+        limit: usize,
+        consistency: ReadConsistency,
+    ) -> Result<ListChunk, StorageError> {
+        let at = self.read_point(consistency).await?;
+        let end = mvcc::prefix_end(prefix);
+        let start = range_start(prefix, start_after);
+        let chunk = self
+            .replica
+            .read(|store| store.range_chunk(&start, end.as_deref(), at, limit))
+            .map_err(mvcc_error)?;
+        Ok(ListChunk {
+            items: chunk.kvs.into_iter().map(stored).collect(),
+            revision: chunk.revision,
+            more: chunk.more,
         })
     }
 
@@ -307,6 +325,15 @@ impl WatchStream for ReplicaWatch {
 
     fn progress(&self) -> Revision {
         self.0.progress()
+    }
+}
+
+/// Where a read under `prefix` after `start_after` starts: the smallest key after
+/// `start_after` is `start_after` followed by NUL.
+fn range_start(prefix: &str, start_after: Option<&str>) -> String {
+    match start_after {
+        Some(after) if after >= prefix => format!("{after}\0"),
+        _ => prefix.to_owned(),
     }
 }
 

@@ -15,6 +15,7 @@ use http::StatusCode;
 
 use super::delete_options::delete_options;
 use super::json_response;
+use super::response::streamed_json_response;
 use super::review;
 use super::subresource;
 use super::unsafe_delete;
@@ -260,10 +261,10 @@ async fn dispatch(
                 return codec::protobuf_list(&head, stored, req.context);
             }
             let body = store
-                .list(storage, namespace, &options)
+                .list_streamed(storage, namespace, &options)
                 .await
                 .map_err(listed)?;
-            Ok(json_response(StatusCode::OK, body))
+            Ok(streamed_json_response(body))
         }
         (Verb::Watch, _) if sub.is_empty() => {
             let target = crate::watch::WatchTarget {

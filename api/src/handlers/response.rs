@@ -1,14 +1,28 @@
-//! JSON responses of stored bytes (never re-encoded).
+//! JSON responses of stored bytes (never re-encoded), whole or written while they are sent.
 
+use axum::body::Body;
 use axum::response::IntoResponse;
 use axum::response::Response;
 use http::HeaderValue;
 use http::StatusCode;
 use http::header;
 
+use crate::registry::ListBody;
+
 /// A response of `code` with the JSON `body`.
 pub(crate) fn json_response(code: StatusCode, body: Vec<u8>) -> Response {
     let mut res = (code, body).into_response();
+    res.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    res
+}
+
+/// A 200 response of the JSON list `body`, written while it is sent (`Content-Length` is its
+/// exact length, known before the first byte).
+pub(crate) fn streamed_json_response(body: ListBody) -> Response {
+    let mut res = Response::new(Body::new(body));
     res.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),

@@ -42,6 +42,7 @@ pub use resource_type::subresource_verbs;
 pub use runtime_config::RuntimeConfig;
 pub use runtime_config::RuntimeConfigError;
 pub use store::Applied;
+pub use store::ListBody;
 pub(crate) use store::ReadConversion;
 pub use store::Store;
 pub use store::WriteAuthorization;

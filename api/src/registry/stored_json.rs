@@ -116,6 +116,17 @@ impl StoredJson {
         out.extend_from_slice(tail);
     }
 
+    /// How many bytes [`Self::write_with_resource_version`] appends for `revision`.
+    pub fn len_with_resource_version(&self, revision: Revision) -> usize {
+        let tail = self
+            .json
+            .get(self.metadata_offset as usize..)
+            .unwrap_or_default();
+        let comma = usize::from(tail.first() != Some(&b'}'));
+        let digits = revision.checked_ilog10().map_or(1, |d| d as usize + 1);
+        self.json.len() + "\"resourceVersion\":\"\"".len() + digits + comma
+    }
+
     /// The object with `metadata.resourceVersion` = `revision`, as bytes.
     pub fn with_resource_version(&self, revision: Revision) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.json.len() + 40);
@@ -156,6 +167,23 @@ mod tests {
         assert_eq!(out["metadata"]["resourceVersion"], "17");
         assert_eq!(out["metadata"]["name"], "x");
         assert_eq!(out["data"], obj["data"]);
+    }
+
+    // R-RES-024: the length a list announces before writing its items is what the splice
+    // writes, with and without other metadata, for revisions of every width.
+    #[test]
+    fn spliced_length_is_known_before_writing() {
+        for obj in [
+            json!({"metadata":{}}),
+            json!({"metadata":{"name":"n"},"kind":"X"}),
+        ] {
+            let stored = StoredJson::from_stored(StoredJson::to_stored(&obj).expect("encodes"))
+                .expect("decodes");
+            for revision in [0, 7, 10, 99, 12345, u64::MAX] {
+                let written = stored.with_resource_version(revision);
+                assert_eq!(stored.len_with_resource_version(revision), written.len());
+            }
+        }
     }
 
     #[test]

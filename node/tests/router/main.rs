@@ -27,6 +27,7 @@ mod hardening;
 mod health;
 mod impersonation;
 mod list;
+mod list_stream;
 mod local_reads;
 mod metrics;
 mod namespace_lifecycle;

@@ -57,6 +57,13 @@ impl KeyHistory {
         self.versions[..idx].last()?.key_value(key)
     }
 
+    /// Whether a value (not a tombstone) is visible at `at`; [`Self::visible_at`] without
+    /// copying the key.
+    pub(crate) fn is_visible_at(&self, at: Revision) -> bool {
+        let idx = self.versions.partition_point(|v| v.mod_revision <= at);
+        idx > 0 && self.versions[idx - 1].value.is_some()
+    }
+
     /// The changes this key went through at `revision`, in order, each with the value before
     /// it. Empty when the key did not change then (or that history is compacted).
     pub(crate) fn events_at(&self, key: &str, revision: Revision) -> Vec<Event> {

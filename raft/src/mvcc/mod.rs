@@ -19,6 +19,7 @@ pub use snapshot::StoreSnapshot;
 pub use snapshot::VersionSnapshot;
 pub use store::HistoryRead;
 pub use store::LiveSize;
+pub use store::RangeChunk;
 pub use store::RangeResult;
 pub use store::Store;
 pub use store::prefix_end;

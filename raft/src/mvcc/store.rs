@@ -68,6 +68,17 @@ pub struct RangeResult {
     pub revision: Revision,
 }
 
+/// The answer of a chunked range read ([`Store::range_chunk`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RangeChunk {
+    /// Matching keys in key order, at most the chunk's limit of them.
+    pub kvs: Vec<KeyValue>,
+    /// Whether matching keys follow the chunk.
+    pub more: bool,
+    /// The revision the read was served at.
+    pub revision: Revision,
+}
+
 impl Store {
     /// An empty store at revision 0.
     pub fn new() -> Self {
@@ -236,17 +247,49 @@ impl Store {
         let mut kvs = Vec::new();
         let mut remaining = 0u64;
         for (key, history) in self.keys.range::<str, _>((Bound::Included(start), upper)) {
-            if let Some(kv) = history.visible_at(key, at) {
-                if limit == 0 || kvs.len() < limit {
-                    kvs.push(kv);
-                } else {
-                    remaining += 1;
-                }
+            if limit == 0 || kvs.len() < limit {
+                kvs.extend(history.visible_at(key, at));
+            } else if history.is_visible_at(at) {
+                remaining += 1;
             }
         }
         Ok(RangeResult {
             kvs,
             remaining,
+            revision: at,
+        })
+    }
+
+    /// The first `limit` (at least one) keys in `[start, end)` visible at `at` (`None`:
+    /// current), and whether more follow; [`Store::range`] without counting the rest, so a
+    /// read of a large range in chunks holds the store for no longer than each chunk takes.
+    /// Errors as for [`Store::get`].
+    pub fn range_chunk(
+        &self,
+        start: &str,
+        end: Option<&str>,
+        at: Option<Revision>,
+        limit: usize,
+    ) -> Result<RangeChunk, MvccError> {
+        let at = at.unwrap_or(self.revision);
+        self.check_read(at)?;
+        let upper = end.map_or(Bound::Unbounded, Bound::Excluded);
+        let limit = limit.max(1);
+        let mut kvs = Vec::with_capacity(limit.min(1024));
+        let mut more = false;
+        for (key, history) in self.keys.range::<str, _>((Bound::Included(start), upper)) {
+            if kvs.len() == limit {
+                more = history.is_visible_at(at);
+                if more {
+                    break;
+                }
+            } else {
+                kvs.extend(history.visible_at(key, at));
+            }
+        }
+        Ok(RangeChunk {
+            kvs,
+            more,
             revision: at,
         })
     }

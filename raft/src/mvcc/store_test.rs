@@ -153,6 +153,50 @@ fn range_is_ordered_limited_and_counts_the_rest() {
     assert_eq!(from_b.kvs.len(), 1);
 }
 
+// R-RES-033: a whole collection read chunk by chunk at one revision sees exactly the range's
+// keys; a chunk says whether visible keys follow, skipping tombstones and later writes.
+#[test]
+fn range_chunks_cover_the_range_at_one_revision_and_say_whether_more_follow() {
+    let mut s = Store::new();
+    for (i, k) in ["/r/a", "/r/b", "/r/c", "/r/d", "/s/a"].iter().enumerate() {
+        put(&mut s, i as u64 + 1, k, "v");
+    }
+    del(&mut s, 6, "/r/d");
+    put(&mut s, 7, "/r/e", "v");
+    let end = prefix_end("/r/");
+    let keys = |c: &RangeChunk| c.kvs.iter().map(|kv| kv.key.clone()).collect::<Vec<_>>();
+    let first = s.range_chunk("/r/", end.as_deref(), None, 2).unwrap();
+    assert_eq!(
+        (keys(&first), first.more, first.revision),
+        (vec!["/r/a".into(), "/r/b".into()], true, 7)
+    );
+    let second = s.range_chunk("/r/b\0", end.as_deref(), Some(7), 2).unwrap();
+    assert_eq!(
+        (keys(&second), second.more),
+        (vec!["/r/c".into(), "/r/e".into()], false)
+    );
+    // At revision 6 `/r/d` is deleted and `/r/e` not yet written: nothing follows `/r/c`.
+    let old = s.range_chunk("/r/b\0", end.as_deref(), Some(6), 1).unwrap();
+    assert_eq!((keys(&old), old.more), (vec!["/r/c".into()], false));
+    let at_five = s.range_chunk("/r/b\0", end.as_deref(), Some(5), 1).unwrap();
+    assert_eq!((keys(&at_five), at_five.more), (vec!["/r/c".into()], true));
+    // A limit of 0 reads one key at a time rather than the whole range.
+    assert_eq!(
+        s.range_chunk("/r/", end.as_deref(), None, 0)
+            .unwrap()
+            .kvs
+            .len(),
+        1
+    );
+    assert_eq!(
+        s.range_chunk("/r/", end.as_deref(), Some(99), 1),
+        Err(MvccError::FutureRevision {
+            requested: 99,
+            current: 7
+        })
+    );
+}
+
 #[test]
 fn compaction_forgets_old_versions_but_keeps_what_is_visible() {
     let mut s = Store::new();

@@ -7,6 +7,8 @@ use serde_json::json;
 
 use super::Store;
 use super::corrupt;
+use super::list_body::BodyItem;
+use super::list_body::ListBody;
 use crate::error::ApiError;
 use crate::registry::CorruptObjects;
 use crate::registry::StoredJson;
@@ -14,6 +16,7 @@ use crate::request::ContinueToken;
 use crate::request::ListOptions;
 use crate::request::ListRead;
 use crate::request::Selectors;
+use crate::storage::ListPage;
 use crate::storage::ReadConsistency;
 use crate::storage::Revision;
 use crate::storage::Storage;
@@ -23,6 +26,31 @@ use crate::storage::StoredObject;
 /// The most objects a selective list reads from storage at once (Kubernetes' etcd store
 /// doubles its reads up to this many).
 const MAX_CHUNK: usize = 10_000;
+
+/// The objects a list without `limit` reads from storage at once: the store is held for
+/// no longer than copying this many handles takes.
+const WHOLE_CHUNK: usize = 1_000;
+
+/// The next chunk of a list after `after`: `chunk` objects (0: all) and a count of the rest
+/// for a page (`Some`), or [`WHOLE_CHUNK`] of them and whether more follow for a list without
+/// `limit` (`None`), which thus never reads the whole collection at once.
+async fn read_chunk(
+    storage: &dyn Storage,
+    prefix: &str,
+    after: Option<&str>,
+    chunk: Option<usize>,
+    consistency: ReadConsistency,
+) -> Result<ListPage, StorageError> {
+    let Some(chunk) = chunk else {
+        let whole = (storage.list_chunk(prefix, after, WHOLE_CHUNK, consistency)).await?;
+        return Ok(ListPage {
+            items: whole.items,
+            revision: whole.revision,
+            remaining: u64::from(whole.more),
+        });
+    };
+    storage.list(prefix, after, chunk, consistency).await
+}
 
 /// One object of a list as served: its storage key, the revision of its last change, and
 /// its JSON.
@@ -111,10 +139,15 @@ impl Store {
         let mut items = Vec::new();
         let mut corrupt: Option<CorruptObjects> = None;
         loop {
-            let page = storage
-                .list(prefix, after.as_deref(), chunk, consistency)
-                .await
-                .map_err(|e| self.list_error(e, prefix, token_key.as_deref()))?;
+            let page = read_chunk(
+                storage,
+                prefix,
+                after.as_deref(),
+                limit.map(|_| chunk),
+                consistency,
+            )
+            .await
+            .map_err(|e| self.list_error(e, prefix, token_key.as_deref()))?;
             consistency = ReadConsistency::Exact(page.revision);
             let mut unexamined = 0;
             let mut chunk_items = page.items.into_iter();
@@ -229,6 +262,32 @@ impl Store {
     ) -> Result<Vec<u8>, ApiError> {
         let page = self.page(storage, namespace, options).await?;
         self.list_body(&page)
+    }
+
+    /// The `<Kind>List` of the page the options ask for (see [`Self::page`]) as a body
+    /// written while it is sent: every error comes before its first byte, and its items stay
+    /// the stored bytes until their frame is written.
+    pub async fn list_streamed(
+        &self,
+        storage: &dyn Storage,
+        namespace: Option<&str>,
+        options: &ListOptions,
+    ) -> Result<ListBody, ApiError> {
+        let page = self.page(storage, namespace, options).await?;
+        let head = self.list_head(&page).to_string();
+        let items = match &self.shared {
+            None => (page.items.into_iter())
+                .map(|(_, stored, revision)| BodyItem::Stored(stored, revision))
+                .collect(),
+            Some(_) => (page.items.iter())
+                .map(|(key, stored, revision)| {
+                    let mut json = Vec::with_capacity(stored.json.len() + 32);
+                    self.write_item(key, stored, *revision, &mut json)?;
+                    Ok(BodyItem::Encoded(json.into()))
+                })
+                .collect::<Result<_, ApiError>>()?,
+        };
+        Ok(ListBody::new(head.as_bytes(), items))
     }
 
     /// The page [`Self::list`] answers, as its list head (kind, apiVersion, list metadata)

@@ -164,9 +164,11 @@ async fn bench_apiary(args: &Args, rows: &mut Vec<report::Row>) -> Result<(), Ha
         .map(|i| cluster.client(i).map(|c| c.clone().with_timeout(BUDGET)))
         .collect::<Result<_, _>>()?;
     list::fill_apiary(&replicas, 0, args.objects, args.value_size).await?;
+    rows.extend(memory::apiary_peaks(&cluster, "during the fill")?);
     for (role, index) in [("leader", leader), ("follower", follower)] {
         rows.extend(list::apiary_rows(args, role, &replicas[index - 1]).await?);
     }
+    rows.extend(memory::apiary_peaks(&cluster, "during the lists")?);
     rows.push(watch::apiary_latency(args, &cluster, leader, follower).await?);
     if !args.no_memory {
         rows.extend(memory::apiary(args, &cluster, &replicas).await?);

@@ -2,7 +2,9 @@
 //! 1 KiB objects, all written within the last minutes, so the whole write history is still
 //! kept (Apiary keeps `--watch-history`, 5 minutes by default): read right after the fill and
 //! again after `--settle` seconds without requests, every replica named by its raft role
-//! (the leader, then the followers in id order) so that Apiary's and etcd's rows line up.
+//! (the leader, then the followers in id order) so that Apiary's and etcd's rows line up; and
+//! each replica's peak resident memory during the fill and then during the lists alone, which
+//! shows what serving them costs.
 
 use std::time::Duration;
 
@@ -97,3 +99,35 @@ fn read(
 const LEADER_LIMIT: Duration = Duration::from_secs(5);
 
 const MIB: f64 = 1024.0 * 1024.0;
+
+/// Every replica's peak resident memory (`VmHWM`) since the last reset, in rows named after
+/// `when`; then the peaks are reset (`clear_refs`), so the next rows show the peaks of what
+/// runs in between.
+pub fn apiary_peaks(cluster: &DevCluster, when: &str) -> Result<Vec<Row>, HarnessError> {
+    (1..=cluster.nodes())
+        .map(|i| {
+            let pid = cluster.pid(i)?;
+            let mib = status_mib(pid, "VmHWM:")?;
+            let workload = format!("peak resident memory {when}, node-{i}");
+            let path = std::path::PathBuf::from(format!("/proc/{pid}/clear_refs"));
+            std::fs::write(&path, "5").map_err(|source| HarnessError::Io { path, source })?;
+            Ok(Row::memory(System::Apiary, workload, mib))
+        })
+        .collect()
+}
+
+/// The `field` (`VmRSS:`, `VmHWM:`) of `pid`'s status, in MiB.
+fn status_mib(pid: u32, field: &str) -> Result<f64, HarnessError> {
+    let path = std::path::PathBuf::from(format!("/proc/{pid}/status"));
+    let status = std::fs::read_to_string(&path).map_err(|source| HarnessError::Io {
+        path: path.clone(),
+        source,
+    })?;
+    let kib: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix(field))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0);
+    Ok(kib / 1024.0)
+}
