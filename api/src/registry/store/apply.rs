@@ -151,16 +151,7 @@ impl Store {
                             }
                         };
                         match created {
-                            Ok(body) => {
-                                let written = Written {
-                                    body,
-                                    warnings: warnings.clone(),
-                                };
-                                return Ok(Applied {
-                                    written,
-                                    created: true,
-                                });
-                            }
+                            Ok(body) => return Ok((body, true)),
                             Err(ApiError::AlreadyExists { .. }) if attempt < RETRY_ATTEMPTS => {
                                 continue;
                             }
@@ -198,16 +189,7 @@ impl Store {
                         }
                     };
                     match updated {
-                        Ok(body) => {
-                            let written = Written {
-                                body,
-                                warnings: warnings.clone(),
-                            };
-                            return Ok(Applied {
-                                written,
-                                created: false,
-                            });
-                        }
+                        Ok(body) => return Ok((body, false)),
                         Err(ApiError::Conflict { .. })
                             if requested.is_none() && attempt < RETRY_ATTEMPTS =>
                         {
@@ -220,7 +202,11 @@ impl Store {
             .await;
             match writes.again() {
                 Some(quorum) => writes = quorum,
-                None => return answer,
+                None => {
+                    let (body, created) = answer?;
+                    let written = Written { body, warnings };
+                    return Ok(Applied { written, created });
+                }
             }
         }
     }
