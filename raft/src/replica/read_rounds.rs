@@ -164,6 +164,12 @@ mod tests {
                 })
                 .await
         }
+
+        /// A caller of [`Counted::read`] on its own task.
+        fn spawn_read(self: &Arc<Self>) -> tokio::task::JoinHandle<u64> {
+            let counted = self.clone();
+            tokio::spawn(async move { counted.read().await })
+        }
     }
 
     async fn settle() {
@@ -177,18 +183,10 @@ mod tests {
     #[tokio::test(flavor = "current_thread")]
     async fn a_caller_arriving_during_a_round_waits_for_the_next_one() {
         let counted = Counted::new();
-        let first = tokio::spawn({
-            let c = counted.clone();
-            async move { c.read().await }
-        });
+        let first = counted.spawn_read();
         settle().await;
         assert_eq!(counted.started.load(Ordering::SeqCst), 1);
-        let later: Vec<_> = (0..50)
-            .map(|_| {
-                let c = counted.clone();
-                tokio::spawn(async move { c.read().await })
-            })
-            .collect();
+        let later: Vec<_> = (0..50).map(|_| counted.spawn_read()).collect();
         settle().await;
         // Round 1 is in flight: nobody started round 2 meanwhile.
         assert_eq!(counted.started.load(Ordering::SeqCst), 1);
@@ -207,17 +205,9 @@ mod tests {
     #[tokio::test(flavor = "current_thread")]
     async fn callers_of_an_abandoned_round_get_a_later_one() {
         let counted = Counted::new();
-        let runner = tokio::spawn({
-            let c = counted.clone();
-            async move { c.read().await }
-        });
+        let runner = counted.spawn_read();
         settle().await;
-        let waiting: Vec<_> = (0..3)
-            .map(|_| {
-                let c = counted.clone();
-                tokio::spawn(async move { c.read().await })
-            })
-            .collect();
+        let waiting: Vec<_> = (0..3).map(|_| counted.spawn_read()).collect();
         settle().await;
         // The runner of round 1 goes away; round 2 (the three waiting callers) starts.
         runner.abort();
@@ -233,20 +223,11 @@ mod tests {
     #[tokio::test(flavor = "current_thread")]
     async fn a_round_whose_runner_is_dropped_is_run_again_for_its_callers() {
         let counted = Counted::new();
-        let blocker = tokio::spawn({
-            let c = counted.clone();
-            async move { c.read().await }
-        });
+        let blocker = counted.spawn_read();
         settle().await;
-        let runner = tokio::spawn({
-            let c = counted.clone();
-            async move { c.read().await }
-        });
+        let runner = counted.spawn_read();
         settle().await;
-        let other = tokio::spawn({
-            let c = counted.clone();
-            async move { c.read().await }
-        });
+        let other = counted.spawn_read();
         settle().await;
         counted.gate.add_permits(1);
         assert_eq!(blocker.await.expect("blocker"), 1);
@@ -265,20 +246,11 @@ mod tests {
     #[tokio::test(flavor = "current_thread")]
     async fn a_runner_dropped_before_its_turn_hands_its_callers_to_a_new_round() {
         let counted = Counted::new();
-        let blocker = tokio::spawn({
-            let c = counted.clone();
-            async move { c.read().await }
-        });
+        let blocker = counted.spawn_read();
         settle().await;
-        let runner = tokio::spawn({
-            let c = counted.clone();
-            async move { c.read().await }
-        });
+        let runner = counted.spawn_read();
         settle().await;
-        let other = tokio::spawn({
-            let c = counted.clone();
-            async move { c.read().await }
-        });
+        let other = counted.spawn_read();
         settle().await;
         runner.abort();
         settle().await;
