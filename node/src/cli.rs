@@ -162,10 +162,9 @@ pub struct ServeArgs {
     /// must cover a round trip on a loaded machine.
     #[arg(long, default_value_t = 200)]
     pub heartbeat_interval: u64,
-    /// The election timeout in milliseconds, randomized up to twice this; at least five
-    /// heartbeat intervals. A follower that hears no leader stands for election after the
-    /// leader's lease (openraft: the longest election timeout) and an election timeout have
-    /// passed: three to four times this.
+    /// The election timeout in milliseconds; at least five heartbeat intervals. A follower
+    /// that hears no leader stands for election after about this long: between this and 1.2
+    /// times this (openraft: the leader's lease, 3/5 of it, then a random 2/5 to 3/5 of it).
     #[arg(long, default_value_t = 1000)]
     pub election_timeout: u64,
     /// RSA private key (PEM) that signs service account tokens; without it, the replica

@@ -450,12 +450,10 @@ fn raft_timings(heartbeat_ms: u64, election_ms: u64) -> Result<RaftTimings, Conf
             heartbeat_ms,
         });
     }
-    Ok(RaftTimings {
-        heartbeat_interval: Duration::from_millis(heartbeat_ms),
-        election_timeout_min: Duration::from_millis(election_ms),
-        election_timeout_max: Duration::from_millis(election_ms.saturating_mul(2)),
-        ..RaftTimings::default()
-    })
+    Ok(RaftTimings::new(
+        Duration::from_millis(heartbeat_ms),
+        Duration::from_millis(election_ms),
+    ))
 }
 
 /// Parses `name=url,name=url,...`; ids are 1-based positions.
@@ -594,14 +592,11 @@ mod tests {
         assert_eq!(config.initial_cluster.len(), 2);
         assert_eq!(config.initial_cluster[&1], "https://127.0.0.1:7001");
         assert_eq!(config.raft.heartbeat_interval, Duration::from_millis(200));
-        assert_eq!(
-            config.raft.election_timeout_min,
-            Duration::from_millis(1000)
-        );
-        assert_eq!(
-            config.raft.election_timeout_max,
-            Duration::from_millis(2000)
-        );
+        // A follower stands after [1 s, 1.2 s) without a leader: openraft's lease (600 ms),
+        // then a random election timeout in [400 ms, 600 ms).
+        assert_eq!(config.raft.election_timeout(), Duration::from_millis(1000));
+        assert_eq!(config.raft.election_timeout_min, Duration::from_millis(400));
+        assert_eq!(config.raft.election_timeout_max, Duration::from_millis(600));
         // R-RES-233: five minutes of history unless told otherwise.
         assert_eq!(config.watch_history, Duration::from_secs(300));
         assert_eq!(config.watch, WatchSettings::default());

@@ -486,7 +486,7 @@ where
         }
     }
     // A leader hands over while its peer listener still answers its successor's vote request.
-    let hand_over = config.replica.raft.election_timeout_max * 2;
+    let hand_over = config.replica.raft.election_timeout() * 4;
     if let Some(leader) = replica.transfer_leadership(hand_over).await {
         tracing::info!(%name, leader, "raft leadership handed over");
     }

@@ -1,12 +1,15 @@
 //! Running an operation at the leader: on this replica when it leads, else at the leader it
 //! knows over a peer RPC; retried with back-off while no leader is known or the one asked
-//! names another, until a deadline. The write path, the read index and member removal share
-//! this loop and differ only in the operation and in which failures are worth another try.
+//! names another, until a deadline; a back-off ends early once this replica learns of another
+//! leader, so an operation waiting out an election goes to the new leader as soon as it is
+//! known. The write path, the read index and member removal share this loop and differ only in
+//! the operation and in which failures are worth another try.
 
 use std::fmt;
 use std::future::Future;
 use std::time::Duration;
 
+use openraft::async_runtime::watch::WatchReceiver;
 use tokio::time::Instant;
 
 use super::LeaderError;
@@ -69,7 +72,8 @@ pub(super) struct Retry<E> {
 impl Replica {
     /// Runs `attempt` at the leader until it succeeds, fails for good, or `retry` gives up; the
     /// last failure is returned. The first back-off is one heartbeat interval, doubled after
-    /// each attempt up to a second; a refusal that names the leader sends the next attempt there.
+    /// each attempt up to a second, and cut short when the leader this replica knows changes;
+    /// a refusal that names the leader sends the next attempt there.
     pub(super) async fn at_leader<T, E, F, Fut>(&self, retry: Retry<E>, attempt: F) -> Result<T, E>
     where
         E: LeaderCallError,
@@ -81,6 +85,7 @@ impl Replica {
         let mut attempts = 0;
         loop {
             attempts += 1;
+            let known = self.raft.server_metrics().borrow_watched().current_leader;
             let result = match hint.take().or_else(|| self.leader()) {
                 Some((id, _)) if id == self.id => attempt(LeaderTarget::Local).await,
                 Some((_, url)) => attempt(LeaderTarget::Remote(url)).await,
@@ -100,8 +105,22 @@ impl Replica {
             }
             hint = error.leader_hint();
             tracing::debug!(attempts, ?error, "not taken at the leader; retrying");
-            tokio::time::sleep(backoff).await;
+            self.until_leader_changes(known, backoff).await;
             backoff = (backoff * 2).min(MAX_BACKOFF);
         }
+    }
+
+    /// Returns once the leader this replica knows is no longer `known`, or after `patience`.
+    async fn until_leader_changes(&self, known: Option<NodeId>, patience: Duration) {
+        let mut server = self.raft.server_metrics();
+        let changed = async {
+            while server.borrow_watched().current_leader == known {
+                if server.changed().await.is_err() {
+                    // raft stopped: the next attempt fails for good.
+                    return;
+                }
+            }
+        };
+        let _ = tokio::time::timeout(patience, changed).await;
     }
 }

@@ -247,7 +247,7 @@ impl Replica {
         deadline: Instant,
         judge: impl Fn(&RaftMetrics<TypeConfig>) -> Result<T, Refusal>,
     ) -> Result<T, MemberChangeError> {
-        let settled = deadline.min(Instant::now() + self.timings.election_timeout_min);
+        let settled = deadline.min(Instant::now() + self.timings.election_timeout());
         loop {
             let verdict = {
                 let metrics = self.raft.metrics();

@@ -105,14 +105,14 @@ impl Replica {
     }
 
     /// On the leader's metrics: whether `id` acknowledged a heartbeat or replication within an
-    /// election timeout (the leader itself always answers). A member silent for longer is
-    /// probably down.
+    /// election timeout ([`super::RaftTimings::election_timeout`]; the leader itself always answers).
+    /// A member silent for longer is probably down.
     pub(super) fn answers(&self, m: &RaftMetrics<TypeConfig>, id: NodeId) -> bool {
         id == self.id
             || m.heartbeat
                 .as_ref()
                 .and_then(|acked| acked.get(&id).copied().flatten())
-                .is_some_and(|at| at.elapsed() < self.timings.election_timeout_min)
+                .is_some_and(|at| at.elapsed() < self.timings.election_timeout())
     }
 
     /// On the leader's metrics: whether learner `id` may become a voter (it answers and is at

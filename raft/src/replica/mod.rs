@@ -435,4 +435,19 @@ mod tests {
         );
         assert_eq!(100, raft.max_in_snapshot_log_to_keep);
     }
+
+    #[test]
+    fn every_election_timeout_of_five_heartbeats_makes_a_valid_raft_config() {
+        // The binary accepts any election timeout of at least five heartbeat intervals.
+        for heartbeat in [1, 7, 50, 200, 1000] {
+            for times in [5, 6, 13] {
+                let raft = RaftTimings::new(
+                    Duration::from_millis(heartbeat),
+                    Duration::from_millis(heartbeat * times),
+                );
+                let made = raft_config(&ReplicaConfig { raft, ..config() });
+                assert!(made.is_ok(), "{heartbeat} ms x {times}: {made:?}");
+            }
+        }
+    }
 }
