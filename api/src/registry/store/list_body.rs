@@ -78,27 +78,35 @@ impl ListBody {
     }
 
     /// The next frame: the head (first), whole items up to about [`FRAME_BYTES`], and the
-    /// closing `]}` after the last item. `None` once everything was written.
+    /// closing `]}` after the last item. `None` once everything was written. The frame is
+    /// measured before it is written, so its buffer is allocated once at its exact size.
     fn next_frame(&mut self) -> Option<Bytes> {
         if !self.tail {
             return None;
         }
-        let budget = usize::try_from(self.remaining).map_or(FRAME_BYTES, |r| r.min(FRAME_BYTES));
-        let mut out = Vec::with_capacity(budget + 64);
-        if let Some(head) = self.head.take() {
-            out.extend_from_slice(&head);
-        }
-        while out.len() < FRAME_BYTES {
-            let Some(item) = self.items.next() else {
-                out.extend_from_slice(b"]}");
-                self.tail = false;
+        let head = self.head.take().unwrap_or_default();
+        let mut size = head.len();
+        let mut count = 0;
+        for item in self.items.as_slice() {
+            if size >= FRAME_BYTES {
                 break;
-            };
+            }
+            size += item.len() + usize::from(self.wrote_item || count > 0);
+            count += 1;
+        }
+        let last = count == self.items.len();
+        let mut out = Vec::with_capacity(size + if last { 2 } else { 0 });
+        out.extend_from_slice(&head);
+        for item in self.items.by_ref().take(count) {
             if self.wrote_item {
                 out.push(b',');
             }
             self.wrote_item = true;
             item.write(&mut out);
+        }
+        if last {
+            out.extend_from_slice(b"]}");
+            self.tail = false;
         }
         self.remaining = self.remaining.saturating_sub(out.len() as u64);
         Some(Bytes::from(out))

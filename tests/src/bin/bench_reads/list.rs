@@ -1,6 +1,10 @@
 //! LIST figures: a whole collection in one response, and a paged traversal (`limit` +
 //! `continue` for Apiary, `limit` + the next key for etcd), each on the leader and a follower;
 //! etcd's through its native gRPC API and through its JSON gateway, over the same keys.
+//!
+//! Each side's client does what its ordinary clients do with the answer: Apiary's reads the
+//! whole body and decodes it into typed `ConfigMap`s (kube-rs' `Api::list`, client-go's typed
+//! clients), the native etcd client decodes the protobuf range into `KeyValue`s.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -19,6 +23,8 @@ use bytes::Bytes;
 use etcd_client::KvClient;
 use http::Method;
 use http::StatusCode;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::core::ObjectList;
 use serde_json::Value;
 use serde_json::json;
 
@@ -199,12 +205,18 @@ fn same(got: u64, expected: u64) -> Result<(), String> {
 }
 
 async fn count_items(client: &HttpClient, path: &str) -> Result<u64, HarnessError> {
-    let list = client
-        .get(path)
-        .await?
-        .expect(StatusCode::OK, "list")?
-        .json(path)?;
-    Ok(list["items"].as_array().map_or(0, Vec::len) as u64)
+    let reply = client.get(path).await?.expect(StatusCode::OK, "list")?;
+    let list = configmaps(&reply, path)?;
+    Ok(list.items.len() as u64)
+}
+
+/// The body of `reply` decoded as a typed `ConfigMapList`, as a Kubernetes client does.
+fn configmaps(reply: &Reply, path: &str) -> Result<ObjectList<ConfigMap>, HarnessError> {
+    serde_json::from_slice(&reply.body).map_err(|source| HarnessError::NotJson {
+        uri: path.to_owned(),
+        status: reply.status,
+        source,
+    })
 }
 
 /// Reads every page of the collection; the number of items seen.
@@ -221,11 +233,11 @@ async fn traverse_apiary(client: &HttpClient, page: usize) -> Result<u64, String
             .get(&path)
             .await
             .and_then(|r| r.expect(StatusCode::OK, "paged list"))
-            .and_then(|r| r.json(&path))
+            .and_then(|r| configmaps(&r, &path))
             .map_err(|e| e.to_string())?;
-        seen += list["items"].as_array().map_or(0, Vec::len) as u64;
-        match list["metadata"]["continue"].as_str() {
-            Some(next) if !next.is_empty() => token = next.to_owned(),
+        seen += list.items.len() as u64;
+        match list.metadata.continue_ {
+            Some(next) if !next.is_empty() => token = next,
             _ => return Ok(seen),
         }
     }
