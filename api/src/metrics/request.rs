@@ -211,7 +211,7 @@ impl RequestRecord {
         let body = body.into_data_stream().map(move |chunk| {
             let _ = &self;
             if let (Some(events), Ok(bytes)) = (&events, &chunk) {
-                let sent = bytes.iter().filter(|b| **b == b'\n').count();
+                let sent = memchr::memchr_iter(b'\n', bytes).count();
                 events.inc_by(u64::try_from(sent).unwrap_or(u64::MAX));
             }
             chunk

@@ -5,6 +5,8 @@
 //! its own, it is deleted in the foreground (references that would block a circle are
 //! unblocked first); otherwise it is deleted with the policy its own finalizers ask for.
 
+use std::sync::Arc;
+
 use apiary_api::registry::FOREGROUND_FINALIZER;
 use apiary_api::registry::ORPHAN_FINALIZER;
 use serde_json::Value;
@@ -105,7 +107,8 @@ impl Collector<'_> {
         }
         let path = resource.object(&dependent.namespace, &reference.name);
         let owner = self.client.get(&path).await?;
-        let Some(owner) = owner.as_ref().and_then(|o| Node::from_object(resource, o)) else {
+        let resource = Arc::new(resource.clone());
+        let Some(owner) = owner.as_ref().and_then(|o| Node::from_object(&resource, o)) else {
             return Ok(Some(Owner::Dangling));
         };
         Ok(Some(if owner.uid != reference.uid {

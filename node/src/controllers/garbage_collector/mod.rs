@@ -14,6 +14,7 @@ mod discovery;
 mod graph;
 mod owners;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use apiary_api::auth::controller_user;
@@ -26,6 +27,7 @@ use self::discovery::Resource;
 use self::discovery::Resources;
 use self::graph::Graph;
 use self::graph::Node;
+use self::graph::PlainObjects;
 use super::Controller;
 use super::ControllerContext;
 use super::client::ControllerError;
@@ -97,19 +99,26 @@ impl Collector<'_> {
     }
 }
 
-/// Adds the nodes of every object of type `resource` to `nodes`, listed page by page so that
-/// at most one page of objects ([`super::client::LIST_PAGE`]) is held decoded at once: a whole list of a large
-/// collection held hundreds of megabytes on the leader every pass.
+/// Adds every object of type `resource` to `plain` or, when the collector may act on it, to
+/// `nodes`, listed page by page so that at most one page of objects
+/// ([`super::client::LIST_PAGE`]) is held decoded at once: a whole list of a large collection
+/// held hundreds of megabytes on the leader every pass.
 async fn list_nodes(
     client: &InProcessClient,
-    resource: &Resource,
+    resource: &Arc<Resource>,
     nodes: &mut Vec<Node>,
+    plain: &mut PlainObjects,
 ) -> Result<(), ControllerError> {
     let path = resource.collection("");
     let mut token = None;
     loop {
         let (items, next) = client.list_page(&path, token.as_deref()).await?;
-        nodes.extend(items.iter().filter_map(|o| Node::from_object(resource, o)));
+        nodes.extend(
+            items
+                .iter()
+                .filter(|o| !plain.add(resource, o))
+                .filter_map(|o| Node::from_object(resource, o)),
+        );
         match next {
             Some(next) => token = Some(next),
             None => return Ok(()),
@@ -127,12 +136,14 @@ async fn collect(
     let resources = discovery::discover(client).await?;
     let mut first_error = None;
     let mut nodes = Vec::new();
+    let mut plain = PlainObjects::default();
     for resource in resources.collected() {
-        if let Err(error) = list_nodes(client, resource, &mut nodes).await {
+        let resource = Arc::new(resource.clone());
+        if let Err(error) = list_nodes(client, &resource, &mut nodes, &mut plain).await {
             first_error.get_or_insert(error);
         }
     }
-    let graph = Graph::new(nodes);
+    let graph = Graph::new(nodes, plain);
     let now = context.clock.now();
     let mut collector = Collector {
         client,
