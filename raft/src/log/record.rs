@@ -14,6 +14,29 @@ pub(crate) fn frame(payload: &[u8], out: &mut Vec<u8>) -> Option<()> {
     Some(())
 }
 
+/// Appends one framed record to `out` whose payload `write` appends (`len` bytes, reserved
+/// beforehand), so that the payload is encoded in place rather than copied in. `None`, with
+/// `out` as it was, when the payload is too long for the 32-bit length field.
+pub(crate) fn frame_in_place(
+    out: &mut Vec<u8>,
+    len: usize,
+    write: impl FnOnce(&mut Vec<u8>),
+) -> Option<()> {
+    let start = out.len();
+    out.reserve(HEADER_LEN + len);
+    out.extend_from_slice(&[0; HEADER_LEN]);
+    write(out);
+    let payload = &out[start + HEADER_LEN..];
+    let Ok(len) = u32::try_from(payload.len()) else {
+        out.truncate(start);
+        return None;
+    };
+    let crc = crc32fast::hash(payload);
+    out[start..start + 4].copy_from_slice(&len.to_le_bytes());
+    out[start + 4..start + HEADER_LEN].copy_from_slice(&crc.to_le_bytes());
+    Some(())
+}
+
 /// Why the bytes at some offset are not a whole, intact record.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Damage {
@@ -75,6 +98,17 @@ mod tests {
         let mut out = Vec::new();
         frame(payload, &mut out).expect("small payload");
         out
+    }
+
+    #[test]
+    fn a_record_framed_in_place_is_the_record_framed_from_its_payload() {
+        let mut out = b"before".to_vec();
+        frame_in_place(&mut out, 5, |out| out.extend_from_slice(b"hello")).expect("small");
+        assert_eq!(out, [b"before".as_slice(), &framed(b"hello")].concat());
+        assert_eq!(
+            unframe(&out[6..]),
+            Ok((b"hello".as_slice(), HEADER_LEN + 5))
+        );
     }
 
     #[test]

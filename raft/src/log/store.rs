@@ -20,7 +20,6 @@ use openraft::OptionalSend;
 use openraft::RaftLogReader;
 use openraft::storage::IOFlushed;
 use openraft::storage::RaftLogStorage;
-use prost::Message;
 use tokio::sync::oneshot;
 
 use super::error::LogError;
@@ -404,11 +403,14 @@ impl RaftLogStorage<TypeConfig> for LogStore {
         // Encoding needs no lock.
         let mut encoded = Vec::new();
         for entry in entries {
-            let payload = wire::Entry::from(&entry).encode_to_vec();
-            let mut framed = Vec::with_capacity(record::HEADER_LEN + payload.len());
-            record::frame(&payload, &mut framed).ok_or(LogError::RecordTooLarge {
+            let len = wire::Entry::encoded_len_borrowed(&entry);
+            let mut framed = Vec::new();
+            record::frame_in_place(&mut framed, len, |out| {
+                wire::Entry::encode_borrowed(&entry, out);
+            })
+            .ok_or(LogError::RecordTooLarge {
                 index: entry.log_id.index,
-                len: payload.len(),
+                len,
             })?;
             encoded.push((entry, framed));
         }

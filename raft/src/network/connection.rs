@@ -89,7 +89,7 @@ impl RaftNetworkV2<TypeConfig> for PeerConnection {
         rpc: AppendEntriesRequest<TypeConfig>,
         option: RPCOption,
     ) -> Result<AppendEntriesResponse<TypeConfig>, RPCError<TypeConfig>> {
-        let request = raft_message::AppendEntriesRequest::from(&rpc);
+        let request = raft_message::AppendEntriesRequest::from(rpc);
         let started = Instant::now();
         let answer = self
             .client

@@ -33,12 +33,14 @@ pub struct AppendEntriesRequest {
     pub leader_commit: Option<wire::LogId>,
 }
 
-impl From<&RaftAppendRequest<TypeConfig>> for AppendEntriesRequest {
-    fn from(r: &RaftAppendRequest<TypeConfig>) -> Self {
+/// By value: the entries' commands move into the request instead of being copied (openraft
+/// hands each replication RPC its own entries).
+impl From<RaftAppendRequest<TypeConfig>> for AppendEntriesRequest {
+    fn from(r: RaftAppendRequest<TypeConfig>) -> Self {
         Self {
             vote: Some(wire::Vote::from(&r.vote)),
             prev_log_id: r.prev_log_id.as_ref().map(wire::LogId::from),
-            entries: r.entries.iter().map(wire::Entry::from).collect(),
+            entries: r.entries.into_iter().map(wire::Entry::from).collect(),
             leader_commit: r.leader_commit.as_ref().map(wire::LogId::from),
         }
     }
@@ -387,7 +389,7 @@ mod tests {
             ],
             leader_commit: Some(log_id(5)),
         };
-        let bytes = AppendEntriesRequest::from(&request).encode_to_vec();
+        let bytes = AppendEntriesRequest::from(request.clone()).encode_to_vec();
         let back = RaftAppendRequest::<TypeConfig>::try_from(
             AppendEntriesRequest::decode(bytes.as_slice()).unwrap(),
         )
