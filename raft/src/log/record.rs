@@ -7,11 +7,7 @@ pub(crate) const HEADER_LEN: usize = 8;
 /// Appends one framed record holding `payload` to `out`. `None` when the payload is too long for
 /// the 32-bit length field.
 pub(crate) fn frame(payload: &[u8], out: &mut Vec<u8>) -> Option<()> {
-    let len = u32::try_from(payload.len()).ok()?;
-    out.extend_from_slice(&len.to_le_bytes());
-    out.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
-    out.extend_from_slice(payload);
-    Some(())
+    frame_in_place(out, payload.len(), |out| out.extend_from_slice(payload))
 }
 
 /// Appends one framed record to `out` whose payload `write` appends (`len` bytes, reserved
