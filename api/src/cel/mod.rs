@@ -32,6 +32,21 @@ pub const MAX_EXPRESSION_BYTES: usize = 10 * 1024;
 /// The most syntax nodes one expression may have.
 const MAX_NODES: usize = 2_000;
 
+/// The namespaces of the libraries' qualified functions (`format.dns1123Label()`,
+/// `math.greatest(...)`, `optional.of(...)`): a call on one of these names is a function,
+/// not a variable.
+const LIBRARY_NAMESPACES: &[&str] = &[
+    "base64",
+    "format",
+    "ip",
+    "jsonpatch",
+    "lists",
+    "math",
+    "optional",
+    "sets",
+    "strings",
+];
+
 /// The deepest nesting of comprehensions (`all`, `exists`, `map`, `filter`, ...) accepted.
 const MAX_COMPREHENSION_DEPTH: usize = 2;
 
@@ -97,6 +112,11 @@ impl Program {
     /// The expression's source text.
     pub fn source(&self) -> &str {
         &self.source
+    }
+
+    /// Whether the expression names `variable` anywhere.
+    pub fn references(&self, variable: &str) -> bool {
+        self.program.references().has_variable(variable)
     }
 
     /// Whether the expression reads (or tests with `has`) `variable.field` anywhere.
@@ -224,7 +244,11 @@ impl Walk<'_> {
             Expr::Ident(name) => self.identifier(name),
             Expr::Select(select) => self.visit(&select.operand),
             Expr::Call(call) => {
-                if let Some(target) = &call.target {
+                let namespace = call.target.as_deref().is_some_and(|t| {
+                    matches!(&t.expr, Expr::Ident(name) if LIBRARY_NAMESPACES.contains(&name.as_str())
+                        && self.identifier(name).is_err())
+                });
+                if let Some(target) = call.target.as_deref().filter(|_| !namespace) {
                     self.visit(target)?;
                 }
                 call.args.iter().try_for_each(|a| self.visit(a))
@@ -337,6 +361,19 @@ mod tests {
     }
 
     #[test]
+    fn qualified_library_functions_compile_and_run() {
+        let program = Program::compile(
+            "format.dns1123Label().validate(claims.name).hasValue()",
+            &["claims"],
+        )
+        .expect("a library namespace is not a variable");
+        let invalid = json!({"name": "Not_A_Label"});
+        assert_eq!(evaluate(&program, &[("claims", &invalid)]), Ok(json!(true)));
+        let valid = json!({"name": "web-1"});
+        assert_eq!(evaluate(&program, &[("claims", &valid)]), Ok(json!(false)));
+    }
+
+    #[test]
     fn compilation_rejects_bad_syntax_undeclared_names_and_oversized_expressions() {
         assert!(matches!(
             Program::compile("claims.", &["claims"]),
@@ -350,6 +387,14 @@ mod tests {
         assert_eq!(
             Program::compile("claims.l.map(x, y)", &["claims"]).map(|_| ()),
             Err(CompileError::Undeclared("y".to_owned()))
+        );
+        assert_eq!(
+            Program::compile("math.greatest(1, 2)", &["claims"]).map(|_| ()),
+            Ok(())
+        );
+        assert_eq!(
+            Program::compile("bogus.fn(1)", &["claims"]).map(|_| ()),
+            Err(CompileError::Undeclared("bogus".to_owned()))
         );
         let nested = "claims.l.all(a, claims.l.all(b, claims.l.all(c, a == b)))";
         assert!(matches!(
