@@ -174,6 +174,31 @@ fn render(v: &Value) -> String {
     }
 }
 
+/// The most bytes of field paths and messages one answer lists; the problems past it are
+/// counted in one last entry (a schema with thousands of problems is answered in full by
+/// Kubernetes, but an answer here stays small whatever the body).
+pub const MAX_LISTED_BYTES: usize = 16 * 1024;
+
+/// `errs`, cut once their rendered text passes [`MAX_LISTED_BYTES`]: the problems left out
+/// are counted in a last entry at the field of the first of them.
+pub fn within_budget(mut errs: Vec<FieldError>) -> Vec<FieldError> {
+    let mut used = 0;
+    let Some(cut) = errs.iter().position(|e| {
+        used += e.to_string().len();
+        used > MAX_LISTED_BYTES
+    }) else {
+        return errs;
+    };
+    let left_out = errs.len() - cut;
+    let field = errs[cut].field.clone();
+    errs.truncate(cut);
+    errs.push(FieldError::forbidden(
+        excerpt(&field).into_owned(),
+        format!("{left_out} more problems were found and are not listed"),
+    ));
+    errs
+}
+
 impl fmt::Display for FieldError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: {}", excerpt(&self.field), self.body())
@@ -192,6 +217,29 @@ mod tests {
             r#"metadata.name: Invalid value: "Bad_Name": must be lowercase"#
         );
         assert_eq!(e.reason(), "FieldValueInvalid");
+    }
+
+    #[test]
+    fn long_lists_of_problems_are_cut_and_counted() {
+        let few = vec![FieldError::required("spec.a", ""); 3];
+        assert_eq!(within_budget(few.clone()), few);
+        let long = "x".repeat(1000);
+        let many: Vec<FieldError> = (0..100)
+            .map(|i| FieldError::invalid(format!("spec.f{i}"), long.as_str(), "bad"))
+            .collect();
+        let cut = within_budget(many);
+        let listed: usize = cut.iter().map(|e| e.to_string().len()).sum();
+        assert!(listed <= MAX_LISTED_BYTES + 200, "{listed}");
+        let last = cut.last().expect("a last entry");
+        let shown = cut.len() - 1;
+        assert_eq!(last.field, format!("spec.f{shown}"));
+        assert_eq!(
+            last.detail,
+            format!(
+                "{} more problems were found and are not listed",
+                100 - shown
+            )
+        );
     }
 
     #[test]

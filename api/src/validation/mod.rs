@@ -11,9 +11,11 @@ mod names;
 mod object_meta;
 mod ports;
 mod quantity;
+mod webhook;
 
 pub use field_error::FieldError;
 pub use field_error::FieldErrorKind;
+pub use field_error::within_budget;
 pub use int_or_percent::validate_int_or_percent;
 pub use label_selector::validate_label_selector;
 pub use labels::validate_label_key;
@@ -34,3 +36,5 @@ pub use ports::validate_port_name;
 pub use ports::validate_port_number;
 pub use quantity::QUANTITY_FORMAT_MSG;
 pub use quantity::parse_quantity_nanos;
+pub use webhook::validate_webhook_service;
+pub use webhook::validate_webhook_url;

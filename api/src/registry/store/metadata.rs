@@ -124,7 +124,7 @@ impl Store {
         ApiError::Invalid {
             kind: self.resource.group_kind(),
             name: meta_str(obj, "name").to_owned(),
-            causes,
+            causes: crate::validation::within_budget(causes),
         }
     }
 
