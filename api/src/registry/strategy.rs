@@ -54,6 +54,12 @@ pub trait Strategy: Send + Sync + 'static {
         Vec::new()
     }
 
+    /// The problems only a create has, beyond [`Strategy::validate`] (the counterpart of
+    /// [`Strategy::validate_update`] for rules that compare with the object before).
+    fn validate_create(&self, _obj: &Value) -> Vec<FieldError> {
+        Vec::new()
+    }
+
     /// Adjusts an update before validation, given the current object (keep status, ...).
     fn prepare_for_update(&self, _new: &mut Value, _old: &Value) {}
 

@@ -138,7 +138,9 @@ pub(super) fn stub(gvr: &str) -> Option<Value> {
             "group": "walk.example.com",
             "names": {"kind": "Walk", "plural": "walks"},
             "scope": "Namespaced",
-            "versions": [{"name": "v1", "served": true, "storage": true}]
+            "versions": [{"name": "v1", "served": true, "storage": true, "schema": {
+                "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}
+            }}]
         }}),
         "scheduling.k8s.io/v1/priorityclasses" => json!({"value": 1000}),
         "coordination.k8s.io/v1/leases" => json!({"spec": {"holderIdentity": "walk"}}),
@@ -176,10 +178,25 @@ pub(super) fn status_stub(gvr: &str) -> Value {
         "policy/v1/poddisruptionbudgets" => json!({
             "currentHealthy": 1, "desiredHealthy": 1, "disruptionsAllowed": 1, "expectedPods": 1
         }),
+        // A CRD's status keeps its storage version among the stored ones.
+        "apiextensions.k8s.io/v1/customresourcedefinitions" => json!({
+            "conditions": status_stub("")["conditions"],
+            "acceptedNames": {"kind": "Walk", "plural": "walks"},
+            "storedVersions": ["v1"]
+        }),
         _ => json!({"conditions": [{
             "type": "Walked", "status": "True", "reason": "Walk", "message": "walked",
             "lastTransitionTime": "2026-01-01T00:00:00Z"
         }]}),
+    }
+}
+
+/// The name the walks give an object of `gvr`: `default`, or what the kind's name rule
+/// requires (a CRD is named `<plural>.<group>`).
+pub(super) fn stub_name(gvr: &str, default: &str) -> String {
+    match gvr {
+        "apiextensions.k8s.io/v1/customresourcedefinitions" => "walks.walk.example.com".to_owned(),
+        _ => default.to_owned(),
     }
 }
 
@@ -224,7 +241,8 @@ pub(super) async fn failures_over_served_rows(
 async fn walk(app: &Router, t: &ResourceType, status: bool) -> Result<(), String> {
     let key = stub_key(t);
     let mut obj = stub(&key).ok_or("no stub")?;
-    let name = "walk";
+    let name = stub_name(&key, "walk");
+    let name = name.as_str();
     obj["apiVersion"] = t.api_version().into();
     obj["kind"] = t.kind.as_str().into();
     obj["metadata"] = json!({"name": name});

@@ -48,7 +48,7 @@ fn issue_body(group: &str) -> String {
         .map(|i| format!(r#""{}":0"#, char::from(NAMES[i % NAMES.len()])))
         .collect();
     let schema = format!(
-        r#"{{"type":"object","properties":{{"{}":{{{}}}}}}}"#,
+        r#"{{"type":"object","properties":{{"{}":{{"type":"object",{}}}}}}}"#,
         long_key(),
         fields.join(",")
     );
@@ -60,7 +60,7 @@ fn issue_body(group: &str) -> String {
 fn distinct_paths_body(group: &str) -> String {
     let items = vec![r#"{"a":0}"#; 20_000].join(",");
     let schema = format!(
-        r#"{{"type":"object","properties":{{"{}":{{"allOf":[{items}]}}}}}}"#,
+        r#"{{"type":"object","properties":{{"{}":{{"type":"object","allOf":[{items}]}}}}}}"#,
         long_key()
     );
     crd_text(group, &schema)
@@ -294,16 +294,17 @@ pub(super) fn arrays(depth: usize) -> String {
     format!("{}1{}", "[".repeat(depth), "]".repeat(depth))
 }
 
-/// A CRD schema nested `pairs` times through `properties` (two levels each), closed by
-/// `extra` levels of `not` (one each): a typed, recursive path through the decoder and the
-/// required-field walk.
+/// A structural CRD schema nested `pairs` times through `properties` (two levels each),
+/// closed by a `not` when `extra` is 1 (one level): a typed, recursive path through the
+/// decoder, the required-field walk and the CRD's schema validation.
 pub(super) fn deep_schema(pairs: usize, extra: usize) -> String {
-    let mut inner = r#"{"type":"object"}"#.to_owned();
-    for _ in 0..extra {
-        inner = format!(r#"{{"not":{inner}}}"#);
-    }
+    let mut inner = if extra == 0 {
+        r#"{"type":"object"}"#.to_owned()
+    } else {
+        r#"{"type":"object","not":{"minProperties":1}}"#.to_owned()
+    };
     for _ in 0..pairs {
-        inner = format!(r#"{{"properties":{{"a":{inner}}}}}"#);
+        inner = format!(r#"{{"type":"object","properties":{{"a":{inner}}}}}"#);
     }
     inner
 }

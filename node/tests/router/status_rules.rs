@@ -11,6 +11,7 @@ use super::conformance::failures_over_served_rows;
 use super::conformance::status_stub;
 use super::conformance::stub;
 use super::conformance::stub_key;
+use super::conformance::stub_name;
 use super::*;
 use apiary_api::registry::ResourceType;
 
@@ -138,7 +139,7 @@ async fn check(app: &Router, t: &ResourceType) -> Result<(), String> {
     obj["apiVersion"] = t.api_version().into();
     obj["kind"] = t.kind.as_str().into();
     // Named per version: two versions of one resource share their objects.
-    let name = format!("rules-{}", t.version);
+    let name = stub_name(&key, &format!("rules-{}", t.version));
     obj["metadata"] = json!({"name": name});
     let path = collection_path(t);
     let item = format!("{path}/{name}");

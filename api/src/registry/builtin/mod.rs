@@ -5,6 +5,7 @@
 mod config_map;
 mod cron_job;
 mod cron_schedule;
+mod custom_resource_definition;
 mod daemon_set;
 mod data_keys;
 mod defaults;
@@ -36,6 +37,7 @@ mod workload;
 
 pub use config_map::ConfigMapStrategy;
 pub use cron_job::CronJobStrategy;
+pub use custom_resource_definition::CustomResourceDefinitionStrategy;
 pub use daemon_set::DaemonSetStrategy;
 pub use deployment::DeploymentStrategy;
 pub use event::EventStrategy;

@@ -52,6 +52,7 @@ use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1 as apiregistrat
 
 use super::ConfigMapStrategy;
 use super::CronJobStrategy;
+use super::CustomResourceDefinitionStrategy;
 use super::DaemonSetStrategy;
 use super::DeploymentStrategy;
 use super::EventStrategy;
@@ -294,7 +295,8 @@ fn named_groups_b() -> Vec<Row> {
         kind::<apiextensions_v1::CustomResourceDefinition>()
             .short(&["crd", "crds"])
             .api_extensions()
-            .status(),
+            .status()
+            .strategy(|_| Box::new(CustomResourceDefinitionStrategy)),
         kind::<scheduling_v1::PriorityClass>().short(&["pc"]),
         kind::<scheduling_v1beta1::PodGroup>().status(),
         kind::<scheduling_v1beta1::Workload>(),

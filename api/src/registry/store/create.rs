@@ -112,6 +112,7 @@ impl Store {
             }
             self.strategy.prepare_for_create(&mut candidate);
             let mut errs = self.validate_new(&candidate);
+            errs.extend(self.strategy.validate_create(&candidate));
             self.check_required(&candidate, &mut errs)?;
             if !errs.is_empty() {
                 return Err(self.invalid(&candidate, errs));
