@@ -22,6 +22,13 @@ pub enum FieldErrorKind {
         /// The largest size allowed, in bytes.
         max: usize,
     },
+    /// A list has `actual` items where at most `max` are allowed.
+    TooMany {
+        /// How many there are.
+        actual: usize,
+        /// The most allowed.
+        max: usize,
+    },
     /// The value appears twice where it must be unique; carries the value.
     Duplicate(Value),
     /// The value names something that does not exist; carries the value.
@@ -88,6 +95,15 @@ impl FieldError {
         }
     }
 
+    /// `field` holds `actual` items, more than the `max` allowed.
+    pub fn too_many(field: impl Into<String>, actual: usize, max: usize) -> Self {
+        Self {
+            field: field.into(),
+            kind: FieldErrorKind::TooMany { actual, max },
+            detail: String::new(),
+        }
+    }
+
     /// `field` repeats `value`.
     pub fn duplicate(field: impl Into<String>, value: impl Into<Value>) -> Self {
         Self {
@@ -129,6 +145,7 @@ impl FieldError {
             FieldErrorKind::Required => "FieldValueRequired",
             FieldErrorKind::Forbidden => "FieldValueForbidden",
             FieldErrorKind::TooLong { .. } => "FieldValueTooLong",
+            FieldErrorKind::TooMany { .. } => "FieldValueTooMany",
             FieldErrorKind::Duplicate(_) => "FieldValueDuplicate",
             FieldErrorKind::NotFound(_) => "FieldValueNotFound",
             FieldErrorKind::NotSupported { .. } => "FieldValueNotSupported",
@@ -144,6 +161,9 @@ impl FieldError {
             FieldErrorKind::Forbidden => "Forbidden".to_owned(),
             FieldErrorKind::TooLong { max } => {
                 format!("Too long: may not be more than {max} bytes")
+            }
+            FieldErrorKind::TooMany { actual, max } => {
+                format!("Too many: {actual}: must have at most {max} items")
             }
             FieldErrorKind::Duplicate(v) => format!("Duplicate value: {}", render(v)),
             FieldErrorKind::NotFound(v) => format!("Not found: {}", render(v)),
@@ -217,6 +237,16 @@ mod tests {
             r#"metadata.name: Invalid value: "Bad_Name": must be lowercase"#
         );
         assert_eq!(e.reason(), "FieldValueInvalid");
+    }
+
+    #[test]
+    fn too_many_is_worded_as_kubernetes() {
+        let e = FieldError::too_many("spec.selectableFields", 9, 8);
+        assert_eq!(
+            e.to_string(),
+            "spec.selectableFields: Too many: 9: must have at most 8 items"
+        );
+        assert_eq!(e.reason(), "FieldValueTooMany");
     }
 
     #[test]

@@ -125,10 +125,10 @@ pub fn validate_selectable_fields(fields: &[Value], schema: &Value, path: &str) 
         }
     }
     if unique.len() > MAX_SELECTABLE_FIELDS {
-        errs.push(FieldError::invalid(
+        errs.push(FieldError::too_many(
             path,
             unique.len(),
-            format!("must have at most {MAX_SELECTABLE_FIELDS} items"),
+            MAX_SELECTABLE_FIELDS,
         ));
     }
     errs

@@ -18,6 +18,9 @@ enum Level {
     Field,
 }
 
+/// The largest compiled program of a `pattern` (bounds the work of compiling one).
+const MAX_PATTERN_PROGRAM_BYTES: usize = 1 << 20;
+
 /// Keys whose presence makes a schema impossible to read structurally (Kubernetes'
 /// `NewStructural` fails on them; the OpenAPI rules report each one already).
 const NOT_CONVERTIBLE: &[&str] = &[
@@ -326,7 +329,9 @@ fn value_validation(
     }
     let pattern = str_of(s, "pattern");
     if !pattern.is_empty()
-        && let Err(e) = regex::Regex::new(pattern)
+        && let Err(e) = regex::RegexBuilder::new(pattern)
+            .size_limit(MAX_PATTERN_PROGRAM_BYTES)
+            .build()
     {
         errs.push(FieldError::invalid(
             format!("{path}.pattern"),
