@@ -175,3 +175,62 @@ async fn updates_keep_group_and_plural_and_add_the_new_storage_version() {
         "status.storedVersions[0]"
     );
 }
+
+// The v1beta1 shape is gone: its group version is not served, and its fields (`spec.version`,
+// `spec.validation`, `spec.subresources`, `spec.additionalPrinterColumns`, a column's
+// `JSONPath`, the webhook config at `conversion.webhookClientConfig`) are unknown to v1, so a
+// strict create names each of them and stores nothing. CHECKLIST: R-VER-125, R-VER-127,
+// R-VER-128, R-VER-131.
+#[tokio::test]
+async fn the_v1beta1_shape_is_not_served_and_its_fields_are_unknown_to_v1() {
+    let (app, _) = app().await;
+    let beta = admin_call(&app, "GET", "/apis/apiextensions.k8s.io/v1beta1", None).await;
+    assert_eq!(beta.status, StatusCode::NOT_FOUND);
+    let beta_list = admin_call(
+        &app,
+        "GET",
+        "/apis/apiextensions.k8s.io/v1beta1/customresourcedefinitions",
+        None,
+    )
+    .await;
+    assert_eq!(beta_list.status, StatusCode::NOT_FOUND);
+
+    let schema = json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true});
+    let mut obj = crd("gadgets", schema.clone());
+    obj["spec"]["version"] = json!("v1");
+    obj["spec"]["validation"] = json!({"openAPIV3Schema": schema});
+    obj["spec"]["subresources"] = json!({"status": {}});
+    obj["spec"]["additionalPrinterColumns"] =
+        json!([{"name": "A", "type": "string", "JSONPath": ".a"}]);
+    obj["spec"]["versions"][0]["additionalPrinterColumns"] =
+        json!([{"name": "A", "type": "string", "JSONPath": ".a", "jsonPath": ".a"}]);
+    obj["spec"]["conversion"] =
+        json!({"strategy": "None", "webhookClientConfig": {"url": "https://x"}});
+    let reply = admin_call(
+        &app,
+        "POST",
+        &format!("{}?fieldValidation=Strict", path(Flavor::Kubernetes)),
+        Some(&obj.to_string()),
+    )
+    .await;
+    let status = assert_status(&reply, 400, "BadRequest");
+    let message = status["message"].as_str().unwrap_or_default();
+    for field in [
+        "unknown field \"spec.version\"",
+        "unknown field \"spec.validation\"",
+        "unknown field \"spec.subresources\"",
+        "unknown field \"spec.additionalPrinterColumns\"",
+        "unknown field \"spec.versions[0].additionalPrinterColumns[0].JSONPath\"",
+        "unknown field \"spec.conversion.webhookClientConfig\"",
+    ] {
+        assert!(message.contains(field), "{field} not in {message}");
+    }
+    let got = admin_call(
+        &app,
+        "GET",
+        &format!("{}/gadgets.example.com", path(Flavor::Kubernetes)),
+        None,
+    )
+    .await;
+    assert_eq!(got.status, StatusCode::NOT_FOUND);
+}
