@@ -11,6 +11,8 @@ use etcd_client::GetOptions;
 use etcd_client::Identity;
 use etcd_client::KvClient;
 use etcd_client::TlsOptions;
+use etcd_client::WatchOptions;
+use etcd_client::WatchStream;
 
 use crate::error::HarnessError;
 use crate::error::Result;
@@ -23,6 +25,20 @@ const MAX_RESPONSE: usize = 1 << 30;
 /// One native client per member of `cluster`, in member order, each connected to that member
 /// only; every request gives up after `timeout`.
 pub async fn connect(cluster: &EtcdCluster, timeout: Duration) -> Result<Vec<Client>> {
+    let mut clients = Vec::new();
+    for member in 0..cluster.client_urls().len() {
+        clients.push(connect_member(cluster, member, timeout).await?);
+    }
+    Ok(clients)
+}
+
+/// A native client of member `member` (0-based) of `cluster` alone, on a connection of its
+/// own; every request gives up after `timeout`.
+pub async fn connect_member(
+    cluster: &EtcdCluster,
+    member: usize,
+    timeout: Duration,
+) -> Result<Client> {
     let pki = cluster.pki();
     let read = |path: &std::path::Path| {
         std::fs::read(path).map_err(|source| HarnessError::Io {
@@ -37,23 +53,38 @@ pub async fn connect(cluster: &EtcdCluster, timeout: Duration) -> Result<Vec<Cli
             read(&pki.key_file)?,
         ))
         .domain_name("127.0.0.1");
-    let mut clients = Vec::new();
-    for (i, url) in cluster.client_urls().iter().enumerate() {
-        let options = ConnectOptions::new()
-            .with_tls(tls.clone())
-            .with_timeout(timeout)
-            .with_connect_timeout(timeout);
-        let client =
-            Client::connect([url], Some(options))
-                .await
-                .map_err(|e| HarnessError::NotReady {
-                    what: format!("a native etcd client of m{}", i + 1),
-                    waited: Duration::ZERO,
-                    last: e.to_string(),
-                })?;
-        clients.push(client);
+    let url = cluster
+        .client_urls()
+        .get(member)
+        .cloned()
+        .unwrap_or_default();
+    let options = ConnectOptions::new()
+        .with_tls(tls)
+        .with_timeout(timeout)
+        .with_connect_timeout(timeout);
+    Client::connect([url], Some(options))
+        .await
+        .map_err(|e| HarnessError::NotReady {
+            what: format!("a native etcd client of m{}", member + 1),
+            waited: Duration::ZERO,
+            last: e.to_string(),
+        })
+}
+
+/// A watch of the changes under `prefix` from now on, once etcd confirmed it created the
+/// watch.
+pub async fn watch_prefix(
+    client: &Client,
+    prefix: &str,
+) -> std::result::Result<WatchStream, String> {
+    let options = WatchOptions::new().with_prefix();
+    let mut stream =
+        (client.watch_client().watch(prefix, Some(options)).await).map_err(|e| e.to_string())?;
+    match stream.message().await {
+        Ok(Some(reply)) if reply.created() => Ok(stream),
+        Ok(_) => Err(format!("the watch of {prefix} was not created")),
+        Err(e) => Err(e.to_string()),
     }
-    Ok(clients)
 }
 
 /// The KV client of `client`, accepting responses as large as a whole listed collection.

@@ -9,6 +9,7 @@
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
+use std::pin::Pin;
 use std::time::Duration;
 
 use axum::body::Body;
@@ -16,6 +17,7 @@ use bytes::Bytes;
 use bytes::BytesMut;
 use futures::FutureExt;
 use tokio::time::Instant;
+use tokio::time::Sleep;
 use tokio::time::sleep_until;
 
 use super::event::BookmarkObject;
@@ -59,6 +61,12 @@ pub(crate) struct EventStream {
     /// When the next periodic BOOKMARK is due (`None`: no more).
     next_bookmark: Option<Instant>,
     deadline: Instant,
+    /// Fires at `deadline`. The timers live as long as the watch, so waiting for an event
+    /// registers no timer: with a thousand watches, each event would otherwise add and remove
+    /// two timers per watch.
+    deadline_timer: Pin<Box<Sleep>>,
+    /// Fires at `next_bookmark` (polled only while that is set).
+    bookmark_timer: Pin<Box<Sleep>>,
     /// Events of the current revision not yet sent.
     pending: VecDeque<Bytes>,
     /// Whether the stream ends once `pending` is sent.
@@ -88,6 +96,8 @@ impl EventStream {
             bookmarks,
             next_bookmark: None,
             deadline,
+            deadline_timer: Box::pin(sleep_until(deadline)),
+            bookmark_timer: Box::pin(sleep_until(deadline)),
             pending: VecDeque::new(),
             finished: false,
             encoder: None,
@@ -137,6 +147,9 @@ impl EventStream {
             let due = now.checked_add(b.interval).unwrap_or(last).min(last);
             (due >= now).then_some(due)
         });
+        if let Some(due) = self.next_bookmark {
+            self.bookmark_timer.as_mut().reset(due);
+        }
     }
 
     /// The next event in the negotiated format (cancel safe, as [`Self::next_event`]: the
@@ -182,10 +195,10 @@ impl EventStream {
             return Some(b.object.event(revision, true));
         }
         loop {
-            let bookmark_due = self.next_bookmark;
+            let bookmark_due = self.next_bookmark.is_some();
             tokio::select! {
                 biased;
-                _ = sleep_until(self.deadline) => return None,
+                _ = &mut self.deadline_timer => return None,
                 batch = self.changes.next() => {
                     match batch {
                         Ok(Some(batch)) => {
@@ -207,7 +220,7 @@ impl EventStream {
                         }
                     }
                 }
-                _ = sleep_until(bookmark_due.unwrap_or(self.deadline)), if bookmark_due.is_some() => {
+                _ = &mut self.bookmark_timer, if bookmark_due => {
                     self.schedule_bookmark(Instant::now());
                     let progress = self.changes.progress();
                     // Revision 0 reports nothing (Kubernetes skips such bookmarks too).
@@ -217,5 +230,81 @@ impl EventStream {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::flavor::Flavor;
+    use crate::request::Selectors;
+    use crate::storage::ChangeBatch;
+    use crate::storage::StorageError;
+    use crate::watch::EncodedEvents;
+
+    /// A store with no changes, whose every change up to revision 7 has been delivered.
+    struct Quiet;
+
+    #[async_trait::async_trait]
+    impl WatchStream for Quiet {
+        async fn next(&mut self) -> Result<Option<ChangeBatch>, StorageError> {
+            std::future::pending().await
+        }
+
+        fn progress(&self) -> Revision {
+            7
+        }
+    }
+
+    // R-RES-103, R-RES-177
+    #[tokio::test]
+    async fn bookmarks_come_each_interval_then_once_before_the_deadline_which_ends_the_watch() {
+        let started = Instant::now();
+        let interval = Duration::from_millis(100);
+        let deadline = started + PRE_TIMEOUT_BOOKMARK + Duration::from_millis(250);
+        let filter = Filter::new(
+            "",
+            Selectors::default(),
+            Arc::new(EncodedEvents::default()),
+            "v1".to_owned(),
+            None,
+        );
+        let bookmarks = Bookmarks {
+            object: BookmarkObject {
+                kind: "ConfigMap".to_owned(),
+                api_version: "v1".to_owned(),
+                flavor: Flavor::Kubernetes,
+            },
+            interval,
+        };
+        let resource = GroupResource {
+            group: String::new(),
+            resource: "configmaps".to_owned(),
+        };
+        let mut stream = EventStream::new(
+            Vec::new(),
+            None,
+            Box::new(Quiet),
+            filter,
+            resource,
+            Some(bookmarks),
+            deadline,
+        );
+        let mut at = Vec::new();
+        while let Some(frame) = stream.next_frame().await {
+            let text = std::str::from_utf8(&frame).expect("utf-8");
+            assert!(text.starts_with("{\"type\":\"BOOKMARK\""), "{text}");
+            assert!(text.contains("\"resourceVersion\":\"7\""), "{text}");
+            at.push(started.elapsed());
+        }
+        let ended = started.elapsed();
+        // Every interval until two seconds before the deadline, then at that moment (0.25 s).
+        assert_eq!(at.len(), 3, "{at:?}");
+        assert!(at[0] >= interval && at[1] >= 2 * interval, "{at:?}");
+        assert!(at[2] >= Duration::from_millis(250), "{at:?}");
+        assert!(at[2] < PRE_TIMEOUT_BOOKMARK, "{at:?}");
+        assert!(ended >= deadline - started, "{ended:?}");
     }
 }

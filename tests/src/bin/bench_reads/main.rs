@@ -9,6 +9,9 @@
 //! cargo run --release -p apiary-tests --bin bench_reads
 //! ```
 //!
+//! `--watch-only` runs only the watch delivery rows (`watch.rs`), Apiary's and etcd's, at each
+//! `--watchers` level.
+//!
 //! `--formats` measures instead LIST of `--objects` pods in every wire format side by side
 //! (`formats.rs`); `--restart` measures instead the memory of replicas holding
 //! `--memory-objects` objects and their restart-to-ready (`restart.rs`).
@@ -51,15 +54,22 @@ pub struct Args {
     /// Page size of the paged rows.
     #[arg(long, default_value_t = 500)]
     page: usize,
-    /// Concurrent watchers on one replica.
-    #[arg(long, default_value_t = 1000)]
-    watchers: usize,
+    /// Concurrent watchers on one replica; several levels (`1,100,1000`) run one after the
+    /// other on the same cluster.
+    #[arg(long, value_delimiter = ',', default_value = "1000")]
+    watchers: Vec<usize>,
     /// Writes made while the watchers watch.
     #[arg(long, default_value_t = 300)]
     watch_writes: u64,
     /// Rate of those writes, per second.
     #[arg(long, default_value_t = 50)]
     watch_rate: u64,
+    /// How Apiary's watchers read their streams.
+    #[arg(long, value_enum, default_value_t = watch::Reader::Raw)]
+    watch_reader: watch::Reader,
+    /// Only the watch delivery rows (no fill, lists or memory).
+    #[arg(long)]
+    watch_only: bool,
     /// Objects held when resident memory is measured.
     #[arg(long, default_value_t = 100_000)]
     memory_objects: u64,
@@ -163,14 +173,16 @@ async fn bench_apiary(args: &Args, rows: &mut Vec<report::Row>) -> Result<(), Ha
     let replicas: Vec<HttpClient> = (1..=cluster.nodes())
         .map(|i| cluster.client(i).map(|c| c.clone().with_timeout(BUDGET)))
         .collect::<Result<_, _>>()?;
-    list::fill_apiary(&replicas, 0, args.objects, args.value_size).await?;
-    rows.extend(memory::apiary_peaks(&cluster, "during the fill")?);
-    for (role, index) in [("leader", leader), ("follower", follower)] {
-        rows.extend(list::apiary_rows(args, role, &replicas[index - 1]).await?);
+    if !args.watch_only {
+        list::fill_apiary(&replicas, 0, args.objects, args.value_size).await?;
+        rows.extend(memory::apiary_peaks(&cluster, "during the fill")?);
+        for (role, index) in [("leader", leader), ("follower", follower)] {
+            rows.extend(list::apiary_rows(args, role, &replicas[index - 1]).await?);
+        }
+        rows.extend(memory::apiary_peaks(&cluster, "during the lists")?);
     }
-    rows.extend(memory::apiary_peaks(&cluster, "during the lists")?);
-    rows.push(watch::apiary_latency(args, &cluster, leader, follower).await?);
-    if !args.no_memory {
+    rows.extend(watch::apiary(args, &cluster, leader, follower).await?);
+    if !args.no_memory && !args.watch_only {
         rows.extend(memory::apiary(args, &cluster, &replicas).await?);
     }
     Ok(())
@@ -229,14 +241,17 @@ async fn bench_etcd(args: &Args, rows: &mut Vec<report::Row>) -> Result<(), Harn
         .iter()
         .map(|c| c.clone().with_timeout(BUDGET))
         .collect();
-    list::fill_etcd(&members, 0, args.objects, args.value_size).await?;
-    let native = etcd_native::connect(&cluster, BUDGET).await?;
-    for (role, index) in [("leader", leader), ("follower", follower)] {
-        let kv = etcd_native::kv(&native[index]);
-        rows.extend(list::etcd_native_rows(args, role, &kv).await?);
-        rows.extend(list::etcd_gateway_rows(args, role, &members[index]).await?);
+    if !args.watch_only {
+        list::fill_etcd(&members, 0, args.objects, args.value_size).await?;
+        let native = etcd_native::connect(&cluster, BUDGET).await?;
+        for (role, index) in [("leader", leader), ("follower", follower)] {
+            let kv = etcd_native::kv(&native[index]);
+            rows.extend(list::etcd_native_rows(args, role, &kv).await?);
+            rows.extend(list::etcd_gateway_rows(args, role, &members[index]).await?);
+        }
     }
-    if !args.no_memory {
+    rows.extend(watch::etcd(args, &cluster, leader, follower).await?);
+    if !args.no_memory && !args.watch_only {
         rows.extend(memory::etcd(args, &cluster, &members).await?);
     }
     Ok(())
