@@ -189,7 +189,7 @@ impl Store {
             }
             let message = message?;
             held += message.len();
-            // A converted item is written from its message: it has no stored form to read.
+            // A converted item stays held: the body cannot convert its stored form again.
             if held <= HELD_BYTES || self.shared.is_some() {
                 items.push(Item::Held(message));
             } else {
