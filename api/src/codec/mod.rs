@@ -218,24 +218,6 @@ pub async fn render(response: Response, output: Output, context: &Context) -> Re
     }
 }
 
-/// The Protobuf answer of a list, written from its stored versions' cached messages (a
-/// version is parsed and encoded once while cached, never per request): `head` is the list
-/// without items.
-pub fn protobuf_list<'a>(
-    head: &Value,
-    items: impl Iterator<Item = protobuf::StoredItem<'a>>,
-    context: &Context,
-) -> Result<Response, ApiError> {
-    let body = protobuf::encode_stored_list(context.flavor, head, items, &context.protobuf_cache)?;
-    let mut response = (http::StatusCode::OK, body).into_response();
-    let content_type = Format::Protobuf.media_type(context.flavor);
-    response
-        .headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
-    response.extensions_mut().insert(Encoded);
-    Ok(response)
-}
-
 /// Writes the events of one watch in a negotiated format or view, event by event. May keep
 /// state between events (a Table sends its columns only with the first).
 pub trait EventEncoder: Send {

@@ -16,6 +16,7 @@ use http::StatusCode;
 use super::delete_options::delete_options;
 use super::json_response;
 use super::response::streamed_json_response;
+use super::response::streamed_protobuf_response;
 use super::review;
 use super::subresource;
 use super::unsafe_delete;
@@ -249,16 +250,12 @@ async fn dispatch(
             if req.output.format == codec::Format::Protobuf
                 && req.output.view == codec::View::Object
             {
-                let (head, items) = store
-                    .list_items(storage, namespace, &options)
+                let cache = &req.context.protobuf_cache;
+                let body = store
+                    .list_protobuf(storage, namespace, &options, req.context.flavor, cache)
                     .await
                     .map_err(listed)?;
-                let stored = items.iter().map(|i| codec::protobuf::StoredItem {
-                    key: &i.key,
-                    revision: i.revision,
-                    json: &i.json,
-                });
-                return codec::protobuf_list(&head, stored, req.context);
+                return Ok(streamed_protobuf_response(body, req.context.flavor));
             }
             let body = store
                 .list_streamed(storage, namespace, &options)

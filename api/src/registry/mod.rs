@@ -43,6 +43,7 @@ pub use runtime_config::RuntimeConfig;
 pub use runtime_config::RuntimeConfigError;
 pub use store::Applied;
 pub use store::ListBody;
+pub use store::ProtobufListBody;
 pub(crate) use store::ReadConversion;
 pub use store::Store;
 pub use store::WriteAuthorization;

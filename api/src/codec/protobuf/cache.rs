@@ -1,7 +1,9 @@
 //! The message bytes of stored object versions, encoded at most once per replica while they
 //! stay cached: gets, list items and watch events of the same version share one encoding.
 //! An object version is named by its `(uid, resourceVersion, apiVersion)`, which never names
-//! two different objects; the cache is bounded by the bytes it holds (oldest out first).
+//! two different objects, or (a list's items) by its storage key, revision and apiVersion,
+//! found by revision without allocating; the cache is bounded by the bytes it holds (oldest
+//! out first).
 
 use std::collections::HashMap;
 use std::collections::VecDeque;
@@ -37,11 +39,53 @@ impl std::fmt::Debug for EncodingCache {
     }
 }
 
+/// A stored version: storage key and apiVersion (its revision is its map key), and message.
+type Stored = (Box<str>, Box<str>, Arc<[u8]>);
+
+/// An entry, in the order of insertion.
+enum Entry {
+    Object(Key),
+    /// The revision, storage key and apiVersion of a stored version.
+    Stored(u64, Box<str>, Box<str>),
+}
+
 #[derive(Default)]
 struct Inner {
     entries: HashMap<Key, Arc<[u8]>>,
-    order: VecDeque<Key>,
+    /// Stored versions by revision: the few keys one revision wrote, each in the apiVersions
+    /// it was served as.
+    stored: HashMap<u64, Vec<Stored>>,
+    order: VecDeque<Entry>,
     bytes: usize,
+}
+
+impl Inner {
+    fn find_stored(&self, storage_key: &str, revision: u64, api_version: &str) -> Option<&Stored> {
+        (self.stored.get(&revision)?.iter())
+            .find(|(k, a, _)| **k == *storage_key && **a == *api_version)
+    }
+
+    /// Drops the oldest entries until at most `max_bytes` are held.
+    fn evict(&mut self, max_bytes: usize) {
+        while self.bytes > max_bytes {
+            let gone = match self.order.pop_front() {
+                None => break,
+                Some(Entry::Object(key)) => self.entries.remove(&key),
+                Some(Entry::Stored(revision, key, api_version)) => {
+                    let Some(versions) = self.stored.get_mut(&revision) else {
+                        continue;
+                    };
+                    let at = (versions.iter()).position(|(k, a, _)| *k == key && *a == api_version);
+                    let gone = at.map(|i| versions.swap_remove(i).2);
+                    if versions.is_empty() {
+                        self.stored.remove(&revision);
+                    }
+                    gone
+                }
+            };
+            self.bytes -= gone.map_or(0, |g| g.len());
+        }
+    }
 }
 
 impl EncodingCache {
@@ -68,8 +112,7 @@ impl EncodingCache {
     }
 
     /// The message bytes of the stored version of `storage_key` at `revision` served as
-    /// `api_version`: named without reading the object (storage keys begin with `/`, so they
-    /// never equal a uid).
+    /// `api_version`: named without reading the object, and found without allocating.
     pub fn get_or_encode_stored(
         &self,
         storage_key: &str,
@@ -77,12 +120,34 @@ impl EncodingCache {
         api_version: &str,
         encode: impl FnOnce() -> Result<Vec<u8>, EncodeError>,
     ) -> Result<Arc<[u8]>, EncodeError> {
-        let key = (
-            storage_key.to_owned(),
-            revision.to_string(),
-            api_version.to_owned(),
-        );
-        self.get_or_encode_version(key, encode)
+        let found = self
+            .lock()
+            .find_stored(storage_key, revision, api_version)
+            .map(|(_, _, bytes)| bytes.clone());
+        if let Some(found) = found {
+            return Ok(found);
+        }
+        // Encoded outside the lock: two first readers may both encode, with equal results.
+        let bytes: Arc<[u8]> = Arc::from(encode()?);
+        if bytes.len() <= self.max_bytes {
+            let mut inner = self.lock();
+            if inner
+                .find_stored(storage_key, revision, api_version)
+                .is_none()
+            {
+                let versions = inner.stored.entry(revision).or_default();
+                versions.push((storage_key.into(), api_version.into(), bytes.clone()));
+                inner.bytes += bytes.len();
+                let entry = Entry::Stored(revision, storage_key.into(), api_version.into());
+                inner.order.push_back(entry);
+            }
+            inner.evict(self.max_bytes);
+        }
+        Ok(bytes)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn get_or_encode_version(
@@ -90,41 +155,27 @@ impl EncodingCache {
         key: Key,
         encode: impl FnOnce() -> Result<Vec<u8>, EncodeError>,
     ) -> Result<Arc<[u8]>, EncodeError> {
-        let lock = |inner: &Mutex<Inner>| {
-            inner
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .entries
-                .get(&key)
-                .cloned()
-        };
-        if let Some(found) = lock(&self.inner) {
+        let found = self.lock().entries.get(&key).cloned();
+        if let Some(found) = found {
             return Ok(found);
         }
         // Encoded outside the lock: two first readers may both encode, with equal results.
         let bytes: Arc<[u8]> = Arc::from(encode()?);
         if bytes.len() <= self.max_bytes {
-            let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut inner = self.lock();
             if inner.entries.insert(key.clone(), bytes.clone()).is_none() {
                 inner.bytes += bytes.len();
-                inner.order.push_back(key);
+                inner.order.push_back(Entry::Object(key));
             }
-            while inner.bytes > self.max_bytes {
-                let Some(oldest) = inner.order.pop_front() else {
-                    break;
-                };
-                if let Some(gone) = inner.entries.remove(&oldest) {
-                    inner.bytes -= gone.len();
-                }
-            }
+            inner.evict(self.max_bytes);
         }
         Ok(bytes)
     }
 
     /// The bytes and entries held.
     pub fn usage(&self) -> (usize, usize) {
-        let inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-        (inner.bytes, inner.entries.len())
+        let inner = self.lock();
+        (inner.bytes, inner.order.len())
     }
 }
 
@@ -191,6 +242,51 @@ mod tests {
         cache
             .get_or_encode(&object("big", "1"), "v1", || encode(500))
             .unwrap();
+        assert!(cache.usage().0 <= 100);
+    }
+
+    // Stored versions are named by storage key, revision and apiVersion, encoded once while
+    // cached, and dropped oldest first with the objects' versions within one bound.
+    #[test]
+    fn stored_versions_are_encoded_once_within_the_bound() {
+        let cache = EncodingCache::new(100);
+        let count = std::cell::Cell::new(0);
+        let encode = |n: usize| {
+            count.set(count.get() + 1);
+            Ok(vec![7; n])
+        };
+        for _ in 0..3 {
+            let bytes = cache
+                .get_or_encode_stored("/a", 5, "v1", || encode(30))
+                .unwrap();
+            assert_eq!(bytes.len(), 30);
+        }
+        assert_eq!(count.get(), 1);
+        // Another key at the same revision, or another apiVersion, is another entry.
+        cache
+            .get_or_encode_stored("/b", 5, "v1", || encode(30))
+            .unwrap();
+        cache
+            .get_or_encode_stored("/a", 5, "v2", || encode(30))
+            .unwrap();
+        assert_eq!(count.get(), 3);
+        assert_eq!(cache.usage(), (90, 3));
+        // An object's version pushes out the oldest stored one.
+        cache
+            .get_or_encode(&object("u", "1"), "v1", || encode(30))
+            .unwrap();
+        assert_eq!(cache.usage(), (90, 3));
+        cache
+            .get_or_encode_stored("/b", 5, "v1", || encode(30))
+            .unwrap();
+        cache
+            .get_or_encode_stored("/a", 5, "v2", || encode(30))
+            .unwrap();
+        assert_eq!(count.get(), 4, "the newer ones are still cached");
+        cache
+            .get_or_encode_stored("/a", 5, "v1", || encode(30))
+            .unwrap();
+        assert_eq!(count.get(), 5, "the oldest was dropped");
         assert!(cache.usage().0 <= 100);
     }
 }

@@ -9,6 +9,7 @@
 //! - `cache`: each stored version's message bytes, encoded once per replica.
 //! - `envelope`: the prefix and `Unknown`; `wire`: varints and bounded reads.
 //! - `events`: watch streams of length-prefixed `WatchEvent` frames.
+//! - `list`: a list written around its items' cached messages, while it is sent.
 //!
 //! Message bytes are what prost writes for the same k8s-pb value (fields by number, as Go's
 //! generated marshalers write them too).
@@ -21,6 +22,7 @@ mod descriptor_table;
 mod encode;
 mod envelope;
 mod events;
+mod list;
 mod well_known;
 mod wire;
 
@@ -37,6 +39,7 @@ pub use envelope::Unwrapped;
 pub use envelope::unwrap;
 pub use envelope::wrap;
 pub use events::ProtobufEvents;
+pub use list::ListLayout;
 
 use crate::error::ApiError;
 use crate::flavor::Flavor;
@@ -179,53 +182,6 @@ pub fn encode_object_with(
     Ok(wrap(api_version, kind, &raw))
 }
 
-/// One stored object version of a list: its storage key, the revision of its last change,
-/// and its JSON as served (read only when its message is not cached).
-pub struct StoredItem<'a> {
-    /// The object's storage key.
-    pub key: &'a str,
-    /// The revision of the object's last change (its `resourceVersion`).
-    pub revision: u64,
-    /// The object's JSON as served.
-    pub json: &'a [u8],
-}
-
-/// The enveloped Protobuf of the list `head` (its kind, apiVersion and list metadata, without
-/// items) holding `items`: each item's message comes from `cache` by storage key and revision,
-/// so a stored version is parsed and encoded once while cached, never per request.
-pub fn encode_stored_list<'a>(
-    flavor: Flavor,
-    head: &Value,
-    items: impl Iterator<Item = StoredItem<'a>>,
-    cache: &EncodingCache,
-) -> Result<Vec<u8>, EncodeError> {
-    let text = |k: &str| head.get(k).and_then(Value::as_str).unwrap_or_default();
-    let (api_version, kind) = (text("apiVersion"), text("kind"));
-    let id = message_of_kind(flavor, api_version, kind)
-        .ok_or_else(|| EncodeError::new("the kind has no Protobuf message"))?;
-    let m = descriptor::message(id);
-    let items_field = m
-        .fields
-        .iter()
-        .find(|f| f.json == "items")
-        .ok_or_else(|| EncodeError::new("the list message has no items"))?;
-    let descriptor::Ty::Message(item_id) = items_field.ty else {
-        return Err(EncodeError::new("the list's items are not messages"));
-    };
-    let mut raw = encode::encode_list(id, head, &mut |_, _| {
-        Err(EncodeError::new("the list head holds no items"))
-    })?;
-    for item in items {
-        let bytes = cache.get_or_encode_stored(item.key, item.revision, api_version, || {
-            let value: Value = serde_json::from_slice(item.json)
-                .map_err(|_| EncodeError::new("a stored object cannot be read"))?;
-            encode_message(item_id, &value)
-        })?;
-        wire::put_bytes(&mut raw, items_field.tag, &bytes);
-    }
-    Ok(wrap(api_version, kind, &raw))
-}
-
 /// The JSON object of enveloped Protobuf `bytes`, with `apiVersion` and `kind` from the
 /// envelope.
 pub fn decode_object(flavor: Flavor, bytes: &[u8]) -> Result<Value, ProtobufError> {
@@ -269,5 +225,3 @@ mod generate_test;
 mod k8s_pb_test_table;
 #[cfg(test)]
 mod round_trip_test;
-#[cfg(test)]
-mod stored_list_test;

@@ -52,17 +52,6 @@ async fn read_chunk(
     storage.list(prefix, after, chunk, consistency).await
 }
 
-/// One object of a list as served: its storage key, the revision of its last change, and
-/// its JSON.
-pub struct ListedItem {
-    /// The object's storage key.
-    pub key: String,
-    /// The revision of its last change (its `resourceVersion`).
-    pub revision: Revision,
-    /// Its JSON as served (converted when the served version is not the stored one).
-    pub json: Vec<u8>,
-}
-
 /// A listed object: key, stored form, revision of its last change.
 type Listed = (String, StoredJson, Revision);
 
@@ -216,7 +205,7 @@ impl Store {
     }
 
     /// The `<Kind>List` of `page` without its items: kind, apiVersion and list metadata.
-    fn list_head(&self, page: &Page) -> Value {
+    pub(super) fn list_head(&self, page: &Page) -> Value {
         let mut metadata = Map::new();
         metadata.insert(
             "resourceVersion".to_owned(),
@@ -240,7 +229,7 @@ impl Store {
     /// (spec 000 "Resource version semantics" and "Pagination"). 400 for a field the kind's
     /// selectors cannot name or a bad token; 410 when the revision asked for (or the token's)
     /// has been compacted; 504 when it is not reached in time.
-    async fn page(
+    pub(super) async fn page(
         &self,
         storage: &dyn Storage,
         namespace: Option<&str>,
@@ -288,28 +277,5 @@ impl Store {
                 .collect::<Result<_, ApiError>>()?,
         };
         Ok(ListBody::new(head.as_bytes(), items))
-    }
-
-    /// The page [`Self::list`] answers, as its list head (kind, apiVersion, list metadata)
-    /// and its items one by one, each the object's JSON as served: for writers of other
-    /// formats that name each stored version by its key and revision.
-    pub async fn list_items(
-        &self,
-        storage: &dyn Storage,
-        namespace: Option<&str>,
-        options: &ListOptions,
-    ) -> Result<(Value, Vec<ListedItem>), ApiError> {
-        let page = self.page(storage, namespace, options).await?;
-        let mut items = Vec::with_capacity(page.items.len());
-        for (key, stored, revision) in &page.items {
-            let mut json = Vec::with_capacity(stored.json.len() + 32);
-            self.write_item(key, stored, *revision, &mut json)?;
-            items.push(ListedItem {
-                key: key.clone(),
-                revision: *revision,
-                json,
-            });
-        }
-        Ok((self.list_head(&page), items))
     }
 }

@@ -4,7 +4,9 @@
 //!
 //! Each side's client does what its ordinary clients do with the answer: Apiary's reads the
 //! whole body and decodes it into typed `ConfigMap`s (kube-rs' `Api::list`, client-go's typed
-//! clients), the native etcd client decodes the protobuf range into `KeyValue`s.
+//! clients), the native etcd client decodes the protobuf range into `KeyValue`s. Apiary's whole
+//! list is measured a second time in Protobuf, decoded into k8s-pb's `ConfigMapList` as
+//! client-go's Protobuf clients (controller manager, scheduler, kubelet) decode theirs.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -24,7 +26,10 @@ use etcd_client::KvClient;
 use http::Method;
 use http::StatusCode;
 use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_pb::api::core::v1::ConfigMapList;
+use k8s_pb::apimachinery::pkg::runtime::Unknown;
 use kube::core::ObjectList;
+use prost::Message as _;
 use serde_json::Value;
 use serde_json::json;
 
@@ -36,6 +41,12 @@ use super::report::System;
 
 /// The etcd key prefix of the listed collection.
 const ETCD_PREFIX: &str = "/bench/list/";
+
+/// The media type of Protobuf in the flavor `apiary dev` serves.
+const PROTOBUF: &str = "application/vnd.platform.protobuf";
+
+/// The prefix of an enveloped Protobuf body (`k8s\0`).
+const PROTOBUF_PREFIX: &[u8] = b"k8s\0";
 
 /// Creates ConfigMaps `list-<from>` .. `list-<to - 1>` with `value_size`-byte values, spread
 /// over the replicas.
@@ -100,6 +111,7 @@ pub async fn apiary_rows(
     args: &Args,
     role: &str,
     client: &HttpClient,
+    server: u32,
 ) -> Result<Vec<Row>, HarnessError> {
     let expected = count_items(client, &objects::configmaps_path()).await?;
     let full = |client: HttpClient| async move {
@@ -109,7 +121,20 @@ pub async fn apiary_rows(
     };
     let page = args.page;
     let paged = move |client: HttpClient| async move { traverse_apiary(&client, page).await };
-    Ok(rows(args, System::Apiary, role, client, expected, full, paged).await)
+    let lists = (System::Apiary, role, server);
+    let mut rows = rows(args, lists, client, expected, full, paged).await;
+    let protobuf = client.clone().with_header("accept", PROTOBUF)?;
+    let cpu = Cpu::start(server);
+    let level = load::run(1, args.lists, BUDGET, move |_| {
+        let client = protobuf.clone();
+        async move { same(count_protobuf_items(&client).await?, expected) }
+    })
+    .await;
+    let json_row = format!("LIST {expected} objects, one response, {role}");
+    let workload = format!("LIST {expected} objects, one response, Protobuf, {role}");
+    cpu.report(System::Apiary, &workload, args.lists);
+    rows.push(Row::latency(System::Apiary, workload, &level).against(json_row));
+    Ok(rows)
 }
 
 /// Full and paged range rows of etcd's JSON gateway on `client` (a member in `role`),
@@ -118,6 +143,7 @@ pub async fn etcd_gateway_rows(
     args: &Args,
     role: &str,
     client: &HttpClient,
+    server: u32,
 ) -> Result<Vec<Row>, HarnessError> {
     let full = |client: HttpClient| async move {
         let (keys, _) = etcd_range(&client, ETCD_PREFIX, 0).await?;
@@ -125,16 +151,8 @@ pub async fn etcd_gateway_rows(
     };
     let page = args.page;
     let paged = move |client: HttpClient| async move { traverse_etcd(&client, page).await };
-    Ok(rows(
-        args,
-        System::EtcdGateway,
-        role,
-        client,
-        args.objects,
-        full,
-        paged,
-    )
-    .await)
+    let lists = (System::EtcdGateway, role, server);
+    Ok(rows(args, lists, client, args.objects, full, paged).await)
 }
 
 /// Full and paged range rows of etcd's native gRPC API on `kv` (a member in `role`),
@@ -143,6 +161,7 @@ pub async fn etcd_native_rows(
     args: &Args,
     role: &str,
     kv: &KvClient,
+    server: u32,
 ) -> Result<Vec<Row>, HarnessError> {
     let full = |kv: KvClient| async move {
         let (keys, _) = etcd_native::range(kv, ETCD_PREFIX, prefix_end(), 0).await?;
@@ -150,15 +169,16 @@ pub async fn etcd_native_rows(
     };
     let page = args.page;
     let paged = move |kv: KvClient| async move { traverse_etcd_native(kv, page).await };
-    Ok(rows(args, System::Etcd, role, kv, args.objects, full, paged).await)
+    let lists = (System::Etcd, role, server);
+    Ok(rows(args, lists, kv, args.objects, full, paged).await)
 }
 
 /// Measures `full` and `paged` (each answers how many objects it saw, which must be
-/// `expected`) `--lists` times, one at a time.
+/// `expected`) `--lists` times, one at a time, on the replica of `system` in `role` whose
+/// process is `server` (its CPU time per list is printed, and the bench's own).
 async fn rows<C, F, FF, P, PF>(
     args: &Args,
-    system: System,
-    role: &str,
+    (system, role, server): (System, &str, u32),
     client: &C,
     expected: u64,
     full: F,
@@ -177,20 +197,62 @@ where
             async move { same(seen.await?, expected) }
         })
     };
+    let full_name = format!("LIST {expected} objects, one response, {role}");
+    let paged_name = format!("LIST {expected} objects, pages of {}, {role}", args.page);
+    let cpu = Cpu::start(server);
     let full_level = counted(client.clone(), Arc::new(move |c| Box::pin(full(c)))).await;
+    cpu.report(system, &full_name, args.lists);
+    let cpu = Cpu::start(server);
     let paged_level = counted(client.clone(), Arc::new(move |c| Box::pin(paged(c)))).await;
+    cpu.report(system, &paged_name, args.lists);
     vec![
-        Row::latency(
-            system,
-            format!("LIST {expected} objects, one response, {role}"),
-            &full_level,
-        ),
-        Row::latency(
-            system,
-            format!("LIST {expected} objects, pages of {}, {role}", args.page),
-            &paged_level,
-        ),
+        Row::latency(system, full_name, &full_level),
+        Row::latency(system, paged_name, &paged_level),
     ]
+}
+
+/// The CPU time the serving process and the bench itself spent from a start, per list: a
+/// figure the machine's other load changes much less than latency.
+struct Cpu {
+    server: u32,
+    start: (f64, f64),
+}
+
+impl Cpu {
+    fn start(server: u32) -> Self {
+        Self {
+            server,
+            start: (cpu_ms(&server.to_string()), cpu_ms("self")),
+        }
+    }
+
+    fn report(self, system: System, workload: &str, lists: u64) {
+        let (server, client) = (cpu_ms(&self.server.to_string()), cpu_ms("self"));
+        let per = |now: f64, then: f64| (now - then) / lists.max(1) as f64;
+        println!(
+            "{system:?} {workload}: CPU per list: server {:.1} ms, bench client {:.1} ms",
+            per(server, self.start.0),
+            per(client, self.start.1),
+        );
+    }
+}
+
+/// The user and system CPU time of process `pid` (or `self`) so far, in ms (0 if unreadable).
+fn cpu_ms(pid: &str) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The fields after the command name (which may hold spaces) end with `)`.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.split_whitespace().collect())
+        .unwrap_or_default();
+    // utime and stime are fields 14 and 15, the 12th and 13th after the name; 100 ticks/s.
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (ticks(11) + ticks(12)) * 10.0
 }
 
 /// A list in flight, answering how many objects it saw.
@@ -207,6 +269,24 @@ fn same(got: u64, expected: u64) -> Result<(), String> {
 async fn count_items(client: &HttpClient, path: &str) -> Result<u64, HarnessError> {
     let reply = client.get(path).await?.expect(StatusCode::OK, "list")?;
     let list = configmaps(&reply, path)?;
+    Ok(list.items.len() as u64)
+}
+
+/// The whole collection read in Protobuf and decoded into k8s-pb's `ConfigMapList` (the
+/// envelope `runtime.Unknown` first, then its `raw` bytes); the number of items.
+async fn count_protobuf_items(client: &HttpClient) -> Result<u64, String> {
+    let body = ok_body(
+        client
+            .get(&objects::configmaps_path())
+            .await
+            .map_err(|e| e.to_string())?,
+    )?;
+    let enveloped = body
+        .strip_prefix(PROTOBUF_PREFIX)
+        .ok_or("the list is not enveloped Protobuf")?;
+    let unknown = Unknown::decode(enveloped).map_err(|e| e.to_string())?;
+    let list = ConfigMapList::decode(unknown.raw.unwrap_or_default().as_slice())
+        .map_err(|e| e.to_string())?;
     Ok(list.items.len() as u64)
 }
 

@@ -177,7 +177,8 @@ async fn bench_apiary(args: &Args, rows: &mut Vec<report::Row>) -> Result<(), Ha
         list::fill_apiary(&replicas, 0, args.objects, args.value_size).await?;
         rows.extend(memory::apiary_peaks(&cluster, "during the fill")?);
         for (role, index) in [("leader", leader), ("follower", follower)] {
-            rows.extend(list::apiary_rows(args, role, &replicas[index - 1]).await?);
+            let server = cluster.pid(index)?;
+            rows.extend(list::apiary_rows(args, role, &replicas[index - 1], server).await?);
         }
         rows.extend(memory::apiary_peaks(&cluster, "during the lists")?);
     }
@@ -246,8 +247,9 @@ async fn bench_etcd(args: &Args, rows: &mut Vec<report::Row>) -> Result<(), Harn
         let native = etcd_native::connect(&cluster, BUDGET).await?;
         for (role, index) in [("leader", leader), ("follower", follower)] {
             let kv = etcd_native::kv(&native[index]);
-            rows.extend(list::etcd_native_rows(args, role, &kv).await?);
-            rows.extend(list::etcd_gateway_rows(args, role, &members[index]).await?);
+            let server = cluster.pids()[index];
+            rows.extend(list::etcd_native_rows(args, role, &kv, server).await?);
+            rows.extend(list::etcd_gateway_rows(args, role, &members[index], server).await?);
         }
     }
     rows.extend(watch::etcd(args, &cluster, leader, follower).await?);

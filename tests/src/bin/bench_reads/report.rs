@@ -35,6 +35,9 @@ pub struct Row {
     pub system: System,
     pub workload: String,
     pub measure: Measure,
+    /// The workload of the etcd rows this one is compared with, when not its own (another
+    /// wire format of the same list).
+    pub baseline: Option<String>,
 }
 
 impl Row {
@@ -60,6 +63,7 @@ impl Row {
                 p99: level.percentile(99.0),
                 errors: level.errors,
             },
+            baseline: None,
         }
     }
 
@@ -70,7 +74,14 @@ impl Row {
             system,
             workload,
             measure: Measure::Memory { mib },
+            baseline: None,
         }
+    }
+
+    /// The row compared with etcd's rows of `workload`.
+    pub fn against(mut self, workload: String) -> Self {
+        self.baseline = Some(workload);
+        self
     }
 }
 
@@ -125,11 +136,13 @@ pub fn table(rows: &[Row]) -> String {
     );
     let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|");
     for w in workloads {
-        let find = |s| rows.iter().find(|r| r.system == s && r.workload == w);
-        let (a, e) = (find(System::Apiary), find(System::Etcd));
+        let find = |s, w: &str| rows.iter().find(|r| r.system == s && r.workload == w);
+        let a = find(System::Apiary, w);
+        let etcd_w = a.and_then(|a| a.baseline.as_deref()).unwrap_or(w);
+        let e = find(System::Etcd, etcd_w);
         let (a50, a99) = cells(a);
         let (e50, e99) = cells(e);
-        let (g50, g99) = cells(find(System::EtcdGateway));
+        let (g50, g99) = cells(find(System::EtcdGateway, etcd_w));
         let _ = writeln!(
             out,
             "| {w} | {a50} | {a99} | {e50} | {e99} | {g50} | {g99} | {} |",

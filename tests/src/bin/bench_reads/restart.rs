@@ -86,5 +86,6 @@ fn row(workload: String, mut times: Vec<Duration>) -> Row {
             p99: slowest,
             errors: 0,
         },
+        baseline: None,
     }
 }
