@@ -1,7 +1,9 @@
 //! A small pooled HTTP(S) client for one server, with a deadline on every request, sending a
 //! kubeconfig user's [`Credentials`]: a bearer token (`token`, `tokenFile`, a plugin's) on
 //! every request, a plugin's client certificate on every connection (a new certificate starts
-//! a new connection pool), a plugin run again once after a 401.
+//! a new connection pool), a plugin run again once after a 401. HTTP/1.1 by default (a pool
+//! of connections, one per concurrent request); [`HttpClient::new_http2`] speaks HTTP/2 only,
+//! every request multiplexed on one connection, as client-go does toward kube-apiserver.
 
 use std::sync::Arc;
 use std::sync::Mutex;
@@ -49,6 +51,8 @@ pub struct HttpClient {
     auth: Option<Arc<UserAuth>>,
     /// Headers sent with every request (an authenticating proxy's `X-Remote-User`).
     headers: HeaderMap,
+    /// HTTP/2 only (ALPN `h2`, one multiplexed connection) instead of pooled HTTP/1.1.
+    http2: bool,
 }
 
 type Pool = Client<Connector, Full<Bytes>>;
@@ -62,11 +66,23 @@ struct UserAuth {
     certificate: Mutex<Option<ClientCert>>,
 }
 
-/// A pool of connections made with `tls`.
-fn pool(tls: Option<Arc<ClientConfig>>) -> Pool {
-    Client::builder(TokioExecutor::new())
-        .pool_idle_timeout(Duration::from_secs(30))
-        .build(Connector::new(tls))
+/// The ALPN protocol id of HTTP/2.
+const ALPN_H2: &[u8] = b"h2";
+
+/// A pool of connections made with `tls`: HTTP/1.1, or with `http2` one HTTP/2 connection
+/// (offered by ALPN) that carries every request.
+fn pool(tls: Option<Arc<ClientConfig>>, http2: bool) -> Pool {
+    let mut builder = Client::builder(TokioExecutor::new());
+    builder.pool_idle_timeout(Duration::from_secs(30));
+    if !http2 {
+        return builder.build(Connector::new(tls));
+    }
+    let tls = tls.map(|tls| {
+        let mut tls = tls.as_ref().clone();
+        tls.alpn_protocols = vec![ALPN_H2.to_vec()];
+        Arc::new(tls)
+    });
+    builder.http2_only(true).build(Connector::new(tls))
 }
 
 /// A complete response.
@@ -115,10 +131,24 @@ impl HttpClient {
     pub fn new(base: &Uri, tls: Option<Arc<ClientConfig>>) -> Self {
         Self {
             base: base.to_string().trim_end_matches('/').to_owned(),
-            inner: Arc::new(RwLock::new(pool(tls))),
+            inner: Arc::new(RwLock::new(pool(tls, false))),
             timeout: DEFAULT_TIMEOUT,
             headers: HeaderMap::new(),
             auth: None,
+            http2: false,
+        }
+    }
+
+    /// A client for the server at `base` that speaks HTTP/2 only: one connection, negotiated
+    /// by ALPN over `tls` (prior knowledge over `http://`), carries every request at once.
+    pub fn new_http2(base: &Uri, tls: Option<Arc<ClientConfig>>) -> Self {
+        Self {
+            base: base.to_string().trim_end_matches('/').to_owned(),
+            inner: Arc::new(RwLock::new(pool(tls, true))),
+            timeout: DEFAULT_TIMEOUT,
+            headers: HeaderMap::new(),
+            auth: None,
+            http2: true,
         }
     }
 
@@ -157,7 +187,8 @@ impl HttpClient {
                     if current.as_ref() != Some(&cert) {
                         let roots = auth.roots.as_ref().clone();
                         let tls = roots_client_config(roots, Some(&cert))?;
-                        *self.inner.write().unwrap_or_else(|p| p.into_inner()) = pool(Some(tls));
+                        *self.inner.write().unwrap_or_else(|p| p.into_inner()) =
+                            pool(Some(tls), self.http2);
                         *current = Some(cert);
                     }
                     Ok(None)
