@@ -484,6 +484,52 @@ mod tests {
         (base, seen)
     }
 
+    /// A plain-HTTP HTTP/2 server (prior knowledge) answering every request with its
+    /// protocol version, counting the connections it accepted.
+    async fn http2_server() -> (Uri, Arc<std::sync::atomic::AtomicUsize>) {
+        use std::sync::atomic::AtomicUsize;
+        use std::sync::atomic::Ordering;
+
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let base: Uri = format!("http://{}", listener.local_addr().expect("addr"))
+            .parse()
+            .expect("uri");
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let count = accepted.clone();
+        tokio::spawn(async move {
+            while let Ok((socket, _)) = listener.accept().await {
+                count.fetch_add(1, Ordering::SeqCst);
+                let service = hyper::service::service_fn(|request: Request<Incoming>| async move {
+                    let version = format!("{:?}", request.version());
+                    Ok::<_, std::convert::Infallible>(hyper::Response::new(Full::new(Bytes::from(
+                        version,
+                    ))))
+                });
+                tokio::spawn(
+                    hyper::server::conn::http2::Builder::new(TokioExecutor::new())
+                        .serve_connection(hyper_util::rt::TokioIo::new(socket), service),
+                );
+            }
+        });
+        (base, accepted)
+    }
+
+    #[tokio::test]
+    async fn an_http2_client_multiplexes_concurrent_requests_on_one_connection() {
+        let (server, accepted) = http2_server().await;
+        let client = HttpClient::new_http2(&server, None);
+        let requests = (0..16).map(|i| {
+            let client = client.clone();
+            async move { client.get(&format!("/r{i}")).await }
+        });
+        for reply in futures::future::join_all(requests).await {
+            let reply = reply.expect("answered");
+            assert_eq!(reply.status, StatusCode::OK);
+            assert_eq!(reply.text(), "HTTP/2.0");
+        }
+        assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 1);
+    }
+
     // R-ACC-076, R-ACC-077: a plugin's token goes out as a bearer token and is cached; after
     // a 401 the plugin runs again and the request is retried once with its new token.
     #[tokio::test]
