@@ -9,29 +9,100 @@
 //! a command is deterministic.
 
 use std::fmt;
+use std::sync::Arc;
 
+use bytes::Buf;
+use bytes::BufMut;
 use bytes::Bytes;
+use prost::DecodeError;
+use prost::encoding::DecodeContext;
+use prost::encoding::WireType;
+use prost::encoding::message;
 
 /// One replicated command.
-#[derive(Clone, PartialEq, prost::Message)]
+///
+/// Its protobuf is the one `prost` derives for `message Command { oneof kind { Txn txn = 1;
+/// Compact compact = 2; } }`, written out by hand (the [`prost::Message`] impl below) only
+/// because the transaction sits behind an [`Arc`]: openraft clones each log entry it reads back
+/// (once per follower it replicates to, once to apply it), and a clone now counts a reference
+/// instead of copying every operation and key.
+#[derive(Clone, PartialEq, Default, Debug)]
 pub struct Command {
     /// The command's kind.
-    #[prost(oneof = "command::Kind", tags = "1, 2")]
     pub kind: Option<command::Kind>,
 }
 
-/// Nested types of [`Command`] (prost names a message's oneof module after the message).
+/// Nested types of [`Command`].
 #[allow(clippy::module_inception)]
 pub mod command {
+    use std::sync::Arc;
+
     /// The kinds of command.
-    #[derive(Clone, PartialEq, prost::Oneof)]
+    #[derive(Clone, PartialEq, Debug)]
     pub enum Kind {
-        /// A transaction.
-        #[prost(message, tag = "1")]
-        Txn(super::Txn),
-        /// A history compaction.
-        #[prost(message, tag = "2")]
+        /// A transaction (field 1), shared by every clone of the command.
+        Txn(Arc<super::Txn>),
+        /// A history compaction (field 2).
         Compact(super::Compact),
+    }
+}
+
+/// The field number of [`command::Kind::Txn`].
+const TXN_TAG: u32 = 1;
+/// The field number of [`command::Kind::Compact`].
+const COMPACT_TAG: u32 = 2;
+
+impl prost::Message for Command {
+    fn encode_raw(&self, buf: &mut impl BufMut) {
+        match &self.kind {
+            Some(command::Kind::Txn(txn)) => message::encode(TXN_TAG, txn.as_ref(), buf),
+            Some(command::Kind::Compact(compact)) => message::encode(COMPACT_TAG, compact, buf),
+            None => {}
+        }
+    }
+
+    fn merge_field(
+        &mut self,
+        tag: u32,
+        wire_type: WireType,
+        buf: &mut impl Buf,
+        ctx: DecodeContext,
+    ) -> Result<(), DecodeError> {
+        // As prost's derived oneof: a field of the kind present merges into it, another
+        // replaces it.
+        match (tag, &mut self.kind) {
+            (TXN_TAG, Some(command::Kind::Txn(txn))) => {
+                message::merge(wire_type, Arc::make_mut(txn), buf, ctx)
+            }
+            (TXN_TAG, _) => {
+                let mut txn = Txn::default();
+                message::merge(wire_type, &mut txn, buf, ctx)?;
+                self.kind = Some(command::Kind::Txn(Arc::new(txn)));
+                Ok(())
+            }
+            (COMPACT_TAG, Some(command::Kind::Compact(compact))) => {
+                message::merge(wire_type, compact, buf, ctx)
+            }
+            (COMPACT_TAG, _) => {
+                let mut compact = Compact::default();
+                message::merge(wire_type, &mut compact, buf, ctx)?;
+                self.kind = Some(command::Kind::Compact(compact));
+                Ok(())
+            }
+            _ => prost::encoding::skip_field(wire_type, tag, buf, ctx),
+        }
+    }
+
+    fn encoded_len(&self) -> usize {
+        match &self.kind {
+            Some(command::Kind::Txn(txn)) => message::encoded_len(TXN_TAG, txn.as_ref()),
+            Some(command::Kind::Compact(compact)) => message::encoded_len(COMPACT_TAG, compact),
+            None => 0,
+        }
+    }
+
+    fn clear(&mut self) {
+        self.kind = None;
     }
 }
 
@@ -39,7 +110,7 @@ impl Command {
     /// A transaction command.
     pub fn txn(txn: Txn) -> Self {
         Self {
-            kind: Some(command::Kind::Txn(txn)),
+            kind: Some(command::Kind::Txn(Arc::new(txn))),
         }
     }
 
@@ -241,3 +312,7 @@ pub struct OpResult {
     #[prost(message, optional, tag = "1")]
     pub kv: Option<KeyValue>,
 }
+
+#[cfg(test)]
+#[path = "command_test.rs"]
+mod tests;

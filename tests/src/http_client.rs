@@ -1,7 +1,9 @@
 //! A small pooled HTTP(S) client for one server, with a deadline on every request, sending a
 //! kubeconfig user's [`Credentials`]: a bearer token (`token`, `tokenFile`, a plugin's) on
 //! every request, a plugin's client certificate on every connection (a new certificate starts
-//! a new connection pool), a plugin run again once after a 401.
+//! a new connection pool), a plugin run again once after a 401. HTTP/1.1 by default (a pool
+//! of connections, one per concurrent request); [`HttpClient::new_http2`] speaks HTTP/2 only,
+//! every request multiplexed on one connection, as client-go does toward kube-apiserver.
 
 use std::sync::Arc;
 use std::sync::Mutex;
@@ -49,6 +51,8 @@ pub struct HttpClient {
     auth: Option<Arc<UserAuth>>,
     /// Headers sent with every request (an authenticating proxy's `X-Remote-User`).
     headers: HeaderMap,
+    /// HTTP/2 only (ALPN `h2`, one multiplexed connection) instead of pooled HTTP/1.1.
+    http2: bool,
 }
 
 type Pool = Client<Connector, Full<Bytes>>;
@@ -62,11 +66,23 @@ struct UserAuth {
     certificate: Mutex<Option<ClientCert>>,
 }
 
-/// A pool of connections made with `tls`.
-fn pool(tls: Option<Arc<ClientConfig>>) -> Pool {
-    Client::builder(TokioExecutor::new())
-        .pool_idle_timeout(Duration::from_secs(30))
-        .build(Connector::new(tls))
+/// The ALPN protocol id of HTTP/2.
+const ALPN_H2: &[u8] = b"h2";
+
+/// A pool of connections made with `tls`: HTTP/1.1, or with `http2` one HTTP/2 connection
+/// (offered by ALPN) that carries every request.
+fn pool(tls: Option<Arc<ClientConfig>>, http2: bool) -> Pool {
+    let mut builder = Client::builder(TokioExecutor::new());
+    builder.pool_idle_timeout(Duration::from_secs(30));
+    if !http2 {
+        return builder.build(Connector::new(tls));
+    }
+    let tls = tls.map(|tls| {
+        let mut tls = tls.as_ref().clone();
+        tls.alpn_protocols = vec![ALPN_H2.to_vec()];
+        Arc::new(tls)
+    });
+    builder.http2_only(true).build(Connector::new(tls))
 }
 
 /// A complete response.
@@ -115,10 +131,24 @@ impl HttpClient {
     pub fn new(base: &Uri, tls: Option<Arc<ClientConfig>>) -> Self {
         Self {
             base: base.to_string().trim_end_matches('/').to_owned(),
-            inner: Arc::new(RwLock::new(pool(tls))),
+            inner: Arc::new(RwLock::new(pool(tls, false))),
             timeout: DEFAULT_TIMEOUT,
             headers: HeaderMap::new(),
             auth: None,
+            http2: false,
+        }
+    }
+
+    /// A client for the server at `base` that speaks HTTP/2 only: one connection, negotiated
+    /// by ALPN over `tls` (prior knowledge over `http://`), carries every request at once.
+    pub fn new_http2(base: &Uri, tls: Option<Arc<ClientConfig>>) -> Self {
+        Self {
+            base: base.to_string().trim_end_matches('/').to_owned(),
+            inner: Arc::new(RwLock::new(pool(tls, true))),
+            timeout: DEFAULT_TIMEOUT,
+            headers: HeaderMap::new(),
+            auth: None,
+            http2: true,
         }
     }
 
@@ -157,7 +187,8 @@ impl HttpClient {
                     if current.as_ref() != Some(&cert) {
                         let roots = auth.roots.as_ref().clone();
                         let tls = roots_client_config(roots, Some(&cert))?;
-                        *self.inner.write().unwrap_or_else(|p| p.into_inner()) = pool(Some(tls));
+                        *self.inner.write().unwrap_or_else(|p| p.into_inner()) =
+                            pool(Some(tls), self.http2);
                         *current = Some(cert);
                     }
                     Ok(None)
@@ -451,6 +482,52 @@ mod tests {
             }
         });
         (base, seen)
+    }
+
+    /// A plain-HTTP HTTP/2 server (prior knowledge) answering every request with its
+    /// protocol version, counting the connections it accepted.
+    async fn http2_server() -> (Uri, Arc<std::sync::atomic::AtomicUsize>) {
+        use std::sync::atomic::AtomicUsize;
+        use std::sync::atomic::Ordering;
+
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let base: Uri = format!("http://{}", listener.local_addr().expect("addr"))
+            .parse()
+            .expect("uri");
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let count = accepted.clone();
+        tokio::spawn(async move {
+            while let Ok((socket, _)) = listener.accept().await {
+                count.fetch_add(1, Ordering::SeqCst);
+                let service = hyper::service::service_fn(|request: Request<Incoming>| async move {
+                    let version = format!("{:?}", request.version());
+                    Ok::<_, std::convert::Infallible>(hyper::Response::new(Full::new(Bytes::from(
+                        version,
+                    ))))
+                });
+                tokio::spawn(
+                    hyper::server::conn::http2::Builder::new(TokioExecutor::new())
+                        .serve_connection(hyper_util::rt::TokioIo::new(socket), service),
+                );
+            }
+        });
+        (base, accepted)
+    }
+
+    #[tokio::test]
+    async fn an_http2_client_multiplexes_concurrent_requests_on_one_connection() {
+        let (server, accepted) = http2_server().await;
+        let client = HttpClient::new_http2(&server, None);
+        let requests = (0..16).map(|i| {
+            let client = client.clone();
+            async move { client.get(&format!("/r{i}")).await }
+        });
+        for reply in futures::future::join_all(requests).await {
+            let reply = reply.expect("answered");
+            assert_eq!(reply.status, StatusCode::OK);
+            assert_eq!(reply.text(), "HTTP/2.0");
+        }
+        assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 1);
     }
 
     // R-ACC-076, R-ACC-077: a plugin's token goes out as a bearer token and is cached; after

@@ -26,6 +26,8 @@ mod writer;
 #[cfg(test)]
 mod cache_test;
 #[cfg(test)]
+mod commit_save_test;
+#[cfg(test)]
 mod store_test;
 #[cfg(test)]
 mod suite_test;

@@ -14,6 +14,7 @@ use std::sync::Mutex;
 use std::sync::MutexGuard;
 use std::sync::PoisonError;
 use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 use openraft::LogState;
 use openraft::OptionalSend;
@@ -30,6 +31,7 @@ use super::record;
 use super::recovery;
 use super::segment::Slot;
 use super::writer;
+use super::writer::COMMIT_SAVE_INTERVAL;
 use super::writer::Done;
 use super::writer::Op;
 use super::writer::Progress;
@@ -72,6 +74,10 @@ pub struct LogOptions {
     /// disks) or a task on the opening tokio runtime ([`WriterMode::Task`], only for a file
     /// system that never blocks, such as the simulation's).
     pub writer: WriterMode,
+    /// With [`WriterMode::Thread`]: how often at most a moved committed log id is written to
+    /// the state file (also when the writer falls idle or the log is dropped). The task
+    /// writer writes it after every group.
+    pub commit_save_interval: Duration,
 }
 
 impl Default for LogOptions {
@@ -82,6 +88,7 @@ impl Default for LogOptions {
             cache_bytes: DEFAULT_CACHE_BYTES,
             fs: Arc::new(StdFs),
             writer: WriterMode::Thread,
+            commit_save_interval: COMMIT_SAVE_INTERVAL,
         }
     }
 }
@@ -93,6 +100,7 @@ impl Debug for LogOptions {
             .field("cache_entries", &self.cache_entries)
             .field("cache_bytes", &self.cache_bytes)
             .field("writer", &self.writer)
+            .field("commit_save_interval", &self.commit_save_interval)
             .finish_non_exhaustive()
     }
 }
@@ -167,7 +175,13 @@ impl LogStore {
             options.cache_bytes,
         )?;
         let progress = Arc::new(Progress::default());
-        let writer = writer::spawn(fs.clone(), dir.clone(), progress.clone(), options.writer)?;
+        let writer = writer::spawn(
+            fs.clone(),
+            dir.clone(),
+            progress.clone(),
+            options.writer,
+            options.commit_save_interval,
+        )?;
         Ok(LogStore {
             shared: Arc::new(Shared {
                 dir,

@@ -32,7 +32,7 @@ use crate::typ::LogId;
 use crate::typ::TypeConfig;
 use crate::typ::Vote;
 
-fn log_id(term: u64, index: u64) -> LogId {
+pub(super) fn log_id(term: u64, index: u64) -> LogId {
     LogId::new(LeaderId { term, node_id: 1 }, index)
 }
 
@@ -371,13 +371,13 @@ async fn append_with_a_hole_is_rejected() {
 /// Counts writes and syncs, can make `fdatasync` slow (so appends pile up behind it) and can
 /// make it fail.
 #[derive(Default)]
-struct Probe {
+pub(super) struct Probe {
     writes: AtomicU64,
     syncs: AtomicU64,
     /// The value of `writes` at the last completed sync: writes up to it are durable.
     durable_writes: AtomicU64,
     /// State-file writes (vote, committed, purged).
-    state_writes: AtomicU64,
+    pub(super) state_writes: AtomicU64,
     slow_sync: AtomicBool,
     fail_sync: AtomicBool,
 }
@@ -448,7 +448,7 @@ impl LogFile for ProbeFile {
     }
 }
 
-fn probed(probe: &Arc<Probe>) -> LogOptions {
+pub(super) fn probed(probe: &Arc<Probe>) -> LogOptions {
     LogOptions {
         fs: Arc::new(ProbeFs(probe.clone())),
         ..LogOptions::default()

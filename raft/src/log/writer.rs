@@ -15,7 +15,9 @@ use std::sync::atomic::AtomicBool;
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc;
+use std::sync::mpsc::RecvTimeoutError;
 use std::thread::JoinHandle;
+use std::time::Duration;
 use std::time::Instant;
 
 use openraft::storage::IOFlushed;
@@ -33,6 +35,13 @@ use crate::typ::TypeConfig;
 
 /// At most this many queued operations are taken into one group.
 const MAX_BATCH: usize = 4096;
+
+/// The default of [`super::LogOptions::commit_save_interval`]: in [`WriterMode::Thread`], a
+/// committed log id that moved is written to the state file at most this often (and when the queue falls idle or closes). Each state write costs two
+/// syncs and a rename; made once per group, it doubled the syncs of a replica that commits
+/// one write at a time, and the next group's appends queued behind them. A stale committed
+/// id only means a little more is re-applied after a restart.
+pub(crate) const COMMIT_SAVE_INTERVAL: Duration = Duration::from_millis(100);
 
 /// Bytes to append to one segment.
 #[derive(Debug)]
@@ -86,8 +95,9 @@ pub(crate) enum Op {
         done: Done,
     },
     /// Replace the state file because the committed log id moved. Nobody waits for it: it is
-    /// written once, at the end of the group it arrived in, unless a later state write in the
-    /// group supersedes it. Deferring it is safe because a stale committed id only means less is
+    /// written after the group it arrived in, once the commit save interval has passed since
+    /// the last state write (at once in [`WriterMode::Task`]), unless a later state write
+    /// supersedes it. Deferring it is safe because a stale committed id only means less is
     /// re-applied on restart, and it is never ahead of the log, since it follows in queue order
     /// the appends of the entries it names.
     SaveCommitted {
@@ -201,12 +211,21 @@ pub(crate) fn spawn(
     dir: PathBuf,
     progress: Arc<Progress>,
     mode: WriterMode,
+    commit_interval: Duration,
 ) -> Result<WriterHandle, LogError> {
     let writer = Writer {
         fs,
         dir: dir.clone(),
         current: None,
         progress,
+        pending_commit: None,
+        // The simulation's task writes each committed id at the end of its group: no clock
+        // decides anything there, so runs stay reproducible.
+        commit_interval: match mode {
+            WriterMode::Thread => commit_interval,
+            WriterMode::Task => Duration::ZERO,
+        },
+        last_state_write: Instant::now(),
     };
     match mode {
         WriterMode::Thread => {
@@ -246,6 +265,12 @@ struct Writer {
     /// The segment file appends go to, open.
     current: Option<(u64, Box<dyn LogFile>)>,
     progress: Arc<Progress>,
+    /// The newest committed-only state write not yet made, with its queue position.
+    pending_commit: Option<(u64, HardState)>,
+    /// How long after the last state write a pending committed id is written.
+    commit_interval: Duration,
+    /// When the state file was last written.
+    last_state_write: Instant,
 }
 
 /// An append taken out of its [`Op`].
@@ -257,7 +282,22 @@ struct Append {
 
 impl Writer {
     fn run(mut self, rx: mpsc::Receiver<Op>) {
-        while let Ok(first) = rx.recv() {
+        loop {
+            let next = match self.pending_commit {
+                None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+                Some(_) => {
+                    let due = self.last_state_write + self.commit_interval;
+                    rx.recv_timeout(due.saturating_duration_since(Instant::now()))
+                }
+            };
+            let first = match next {
+                Ok(op) => op,
+                Err(RecvTimeoutError::Timeout) => {
+                    self.save_pending_commit();
+                    continue;
+                }
+                Err(RecvTimeoutError::Disconnected) => break,
+            };
             let mut batch = vec![first];
             while batch.len() < MAX_BATCH {
                 match rx.try_recv() {
@@ -267,6 +307,8 @@ impl Writer {
             }
             self.run_batch(batch);
         }
+        // The queue closed (the log is dropped): the last committed id is not left behind.
+        self.save_pending_commit();
     }
 
     /// [`Writer::run`] as a task: the same batches, taken from an async queue.
@@ -286,8 +328,6 @@ impl Writer {
     /// Executes one batch of queued operations in order, grouping consecutive appends under one
     /// sync and consecutive state writes into one write.
     fn run_batch(&mut self, batch: Vec<Op>) {
-        // The newest committed-only state write not yet superseded.
-        let mut pending_commit: Option<(u64, HardState)> = None;
         let mut ops = batch.into_iter().peekable();
         while let Some(op) = ops.next() {
             match op {
@@ -302,18 +342,18 @@ impl Writer {
                                 group.push(Append { seq, writes, done });
                             }
                             Some(Op::SaveCommitted { seq, state }) => {
-                                pending_commit = Some((seq, state));
+                                self.pending_commit = Some((seq, state));
                             }
                             _ => break,
                         }
                     }
                     self.append_group(group);
                 }
-                Op::SaveCommitted { seq, state } => pending_commit = Some((seq, state)),
+                Op::SaveCommitted { seq, state } => self.pending_commit = Some((seq, state)),
                 Op::SaveState { seq, state, done } => {
                     // Each state write carries the whole state, newest last, so one write of
                     // the last state of a run serves the run and any earlier pending commit.
-                    pending_commit = None;
+                    self.pending_commit = None;
                     let mut waiters = vec![done];
                     let (mut seq, mut state) = (seq, state);
                     loop {
@@ -335,7 +375,7 @@ impl Writer {
                             _ => break,
                         }
                     }
-                    let result = self.guarded(|w| state.store(w.fs.as_ref(), &w.dir));
+                    let result = self.store_state(&state);
                     self.finish(seq, waiters, result);
                 }
                 Op::Truncate {
@@ -354,19 +394,32 @@ impl Writer {
                     done,
                 } => {
                     // The purge's state is newer than any pending commit's.
-                    pending_commit = None;
-                    let result = self.guarded(|w| {
-                        state.store(w.fs.as_ref(), &w.dir)?;
-                        w.remove_segments(&remove)
-                    });
+                    self.pending_commit = None;
+                    let result = self
+                        .store_state(&state)
+                        .and_then(|()| self.guarded(|w| w.remove_segments(&remove)));
                     self.finish(seq, vec![done], result);
                 }
             }
         }
-        if let Some((seq, state)) = pending_commit {
-            let result = self.guarded(|w| state.store(w.fs.as_ref(), &w.dir));
+        if self.last_state_write.elapsed() >= self.commit_interval {
+            self.save_pending_commit();
+        }
+    }
+
+    /// Writes the pending committed-only state, if any.
+    fn save_pending_commit(&mut self) {
+        if let Some((seq, state)) = self.pending_commit.take() {
+            let result = self.store_state(&state);
             self.finish(seq, Vec::new(), result);
         }
+    }
+
+    /// Replaces the state file with `state`.
+    fn store_state(&mut self, state: &HardState) -> Result<(), LogError> {
+        let result = self.guarded(|w| state.store(w.fs.as_ref(), &w.dir));
+        self.last_state_write = Instant::now();
+        result
     }
 
     /// Writes a group of appends, syncs once, then completes them all.

@@ -11,13 +11,18 @@
 //!
 //! Both systems are measured by the same load generator over TLS with client certificates, one
 //! client per server (Apiary's and etcd's gateway: a pooled HTTP/1.1 client; etcd's gRPC: one
-//! HTTP/2 connection), and run one after the other so they never share the CPU.
+//! HTTP/2 connection), and run one after the other so they never share the CPU. Apiary's
+//! creates are measured a second time over HTTP/2, one multiplexed connection per replica as
+//! client-go opens toward kube-apiserver, and each create level reports the CPU seconds every
+//! replica spent per 1,000 creates (`cpu.rs`), a figure the machine's load changes far less than
+//! throughput.
 //!
 //! `--apply` measures instead writes of a Deployment by PUT, merge patch and server-side apply,
 //! interleaved (`apply.rs`); `--failover` the time from killing the leader to the first write a
 //! survivor accepts, for Apiary and etcd (`failover.rs`).
 
 mod apply;
+mod cpu;
 mod etcd;
 mod failover;
 
@@ -98,6 +103,13 @@ struct Scores {
     reads: Vec<LevelResult>,
 }
 
+/// Apiary's scores: over HTTP/1.1 (the etcd gateway's protocol, [`Scores`]) and its creates
+/// again over HTTP/2.
+struct ApiaryScores {
+    http1: Scores,
+    writes_http2: Vec<LevelResult>,
+}
+
 #[tokio::main]
 async fn main() -> ExitCode {
     let args = Args::parse();
@@ -155,7 +167,7 @@ async fn main() -> ExitCode {
     ExitCode::SUCCESS
 }
 
-async fn bench_apiary(args: &Args) -> Result<Scores, apiary_tests::HarnessError> {
+async fn bench_apiary(args: &Args) -> Result<ApiaryScores, apiary_tests::HarnessError> {
     let options = DevOptions {
         flags: args.apiary_flags.clone(),
         ..DevOptions::default()
@@ -177,29 +189,55 @@ async fn bench_apiary(args: &Args) -> Result<Scores, apiary_tests::HarnessError>
     );
     let value = objects::payload(args.value_size);
     let budget = Duration::from_secs(args.level_budget);
-    let warm = {
-        let replicas = replicas.clone();
-        let value = value.clone();
-        load::run(max_level(args), args.warmup, budget, move |i| {
-            let client = replicas[(i as usize) % replicas.len()].clone();
-            let body = objects::configmap(&format!("bench-warm-{i}"), &[("v", &value)]);
-            async move { created(client.post(&objects::configmaps_path(), &body).await) }
-        })
-        .await
-    };
-    report("apiary warm-up", &warm);
-    let mut writes = Vec::new();
-    for &level in &args.levels {
-        let replicas = replicas.clone();
-        let value = value.clone();
-        let result = load::run(level, args.requests, budget, move |i| {
-            let client = replicas[(i as usize) % replicas.len()].clone();
-            let body = objects::configmap(&format!("bench-c{level}-{i}"), &[("v", &value)]);
-            async move { created(client.post(&objects::configmaps_path(), &body).await) }
-        })
+    let pids: Vec<u32> = (1..=cluster.nodes())
+        .map(|i| cluster.pid(i))
+        .collect::<Result<_, _>>()?;
+    let mut http2 = Vec::new();
+    for i in 1..=cluster.nodes() {
+        let endpoint = cluster.endpoint(i).await?;
+        http2.push(HttpClient::new_http2(
+            &endpoint.server,
+            Some(endpoint.tls.clone()),
+        ));
+    }
+    let protocols = [("http1", &replicas), ("http2", &http2)];
+    for (protocol, clients) in protocols {
+        let warm = creates(
+            args,
+            clients,
+            max_level(args),
+            args.warmup,
+            protocol,
+            "warm",
+        )
         .await;
-        report("apiary create", &result);
-        writes.push(result);
+        report(&format!("apiary {protocol} warm-up"), &warm);
+    }
+    // The two protocols alternate level by level, so both meet the same store size.
+    let mut writes = Vec::new();
+    let mut writes_http2 = Vec::new();
+    for &level in &args.levels {
+        for (protocol, clients) in protocols {
+            let before = cpu::snapshot(&pids);
+            let tag = format!("c{level}");
+            let result = creates(args, clients, level, args.requests, protocol, &tag).await;
+            let spent = cpu::per_thousand(&before, &cpu::snapshot(&pids), result.ok);
+            report(&format!("apiary {protocol} create"), &result);
+            println!(
+                "{:>24} c={level:<4} CPU s per 1,000 creates: {}",
+                "",
+                spent
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| format!("node-{} {s:.3}", i + 1))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            match protocol {
+                "http1" => writes.push(result),
+                _ => writes_http2.push(result),
+            }
+        }
     }
     for k in 0..READ_SET {
         let body = objects::configmap(&format!("bench-read-{k}"), &[("v", &value)]);
@@ -240,7 +278,32 @@ async fn bench_apiary(args: &Args) -> Result<Scores, apiary_tests::HarnessError>
             .leader()
             .map_or("unknown".to_owned(), |l| format!("node-{l}"))
     );
-    Ok(Scores { writes, reads })
+    Ok(ApiaryScores {
+        http1: Scores { writes, reads },
+        writes_http2,
+    })
+}
+
+/// `requests` creates of 1 KiB ConfigMaps from `concurrency` clients through `replicas` (round
+/// robin); the objects are named after `protocol` and `tag`.
+async fn creates(
+    args: &Args,
+    replicas: &[HttpClient],
+    concurrency: usize,
+    requests: u64,
+    protocol: &'static str,
+    tag: &str,
+) -> LevelResult {
+    let value = objects::payload(args.value_size);
+    let budget = Duration::from_secs(args.level_budget);
+    let replicas = replicas.to_vec();
+    let prefix = format!("bench-{protocol}-{tag}");
+    load::run(concurrency, requests, budget, move |i| {
+        let client = replicas[(i as usize) % replicas.len()].clone();
+        let body = objects::configmap(&format!("{prefix}-{i}"), &[("v", &value)]);
+        async move { created(client.post(&objects::configmaps_path(), &body).await) }
+    })
+    .await
 }
 
 /// The highest concurrency measured.
@@ -295,7 +358,7 @@ fn ms(d: Option<Duration>) -> String {
 
 /// The markdown table of both systems, with the Apiary/etcd throughput ratio against etcd's
 /// native gRPC figures; etcd's JSON gateway beside them.
-fn table(args: &Args, apiary: &Scores, etcd: Option<&etcd::EtcdScores>) -> String {
+fn table(args: &Args, apiary: &ApiaryScores, etcd: Option<&etcd::EtcdScores>) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -308,12 +371,17 @@ fn table(args: &Args, apiary: &Scores, etcd: Option<&etcd::EtcdScores>) -> Strin
     let rows = [
         (
             format!("create {} B", args.value_size),
-            &apiary.writes,
+            &apiary.http1.writes,
+            etcd.map(|e| (&e.native.writes, &e.gateway.writes)),
+        ),
+        (
+            format!("create {} B, Apiary over HTTP/2", args.value_size),
+            &apiary.writes_http2,
             etcd.map(|e| (&e.native.writes, &e.gateway.writes)),
         ),
         (
             "quorum GET on a follower".to_owned(),
-            &apiary.reads,
+            &apiary.http1.reads,
             etcd.map(|e| (&e.native.reads, &e.gateway.reads)),
         ),
     ];
