@@ -5,9 +5,9 @@
 
 use serde_json::Value;
 
-use super::spec::str_at;
-use super::spec::strings_at;
 use super::view::Spec;
+use super::view::str_of;
+use super::view::strings_of;
 use crate::validation::FieldError;
 use crate::validation::validate_dns1035_label;
 use crate::validation::validate_webhook_service;
@@ -25,13 +25,13 @@ pub fn validate_conversion(spec: &Spec<'_>) -> Vec<FieldError> {
     let Some(conversion) = spec.raw.get("conversion").filter(|c| !c.is_null()) else {
         return errs;
     };
-    let strategy = str_at(Some(conversion), "strategy");
+    let strategy = str_of(conversion, "strategy");
     let webhook = conversion.get("webhook").filter(|w| !w.is_null());
     let client_config = webhook
         .and_then(|w| w.get("clientConfig"))
         .filter(|c| !c.is_null());
     let review_versions = webhook
-        .map(|w| strings_at(w, "conversionReviewVersions"))
+        .map(|w| strings_of(w, "conversionReviewVersions"))
         .unwrap_or_default();
     match strategy {
         "" => errs.push(FieldError::required("spec.conversion.strategy", "")),
@@ -112,7 +112,7 @@ fn review_versions(crd: &Value) -> Option<Vec<&str>> {
     Some(
         conversion
             .get("webhook")
-            .map(|w| strings_at(w, "conversionReviewVersions"))
+            .map(|w| strings_of(w, "conversionReviewVersions"))
             .unwrap_or_default(),
     )
 }

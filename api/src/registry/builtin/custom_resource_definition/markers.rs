@@ -5,8 +5,8 @@
 
 use serde_json::Value;
 
-use super::schema::bool_of;
-use super::schema::str_of;
+use super::view::bool_of;
+use super::view::str_of;
 use crate::validation::FieldError;
 
 /// The list, map and preserve-unknown-fields markers of one node.

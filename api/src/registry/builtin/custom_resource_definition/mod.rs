@@ -175,11 +175,8 @@ fn validate_crd(crd: &Value) -> Vec<FieldError> {
     }
     errs.extend(spec::validate_spec(&spec));
     errs.extend(validate_schemas(&spec));
-    let accepted = crd
-        .pointer("/status/acceptedNames")
-        .cloned()
-        .unwrap_or(Value::Null);
-    errs.extend(spec::validate_names(&accepted, "status.acceptedNames"));
+    let accepted = crd.pointer("/status/acceptedNames").unwrap_or(&Value::Null);
+    errs.extend(spec::validate_names(accepted, "status.acceptedNames"));
     errs.extend(spec::validate_stored_versions(crd, &spec));
     errs
 }

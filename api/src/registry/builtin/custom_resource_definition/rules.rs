@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::path::field_path_valid;
 use super::schema::Context;
-use super::schema::str_of;
+use super::view::str_of;
 use crate::cel::Program;
 use crate::validation::FieldError;
 

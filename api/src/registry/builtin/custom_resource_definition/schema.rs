@@ -10,6 +10,9 @@ use super::markers::markers;
 use super::rules::compile_validation_rules;
 use super::rules::validation_rules;
 use super::structural;
+use super::view::bool_of;
+use super::view::each_of;
+use super::view::str_of;
 use crate::validation::FieldError;
 
 /// The OpenAPI v3 types a property may have.
@@ -75,14 +78,6 @@ fn set(key: &str, value: &Value) -> bool {
         Value::String(s) => !s.is_empty(),
         _ => true,
     }
-}
-
-pub(super) fn str_of<'a>(schema: &'a Value, key: &str) -> &'a str {
-    schema.get(key).and_then(Value::as_str).unwrap_or("")
-}
-
-pub(super) fn bool_of(schema: &Value, key: &str) -> bool {
-    schema.get(key).and_then(Value::as_bool).unwrap_or(false)
 }
 
 /// The problems of one `schema.openAPIV3Schema` (Kubernetes'
@@ -249,13 +244,7 @@ fn validate_node(
         ));
     }
     for key in ["allOf", "oneOf", "anyOf"] {
-        for (i, sub) in map
-            .get(key)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .enumerate()
-        {
+        for (i, sub) in each_of(schema, key) {
             errs.extend(validate_node(
                 sub,
                 &format!("{path}.{key}[{i}]"),

@@ -8,6 +8,8 @@ use serde_json::Value;
 use super::conversion;
 use super::view::Spec;
 use super::view::Version;
+use super::view::str_of;
+use super::view::strings_of;
 use crate::validation::FieldError;
 use crate::validation::validate_dns_subdomain;
 use crate::validation::validate_dns1035_label;
@@ -29,19 +31,6 @@ const COLUMN_FORMATS: &[&str] = &[
 pub const API_APPROVED: &str = "api-approved.kubernetes.io";
 /// The longest deprecation warning, in bytes.
 const MAX_DEPRECATION_WARNING: usize = 256;
-
-pub(super) fn str_at<'a>(v: Option<&'a Value>, key: &str) -> &'a str {
-    v.and_then(|v| v.get(key))
-        .and_then(Value::as_str)
-        .unwrap_or("")
-}
-
-pub(super) fn strings_at<'a>(v: &'a Value, key: &str) -> Vec<&'a str> {
-    v.get(key)
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default()
-}
 
 /// `spec.group`, `spec.scope`, the versions and names, subresources, columns and
 /// conversion (Kubernetes' `validateCustomResourceDefinitionSpec`, without the schemas).
@@ -204,7 +193,7 @@ fn deprecation_warning_problems(deprecated: bool, warning: &str) -> Vec<String> 
 pub fn validate_names(names: &Value, path: &str) -> Vec<FieldError> {
     let mut errs = Vec::new();
     for field in ["plural", "singular"] {
-        let value = str_at(Some(names), field);
+        let value = str_of(names, field);
         let msgs = validate_dns1035_label(value);
         if !value.is_empty() && !msgs.is_empty() {
             errs.push(FieldError::invalid(
@@ -215,7 +204,7 @@ pub fn validate_names(names: &Value, path: &str) -> Vec<FieldError> {
         }
     }
     for field in ["kind", "listKind"] {
-        let value = str_at(Some(names), field);
+        let value = str_of(names, field);
         let msgs = validate_dns1035_label(&value.to_lowercase());
         if !value.is_empty() && !msgs.is_empty() {
             errs.push(FieldError::invalid(
@@ -229,7 +218,7 @@ pub fn validate_names(names: &Value, path: &str) -> Vec<FieldError> {
         }
     }
     for field in ["shortNames", "categories"] {
-        for (i, value) in strings_at(names, field).into_iter().enumerate() {
+        for (i, value) in strings_of(names, field).into_iter().enumerate() {
             let msgs = validate_dns1035_label(value);
             if !msgs.is_empty() {
                 errs.push(FieldError::invalid(
@@ -240,8 +229,8 @@ pub fn validate_names(names: &Value, path: &str) -> Vec<FieldError> {
             }
         }
     }
-    let kind = str_at(Some(names), "kind");
-    if !kind.is_empty() && kind == str_at(Some(names), "listKind") {
+    let kind = str_of(names, "kind");
+    if !kind.is_empty() && kind == str_of(names, "listKind") {
         errs.push(FieldError::invalid(
             format!("{path}.listKind"),
             kind,
@@ -289,7 +278,7 @@ fn validate_subresources(subresources: &Value, path: &str) -> Vec<FieldError> {
         ),
     ];
     for (field, required, prefixes, under) in checks {
-        let value = str_at(Some(scale), field);
+        let value = str_of(scale, field);
         let at = format!("{path}.scale.{field}");
         if value.is_empty() {
             if required {
@@ -308,18 +297,18 @@ fn validate_subresources(subresources: &Value, path: &str) -> Vec<FieldError> {
 /// field name `JSONPath` is the one errors name).
 fn validate_column(column: &Value, path: &str) -> Vec<FieldError> {
     let mut errs = Vec::new();
-    if str_at(Some(column), "name").is_empty() {
+    if str_of(column, "name").is_empty() {
         errs.push(FieldError::required(format!("{path}.name"), ""));
     }
     let types = format!("must be one of {}", COLUMN_TYPES.join(","));
-    match str_at(Some(column), "type") {
+    match str_of(column, "type") {
         "" => errs.push(FieldError::required(format!("{path}.type"), types)),
         t if !COLUMN_TYPES.contains(&t) => {
             errs.push(FieldError::invalid(format!("{path}.type"), t, types));
         }
         _ => {}
     }
-    let format = str_at(Some(column), "format");
+    let format = str_of(column, "format");
     if !format.is_empty() && !COLUMN_FORMATS.contains(&format) {
         errs.push(FieldError::invalid(
             format!("{path}.format"),
@@ -327,7 +316,7 @@ fn validate_column(column: &Value, path: &str) -> Vec<FieldError> {
             format!("must be one of {}", COLUMN_FORMATS.join(",")),
         ));
     }
-    let json_path = str_at(Some(column), "jsonPath");
+    let json_path = str_of(column, "jsonPath");
     if json_path.is_empty() {
         errs.push(FieldError::required(format!("{path}.JSONPath"), ""));
     } else if let Some(problem) = simple_json_path_problem(json_path) {

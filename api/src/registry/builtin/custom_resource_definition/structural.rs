@@ -8,6 +8,9 @@ use serde_json::Map;
 use serde_json::Value;
 
 use super::schema::MAX_DEPTH;
+use super::view::bool_of;
+use super::view::each_of;
+use super::view::str_of;
 use crate::validation::FieldError;
 
 /// Where a node sits, which words its "type required" message.
@@ -32,14 +35,6 @@ const NOT_CONVERTIBLE: &[&str] = &[
     "additionalItems",
     "definitions",
 ];
-
-fn str_of<'a>(schema: &'a Value, key: &str) -> &'a str {
-    schema.get(key).and_then(Value::as_str).unwrap_or("")
-}
-
-fn bool_of(schema: &Value, key: &str) -> bool {
-    schema.get(key).and_then(Value::as_bool).unwrap_or(false)
-}
 
 /// Whether a key of a schema is set (present, not null, not false, not empty).
 fn is_set(schema: &Value, key: &str) -> bool {
@@ -307,13 +302,7 @@ fn value_validation(
         if key == "anyOf" && skip_any_of {
             continue;
         }
-        for (i, v) in s
-            .get(key)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .enumerate()
-        {
+        for (i, v) in each_of(s, key) {
             let skip = key == "allOf" && i == 0 && is_int_or_string_any_of(v);
             errs.extend(nested(
                 v,
@@ -446,13 +435,7 @@ fn completeness(v: &Value, s: &Value, s_path: &str, v_path: &str, depth: usize) 
         ));
     }
     for key in ["allOf", "anyOf", "oneOf"] {
-        for (i, n) in v
-            .get(key)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .enumerate()
-        {
+        for (i, n) in each_of(v, key) {
             errs.extend(nested_completeness(
                 n,
                 Some(s),

@@ -46,6 +46,34 @@ pub struct Spec<'a> {
 
 const NULL: Value = Value::Null;
 
+/// The string at `key` of `v` (`""` when missing or not a string).
+pub fn str_of<'a>(v: &'a Value, key: &str) -> &'a str {
+    v.get(key).and_then(Value::as_str).unwrap_or("")
+}
+
+/// The boolean at `key` of `v` (`false` when missing or not a boolean).
+pub fn bool_of(v: &Value, key: &str) -> bool {
+    v.get(key).and_then(Value::as_bool).unwrap_or(false)
+}
+
+/// The strings of the list at `key` of `v`.
+pub fn strings_of<'a>(v: &'a Value, key: &str) -> Vec<&'a str> {
+    v.get(key)
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
+}
+
+/// The schemas of the list at `key` of `schema` (`allOf`, `anyOf`, `oneOf`), with their index.
+pub fn each_of<'a>(schema: &'a Value, key: &str) -> impl Iterator<Item = (usize, &'a Value)> {
+    schema
+        .get(key)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+}
+
 /// Whether `v` is absent: missing, `null`, or an empty list (Go's nil slice after decoding).
 fn absent(v: Option<&Value>) -> bool {
     match v {
