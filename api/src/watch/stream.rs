@@ -258,7 +258,7 @@ mod tests {
         }
     }
 
-    // R-RES-103, R-RES-177
+    // R-RES-103
     #[tokio::test]
     async fn bookmarks_come_each_interval_then_once_before_the_deadline_which_ends_the_watch() {
         let started = Instant::now();

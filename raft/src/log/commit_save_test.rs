@@ -25,7 +25,7 @@ fn every(probe: &Arc<Probe>, interval: Duration) -> LogOptions {
     }
 }
 
-// R-RES-004: one write at a time (append, its sync, then the commit that follows it, as a
+// One write at a time (append, its sync, then the commit that follows it, as a
 // single client's creates go) does not write the state file per commit; the newest committed
 // id is written when the log is dropped and read back after a reopen.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
