@@ -14,6 +14,7 @@ mod controller_client;
 mod corrupt;
 mod crud;
 mod custom_resource_definitions;
+mod custom_resources;
 mod decode;
 mod decode_fuzz;
 mod decode_limits;
