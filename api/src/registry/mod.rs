@@ -57,6 +57,7 @@ pub use stored_json::StoredJsonError;
 pub use strategy::Strategy;
 pub use strategy::has_finalizers;
 pub(crate) use subresource::Parent;
+pub use subresource::ScalePaths;
 pub use subresource::Subresource;
 pub use subresource::subresource_kind;
 

@@ -146,10 +146,12 @@ pub struct Store {
 }
 
 /// What a store of a custom kind knows of its definition.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CustomKind {
     /// The definition is being deleted: its objects are going, no new one may come.
     pub terminating: bool,
+    /// Where its Scale reads and writes, when the version serves `scale`.
+    pub scale: Option<super::ScalePaths>,
 }
 
 fn rfc3339(now: DateTime<Utc>) -> String {
@@ -192,8 +194,8 @@ impl Store {
     }
 
     /// Whether the store serves a custom kind, and what its definition says.
-    pub fn custom(&self) -> Option<CustomKind> {
-        self.custom
+    pub fn custom(&self) -> Option<&CustomKind> {
+        self.custom.as_ref()
     }
 
     /// The store, drawing uids and generated names (also those of the objects its writes

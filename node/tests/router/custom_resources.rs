@@ -252,3 +252,69 @@ async fn a_terminating_definition_refuses_new_objects() {
     let gone = admin_call(&app, "DELETE", &format!("{WIDGETS}/w1"), None).await;
     assert_eq!(gone.status, StatusCode::OK, "{}", gone.text());
 }
+
+// CHECKLIST: none.
+#[tokio::test]
+async fn a_custom_scale_reads_and_writes_the_definitions_paths() {
+    let flavor = Flavor::Kubernetes;
+    let (app, _) = app_in(flavor).await;
+    let mut crd: Value = serde_json::from_str(&widgets(flavor)).expect("json");
+    crd["metadata"]["finalizers"] = json!([]);
+    for version in crd["spec"]["versions"].as_array_mut().into_iter().flatten() {
+        version["subresources"]["scale"] = json!({
+            "specReplicasPath": ".spec.size",
+            "statusReplicasPath": ".status.count",
+            "labelSelectorPath": ".status.selector",
+        });
+        version["schema"]["openAPIV3Schema"]["properties"]["status"]["properties"] = json!({
+            "count": {"type": "integer"}, "selector": {"type": "string"}});
+    }
+    created(&app, &crds(flavor), &crd.to_string()).await;
+    establish(&app, flavor, "widgets.stable.example.com").await;
+    until_answers(&app, WIDGETS, StatusCode::OK).await;
+    created(&app, WIDGETS, &widget("w1", 2)).await;
+    let status = json!({"apiVersion": "stable.example.com/v1", "kind": "Widget",
+        "metadata": {"name": "w1"}, "status": {"count": 1, "selector": "app=w"}});
+    let reply = send_as(
+        &app,
+        "PATCH",
+        &format!("{WIDGETS}/w1/status"),
+        "application/merge-patch+json",
+        &status.to_string(),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+
+    let scale = fetched(&app, &format!("{WIDGETS}/w1/scale")).await;
+    assert_eq!(scale["apiVersion"], "autoscaling/v1");
+    assert_eq!(scale["spec"]["replicas"], 2);
+    assert_eq!(scale["status"], json!({"replicas": 1, "selector": "app=w"}));
+
+    let mut wanted = scale.clone();
+    wanted["spec"]["replicas"] = 5.into();
+    let reply = admin_call(
+        &app,
+        "PUT",
+        &format!("{WIDGETS}/w1/scale"),
+        Some(&wanted.to_string()),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    assert_eq!(reply.json()["spec"]["replicas"], 5);
+    let widget = fetched(&app, &format!("{WIDGETS}/w1")).await;
+    assert_eq!(widget["spec"]["size"], 5);
+
+    let negative = send_as(
+        &app,
+        "PATCH",
+        &format!("{WIDGETS}/w1"),
+        "application/merge-patch+json",
+        r#"{"spec":{"size":-1}}"#,
+    )
+    .await;
+    let status = assert_status(&negative, 422, "Invalid");
+    assert_eq!(
+        status["details"]["causes"][0]["field"], ".spec.size",
+        "{status}"
+    );
+}

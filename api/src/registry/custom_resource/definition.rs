@@ -14,6 +14,7 @@ use crate::random::RandomSource;
 use crate::registry::CRUD_VERBS;
 use crate::registry::CustomKind;
 use crate::registry::ResourceType;
+use crate::registry::ScalePaths;
 use crate::registry::Scope;
 use crate::registry::StorageLocation;
 use crate::registry::Store;
@@ -122,11 +123,20 @@ fn resource_type(crd: &Value, version: &Value, storage_version: &str) -> Resourc
 
 /// The store of `version` of `crd`, on its own (the storage version's) storage.
 fn store_of(crd: &Value, version: &Value, storage_version: &str) -> Store {
+    let scale = version.pointer("/subresources/scale").map(|scale| {
+        ScalePaths::new(
+            str_at(scale, "/specReplicasPath"),
+            str_at(scale, "/statusReplicasPath"),
+            scale.get("labelSelectorPath").and_then(Value::as_str),
+        )
+    });
     let strategy = CustomResourceStrategy {
         status: version.pointer("/subresources/status").is_some(),
+        scale: scale.clone(),
     };
     let kind = CustomKind {
         terminating: crd.pointer("/metadata/deletionTimestamp").is_some(),
+        scale,
     };
     Store::new(
         resource_type(crd, version, storage_version),
