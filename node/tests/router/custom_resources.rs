@@ -318,3 +318,49 @@ async fn a_custom_scale_reads_and_writes_the_definitions_paths() {
         "{status}"
     );
 }
+
+// CHECKLIST: none.
+#[tokio::test]
+async fn openapi_documents_a_custom_kind_once_established() {
+    let flavor = Flavor::Kubernetes;
+    let (app, _) = app_in(flavor).await;
+    let before = fetched(&app, "/openapi/v3").await;
+    assert!(before["paths"].get("apis/stable.example.com/v1").is_none());
+    created(&app, &crds(flavor), &widgets(flavor)).await;
+    establish(&app, flavor, "widgets.stable.example.com").await;
+    let doc = until_answers(
+        &app,
+        "/openapi/v3/apis/stable.example.com/v1",
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(doc.status, StatusCode::OK, "{}", doc.text());
+    let doc = doc.json();
+    let kind = &doc["components"]["schemas"]["com.example.stable.v1.Widget"];
+    assert_eq!(
+        kind["x-kubernetes-group-version-kind"],
+        json!([{"group": "stable.example.com", "kind": "Widget", "version": "v1"}])
+    );
+    assert_eq!(
+        kind["properties"]["spec"]["properties"]["size"]["type"],
+        "integer"
+    );
+    assert!(kind["properties"]["metadata"].is_object());
+    let paths = doc["paths"].as_object().expect("paths");
+    assert!(
+        paths.contains_key("/apis/stable.example.com/v1/namespaces/{namespace}/widgets/{name}"),
+        "{:?}",
+        paths.keys().collect::<Vec<_>>()
+    );
+    let index = fetched(&app, "/openapi/v3").await;
+    assert!(
+        index["paths"].get("apis/stable.example.com/v1").is_some(),
+        "{index}"
+    );
+    let v2 = fetched(&app, "/openapi/v2").await;
+    assert!(
+        v2["definitions"]
+            .get("com.example.stable.v1.Widget")
+            .is_some()
+    );
+}

@@ -134,9 +134,11 @@ fn store_of(crd: &Value, version: &Value, storage_version: &str) -> Store {
         status: version.pointer("/subresources/status").is_some(),
         scale: scale.clone(),
     };
+    let schema = version.pointer("/schema/openAPIV3Schema").cloned();
     let kind = CustomKind {
         terminating: crd.pointer("/metadata/deletionTimestamp").is_some(),
         scale,
+        schema: Arc::new(schema.unwrap_or_else(|| serde_json::json!({"type": "object"}))),
     };
     Store::new(
         resource_type(crd, version, storage_version),
