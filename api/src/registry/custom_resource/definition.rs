@@ -133,6 +133,13 @@ fn store_of(crd: &Value, version: &Value, storage_version: &str) -> Store {
     let strategy = CustomResourceStrategy {
         status: version.pointer("/subresources/status").is_some(),
         scale: scale.clone(),
+        selectable: (version
+            .get("selectableFields")
+            .and_then(Value::as_array)
+            .into_iter())
+        .flatten()
+        .map(|f| str_at(f, "/jsonPath").to_owned())
+        .collect(),
     };
     let schema = version.pointer("/schema/openAPIV3Schema").cloned();
     let kind = CustomKind {
