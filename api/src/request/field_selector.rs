@@ -297,7 +297,7 @@ mod tests {
         );
         let event = FieldLabels::Only(&[METADATA_NAME, EVENT_SOURCE]);
         assert_eq!(
-            message(parsed("metadata.namespace=x", event)),
+            message(parsed("metadata.namespace=x", event.clone())),
             "field label not supported: metadata.namespace"
         );
         let s = parsed("source=kubelet", event).expect("supported");

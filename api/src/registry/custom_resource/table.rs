@@ -178,9 +178,10 @@ impl CustomResources {
 impl Cache for CustomResources {
     fn replace(&self, _prefix: &str, objects: Vec<(String, Arc<Value>)>) {
         self.update(|definitions, settings| {
-            definitions.clear();
+            let previous = std::mem::take(definitions);
             for (key, crd) in objects {
-                definitions.insert(key, definition(&crd, settings));
+                let built = definition(&crd, settings, previous.get(&key));
+                definitions.insert(key, built);
             }
         });
     }
@@ -190,7 +191,8 @@ impl Cache for CustomResources {
             for event in events {
                 match event {
                     CacheEvent::Upsert { key, object } => {
-                        definitions.insert(key, definition(&object, settings));
+                        let built = definition(&object, settings, definitions.get(&key));
+                        definitions.insert(key, built);
                     }
                     CacheEvent::Delete { key } => {
                         definitions.remove(&key);
