@@ -154,6 +154,8 @@ pub struct CustomKind {
     pub scale: Option<super::ScalePaths>,
     /// The version's `openAPIV3Schema`, as its definition gives it.
     pub schema: std::sync::Arc<Value>,
+    /// The warning every request to a deprecated version answers with.
+    pub deprecation: Option<String>,
 }
 
 fn rfc3339(now: DateTime<Utc>) -> String {

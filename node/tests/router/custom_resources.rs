@@ -408,3 +408,62 @@ async fn field_selectors_take_the_selectable_fields() {
         "\"spec.color\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\""
     );
 }
+
+// CHECKLIST: none.
+#[tokio::test]
+async fn a_deprecated_version_warns_on_every_request() {
+    let flavor = Flavor::Kubernetes;
+    let (app, _) = app_in(flavor).await;
+    let mut crd: Value = serde_json::from_str(&widgets(flavor)).expect("json");
+    crd["metadata"]["finalizers"] = json!([]);
+    crd["spec"]["versions"][0]["deprecated"] = true.into();
+    created(&app, &crds(flavor), &crd.to_string()).await;
+    establish(&app, flavor, "widgets.stable.example.com").await;
+    let beta = "/apis/stable.example.com/v1beta1/namespaces/default/widgets";
+    let listed = until_answers(&app, beta, StatusCode::OK).await;
+    assert_eq!(
+        warnings(&listed),
+        [
+            "299 - \"stable.example.com/v1beta1 Widget is deprecated; use stable.example.com/v1 Widget\""
+        ]
+    );
+    let current = admin_call(&app, "GET", WIDGETS, None).await;
+    assert!(warnings(&current).is_empty());
+
+    crd = fetched(
+        &app,
+        &format!("{}/widgets.stable.example.com", crds(flavor)),
+    )
+    .await;
+    crd["spec"]["versions"][0]["deprecationWarning"] = "beta widgets go away in 2027".into();
+    let reply = admin_call(
+        &app,
+        "PUT",
+        &format!("{}/widgets.stable.example.com", crds(flavor)),
+        Some(&crd.to_string()),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    let created = loop {
+        let reply = admin_call(
+            &app,
+            "POST",
+            beta,
+            Some(&widget("w1", 1).replace("/v1\"", "/v1beta1\"")),
+        )
+        .await;
+        if warnings(&reply).iter().any(|w| w.contains("2027"))
+            || tokio::time::Instant::now() > deadline
+        {
+            break reply;
+        }
+        let _ = admin_call(&app, "DELETE", &format!("{beta}/w1"), None).await;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.text());
+    assert_eq!(
+        warnings(&created),
+        ["299 - \"beta widgets go away in 2027\""]
+    );
+}
