@@ -1,15 +1,18 @@
 //! The runtime cost meter: the `cel` crate has none, so each compiled expression also keeps an
-//! instrumented copy of its syntax in which every identifier, selection, call and literal
-//! list or map is wrapped in a call of the metering function `@c`, which charges the node's
-//! cost against the evaluation's budget before the node runs and cancels the evaluation
-//! (Kubernetes' `operation cancelled: actual cost limit exceeded`) once the budget is spent.
+//! instrumented copy of its syntax in which every call and literal list or map is wrapped in a
+//! call of the metering function `@c`, which charges the node's cost against the evaluation's
+//! budget before the node runs and cancels the evaluation (Kubernetes' `operation cancelled:
+//! actual cost limit exceeded`) once the budget is spent; a cancelled evaluation is reported
+//! as such whatever an enclosing `||` or `&&` made of the error.
 //!
 //! The units follow Kubernetes' (cel-go's) deterministic costs where the engine allows:
-//! - an identifier or a field selection: 1; a literal: 0;
+//! - an identifier or a field selection: 1 (charged by the wrapper that evaluates it, so that
+//!   reading a value does not copy it once more); a literal: 0;
 //! - a list literal: [`LIST_CREATE_COST`]; a map literal: [`MAP_CREATE_COST`];
-//! - a call or operator: 1, plus a tenth of the size of its evaluated arguments (string and
-//!   bytes length, list and map entries; the comprehension accumulator does not count), so
-//!   string and list traversals cost by their length; `&&`, `||`, `?:` are 1 (they are lazy);
+//! - a call or operator: 1, plus a tenth of the size of its evaluated arguments, deep (string
+//!   and bytes length, list and map entries and their elements' sizes; the comprehension
+//!   accumulator does not count), so traversing or copying a value costs by its size;
+//!   `&&`, `||`, `?:` cost 1 and charge only the operands they evaluate;
 //! - indexing, `size`, `type`, `dyn` and the optional accessors: 1;
 //! - a regular-expression function (`matches`, `find`, `findAll`): 1 plus
 //!   `ceil(0.1 × (1 + input length)) × ceil(0.25 × pattern length)`, the length of the regular
@@ -19,6 +22,8 @@
 //!
 //! The arguments of an eager call are evaluated by `@c` itself (each metered on its own), bound
 //! to `@0`, `@1`, ... in an inner scope, measured and charged, and only then is the call run.
+//! Every copy the engine makes of a value passed to a call is so charged by its size, which
+//! bounds the work of one evaluation by its budget.
 
 use std::cell::Cell;
 
@@ -130,6 +135,21 @@ pub(super) fn size_of(value: &cel::Value) -> u64 {
     u64::try_from(n).unwrap_or(u64::MAX)
 }
 
+/// The size of `value` and everything in it: string and bytes length, and for lists and maps
+/// their entries plus the sizes of their elements (what copying the value costs).
+fn deep_size_of(value: &cel::Value) -> u64 {
+    match value {
+        cel::Value::List(l) => l
+            .iter()
+            .fold(size_of(value), |a, v| a.saturating_add(deep_size_of(v))),
+        cel::Value::Map(m) => m
+            .map
+            .values()
+            .fold(size_of(value), |a, v| a.saturating_add(deep_size_of(v))),
+        _ => size_of(value),
+    }
+}
+
 /// The cost of a regular-expression call on `input` bytes with a `pattern` bytes long.
 pub fn regex_cost(input: u64, pattern: u64) -> u64 {
     let traversal = input.saturating_add(1).div_ceil(10);
@@ -160,10 +180,14 @@ pub(super) fn meter(ftx: &FunctionContext) -> Result<cel::Value, ExecutionError>
     for (i, part) in parts.iter().enumerate() {
         let value = cel::Value::resolve(part, ftx.ptx)?;
         let accumulator = matches!(&part.expr, Expr::Ident(name) if name.starts_with('@'));
-        sizes.push(if accumulator { 0 } else { size_of(&value) });
+        let size = match kind {
+            KIND_REGEX => size_of(&value),
+            _ => deep_size_of(&value),
+        };
+        sizes.push(if accumulator { 0 } else { size });
         scope.add_variable_from_value(format!("@{i}"), value);
     }
-    let cost = if kind == KIND_CONSTANT {
+    let own = if kind == KIND_CONSTANT {
         1
     } else if kind == KIND_REGEX {
         match sizes.as_slice() {
@@ -173,120 +197,150 @@ pub(super) fn meter(ftx: &FunctionContext) -> Result<cel::Value, ExecutionError>
     } else {
         call_cost(sizes.iter().fold(0u64, |a, s| a.saturating_add(*s)))
     };
-    charge(cost)?;
+    charge(own.saturating_add(u64::try_from(base).unwrap_or(0)))?;
     cel::Value::resolve(node, &scope)
 }
 
-/// `expr` with every node that costs wrapped in `@c`; `namespaces` are the library
-/// namespaces (`format`, `math`, ...) whose qualified calls keep their target.
+/// `expr` with its costs charged through `@c`; `namespaces` are the library namespaces
+/// (`format`, `math`, ...) whose qualified calls keep their target.
 pub(super) fn instrument(expr: &IdedExpr, namespaces: &[&str]) -> IdedExpr {
-    let wrap = |node: IdedExpr, kind: i64, base: u64, parts: Vec<IdedExpr>| {
-        let mut args = vec![
-            node,
-            int(kind),
-            int(i64::try_from(base).unwrap_or(i64::MAX)),
-        ];
-        args.extend(parts);
-        ided(Expr::Call(CallExpr {
-            func_name: METER_FUNCTION.to_owned(),
-            target: None,
-            args,
-        }))
-    };
-    match &expr.expr {
-        Expr::Unspecified | Expr::Literal(_) => expr.clone(),
-        Expr::Ident(name) if name.starts_with('@') => expr.clone(),
-        Expr::Ident(_) => wrap(expr.clone(), KIND_FLAT, 1, Vec::new()),
-        Expr::Select(select) => {
-            let mut select = select.clone();
-            select.operand = Box::new(instrument(&select.operand, namespaces));
-            wrap(ided(Expr::Select(select)), KIND_FLAT, 1, Vec::new())
-        }
-        Expr::List(list) => {
-            let mut list = list.clone();
-            list.elements = list
-                .elements
-                .iter()
-                .map(|e| instrument(e, namespaces))
-                .collect();
-            wrap(
-                ided(Expr::List(list)),
-                KIND_FLAT,
-                LIST_CREATE_COST,
-                Vec::new(),
-            )
-        }
-        Expr::Map(map) => {
-            let mut map = map.clone();
-            for entry in &mut map.entries {
-                if let EntryExpr::MapEntry(e) = &mut entry.expr {
-                    e.key = instrument(&e.key, namespaces);
-                    e.value = instrument(&e.value, namespaces);
-                }
-            }
-            wrap(ided(Expr::Map(map)), KIND_FLAT, MAP_CREATE_COST, Vec::new())
-        }
-        Expr::Struct(_) => expr.clone(),
-        Expr::Comprehension(c) => {
-            let mut c = c.clone();
-            for part in [
-                &mut c.iter_range,
-                &mut c.accu_init,
-                &mut c.loop_cond,
-                &mut c.loop_step,
-                &mut c.result,
-            ] {
-                *part = instrument(part, namespaces);
-            }
-            ided(Expr::Comprehension(c))
-        }
-        Expr::Call(call) => instrument_call(call, namespaces, wrap),
-    }
+    let (expr, pending) = Instrument { namespaces }.node(expr);
+    flat(expr, pending)
 }
 
-fn instrument_call(
-    call: &CallExpr,
-    namespaces: &[&str],
-    wrap: impl Fn(IdedExpr, i64, u64, Vec<IdedExpr>) -> IdedExpr,
-) -> IdedExpr {
-    if LAZY.contains(&call.func_name.as_str()) {
-        let mut lazy = call.clone();
-        lazy.args = call
-            .args
-            .iter()
-            .map(|a| instrument(a, namespaces))
-            .collect();
-        return wrap(ided(Expr::Call(lazy)), KIND_FLAT, 1, Vec::new());
+/// `node` charged `base` when it runs (itself when there is nothing to charge).
+fn flat(node: IdedExpr, base: u64) -> IdedExpr {
+    if base == 0 {
+        return node;
     }
-    let namespaced = call
-        .target
-        .as_deref()
-        .is_some_and(|t| matches!(&t.expr, Expr::Ident(n) if namespaces.contains(&n.as_str())));
-    let mut parts = Vec::new();
-    let mut bind = |e: &IdedExpr| {
-        let name = format!("@{}", parts.len());
-        parts.push(instrument(e, namespaces));
-        ided(Expr::Ident(name))
-    };
-    let target = match call.target.as_deref() {
-        Some(t) if namespaced => Some(Box::new(t.clone())),
-        Some(t) => Some(Box::new(bind(t))),
-        None => None,
-    };
-    let args = call.args.iter().map(&mut bind).collect();
-    let kind = if REGEX_FUNCTIONS.contains(&call.func_name.as_str()) {
-        KIND_REGEX
-    } else if CONSTANT_COST_FUNCTIONS.contains(&call.func_name.as_str()) {
-        KIND_CONSTANT
-    } else {
-        KIND_SIZED
-    };
-    let synthetic = ided(Expr::Call(CallExpr {
-        func_name: call.func_name.clone(),
-        target,
+    wrap(node, KIND_FLAT, base, Vec::new())
+}
+
+/// `node` wrapped in `@c` with how it is charged.
+fn wrap(node: IdedExpr, kind: i64, base: u64, parts: Vec<IdedExpr>) -> IdedExpr {
+    let mut args = vec![
+        node,
+        int(kind),
+        int(i64::try_from(base).unwrap_or(i64::MAX)),
+    ];
+    args.extend(parts);
+    ided(Expr::Call(CallExpr {
+        func_name: METER_FUNCTION.to_owned(),
+        target: None,
         args,
-    }));
-    wrap(synthetic, kind, 1, parts)
+    }))
+}
+
+/// The rewrite. Identifiers and selections are not wrapped (wrapping them would copy the
+/// values they read): their unit costs are returned as pending and charged by the nearest
+/// wrapper that always runs with them, the call, list or map they are part of, or the
+/// comprehension's initial accumulator for its range, or a wrapper of their own where they
+/// are evaluated lazily.
+struct Instrument<'a> {
+    namespaces: &'a [&'a str],
+}
+
+impl Instrument<'_> {
+    /// The rewritten node and the cost of its unwrapped identifiers and selections.
+    fn node(&self, expr: &IdedExpr) -> (IdedExpr, u64) {
+        match &expr.expr {
+            Expr::Unspecified | Expr::Literal(_) | Expr::Struct(_) => (expr.clone(), 0),
+            Expr::Ident(name) if name.starts_with('@') => (expr.clone(), 0),
+            Expr::Ident(_) => (expr.clone(), 1),
+            Expr::Select(select) => {
+                let mut select = select.clone();
+                let (operand, pending) = self.node(&select.operand);
+                select.operand = Box::new(operand);
+                (ided(Expr::Select(select)), pending.saturating_add(1))
+            }
+            Expr::List(list) => {
+                let mut list = list.clone();
+                let mut pending = 0u64;
+                for element in &mut list.elements {
+                    let (e, p) = self.node(element);
+                    *element = e;
+                    pending = pending.saturating_add(p);
+                }
+                let base = LIST_CREATE_COST.saturating_add(pending);
+                (wrap(ided(Expr::List(list)), KIND_FLAT, base, Vec::new()), 0)
+            }
+            Expr::Map(map) => {
+                let mut map = map.clone();
+                let mut pending = 0u64;
+                for entry in &mut map.entries {
+                    if let EntryExpr::MapEntry(e) = &mut entry.expr {
+                        let (key, p) = self.node(&e.key);
+                        let (value, q) = self.node(&e.value);
+                        e.key = key;
+                        e.value = value;
+                        pending = pending.saturating_add(p).saturating_add(q);
+                    }
+                }
+                let base = MAP_CREATE_COST.saturating_add(pending);
+                (wrap(ided(Expr::Map(map)), KIND_FLAT, base, Vec::new()), 0)
+            }
+            Expr::Comprehension(c) => {
+                let mut c = c.clone();
+                let (range, range_cost) = self.node(&c.iter_range);
+                let (init, init_cost) = self.node(&c.accu_init);
+                c.iter_range = range;
+                c.accu_init = flat(init, range_cost.saturating_add(init_cost));
+                for part in [&mut c.loop_cond, &mut c.loop_step, &mut c.result] {
+                    let (e, p) = self.node(part);
+                    *part = flat(e, p);
+                }
+                (ided(Expr::Comprehension(c)), 0)
+            }
+            Expr::Call(call) => (self.call(call), 0),
+        }
+    }
+
+    fn call(&self, call: &CallExpr) -> IdedExpr {
+        if LAZY.contains(&call.func_name.as_str()) {
+            let mut lazy = call.clone();
+            lazy.args = call
+                .args
+                .iter()
+                .map(|a| {
+                    let (e, p) = self.node(a);
+                    flat(e, p)
+                })
+                .collect();
+            return wrap(ided(Expr::Call(lazy)), KIND_FLAT, 1, Vec::new());
+        }
+        let namespaced = call.target.as_deref().is_some_and(
+            |t| matches!(&t.expr, Expr::Ident(n) if self.namespaces.contains(&n.as_str())),
+        );
+        let mut parts = Vec::new();
+        let mut pending = 0u64;
+        let mut bind = |e: &IdedExpr| {
+            let name = format!("@{}", parts.len());
+            let (part, p) = self.node(e);
+            pending = pending.saturating_add(p);
+            parts.push(part);
+            ided(Expr::Ident(name))
+        };
+        let target = match call.target.as_deref() {
+            Some(t) if namespaced => Some(Box::new(t.clone())),
+            Some(t) => Some(Box::new(bind(t))),
+            None => None,
+        };
+        let args = call.args.iter().map(&mut bind).collect();
+        let name = call.func_name.as_str();
+        let kind = if REGEX_FUNCTIONS.contains(&name) {
+            KIND_REGEX
+        } else if CONSTANT_COST_FUNCTIONS.contains(&name) {
+            KIND_CONSTANT
+        } else {
+            KIND_SIZED
+        };
+        let synthetic = ided(Expr::Call(CallExpr {
+            func_name: call.func_name.clone(),
+            target,
+            args,
+        }));
+        wrap(synthetic, kind, pending, parts)
+    }
 }
 
 fn ided(expr: Expr) -> IdedExpr {

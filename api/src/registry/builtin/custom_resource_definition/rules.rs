@@ -177,7 +177,7 @@ pub(super) fn estimated_costs(schema: &Value, root: &str) -> Vec<FieldError> {
     costs.node(schema, root, Some(1), true, 0);
     let mut errs = costs.errs;
     if costs.total > STATIC_ESTIMATED_CRD_COST_LIMIT {
-        costs.expensive.sort_by(|a, b| b.1.cmp(&a.1));
+        costs.expensive.sort_by_key(|e| std::cmp::Reverse(e.1));
         for (path, _) in costs.expensive.iter().take(MOST_EXPENSIVE) {
             errs.push(FieldError::forbidden(
                 path.clone(),
