@@ -29,6 +29,8 @@ pub mod authorizer;
 #[cfg(test)]
 mod conformance;
 pub mod estimate;
+#[cfg(test)]
+mod estimate_test;
 mod library;
 pub mod meter;
 pub mod rules;

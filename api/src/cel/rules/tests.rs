@@ -337,3 +337,35 @@ fn rules_that_do_not_compile_report_it_per_object() {
         "{errs:?}"
     );
 }
+
+#[test]
+fn embedded_resources_expose_their_type_and_object_meta() {
+    // R-VER-007
+    let rules = compile(&schema(
+        json!({"template": {
+            "type": "object",
+            "x-kubernetes-embedded-resource": true,
+            "x-kubernetes-preserve-unknown-fields": true,
+            "x-kubernetes-validations": [
+                {"rule": "self.kind == 'Pod' && self.metadata.name.startsWith('p')", "message": "a pod named p..."},
+                {"rule": "!has(self.spec)", "message": "unknown fields are not readable"}
+            ]
+        }}),
+        json!([]),
+    ));
+    let pod = object(
+        json!({"template": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p1"}, "spec": {}}}),
+    );
+    assert!(
+        errors(&rules, &pod, None).is_empty(),
+        "{:?}",
+        errors(&rules, &pod, None)
+    );
+    let job = object(
+        json!({"template": {"apiVersion": "v1", "kind": "Job", "metadata": {"name": "p1"}}}),
+    );
+    assert_eq!(
+        errors(&rules, &job, None),
+        vec!["spec.template: Invalid value: \"object\": a pod named p..."]
+    );
+}
