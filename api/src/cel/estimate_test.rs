@@ -1,3 +1,5 @@
+//! Tests of the estimated cost: the schema's bounds, or what one request holds, bound it.
+
 use cel::common::ast::IdedExpr;
 use serde_json::json;
 

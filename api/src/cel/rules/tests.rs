@@ -1,3 +1,6 @@
+//! Tests of `ValidationRules`: Kubernetes' type mapping, correlation, messages, reasons,
+//! field paths, error texts, cost budgets and ratcheting.
+
 use serde_json::Value;
 use serde_json::json;
 
