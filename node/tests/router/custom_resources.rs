@@ -467,3 +467,51 @@ async fn a_deprecated_version_warns_on_every_request() {
         ["299 - \"beta widgets go away in 2027\""]
     );
 }
+
+// CHECKLIST: R-VER-003 (`self` and `oldSelf` in a custom resource's rules).
+#[tokio::test]
+async fn validation_rules_hold_on_create_and_update() {
+    let flavor = Flavor::Kubernetes;
+    let (app, _) = app_in(flavor).await;
+    let mut crd: Value = serde_json::from_str(&widgets(flavor)).expect("json");
+    crd["metadata"]["finalizers"] = json!([]);
+    for version in crd["spec"]["versions"].as_array_mut().into_iter().flatten() {
+        version["schema"]["openAPIV3Schema"]["properties"]["spec"]["x-kubernetes-validations"] = json!([
+            {"rule": "self.size <= 10", "message": "at most ten"},
+            {"rule": "self.size >= oldSelf.size", "message": "size may not shrink"},
+        ]);
+    }
+    created(&app, &crds(flavor), &crd.to_string()).await;
+    establish(&app, flavor, "widgets.stable.example.com").await;
+    until_answers(&app, WIDGETS, StatusCode::OK).await;
+
+    let big = admin_call(&app, "POST", WIDGETS, Some(&widget("big", 11))).await;
+    let status = assert_status(&big, 422, "Invalid");
+    assert_eq!(
+        status["message"],
+        "Widget.stable.example.com \"big\" is invalid: spec: Invalid value: \"object\": at most ten"
+    );
+    created(&app, WIDGETS, &widget("w", 5)).await;
+    let shrink = send_as(
+        &app,
+        "PATCH",
+        &format!("{WIDGETS}/w"),
+        "application/merge-patch+json",
+        r#"{"spec":{"size":4}}"#,
+    )
+    .await;
+    let status = assert_status(&shrink, 422, "Invalid");
+    assert_eq!(
+        status["details"]["causes"][0]["message"],
+        "Invalid value: \"object\": size may not shrink"
+    );
+    let grow = send_as(
+        &app,
+        "PATCH",
+        &format!("{WIDGETS}/w"),
+        "application/merge-patch+json",
+        r#"{"spec":{"size":6}}"#,
+    )
+    .await;
+    assert_eq!(grow.status, StatusCode::OK, "{}", grow.text());
+}

@@ -7,18 +7,29 @@ use std::sync::Arc;
 use serde_json::Value;
 use serde_json::json;
 
+use crate::cel::ValidationRules;
+
 /// One version's compiled parts.
 pub(super) struct Compiled {
     /// The version's `openAPIV3Schema`, as its definition gives it.
     pub schema: Arc<Value>,
+    /// Its `x-kubernetes-validations` rules, if it has any.
+    pub rules: Option<Arc<ValidationRules>>,
 }
 
 impl Compiled {
     /// Compiles `version` (one of a definition's `spec.versions`).
     pub fn new(version: &Value) -> Self {
         let schema = version.pointer("/schema/openAPIV3Schema").cloned();
-        Self {
-            schema: Arc::new(schema.unwrap_or_else(|| json!({"type": "object"}))),
-        }
+        let schema = Arc::new(schema.unwrap_or_else(|| json!({"type": "object"})));
+        // CRD validation bounds what the rules compile from; a failure here is a bug.
+        let rules = match ValidationRules::compile(&schema) {
+            Ok(rules) => (!rules.is_empty()).then(|| Arc::new(rules)),
+            Err(error) => {
+                tracing::error!(%error, "a validated definition's rules do not compile");
+                None
+            }
+        };
+        Self { schema, rules }
     }
 }

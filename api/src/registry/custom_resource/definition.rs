@@ -173,6 +173,7 @@ fn store_of(crd: &Value, version: &Value, storage_version: &str, compiled: &Comp
         .flatten()
         .map(|f| str_at(f, "/jsonPath").to_owned())
         .collect(),
+        rules: compiled.rules.clone(),
     };
     let kind = CustomKind {
         terminating: crd.pointer("/metadata/deletionTimestamp").is_some(),
