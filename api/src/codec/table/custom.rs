@@ -192,9 +192,9 @@ fn cell(kind: &str, item: Item<'_>, now: DateTime<Utc>) -> Value {
             .map_or(Value::Null, Value::from),
         ("number", Value::Number(n)) => n
             .as_i64()
-            .map(Value::from)
-            .or_else(|| n.as_f64().map(number))
-            .unwrap_or(Value::Null),
+            .map(|i| i as f64)
+            .or_else(|| n.as_f64())
+            .map_or(Value::Null, number),
         ("boolean", Value::Bool(b)) => Value::Bool(*b),
         ("date", Value::String(text)) => Value::from(age(text, now)),
         _ => Value::Null,
@@ -219,8 +219,8 @@ fn truncate(f: f64) -> i64 {
 
 /// A float cell, written as Go writes it (`3`, not `3.0`, for an integral one).
 fn number(f: f64) -> Value {
-    const EXACT: f64 = 9_007_199_254_740_992.0;
-    if f.fract() == 0.0 && f.abs() < EXACT {
+    const I64_RANGE: f64 = 9_223_372_036_854_775_808.0;
+    if f.fract() == 0.0 && f.abs() < I64_RANGE {
         Value::from(f as i64)
     } else {
         serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)

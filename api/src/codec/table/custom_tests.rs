@@ -156,8 +156,11 @@ fn missing_paths_and_values_of_another_type_print_empty_cells() {
         json!({"name": "IntAsDate", "type": "date", "jsonPath": ".spec.replicas"}),
         json!({"name": "Unknown", "type": "object", "jsonPath": ".spec.replicas"}),
         json!({"name": "Many", "type": "string", "jsonPath": ".spec.hosts[*]"}),
+        json!({"name": "Wide", "type": "number", "jsonPath": ".spec.wide"}),
     ];
-    let table = table(&columns, &widget("w"));
+    let mut object = widget("w");
+    object["spec"]["wide"] = json!(9_007_199_254_740_993_i64);
+    let table = table(&columns, &object);
     assert_eq!(
         table["rows"][0]["cells"],
         json!([
@@ -176,7 +179,8 @@ fn missing_paths_and_values_of_another_type_print_empty_cells() {
             "<invalid>",
             null,
             null,
-            "a"
+            "a",
+            9_007_199_254_740_992_i64
         ])
     );
 }

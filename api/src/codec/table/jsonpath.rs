@@ -149,7 +149,7 @@ impl Parser<'_> {
     }
 
     fn backup(&mut self) {
-        self.pos -= self.width;
+        self.pos = self.pos.saturating_sub(self.width);
     }
 
     fn peek(&mut self) -> Option<char> {
@@ -302,7 +302,9 @@ impl Parser<'_> {
             }
         }
         let text = self.consume();
-        let inner = text.get(1..text.len() - 1).unwrap_or_default();
+        let inner = text
+            .get(1..text.len().saturating_sub(1))
+            .unwrap_or_default();
         let inner = if inner == "*" { ":" } else { inner };
         let inner = inner.to_owned();
         if inner.contains(',') {
@@ -348,7 +350,10 @@ impl Parser<'_> {
             return Err(error("unclosed array expect ]"));
         }
         let text = self.consume();
-        let text = text.get(..text.len() - 2).unwrap_or_default().to_owned();
+        let text = text
+            .get(..text.len().saturating_sub(2))
+            .unwrap_or_default()
+            .to_owned();
         Ok(match comparison(&text) {
             None => Node::Filter {
                 left: self.nested(&text)?,

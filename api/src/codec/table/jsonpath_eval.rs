@@ -2,8 +2,8 @@
 //! evaluates them on an unstructured object with missing keys allowed: what each node finds,
 //! and which inputs make it fail (and so print an empty cell).
 //!
-//! Every item found and every value visited by a recursive descent spends one unit of a
-//! budget ([`BUDGET`]); an evaluation that runs out fails, so no template can make a replica
+//! Every item found, every value visited by a recursive descent or a filter and every input
+//! copied for a union member spends one unit of a budget ([`BUDGET`]); an evaluation that runs out fails, so no template can make a replica
 //! do more than a bounded amount of work per cell.
 
 use std::cmp::Ordering;
@@ -61,7 +61,11 @@ impl Default for Evaluator {
 
 impl Evaluator {
     fn spend(&mut self) -> Result<(), Failure<'static>> {
-        self.left = self.left.checked_sub(1).ok_or(Failure::Exhausted)?;
+        self.spend_n(1)
+    }
+
+    fn spend_n(&mut self, n: usize) -> Result<(), Failure<'static>> {
+        self.left = self.left.checked_sub(n).ok_or(Failure::Exhausted)?;
         Ok(())
     }
 
@@ -98,6 +102,7 @@ impl Evaluator {
             Node::Union(members) => {
                 let mut out = Vec::new();
                 for member in members {
+                    self.spend_n(input.len())?;
                     match self.list(input.clone(), member) {
                         Ok(found) => {
                             for item in found {
@@ -196,6 +201,7 @@ impl Evaluator {
                 return Err(Failure::Error(input));
             };
             for element in array {
+                self.spend()?;
                 let lefts = self.list(vec![Item::Json(element)], left);
                 let FilterOp::Compare(op) = op else {
                     match lefts {
