@@ -275,7 +275,7 @@ fn evaluation_stops_at_its_budget() {
 fn filters_and_unions_spend_the_budget_on_what_they_scan() {
     let data = json!({"big": vec![json!({}); 20_000]});
     let keys = vec!["'big'"; 40].join(",");
-    let few = format!("{{[{}][?(@.x)]}}", vec!["'big'"; 2].join(","));
+    let few = format!("{{[{}][?(@.x)]}}", ["'big'"; 2].join(","));
     assert_eq!(find(&few, &data), Ok(String::new()));
     let many = format!("{{[{keys}][?(@.x)]}}");
     assert_eq!(find(&many, &data), Err("exhausted".to_owned()));
