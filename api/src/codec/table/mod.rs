@@ -76,11 +76,7 @@ pub(super) fn document(
         headers: true,
     };
     let printer = RequestPrinter::of(context);
-    let list = match printer {
-        RequestPrinter::BuiltIn(_) => super::is_list(value),
-        RequestPrinter::Custom(..) => custom::is_list(value),
-    };
-    Ok(if list {
+    Ok(if printer.is_list(value) {
         printer.list(value, options, context.now)
     } else {
         printer.object(value, options, context.now)
@@ -103,6 +99,14 @@ impl RequestPrinter {
             None => Self::BuiltIn(
                 TablePrinters::of(context.flavor).printer(&context.group, &context.resource),
             ),
+        }
+    }
+
+    /// Whether `value` is a list of what the printer prints.
+    fn is_list(&self, value: &Value) -> bool {
+        match self {
+            Self::BuiltIn(_) => super::is_list(value),
+            Self::Custom(..) => custom::is_list(value),
         }
     }
 
