@@ -515,3 +515,37 @@ async fn validation_rules_hold_on_create_and_update() {
     .await;
     assert_eq!(grow.status, StatusCode::OK, "{}", grow.text());
 }
+
+// CHECKLIST: R-RES-040 (Tables of a kind's columns).
+#[tokio::test]
+async fn tables_print_the_definitions_columns() {
+    let flavor = Flavor::Kubernetes;
+    let (app, _) = app_in(flavor).await;
+    let mut crd: Value = serde_json::from_str(&widgets(flavor)).expect("json");
+    crd["metadata"]["finalizers"] = json!([]);
+    crd["spec"]["versions"][1]["additionalPrinterColumns"] = json!([
+        {"name": "Size", "type": "integer", "jsonPath": ".spec.size"},
+        {"name": "Ready", "type": "boolean", "jsonPath": ".status.ready", "priority": 1},
+    ]);
+    created(&app, &crds(flavor), &crd.to_string()).await;
+    establish(&app, flavor, "widgets.stable.example.com").await;
+    until_answers(&app, WIDGETS, StatusCode::OK).await;
+    created(&app, WIDGETS, &widget("w1", 3)).await;
+    let table = "application/json;as=Table;g=meta.k8s.io;v=v1";
+    let listed = get_with(&app, WIDGETS, &[("accept", table)]).await;
+    assert_eq!(listed.status, StatusCode::OK, "{}", listed.text());
+    let listed = listed.json();
+    assert_eq!(listed["kind"], "Table");
+    let names: Vec<&str> = (listed["columnDefinitions"].as_array().into_iter().flatten())
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    assert_eq!(names, ["Name", "Size", "Ready"]);
+    assert_eq!(listed["rows"][0]["cells"], json!(["w1", 3, null]));
+    // The other version has no columns: Kubernetes' default Age.
+    let beta = "/apis/stable.example.com/v1beta1/namespaces/default/widgets/w1";
+    let one = get_with(&app, beta, &[("accept", table)]).await.json();
+    let names: Vec<&str> = (one["columnDefinitions"].as_array().into_iter().flatten())
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    assert_eq!(names, ["Name", "Age"]);
+}

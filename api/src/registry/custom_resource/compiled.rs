@@ -8,6 +8,7 @@ use serde_json::Value;
 use serde_json::json;
 
 use crate::cel::ValidationRules;
+use crate::codec::CustomColumns;
 
 /// One version's compiled parts.
 pub(super) struct Compiled {
@@ -15,6 +16,8 @@ pub(super) struct Compiled {
     pub schema: Arc<Value>,
     /// Its `x-kubernetes-validations` rules, if it has any.
     pub rules: Option<Arc<ValidationRules>>,
+    /// Its printer columns.
+    pub columns: Arc<CustomColumns>,
 }
 
 impl Compiled {
@@ -30,6 +33,14 @@ impl Compiled {
                 None
             }
         };
-        Self { schema, rules }
+        let columns = (version
+            .get("additionalPrinterColumns")
+            .and_then(Value::as_array))
+        .map_or(&[][..], Vec::as_slice);
+        Self {
+            schema,
+            rules,
+            columns: Arc::new(CustomColumns::compile(columns)),
+        }
     }
 }

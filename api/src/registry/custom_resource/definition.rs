@@ -180,6 +180,7 @@ fn store_of(crd: &Value, version: &Value, storage_version: &str, compiled: &Comp
         scale,
         schema: compiled.schema.clone(),
         deprecation: deprecation_warning(crd, version),
+        columns: compiled.columns.clone(),
     };
     Store::new(
         resource_type(crd, version, storage_version),
