@@ -37,6 +37,24 @@ fn widgets(flavor: Flavor) -> String {
     .to_string()
 }
 
+/// [`widgets`] without its finalizer, each version changed by `change` (with its index).
+fn widgets_where(flavor: Flavor, change: impl Fn(usize, &mut Value)) -> Value {
+    let mut crd: Value = serde_json::from_str(&widgets(flavor)).expect("json");
+    crd["metadata"]["finalizers"] = json!([]);
+    for (i, version) in (crd["spec"]["versions"].as_array_mut().into_iter().flatten()).enumerate() {
+        change(i, version);
+    }
+    crd
+}
+
+/// Creates `crd` (a widgets definition), establishes it and waits until widgets are served.
+async fn serve(app: &Router, flavor: Flavor, crd: &Value) {
+    created(app, &crds(flavor), &crd.to_string()).await;
+    establish(app, flavor, "widgets.stable.example.com").await;
+    let served = until_answers(app, WIDGETS, StatusCode::OK).await;
+    assert_eq!(served.status, StatusCode::OK, "{}", served.text());
+}
+
 fn crds(flavor: Flavor) -> String {
     format!(
         "/apis/apiextensions.{}/v1/customresourcedefinitions",
@@ -227,9 +245,8 @@ async fn discovery_lists_an_established_kind() {
 async fn a_terminating_definition_refuses_new_objects() {
     let flavor = Flavor::Kubernetes;
     let (app, _) = app_in(flavor).await;
-    created(&app, &crds(flavor), &widgets(flavor)).await;
-    establish(&app, flavor, "widgets.stable.example.com").await;
-    until_answers(&app, WIDGETS, StatusCode::OK).await;
+    let crd: Value = serde_json::from_str(&widgets(flavor)).expect("json");
+    serve(&app, flavor, &crd).await;
     created(&app, WIDGETS, &widget("w1", 1)).await;
     let path = format!("{}/widgets.stable.example.com", crds(flavor));
     let deleted = admin_call(&app, "DELETE", &path, None).await;
@@ -258,9 +275,7 @@ async fn a_terminating_definition_refuses_new_objects() {
 async fn a_custom_scale_reads_and_writes_the_definitions_paths() {
     let flavor = Flavor::Kubernetes;
     let (app, _) = app_in(flavor).await;
-    let mut crd: Value = serde_json::from_str(&widgets(flavor)).expect("json");
-    crd["metadata"]["finalizers"] = json!([]);
-    for version in crd["spec"]["versions"].as_array_mut().into_iter().flatten() {
+    let crd = widgets_where(flavor, |_, version| {
         version["subresources"]["scale"] = json!({
             "specReplicasPath": ".spec.size",
             "statusReplicasPath": ".status.count",
@@ -268,10 +283,8 @@ async fn a_custom_scale_reads_and_writes_the_definitions_paths() {
         });
         version["schema"]["openAPIV3Schema"]["properties"]["status"]["properties"] = json!({
             "count": {"type": "integer"}, "selector": {"type": "string"}});
-    }
-    created(&app, &crds(flavor), &crd.to_string()).await;
-    establish(&app, flavor, "widgets.stable.example.com").await;
-    until_answers(&app, WIDGETS, StatusCode::OK).await;
+    });
+    serve(&app, flavor, &crd).await;
     created(&app, WIDGETS, &widget("w1", 2)).await;
     let status = json!({"apiVersion": "stable.example.com/v1", "kind": "Widget",
         "metadata": {"name": "w1"}, "status": {"count": 1, "selector": "app=w"}});
@@ -370,14 +383,10 @@ async fn openapi_documents_a_custom_kind_once_established() {
 async fn field_selectors_take_the_selectable_fields() {
     let flavor = Flavor::Kubernetes;
     let (app, _) = app_in(flavor).await;
-    let mut crd: Value = serde_json::from_str(&widgets(flavor)).expect("json");
-    crd["metadata"]["finalizers"] = json!([]);
-    for version in crd["spec"]["versions"].as_array_mut().into_iter().flatten() {
+    let crd = widgets_where(flavor, |_, version| {
         version["selectableFields"] = json!([{"jsonPath": ".spec.size"}]);
-    }
-    created(&app, &crds(flavor), &crd.to_string()).await;
-    establish(&app, flavor, "widgets.stable.example.com").await;
-    until_answers(&app, WIDGETS, StatusCode::OK).await;
+    });
+    serve(&app, flavor, &crd).await;
     created(&app, WIDGETS, &widget("small", 1)).await;
     created(&app, WIDGETS, &widget("big", 9)).await;
     let names = |list: Value| -> Vec<String> {
@@ -414,11 +423,10 @@ async fn field_selectors_take_the_selectable_fields() {
 async fn a_deprecated_version_warns_on_every_request() {
     let flavor = Flavor::Kubernetes;
     let (app, _) = app_in(flavor).await;
-    let mut crd: Value = serde_json::from_str(&widgets(flavor)).expect("json");
-    crd["metadata"]["finalizers"] = json!([]);
-    crd["spec"]["versions"][0]["deprecated"] = true.into();
-    created(&app, &crds(flavor), &crd.to_string()).await;
-    establish(&app, flavor, "widgets.stable.example.com").await;
+    let crd = widgets_where(flavor, |i, version| {
+        version["deprecated"] = (i == 0).into();
+    });
+    serve(&app, flavor, &crd).await;
     let beta = "/apis/stable.example.com/v1beta1/namespaces/default/widgets";
     let listed = until_answers(&app, beta, StatusCode::OK).await;
     assert_eq!(
@@ -430,7 +438,7 @@ async fn a_deprecated_version_warns_on_every_request() {
     let current = admin_call(&app, "GET", WIDGETS, None).await;
     assert!(warnings(&current).is_empty());
 
-    crd = fetched(
+    let mut crd = fetched(
         &app,
         &format!("{}/widgets.stable.example.com", crds(flavor)),
     )
@@ -473,17 +481,13 @@ async fn a_deprecated_version_warns_on_every_request() {
 async fn validation_rules_hold_on_create_and_update() {
     let flavor = Flavor::Kubernetes;
     let (app, _) = app_in(flavor).await;
-    let mut crd: Value = serde_json::from_str(&widgets(flavor)).expect("json");
-    crd["metadata"]["finalizers"] = json!([]);
-    for version in crd["spec"]["versions"].as_array_mut().into_iter().flatten() {
+    let crd = widgets_where(flavor, |_, version| {
         version["schema"]["openAPIV3Schema"]["properties"]["spec"]["x-kubernetes-validations"] = json!([
             {"rule": "self.size <= 10", "message": "at most ten"},
             {"rule": "self.size >= oldSelf.size", "message": "size may not shrink"},
         ]);
-    }
-    created(&app, &crds(flavor), &crd.to_string()).await;
-    establish(&app, flavor, "widgets.stable.example.com").await;
-    until_answers(&app, WIDGETS, StatusCode::OK).await;
+    });
+    serve(&app, flavor, &crd).await;
 
     let big = admin_call(&app, "POST", WIDGETS, Some(&widget("big", 11))).await;
     let status = assert_status(&big, 422, "Invalid");
@@ -521,15 +525,15 @@ async fn validation_rules_hold_on_create_and_update() {
 async fn tables_print_the_definitions_columns() {
     let flavor = Flavor::Kubernetes;
     let (app, _) = app_in(flavor).await;
-    let mut crd: Value = serde_json::from_str(&widgets(flavor)).expect("json");
-    crd["metadata"]["finalizers"] = json!([]);
-    crd["spec"]["versions"][1]["additionalPrinterColumns"] = json!([
-        {"name": "Size", "type": "integer", "jsonPath": ".spec.size"},
-        {"name": "Ready", "type": "boolean", "jsonPath": ".status.ready", "priority": 1},
-    ]);
-    created(&app, &crds(flavor), &crd.to_string()).await;
-    establish(&app, flavor, "widgets.stable.example.com").await;
-    until_answers(&app, WIDGETS, StatusCode::OK).await;
+    let crd = widgets_where(flavor, |i, version| {
+        if i == 1 {
+            version["additionalPrinterColumns"] = json!([
+                {"name": "Size", "type": "integer", "jsonPath": ".spec.size"},
+                {"name": "Ready", "type": "boolean", "jsonPath": ".status.ready", "priority": 1},
+            ]);
+        }
+    });
+    serve(&app, flavor, &crd).await;
     created(&app, WIDGETS, &widget("w1", 3)).await;
     let table = "application/json;as=Table;g=meta.k8s.io;v=v1";
     let listed = get_with(&app, WIDGETS, &[("accept", table)]).await;

@@ -26,6 +26,8 @@ use super::Args;
 use super::max_level;
 use super::ms;
 use super::report;
+use super::rounds::p50;
+use super::rounds::rate;
 
 /// The collection of the written Deployments.
 const DEPLOYMENTS: &str = "/apis/apps/v1/namespaces/default/deployments";
@@ -221,22 +223,6 @@ pub async fn run(args: &Args) -> Result<String, HarnessError> {
         }
     }
     Ok(table(args, &results))
-}
-
-/// Mean ops/s over the rounds and its range.
-fn rate(runs: &[LevelResult]) -> (f64, f64, f64) {
-    let rates: Vec<f64> = runs.iter().map(LevelResult::per_second).collect();
-    let mean = rates.iter().sum::<f64>() / rates.len().max(1) as f64;
-    let low = rates.iter().copied().fold(f64::INFINITY, f64::min);
-    let high = rates.iter().copied().fold(0.0, f64::max);
-    (mean, low, high)
-}
-
-/// The median of the rounds' p50 latencies.
-fn p50(runs: &[LevelResult]) -> Option<Duration> {
-    let mut all: Vec<Duration> = runs.iter().filter_map(|r| r.percentile(50.0)).collect();
-    all.sort_unstable();
-    load::percentile(&all, 50.0)
 }
 
 /// The markdown table: per level, each way's mean ops/s (range) and p50, and apply's ratio to

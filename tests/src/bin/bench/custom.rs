@@ -21,6 +21,8 @@ use serde_json::json;
 use super::Args;
 use super::ms;
 use super::report;
+use super::rounds::p50;
+use super::rounds::rate;
 
 /// The ten CEL rules of the ruled definition, on its `spec`.
 const RULES: [&str; 10] = [
@@ -206,18 +208,6 @@ pub async fn run(args: &Args) -> Result<String, HarnessError> {
     Ok(table(args, &results))
 }
 
-/// Mean ops/s over the rounds.
-fn rate(runs: &[LevelResult]) -> f64 {
-    runs.iter().map(LevelResult::per_second).sum::<f64>() / runs.len().max(1) as f64
-}
-
-/// The median of the rounds' p50 latencies.
-fn p50(runs: &[LevelResult]) -> Option<Duration> {
-    let mut all: Vec<Duration> = runs.iter().filter_map(|r| r.percentile(50.0)).collect();
-    all.sort_unstable();
-    load::percentile(&all, 50.0)
-}
-
 /// The markdown table: per level, each way's mean creates/s and p50, and the ratios of the
 /// ruled kind to the plain one and of the plain one to ConfigMaps.
 fn table(args: &Args, results: &[Vec<Vec<LevelResult>>]) -> String {
@@ -228,7 +218,7 @@ fn table(args: &Args, results: &[Vec<Vec<LevelResult>>]) -> String {
     );
     let _ = writeln!(out, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (l, clients) in args.levels.iter().enumerate() {
-        let rates: Vec<f64> = results[l].iter().map(|runs| rate(runs)).collect();
+        let rates: Vec<f64> = results[l].iter().map(|runs| rate(runs).0).collect();
         let ratio = |a: f64, b: f64| {
             if b > 0.0 {
                 format!("{:.2}", a / b)

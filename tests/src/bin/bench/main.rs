@@ -27,6 +27,7 @@ mod cpu;
 mod custom;
 mod etcd;
 mod failover;
+mod rounds;
 
 use std::fmt::Write as _;
 use std::process::ExitCode;
