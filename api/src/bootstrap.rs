@@ -69,7 +69,7 @@ pub async fn ensure_api_service(
         .with_service_ranges(flavor, ranges)
         .with_random(random);
     let store = registry
-        .lookup("", "v1", "services")
+        .builtin_store("", "v1", "services")
         .ok_or_else(|| ApiError::Internal("services are not served".into()))?;
     let name = flavor.api_service_name();
     // Look first: a second create would fail on the taken IP before it finds the name taken.

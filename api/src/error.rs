@@ -175,6 +175,15 @@ pub enum ApiError {
         /// The object's name, if the request named one.
         name: String,
     },
+    /// 405 MethodNotAllowed: the custom resource's definition is being deleted, so `verb`
+    /// (a create) is refused, as kube-apiserver words it.
+    #[error("{verb} not allowed while custom resource definition is terminating")]
+    DefinitionTerminating {
+        /// The custom resource.
+        resource: GroupResource,
+        /// The refused verb.
+        verb: String,
+    },
     /// 413 RequestEntityTooLarge: the body is larger than `limit` bytes.
     #[error("Request entity too large: limit is {limit}")]
     RequestEntityTooLarge {
@@ -412,7 +421,9 @@ impl ApiError {
             Self::Invalid { .. } | Self::PatchNotApplicable(_) => StatusCode::UNPROCESSABLE_ENTITY,
             Self::PatchTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
-            Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
+            Self::MethodNotAllowed { .. } | Self::DefinitionTerminating { .. } => {
+                StatusCode::METHOD_NOT_ALLOWED
+            }
             Self::NotAcceptable { .. } => StatusCode::NOT_ACCEPTABLE,
             Self::UnsupportedMediaType { .. } => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::RequestEntityTooLarge { .. } | Self::ObjectTooLarge { .. } => {
@@ -448,7 +459,9 @@ impl ApiError {
             Self::Invalid { .. } | Self::PatchNotApplicable(_) => "Invalid",
             Self::PatchTooLarge(_) => "RequestEntityTooLarge",
             Self::BadRequest(_) => "BadRequest",
-            Self::MethodNotAllowed { .. } => "MethodNotAllowed",
+            Self::MethodNotAllowed { .. } | Self::DefinitionTerminating { .. } => {
+                "MethodNotAllowed"
+            }
             Self::NotAcceptable { .. } => "NotAcceptable",
             Self::UnsupportedMediaType { .. } => "UnsupportedMediaType",
             Self::RequestEntityTooLarge { .. } | Self::ObjectTooLarge { .. } => {
@@ -486,6 +499,7 @@ impl ApiError {
             | Self::AlreadyExists { resource, name }
             | Self::Conflict { resource, name, .. }
             | Self::MethodNotAllowed { resource, name } => Some(resource_details(resource, name)),
+            Self::DefinitionTerminating { resource, .. } => Some(resource_details(resource, "")),
             Self::Forbidden { resource, name, .. } => {
                 let r = resource.clone().unwrap_or_default();
                 Some(resource_details(&r, name))

@@ -101,8 +101,17 @@ pub fn router(storage: Arc<dyn Storage>, config: ApiConfig) -> Router {
         .with_service_ranges(config.flavor, config.service_ranges)
         .with_max_object_bytes(config.max_object_bytes)
         .with_random(&config.random);
-    let discovery = Arc::new(Discovery::new(&registry, config.flavor));
     let registry = Arc::new(registry);
+    if let Some(crds) = registry.builtin_store(
+        &format!("apiextensions.{}", config.flavor.group_domain()),
+        "v1",
+        "customresourcedefinitions",
+    ) {
+        registry
+            .custom_resources()
+            .follow(storage.clone(), crds.resource().key_prefix());
+    }
+    let discovery = Arc::new(Discovery::new(registry.clone(), config.flavor));
     let flow_control = FlowControl::new(
         config.flavor,
         config.flow_control,
@@ -191,7 +200,7 @@ async fn version() -> Response {
 
 /// A discovery document, or 304 when the client has it; `ETag` on both, and `Vary: Accept`
 /// where `Accept` picks between the legacy and the aggregated form.
-fn discovery_response(answer: &Answer<'_>) -> Response {
+fn discovery_response(answer: &Answer) -> Response {
     let mut response = if answer.not_modified {
         StatusCode::NOT_MODIFIED.into_response()
     } else {
@@ -199,7 +208,7 @@ fn discovery_response(answer: &Answer<'_>) -> Response {
     };
     let headers = response.headers_mut();
     if !answer.not_modified {
-        headers.insert(header::CONTENT_TYPE, header_value(answer.content_type));
+        headers.insert(header::CONTENT_TYPE, header_value(&answer.content_type));
     }
     headers.insert(header::ETAG, header_value(&answer.document.etag));
     if answer.varies_by_accept {

@@ -8,7 +8,6 @@ use serde_json::json;
 use super::legacy::named_groups;
 use super::legacy::versions;
 use crate::flavor::Flavor;
-use crate::registry::Registry;
 use crate::registry::ResourceType;
 use crate::registry::subresource_kind;
 use crate::registry::subresource_verbs;
@@ -61,13 +60,12 @@ fn resource(r: &ResourceType, flavor: Flavor) -> Value {
 }
 
 /// One `APIGroupDiscovery` (the core group has no name).
-fn group(registry: &Registry, flavor: Flavor, name: &str) -> Value {
-    let versions: Vec<Value> = versions(registry, name)
+fn group(served: &[ResourceType], flavor: Flavor, name: &str) -> Value {
+    let versions: Vec<Value> = versions(served, name)
         .into_iter()
         .map(|version| {
-            let resources: Vec<Value> = registry
-                .stores()
-                .map(|s| s.resource())
+            let resources: Vec<Value> = served
+                .iter()
                 .filter(|r| r.group == name && r.version == version)
                 .map(|r| resource(r, flavor))
                 .collect();
@@ -91,15 +89,15 @@ fn list(flavor: Flavor, items: Vec<Value>) -> Value {
 }
 
 /// The aggregated document of `/api`: the core group.
-pub fn core(registry: &Registry, flavor: Flavor) -> Value {
-    list(flavor, vec![group(registry, flavor, "")])
+pub fn core(served: &[ResourceType], flavor: Flavor) -> Value {
+    list(flavor, vec![group(served, flavor, "")])
 }
 
 /// The aggregated document of `/apis`: every served named group.
-pub fn named(registry: &Registry, flavor: Flavor) -> Value {
-    let items = named_groups(registry)
+pub fn named(served: &[ResourceType], flavor: Flavor) -> Value {
+    let items = named_groups(served)
         .into_iter()
-        .map(|g| group(registry, flavor, g))
+        .map(|g| group(served, flavor, g))
         .collect();
     list(flavor, items)
 }
@@ -110,7 +108,8 @@ mod tests {
 
     #[test]
     fn apps_deployments_in_the_kubernetes_shape() {
-        let registry = Registry::builtin(Flavor::Kubernetes);
+        let registry = crate::registry::Registry::builtin(Flavor::Kubernetes);
+        let registry = registry.served_types();
         let doc = named(&registry, Flavor::Kubernetes);
         assert_eq!(doc["apiVersion"], "apidiscovery.k8s.io/v2");
         let apps = doc["items"]

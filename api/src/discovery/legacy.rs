@@ -14,7 +14,6 @@ use sha2::Digest;
 use sha2::Sha256;
 
 use crate::flavor::Flavor;
-use crate::registry::Registry;
 use crate::registry::ResourceType;
 use crate::registry::subresource_kind;
 use crate::registry::subresource_verbs;
@@ -25,11 +24,6 @@ use crate::registry::subresource_verbs;
 pub fn storage_version_hash(group: &str, version: &str, kind: &str) -> String {
     let digest = Sha256::digest(format!("{group}/{version}/{kind}").as_bytes());
     STANDARD.encode(&digest[..8])
-}
-
-/// The served resource types in priority order.
-fn served(registry: &Registry) -> impl Iterator<Item = &ResourceType> {
-    registry.stores().map(|s| s.resource())
 }
 
 fn resource_entry(r: &ResourceType) -> Value {
@@ -80,13 +74,16 @@ fn subresource_entries(r: &ResourceType, flavor: Flavor) -> impl Iterator<Item =
 /// The `APIResourceList` of `group`/`version` (empty group: core) in `flavor`, if anything is
 /// served there.
 pub fn resource_list(
-    registry: &Registry,
+    served: &[ResourceType],
     flavor: Flavor,
     group: &str,
     version: &str,
 ) -> Option<Value> {
     let mut resources = Vec::new();
-    for r in served(registry).filter(|r| r.group == group && r.version == version) {
+    for r in served
+        .iter()
+        .filter(|r| r.group == group && r.version == version)
+    {
         resources.push(resource_entry(r));
         resources.extend(subresource_entries(r, flavor));
     }
@@ -107,9 +104,9 @@ pub fn resource_list(
 }
 
 /// The served versions of `group` (empty: core), in priority order.
-pub fn versions<'a>(registry: &'a Registry, group: &str) -> Vec<&'a str> {
+pub fn versions<'a>(served: &'a [ResourceType], group: &str) -> Vec<&'a str> {
     let mut versions: Vec<&str> = Vec::new();
-    for r in served(registry).filter(|r| r.group == group) {
+    for r in served.iter().filter(|r| r.group == group) {
         if !versions.contains(&r.version.as_str()) {
             versions.push(&r.version);
         }
@@ -118,9 +115,9 @@ pub fn versions<'a>(registry: &'a Registry, group: &str) -> Vec<&'a str> {
 }
 
 /// The served named groups, in priority order.
-pub fn named_groups(registry: &Registry) -> Vec<&str> {
+pub fn named_groups(served: &[ResourceType]) -> Vec<&str> {
     let mut groups: Vec<&str> = Vec::new();
-    for r in served(registry).filter(|r| !r.group.is_empty()) {
+    for r in served.iter().filter(|r| !r.group.is_empty()) {
         if !groups.contains(&r.group.as_str()) {
             groups.push(&r.group);
         }
@@ -129,12 +126,12 @@ pub fn named_groups(registry: &Registry) -> Vec<&str> {
 }
 
 /// The `APIVersions` of the core group.
-pub fn core_versions(registry: &Registry) -> Value {
-    json!({"kind": "APIVersions", "versions": versions(registry, "")})
+pub fn core_versions(served: &[ResourceType]) -> Value {
+    json!({"kind": "APIVersions", "versions": versions(served, "")})
 }
 
-fn group_entry(registry: &Registry, name: &str) -> Value {
-    let versions: Vec<Value> = versions(registry, name)
+fn group_entry(served: &[ResourceType], name: &str) -> Value {
+    let versions: Vec<Value> = versions(served, name)
         .iter()
         .map(|v| json!({"groupVersion": format!("{name}/{v}"), "version": v}))
         .collect();
@@ -143,17 +140,17 @@ fn group_entry(registry: &Registry, name: &str) -> Value {
 }
 
 /// The `APIGroupList` of the named groups.
-pub fn group_list(registry: &Registry) -> Value {
-    let groups: Vec<Value> = named_groups(registry)
+pub fn group_list(served: &[ResourceType]) -> Value {
+    let groups: Vec<Value> = named_groups(served)
         .into_iter()
-        .map(|g| group_entry(registry, g))
+        .map(|g| group_entry(served, g))
         .collect();
     json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
 }
 
 /// The `APIGroup` of a served named `group`.
-pub fn group(registry: &Registry, group: &str) -> Value {
-    let mut entry = group_entry(registry, group);
+pub fn group(served: &[ResourceType], group: &str) -> Value {
+    let mut entry = group_entry(served, group);
     entry["kind"] = "APIGroup".into();
     entry["apiVersion"] = "v1".into();
     entry
@@ -172,7 +169,8 @@ mod tests {
 
     #[test]
     fn core_documents_come_from_the_table() {
-        let registry = Registry::builtin(Flavor::Platform);
+        let registry = crate::registry::Registry::builtin(Flavor::Platform);
+        let registry = registry.served_types();
         assert_eq!(core_versions(&registry)["versions"], json!(["v1"]));
         let list = resource_list(&registry, Flavor::Platform, "", "v1").expect("core v1");
         let find = |name: &str| {

@@ -35,7 +35,7 @@ pub async fn ensure_flow_control_objects(
     let group = format!("flowcontrol.apiserver.{}", flavor.group_domain());
     let store = |plural| {
         registry
-            .lookup(&group, "v1", plural)
+            .builtin_store(&group, "v1", plural)
             .ok_or_else(|| ApiError::Internal(format!("{plural} are not served")))
     };
     let (schemas, levels) = (store("flowschemas")?, store("prioritylevelconfigurations")?);

@@ -165,7 +165,7 @@ impl FlowControl {
         let group = format!("flowcontrol.apiserver.{}", self.flavor.group_domain());
         let prefix = |plural| {
             self.registry
-                .lookup(&group, "v1", plural)
+                .builtin_store(&group, "v1", plural)
                 .map(|s| s.resource().key_prefix())
                 .unwrap_or_default()
         };

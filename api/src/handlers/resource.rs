@@ -110,10 +110,17 @@ impl ResourceRequest<'_> {
 }
 
 /// The patch type a PATCH's `Content-Type` names; 415 listing the served ones otherwise.
-pub(crate) fn patch_type(content_type: Option<&str>) -> Result<PatchType, ApiError> {
-    PatchType::from_content_type(content_type).ok_or_else(|| ApiError::UnsupportedMediaType {
-        accepted: PATCH_MEDIA_TYPES.join(", "),
-    })
+/// Custom resources take no strategic merge patch: they have no patch strategies.
+pub(crate) fn patch_type(content_type: Option<&str>, custom: bool) -> Result<PatchType, ApiError> {
+    let served = |t: &PatchType| !(custom && *t == PatchType::Strategic);
+    PatchType::from_content_type(content_type)
+        .filter(served)
+        .ok_or_else(|| ApiError::UnsupportedMediaType {
+            accepted: (PATCH_MEDIA_TYPES.iter().copied())
+                .filter(|m| PatchType::from_content_type(Some(m)).is_some_and(|t| served(&t)))
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
 }
 
 /// Serves a resource request of an authorized user.
@@ -126,9 +133,15 @@ pub(crate) async fn serve_resource(
     if info.api_group.is_empty() && info.api_version == "v1" && info.resource == "bindings" {
         return subresource::serve_bindings(storage, registry, &req).await;
     }
-    let store = registry
-        .lookup(&info.api_group, &info.api_version, &info.resource)
-        .ok_or(ApiError::UnknownResource)?;
+    let lookup = || registry.lookup(&info.api_group, &info.api_version, &info.resource);
+    let store = match lookup() {
+        Some(store) => store,
+        None => {
+            // Right after start-up the custom kinds may not be known yet.
+            registry.custom_resources().first_sync().await;
+            lookup().ok_or(ApiError::UnknownResource)?
+        }
+    };
     let rt = store.resource();
     let namespace = info.is_namespaced_path().then_some(info.namespace.as_str());
     if !rt.is_namespaced() && namespace.is_some() {
@@ -156,7 +169,13 @@ pub(crate) async fn serve_resource(
         user: req.user.clone(),
         authz: req.authz.clone(),
     };
-    let dispatched = dispatch(storage, registry, store, &req, &mut warnings);
+    if info.verb == Verb::Create && store.custom().is_some_and(|c| c.terminating) {
+        return Err(ApiError::DefinitionTerminating {
+            resource: rt.group_resource(),
+            verb: info.verb.as_str().to_owned(),
+        });
+    }
+    let dispatched = dispatch(storage, registry, &store, &req, &mut warnings);
     let response = match requester.scope(dispatched).await {
         Ok(response) => response,
         Err(error) if deprecated.is_none() => return Err(error),
@@ -188,7 +207,7 @@ async fn dispatch(
     let sub = info.subresource.as_str();
     // A patch's media type is checked first, as Kubernetes does (R-RES-130: no CBOR patch).
     let patch_type = match info.verb {
-        Verb::Patch => Some(patch_type(req.content_type)?),
+        Verb::Patch => Some(patch_type(req.content_type, store.custom().is_some())?),
         _ => None,
     };
     // The options are checked before the body is read, as Kubernetes does. A dry run is

@@ -12,6 +12,7 @@ pub mod allocator;
 pub mod builtin;
 pub mod conversion;
 mod corrupt;
+pub mod custom_resource;
 mod deletion;
 mod resource_type;
 pub(crate) mod review;
@@ -42,6 +43,7 @@ pub use resource_type::subresource_verbs;
 pub use runtime_config::RuntimeConfig;
 pub use runtime_config::RuntimeConfigError;
 pub use store::Applied;
+pub use store::CustomKind;
 pub use store::ListBody;
 pub use store::ProtobufListBody;
 pub(crate) use store::ReadConversion;
@@ -55,11 +57,13 @@ pub use stored_json::StoredJsonError;
 pub use strategy::Strategy;
 pub use strategy::has_finalizers;
 pub(crate) use subresource::Parent;
+pub use subresource::ScalePaths;
 pub use subresource::Subresource;
 pub use subresource::subresource_kind;
 
 use self::allocator::ServiceAllocator;
 use self::allocator::ServiceRanges;
+use self::custom_resource::CustomResources;
 use crate::flavor::Flavor;
 use crate::random::RandomSource;
 
@@ -70,6 +74,28 @@ use crate::random::RandomSource;
 pub struct Registry {
     stores: Vec<Store>,
     unserved: Vec<ResourceType>,
+    /// The custom resources' stores, kept current with their definitions.
+    custom: std::sync::Arc<CustomResources>,
+}
+
+/// A served store: a built-in one the registry owns, or a custom one shared with the table
+/// it came from (which may have moved on since).
+pub enum StoreRef<'a> {
+    /// A built-in kind's store.
+    Builtin(&'a Store),
+    /// A custom kind's store.
+    Custom(std::sync::Arc<Store>),
+}
+
+impl std::ops::Deref for StoreRef<'_> {
+    type Target = Store;
+
+    fn deref(&self) -> &Store {
+        match self {
+            Self::Builtin(store) => store,
+            Self::Custom(store) => store,
+        }
+    }
 }
 
 impl Registry {
@@ -112,9 +138,14 @@ impl Registry {
             };
             stores.push(store);
         }
-        Self { stores, unserved }
-            .with_service_ranges(flavor, ServiceRanges::default())
-            .with_escalation_checks(flavor)
+        let custom = std::sync::Arc::new(CustomResources::new(flavor));
+        Self {
+            stores,
+            unserved,
+            custom,
+        }
+        .with_service_ranges(flavor, ServiceRanges::default())
+        .with_escalation_checks(flavor)
     }
 
     /// The registry with the RBAC kinds' stores refusing roles and bindings that grant more
@@ -164,6 +195,7 @@ impl Registry {
     /// The registry with every store refusing objects whose stored form has more than `limit`
     /// bytes (`--max-object-bytes`).
     pub fn with_max_object_bytes(mut self, limit: usize) -> Self {
+        self.custom.set_max_object_bytes(limit);
         self.stores = std::mem::take(&mut self.stores)
             .into_iter()
             .map(|s| s.with_max_object_bytes(limit))
@@ -174,6 +206,7 @@ impl Registry {
     /// The registry with every store drawing uids and generated names from `random`; call it
     /// after the other builders, as it reaches into what they set up.
     pub fn with_random(mut self, random: &RandomSource) -> Self {
+        self.custom.set_random(random);
         self.stores = std::mem::take(&mut self.stores)
             .into_iter()
             .map(|s| s.with_random(random))
@@ -181,12 +214,38 @@ impl Registry {
         self
     }
 
-    /// The store of `plural` in `group`/`version`, if served.
-    pub fn lookup(&self, group: &str, version: &str, plural: &str) -> Option<&Store> {
+    /// The store of built-in `plural` in `group`/`version`, if served.
+    pub fn builtin_store(&self, group: &str, version: &str, plural: &str) -> Option<&Store> {
         self.stores.iter().find(|s| {
             let r = s.resource();
             r.group == group && r.version == version && r.plural == plural
         })
+    }
+
+    /// The store of `plural` in `group`/`version`, built-in or custom, if served.
+    pub fn lookup(&self, group: &str, version: &str, plural: &str) -> Option<StoreRef<'_>> {
+        match self.builtin_store(group, version, plural) {
+            Some(store) => Some(StoreRef::Builtin(store)),
+            None => (self.custom.lookup(group, version, plural)).map(StoreRef::Custom),
+        }
+    }
+
+    /// The custom resources' table.
+    pub fn custom_resources(&self) -> &std::sync::Arc<CustomResources> {
+        &self.custom
+    }
+
+    /// The resource types discovery lists, in its order: the built-in ones, then the
+    /// established custom ones.
+    pub fn served_types(&self) -> Vec<ResourceType> {
+        (self.stores.iter().map(|s| s.resource().clone()))
+            .chain(self.custom.served_types())
+            .collect()
+    }
+
+    /// A number that changes whenever what the registry serves does.
+    pub fn generation(&self) -> u64 {
+        self.custom.generation()
     }
 
     /// The registered resource types that are not served.
@@ -194,13 +253,13 @@ impl Registry {
         self.unserved.iter()
     }
 
-    /// Every store, in table order.
+    /// Every built-in store, in table order.
     pub fn stores(&self) -> impl Iterator<Item = &Store> {
         self.stores.iter()
     }
 
     /// The store of namespaces, if served (namespaced creates check their namespace in it).
     pub fn namespaces(&self) -> Option<&Store> {
-        self.lookup("", "v1", "namespaces")
+        self.builtin_store("", "v1", "namespaces")
     }
 }

@@ -141,6 +141,17 @@ pub struct Store {
     random: RandomSource,
     /// Checks the stored object against the requester's permissions (store/authorize_write.rs).
     write_authorization: Option<std::sync::Arc<dyn WriteAuthorization>>,
+    /// For a custom kind: whether its definition is being deleted (creates are refused).
+    custom: Option<CustomKind>,
+}
+
+/// What a store of a custom kind knows of its definition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CustomKind {
+    /// The definition is being deleted: its objects are going, no new one may come.
+    pub terminating: bool,
+    /// Where its Scale reads and writes, when the version serves `scale`.
+    pub scale: Option<super::ScalePaths>,
 }
 
 fn rfc3339(now: DateTime<Utc>) -> String {
@@ -172,7 +183,19 @@ impl Store {
             max_object_bytes: DEFAULT_MAX_OBJECT_BYTES,
             random: RandomSource::from_os_entropy(),
             write_authorization: None,
+            custom: None,
         }
+    }
+
+    /// The store of a custom kind (its definition says whether it is terminating).
+    pub fn custom_kind(mut self, kind: CustomKind) -> Self {
+        self.custom = Some(kind);
+        self
+    }
+
+    /// Whether the store serves a custom kind, and what its definition says.
+    pub fn custom(&self) -> Option<&CustomKind> {
+        self.custom.as_ref()
     }
 
     /// The store, drawing uids and generated names (also those of the objects its writes

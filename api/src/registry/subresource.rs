@@ -14,6 +14,7 @@ pub(crate) mod scale;
 pub(crate) mod token;
 
 pub(crate) use self::parent::Parent;
+pub use self::scale::ScalePaths;
 use crate::flavor::Flavor;
 
 /// A subresource of a resource type (`<plural>/<name>` in discovery).

@@ -129,7 +129,7 @@ async fn patch_scale(
     req: &ResourceRequest<'_>,
     write: WriteOptions,
 ) -> Result<Vec<u8>, ApiError> {
-    let kind = patch_type(req.content_type)?;
+    let kind = patch_type(req.content_type, parent.store.custom().is_some())?;
     if kind == PatchType::Apply {
         return apply_scale(parent, req, write).await;
     }

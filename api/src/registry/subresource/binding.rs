@@ -55,7 +55,7 @@ pub(crate) async fn bind_collection(
     write: WriteOptions,
 ) -> Result<(), ApiError> {
     let pods = registry
-        .lookup("", "v1", "pods")
+        .builtin_store("", "v1", "pods")
         .ok_or(ApiError::UnknownResource)?;
     let name = binding.metadata.name.clone().unwrap_or_default();
     let parent = Parent {

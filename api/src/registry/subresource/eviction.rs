@@ -125,7 +125,7 @@ pub(crate) async fn evict(
         }
         let budgets = parent
             .registry
-            .lookup("policy", "v1", "poddisruptionbudgets")
+            .builtin_store("policy", "v1", "poddisruptionbudgets")
             .ok_or(ApiError::UnknownResource)?;
         let mut matching: Vec<Value> = items(storage, budgets, ns)
             .await?

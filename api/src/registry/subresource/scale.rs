@@ -4,6 +4,8 @@
 //! (so the generation bumps and a stale `resourceVersion` is a 409). An apply to the Scale is
 //! an apply of its `spec.replicas` to the parent's, as Kubernetes maps the Scale's managed
 //! fields onto the parent's: the ownership is the parent's, recorded with `subresource: scale`.
+//! A custom kind's Scale reads and writes the paths its definition names instead
+//! ([`ScalePaths`]).
 
 use k8s_openapi::api::autoscaling::v1::Scale;
 use serde_json::Map;
@@ -15,6 +17,7 @@ use super::parent::stored;
 use crate::error::ApiError;
 use crate::error::excerpt;
 use crate::group::GroupKind;
+use crate::registry::Store;
 use crate::registry::WriteOptions;
 use crate::registry::store::RETRY_ATTEMPTS;
 use crate::request::RequestInfo;
@@ -25,10 +28,101 @@ pub(crate) const SCALE_API_VERSION: &str = "autoscaling/v1";
 /// The replicas of a parent without `spec.replicas` (every replicated kind defaults to 1).
 const DEFAULT_REPLICAS: i64 = 1;
 
-/// The Scale of the parent `obj` of kind `kind`: its name, namespace, uid, resourceVersion and creation
-/// time; `spec.replicas`; `status.replicas` and `status.selector` as a selector string
-/// (replication controllers: from their label map).
-fn scale_of(kind: &str, obj: &Value) -> Value {
+/// Where a custom kind keeps what its Scale shows (its definition's `scale` subresource):
+/// each a JSON path split into its fields (`.spec.replicas` is `["spec", "replicas"]`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScalePaths {
+    /// `specReplicasPath`.
+    pub spec_replicas: Vec<String>,
+    /// `statusReplicasPath`.
+    pub status_replicas: Vec<String>,
+    /// `labelSelectorPath`: a string field holding the selector in its text form.
+    pub label_selector: Option<Vec<String>>,
+}
+
+impl ScalePaths {
+    /// The paths of a definition's `scale` subresource (`.spec.replicas`, ...), which CRD
+    /// validation has checked to be simple field paths.
+    pub fn new(spec_replicas: &str, status_replicas: &str, label_selector: Option<&str>) -> Self {
+        let fields = |path: &str| {
+            (path.split('.').filter(|f| !f.is_empty()))
+                .map(str::to_owned)
+                .collect()
+        };
+        Self {
+            spec_replicas: fields(spec_replicas),
+            status_replicas: fields(status_replicas),
+            label_selector: label_selector.map(fields),
+        }
+    }
+}
+
+/// The value at `fields` of `obj`.
+fn at<'a>(obj: &'a Value, fields: &[String]) -> Option<&'a Value> {
+    fields.iter().try_fold(obj, |v, f| v.get(f))
+}
+
+/// `obj` with `value` at `fields`, making the objects on the way.
+fn set_at(obj: &mut Value, fields: &[String], value: Value) {
+    let Some((last, parents)) = fields.split_last() else {
+        return;
+    };
+    let mut here = obj;
+    for field in parents {
+        let Value::Object(m) = here else { return };
+        here = m.entry(field.clone()).or_insert_with(|| json!({}));
+        if !here.is_object() {
+            *here = json!({});
+        }
+    }
+    if let Value::Object(m) = here {
+        m.insert(last.clone(), value);
+    }
+}
+
+/// The replicas the parent asks for, those it has, and its selector: from a custom kind's
+/// paths (missing values are 0 and no selector, as apiextensions reads them), or from
+/// `spec.replicas` (default 1), `status.replicas` and `spec.selector` (replication
+/// controllers: a label map).
+fn replicas_of(store: &Store, obj: &Value) -> (i64, i64, String) {
+    if let Some(paths) = store.custom().and_then(|c| c.scale.as_ref()) {
+        let int = |fields: &[String]| at(obj, fields).and_then(Value::as_i64).unwrap_or(0);
+        let selector = (paths.label_selector.as_deref())
+            .and_then(|fields| at(obj, fields))
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        return (
+            int(&paths.spec_replicas),
+            int(&paths.status_replicas),
+            selector.to_owned(),
+        );
+    }
+    let replicas = obj
+        .pointer("/spec/replicas")
+        .and_then(Value::as_i64)
+        .unwrap_or(DEFAULT_REPLICAS);
+    let status = obj
+        .pointer("/status/replicas")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    let selector = match store.resource().kind.as_str() {
+        "ReplicationController" => map_selector(obj.pointer("/spec/selector")),
+        _ => label_selector(obj.pointer("/spec/selector")),
+    };
+    (replicas, status, selector)
+}
+
+/// `obj` (a parent of `store`) asking for `replicas`.
+fn set_replicas(store: &Store, obj: &mut Value, replicas: Value) {
+    match store.custom().and_then(|c| c.scale.as_ref()) {
+        Some(paths) => set_at(obj, &paths.spec_replicas, replicas),
+        None => set_at(obj, &["spec".to_owned(), "replicas".to_owned()], replicas),
+    }
+}
+
+/// The Scale of the parent `obj` of `store`: its name, namespace, uid, resourceVersion and
+/// creation time; the replicas asked for; the replicas it has and its selector as a string.
+fn scale_of(store: &Store, obj: &Value) -> Value {
     let mut metadata = Map::new();
     for field in [
         "name",
@@ -41,22 +135,9 @@ fn scale_of(kind: &str, obj: &Value) -> Value {
             metadata.insert(field.to_owned(), v.clone());
         }
     }
-    let replicas = obj
-        .pointer("/spec/replicas")
-        .and_then(Value::as_i64)
-        .unwrap_or(DEFAULT_REPLICAS);
+    let (replicas, has, selector) = replicas_of(store, obj);
     let mut status = Map::new();
-    status.insert(
-        "replicas".to_owned(),
-        obj.pointer("/status/replicas")
-            .and_then(Value::as_i64)
-            .unwrap_or(0)
-            .into(),
-    );
-    let selector = match kind {
-        "ReplicationController" => map_selector(obj.pointer("/spec/selector")),
-        _ => label_selector(obj.pointer("/spec/selector")),
-    };
+    status.insert("replicas".to_owned(), has.into());
     if !selector.is_empty() {
         status.insert("selector".to_owned(), selector.into());
     }
@@ -138,8 +219,7 @@ fn label_selector(selector: Option<&Value>) -> String {
 /// The Scale of the parent, read as a GET of the parent would be (404 when absent); PATCH
 /// applies its patch to this.
 pub(crate) async fn get_scale(parent: &Parent<'_>) -> Result<Value, ApiError> {
-    let kind = &parent.store.resource().kind;
-    Ok(scale_of(kind, &parent.read().await?))
+    Ok(scale_of(parent.store, &parent.read().await?))
 }
 
 fn invalid(name: &str, causes: Vec<FieldError>) -> ApiError {
@@ -200,16 +280,7 @@ pub(crate) async fn update_scale(
         {
             meta.insert("resourceVersion".to_owned(), rv.clone().into());
         }
-        match obj.get_mut("spec") {
-            Some(Value::Object(spec)) => {
-                spec.insert("replicas".to_owned(), replicas.into());
-            }
-            _ => {
-                if let Value::Object(m) = &mut obj {
-                    m.insert("spec".to_owned(), json!({"replicas": replicas}));
-                }
-            }
-        }
+        set_replicas(parent.store, &mut obj, replicas.into());
         let body = obj.to_string().into_bytes();
         match parent
             .store
@@ -224,8 +295,7 @@ pub(crate) async fn update_scale(
             .await
         {
             Ok(written) => {
-                let kind = &parent.store.resource().kind;
-                return Ok(scale_of(kind, &stored(&written.body)?)
+                return Ok(scale_of(parent.store, &stored(&written.body)?)
                     .to_string()
                     .into_bytes());
             }
@@ -258,7 +328,7 @@ pub(crate) async fn apply_scale(
         on_parent["metadata"]["resourceVersion"] = rv.clone();
     }
     if let Some(replicas) = config.pointer("/spec/replicas") {
-        on_parent["spec"] = json!({ "replicas": replicas });
+        set_replicas(parent.store, &mut on_parent, replicas.clone());
     }
     let target = (parent.namespace, parent.name, "scale");
     let body = on_parent.to_string().into_bytes();
@@ -266,7 +336,7 @@ pub(crate) async fn apply_scale(
         .store
         .apply(parent.storage, target, &body, write, request)
         .await?;
-    Ok(scale_of(&rt.kind, &stored(&applied.written.body)?)
+    Ok(scale_of(parent.store, &stored(&applied.written.body)?)
         .to_string()
         .into_bytes())
 }
@@ -303,16 +373,54 @@ mod tests {
             "spec": {"replicas": 3, "selector": {"app": "r"}},
             "status": {"replicas": 2},
         });
+        let registry = crate::registry::Registry::builtin(crate::flavor::Flavor::Kubernetes);
+        let store = |plural| registry.builtin_store("", "v1", plural).expect("served");
         assert_eq!(
-            scale_of("ReplicationController", &rc),
+            scale_of(store("replicationcontrollers"), &rc),
             json!({"kind": "Scale", "apiVersion": "autoscaling/v1",
                 "metadata": {"name": "r", "namespace": "d", "uid": "u", "resourceVersion": "7",
                     "creationTimestamp": "2026-01-01T00:00:00Z"},
                 "spec": {"replicas": 3},
                 "status": {"replicas": 2, "selector": "app=r"}})
         );
-        let bare = scale_of("Deployment", &json!({"metadata": {"name": "d"}}));
+        let deployments = registry.builtin_store("apps", "v1", "deployments");
+        let bare = scale_of(
+            deployments.expect("served"),
+            &json!({"metadata": {"name": "d"}}),
+        );
         assert_eq!(bare["spec"]["replicas"], 1);
         assert_eq!(bare["status"], json!({"replicas": 0}));
+    }
+
+    struct Plain;
+    impl crate::registry::Strategy for Plain {}
+
+    // A custom kind's Scale reads its definition's paths; what is missing reads 0.
+    #[test]
+    fn a_custom_scale_follows_its_paths() {
+        let paths = ScalePaths::new(".spec.count", ".status.count", Some(".status.sel"));
+        assert_eq!(paths.spec_replicas, ["spec", "count"]);
+        let store = crate::registry::Store::new(
+            crate::registry::Registry::builtin(crate::flavor::Flavor::Kubernetes)
+                .builtin_store("", "v1", "configmaps")
+                .expect("served")
+                .resource()
+                .clone(),
+            Box::new(Plain),
+        )
+        .custom_kind(crate::registry::CustomKind {
+            terminating: false,
+            scale: Some(paths),
+        });
+        let obj = json!({"metadata": {"name": "w"}, "spec": {"count": 4},
+                         "status": {"count": 2, "sel": "app=w"}});
+        let scale = scale_of(&store, &obj);
+        assert_eq!(scale["spec"]["replicas"], 4);
+        assert_eq!(scale["status"], json!({"replicas": 2, "selector": "app=w"}));
+        let bare = scale_of(&store, &json!({"metadata": {"name": "w"}}));
+        assert_eq!(bare["spec"]["replicas"], 0);
+        let mut obj = json!({"metadata": {"name": "w"}, "spec": "not an object"});
+        set_replicas(&store, &mut obj, 7.into());
+        assert_eq!(obj["spec"], json!({"count": 7}));
     }
 }

@@ -241,7 +241,7 @@ async fn read(
 ) -> Result<Value, ApiError> {
     let store = parent
         .registry
-        .lookup("", "v1", resource)
+        .builtin_store("", "v1", resource)
         .ok_or_else(|| ApiError::Internal(format!("{resource} are not served")))?;
     let body = store
         .get(

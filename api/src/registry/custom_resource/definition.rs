@@ -1,0 +1,191 @@
+//! One CustomResourceDefinition as the table serves it: each served version as a resource
+//! type (kind, list kind, singular, short names and categories from `status.acceptedNames`,
+//! the plural of the path from the spec) with a store whose objects live under the storage
+//! version's keys, so every version reads and writes one set of objects.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::strategy::CustomResourceStrategy;
+use super::version_order::compare_versions;
+use crate::flavor::Flavor;
+use crate::random::RandomSource;
+use crate::registry::CRUD_VERBS;
+use crate::registry::CustomKind;
+use crate::registry::ResourceType;
+use crate::registry::ScalePaths;
+use crate::registry::Scope;
+use crate::registry::StorageLocation;
+use crate::registry::Store;
+use crate::registry::conversion::IDENTITY;
+
+/// What every custom store is built with (the registry's settings).
+#[derive(Clone)]
+pub(super) struct Settings {
+    pub flavor: Flavor,
+    pub max_object_bytes: usize,
+    pub random: RandomSource,
+}
+
+/// One definition's served versions.
+#[derive(Clone)]
+pub(super) struct Definition {
+    /// Whether its names are accepted or it is established: its versions are served
+    /// (kube-apiserver's rule; a definition in neither state is not found).
+    pub serving: bool,
+    /// Whether it is established: discovery lists it.
+    pub established: bool,
+    /// The served versions' stores, in version priority order.
+    pub stores: Vec<Arc<Store>>,
+}
+
+fn str_at<'a>(value: &'a Value, pointer: &str) -> &'a str {
+    value.pointer(pointer).and_then(Value::as_str).unwrap_or("")
+}
+
+fn strings_at(value: &Value, pointer: &str) -> Vec<String> {
+    (value.pointer(pointer).and_then(Value::as_array).into_iter())
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Whether condition `kind` of the definition is `True`.
+fn condition_true(crd: &Value, kind: &str) -> bool {
+    (crd.pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .into_iter())
+    .flatten()
+    .any(|c| str_at(c, "/type") == kind && str_at(c, "/status") == "True")
+}
+
+/// The accepted name at `field`, or the spec's while none is accepted.
+fn name_of(crd: &Value, field: &str) -> String {
+    match str_at(crd, &format!("/status/acceptedNames/{field}")) {
+        "" => str_at(crd, &format!("/spec/names/{field}")).to_owned(),
+        accepted => accepted.to_owned(),
+    }
+}
+
+/// The accepted list at `field` (short names, categories), or the spec's while no kind is
+/// accepted.
+fn names_of(crd: &Value, field: &str) -> Vec<String> {
+    match str_at(crd, "/status/acceptedNames/kind") {
+        "" => strings_at(crd, &format!("/spec/names/{field}")),
+        _ => strings_at(crd, &format!("/status/acceptedNames/{field}")),
+    }
+}
+
+/// The resource type of `version` of `crd`, stored as `storage_version`.
+fn resource_type(crd: &Value, version: &Value, storage_version: &str) -> ResourceType {
+    let group = str_at(crd, "/spec/group").to_owned();
+    let plural = str_at(crd, "/spec/names/plural").to_owned();
+    let kind = name_of(crd, "kind");
+    let list_kind = match name_of(crd, "listKind") {
+        list if list.is_empty() => format!("{kind}List"),
+        list => list,
+    };
+    let subresources = ["scale", "status"]
+        .into_iter()
+        .filter(|s| version.pointer(&format!("/subresources/{s}")).is_some())
+        .map(str::to_owned)
+        .collect();
+    ResourceType {
+        version: str_at(version, "/name").to_owned(),
+        singular: match name_of(crd, "singular") {
+            singular if singular.is_empty() => kind.to_lowercase(),
+            singular => singular,
+        },
+        short_names: names_of(crd, "shortNames"),
+        categories: names_of(crd, "categories"),
+        scope: match str_at(crd, "/spec/scope") {
+            "Cluster" => Scope::Cluster,
+            _ => Scope::Namespaced,
+        },
+        verbs: CRUD_VERBS.iter().map(|v| (*v).to_owned()).collect(),
+        subresources,
+        storage: StorageLocation {
+            key_group: group.clone(),
+            plural: plural.clone(),
+            group: group.clone(),
+            version: storage_version.to_owned(),
+            kind: kind.clone(),
+        },
+        returns_deleted_object: false,
+        group,
+        kind,
+        list_kind,
+        plural,
+    }
+}
+
+/// The store of `version` of `crd`, on its own (the storage version's) storage.
+fn store_of(crd: &Value, version: &Value, storage_version: &str) -> Store {
+    let scale = version.pointer("/subresources/scale").map(|scale| {
+        ScalePaths::new(
+            str_at(scale, "/specReplicasPath"),
+            str_at(scale, "/statusReplicasPath"),
+            scale.get("labelSelectorPath").and_then(Value::as_str),
+        )
+    });
+    let strategy = CustomResourceStrategy {
+        status: version.pointer("/subresources/status").is_some(),
+        scale: scale.clone(),
+    };
+    let kind = CustomKind {
+        terminating: crd.pointer("/metadata/deletionTimestamp").is_some(),
+        scale,
+    };
+    Store::new(
+        resource_type(crd, version, storage_version),
+        Box::new(strategy),
+    )
+    .custom_kind(kind)
+}
+
+/// The served versions of `crd`.
+pub(super) fn definition(crd: &Value, settings: &Settings) -> Definition {
+    let versions: Vec<&Value> = (crd.pointer("/spec/versions").and_then(Value::as_array))
+        .map(|v| v.iter().collect())
+        .unwrap_or_default();
+    let storage = versions
+        .iter()
+        .find(|v| v.get("storage").and_then(Value::as_bool) == Some(true));
+    let mut served: Vec<&Value> = versions
+        .iter()
+        .copied()
+        .filter(|v| v.get("served").and_then(Value::as_bool) == Some(true))
+        .collect();
+    served.sort_by(|a, b| compare_versions(str_at(a, "/name"), str_at(b, "/name")));
+    let stores = match storage {
+        None => Vec::new(),
+        Some(storage) => {
+            let storage_version = str_at(storage, "/name");
+            served
+                .into_iter()
+                .map(|version| {
+                    let store = store_of(crd, version, storage_version);
+                    let store = if str_at(version, "/name") == storage_version {
+                        store
+                    } else {
+                        let home = store_of(crd, storage, storage_version);
+                        store.stored_in(home, &IDENTITY, settings.flavor)
+                    };
+                    Arc::new(
+                        store
+                            .with_max_object_bytes(settings.max_object_bytes)
+                            .with_random(&settings.random),
+                    )
+                })
+                .collect()
+        }
+    };
+    let established = condition_true(crd, "Established");
+    Definition {
+        serving: established || condition_true(crd, "NamesAccepted"),
+        established,
+        stores,
+    }
+}

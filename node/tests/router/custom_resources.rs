@@ -1,0 +1,320 @@
+//! Custom resources through the HTTP API: a CustomResourceDefinition's kind is served once
+//! its names are accepted, on every verb the generic store has, in each served version over
+//! one set of stored objects, listed in discovery once established, and refused new objects
+//! while its definition is being deleted. The definitions' status is written here as the
+//! CRD controllers write it (the router runs no controllers).
+
+use std::time::Duration;
+
+use serde_json::Value;
+use serde_json::json;
+
+use super::*;
+
+/// A definition of `widgets.stable.example.com`: namespaced, `v1` stored and `v1beta1`
+/// served too, both with a `status` subresource.
+fn widgets(flavor: Flavor) -> String {
+    let schema = json!({"openAPIV3Schema": {"type": "object", "properties": {
+        "spec": {"type": "object", "properties": {"size": {"type": "integer"}}},
+        "status": {"type": "object", "properties": {"ready": {"type": "boolean"}}},
+    }}});
+    let version = |name: &str, storage: bool| {
+        json!({"name": name, "served": true, "storage": storage, "schema": schema,
+               "subresources": {"status": {}}})
+    };
+    json!({
+        "apiVersion": format!("apiextensions.{}/v1", flavor.group_domain()),
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.stable.example.com", "finalizers": ["example.com/hold"]},
+        "spec": {
+            "group": "stable.example.com",
+            "scope": "Namespaced",
+            "names": {"plural": "widgets", "kind": "Widget", "shortNames": ["wd"],
+                      "categories": ["all"]},
+            "versions": [version("v1beta1", false), version("v1", true)],
+        }
+    })
+    .to_string()
+}
+
+fn crds(flavor: Flavor) -> String {
+    format!(
+        "/apis/apiextensions.{}/v1/customresourcedefinitions",
+        flavor.group_domain()
+    )
+}
+
+const WIDGETS: &str = "/apis/stable.example.com/v1/namespaces/default/widgets";
+
+/// Accepts the names of definition `name` and establishes it, as the CRD controllers do.
+async fn establish(app: &Router, flavor: Flavor, name: &str) {
+    let path = format!("{}/{name}", crds(flavor));
+    let mut crd = fetched(app, &path).await;
+    crd["status"]["acceptedNames"] = crd["spec"]["names"].clone();
+    crd["status"]["conditions"] = json!([
+        {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts",
+         "message": "no conflicts found", "lastTransitionTime": "2026-01-01T00:00:00Z"},
+        {"type": "Established", "status": "True", "reason": "InitialNamesAccepted",
+         "message": "the initial names have been accepted",
+         "lastTransitionTime": "2026-01-01T00:00:00Z"},
+    ]);
+    let reply = admin_call(
+        app,
+        "PUT",
+        &format!("{path}/status"),
+        Some(&crd.to_string()),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+}
+
+/// Waits until GET `path` answers `status` (the table follows the store's watch).
+async fn until_answers(app: &Router, path: &str, status: StatusCode) -> Reply {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let reply = admin_call(app, "GET", path, None).await;
+        if reply.status == status || tokio::time::Instant::now() > deadline {
+            return reply;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn widget(name: &str, size: i64) -> String {
+    json!({"apiVersion": "stable.example.com/v1", "kind": "Widget",
+           "metadata": {"name": name, "labels": {"tier": "gold"}},
+           "spec": {"size": size}, "status": {"ready": true}})
+    .to_string()
+}
+
+// CHECKLIST: R-RES-118 (no strategic merge patch), R-RES-125 (no Protobuf).
+#[tokio::test]
+async fn a_custom_kind_is_served_once_its_names_are_accepted() {
+    for flavor in [Flavor::Kubernetes, Flavor::Platform] {
+        let (app, _) = app_in(flavor).await;
+        created(&app, &crds(flavor), &widgets(flavor)).await;
+        let early = admin_call(&app, "GET", WIDGETS, None).await;
+        assert_eq!(early.status, StatusCode::NOT_FOUND, "{flavor:?}");
+        establish(&app, flavor, "widgets.stable.example.com").await;
+        let listed = until_answers(&app, WIDGETS, StatusCode::OK).await;
+        assert_eq!(listed.status, StatusCode::OK, "{}", listed.text());
+        assert_eq!(listed.json()["kind"], "WidgetList");
+
+        // A create drops the status; the status subresource sets it.
+        let made = created(&app, WIDGETS, &widget("w1", 3)).await;
+        assert_eq!(made["kind"], "Widget");
+        assert_eq!(made["metadata"]["generation"], 1);
+        assert!(made.get("status").is_none(), "{made}");
+        let mut with_status = made.clone();
+        with_status["status"] = json!({"ready": true});
+        let reply = admin_call(
+            &app,
+            "PUT",
+            &format!("{WIDGETS}/w1/status"),
+            Some(&with_status.to_string()),
+        )
+        .await;
+        assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+        assert_eq!(reply.json()["status"]["ready"], true);
+
+        // A merge patch changes the spec and the generation; the status stays.
+        let patched = send_as(
+            &app,
+            "PATCH",
+            &format!("{WIDGETS}/w1"),
+            "application/merge-patch+json",
+            r#"{"spec":{"size":4},"status":{"ready":false}}"#,
+        )
+        .await;
+        assert_eq!(patched.status, StatusCode::OK, "{}", patched.text());
+        let patched = patched.json();
+        assert_eq!(patched["spec"]["size"], 4);
+        assert_eq!(patched["status"]["ready"], true);
+        assert_eq!(patched["metadata"]["generation"], 2);
+
+        // Custom kinds take no strategic merge patch.
+        let strategic = send_as(
+            &app,
+            "PATCH",
+            &format!("{WIDGETS}/w1"),
+            "application/strategic-merge-patch+json",
+            r#"{"spec":{"size":5}}"#,
+        )
+        .await;
+        let status = assert_status(&strategic, 415, "UnsupportedMediaType");
+        let message = status["message"].as_str().unwrap_or_default();
+        assert!(!message.contains("strategic"), "{message}");
+
+        // Custom kinds are not offered in Protobuf: JSON when the client also takes it, 406
+        // when it takes nothing else.
+        let protobuf = flavor.protobuf_media_type();
+        let path = format!("{WIDGETS}/w1");
+        let only = get_with(&app, &path, &[("accept", protobuf)]).await;
+        assert_status(&only, 406, "NotAcceptable");
+        let either = format!("{protobuf}, application/json");
+        let json = get_with(&app, &path, &[("accept", &either)]).await;
+        assert_eq!(json.status, StatusCode::OK);
+        assert_eq!(content_type(&json), "application/json");
+
+        // The other served version reads the same object in its own apiVersion.
+        let beta = fetched(
+            &app,
+            "/apis/stable.example.com/v1beta1/namespaces/default/widgets/w1",
+        )
+        .await;
+        assert_eq!(beta["apiVersion"], "stable.example.com/v1beta1");
+        assert_eq!(beta["spec"]["size"], 4);
+
+        // Label selectors and the all-namespaces list.
+        created(&app, WIDGETS, &widget("w2", 1)).await;
+        let all = fetched(
+            &app,
+            "/apis/stable.example.com/v1/widgets?labelSelector=tier%3Dgold&limit=1",
+        )
+        .await;
+        assert_eq!(all["items"].as_array().map(Vec::len), Some(1));
+        assert!(all["metadata"]["continue"].is_string(), "{all}");
+
+        let gone = admin_call(&app, "DELETE", &format!("{WIDGETS}/w2"), None).await;
+        assert_eq!(gone.status, StatusCode::OK, "{}", gone.text());
+        let missing = admin_call(&app, "GET", &format!("{WIDGETS}/w2"), None).await;
+        assert_status(&missing, 404, "NotFound");
+    }
+}
+
+// CHECKLIST: none.
+#[tokio::test]
+async fn discovery_lists_an_established_kind() {
+    let flavor = Flavor::Kubernetes;
+    let (app, _) = app_in(flavor).await;
+    created(&app, &crds(flavor), &widgets(flavor)).await;
+    establish(&app, flavor, "widgets.stable.example.com").await;
+    let group = until_answers(&app, "/apis/stable.example.com", StatusCode::OK).await;
+    assert_eq!(group.status, StatusCode::OK, "{}", group.text());
+    let group = group.json();
+    assert_eq!(
+        group["preferredVersion"]["groupVersion"],
+        "stable.example.com/v1"
+    );
+    assert_eq!(group["versions"][1]["version"], "v1beta1");
+    let list = fetched(&app, "/apis/stable.example.com/v1").await;
+    let widgets = &list["resources"][0];
+    assert_eq!(widgets["name"], "widgets");
+    assert_eq!(widgets["kind"], "Widget");
+    assert_eq!(widgets["shortNames"], json!(["wd"]));
+    assert_eq!(widgets["categories"], json!(["all"]));
+    assert_eq!(widgets["singularName"], "widget");
+    assert_eq!(list["resources"][1]["name"], "widgets/status");
+    let aggregated = get_with(
+        &app,
+        "/apis",
+        &[(
+            "accept",
+            "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
+        )],
+    )
+    .await;
+    let aggregated: Value = aggregated.json();
+    let found = aggregated["items"].as_array().and_then(|i| {
+        i.iter()
+            .find(|g| g["metadata"]["name"] == "stable.example.com")
+    });
+    assert!(found.is_some(), "{aggregated}");
+}
+
+// CHECKLIST: none.
+#[tokio::test]
+async fn a_terminating_definition_refuses_new_objects() {
+    let flavor = Flavor::Kubernetes;
+    let (app, _) = app_in(flavor).await;
+    created(&app, &crds(flavor), &widgets(flavor)).await;
+    establish(&app, flavor, "widgets.stable.example.com").await;
+    until_answers(&app, WIDGETS, StatusCode::OK).await;
+    created(&app, WIDGETS, &widget("w1", 1)).await;
+    let path = format!("{}/widgets.stable.example.com", crds(flavor));
+    let deleted = admin_call(&app, "DELETE", &path, None).await;
+    assert_eq!(deleted.status, StatusCode::OK, "{}", deleted.text());
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    let refused = loop {
+        let reply = admin_call(&app, "POST", WIDGETS, Some(&widget("w2", 1))).await;
+        if reply.status != StatusCode::CREATED || tokio::time::Instant::now() > deadline {
+            break reply;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let status = assert_status(&refused, 405, "MethodNotAllowed");
+    assert_eq!(
+        status["message"],
+        "create not allowed while custom resource definition is terminating"
+    );
+    // The objects it has stay readable and deletable.
+    fetched(&app, &format!("{WIDGETS}/w1")).await;
+    let gone = admin_call(&app, "DELETE", &format!("{WIDGETS}/w1"), None).await;
+    assert_eq!(gone.status, StatusCode::OK, "{}", gone.text());
+}
+
+// CHECKLIST: none.
+#[tokio::test]
+async fn a_custom_scale_reads_and_writes_the_definitions_paths() {
+    let flavor = Flavor::Kubernetes;
+    let (app, _) = app_in(flavor).await;
+    let mut crd: Value = serde_json::from_str(&widgets(flavor)).expect("json");
+    crd["metadata"]["finalizers"] = json!([]);
+    for version in crd["spec"]["versions"].as_array_mut().into_iter().flatten() {
+        version["subresources"]["scale"] = json!({
+            "specReplicasPath": ".spec.size",
+            "statusReplicasPath": ".status.count",
+            "labelSelectorPath": ".status.selector",
+        });
+        version["schema"]["openAPIV3Schema"]["properties"]["status"]["properties"] = json!({
+            "count": {"type": "integer"}, "selector": {"type": "string"}});
+    }
+    created(&app, &crds(flavor), &crd.to_string()).await;
+    establish(&app, flavor, "widgets.stable.example.com").await;
+    until_answers(&app, WIDGETS, StatusCode::OK).await;
+    created(&app, WIDGETS, &widget("w1", 2)).await;
+    let status = json!({"apiVersion": "stable.example.com/v1", "kind": "Widget",
+        "metadata": {"name": "w1"}, "status": {"count": 1, "selector": "app=w"}});
+    let reply = send_as(
+        &app,
+        "PATCH",
+        &format!("{WIDGETS}/w1/status"),
+        "application/merge-patch+json",
+        &status.to_string(),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+
+    let scale = fetched(&app, &format!("{WIDGETS}/w1/scale")).await;
+    assert_eq!(scale["apiVersion"], "autoscaling/v1");
+    assert_eq!(scale["spec"]["replicas"], 2);
+    assert_eq!(scale["status"], json!({"replicas": 1, "selector": "app=w"}));
+
+    let mut wanted = scale.clone();
+    wanted["spec"]["replicas"] = 5.into();
+    let reply = admin_call(
+        &app,
+        "PUT",
+        &format!("{WIDGETS}/w1/scale"),
+        Some(&wanted.to_string()),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    assert_eq!(reply.json()["spec"]["replicas"], 5);
+    let widget = fetched(&app, &format!("{WIDGETS}/w1")).await;
+    assert_eq!(widget["spec"]["size"], 5);
+
+    let negative = send_as(
+        &app,
+        "PATCH",
+        &format!("{WIDGETS}/w1"),
+        "application/merge-patch+json",
+        r#"{"spec":{"size":-1}}"#,
+    )
+    .await;
+    let status = assert_status(&negative, 422, "Invalid");
+    assert_eq!(
+        status["details"]["causes"][0]["field"], ".spec.size",
+        "{status}"
+    );
+}
