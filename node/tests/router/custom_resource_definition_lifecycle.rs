@@ -212,3 +212,100 @@ async fn the_status_subresource_and_a_dry_run_delete() {
     );
     assert!(fields.contains(&"status.storedVersions"), "{fields:?}");
 }
+
+/// The items of the list at `path` (none when it is not served).
+async fn items(app: &axum::Router, path: &str) -> Vec<Value> {
+    let reply = admin_call(app, "GET", path, None).await;
+    match reply.status {
+        StatusCode::OK => reply.json()["items"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    }
+}
+
+// No CHECKLIST ID (apiextensions-apiserver's CRD finalizer): deleting an established CRD with
+// instances in two namespaces deletes them all through the API; one held by its own finalizer
+// keeps the CRD `Terminating` / `InstanceDeletionInProgress` until it is released, and then
+// the CRD goes, its endpoints with it.
+#[tokio::test]
+async fn deleting_a_crd_deletes_its_instances_first() {
+    let (app, _) = app().await;
+    let (changes, stop) = run_controllers(&app);
+    created(&app, CRDS, &crd("widgets", "Widget")).await;
+    let widgets = format!("{CRDS}/widgets.example.com");
+    poll_until(&app, &changes, &widgets, "established", |r| {
+        condition(&r.json(), "Established")["status"] == "True"
+    })
+    .await;
+    created(
+        &app,
+        "/api/v1/namespaces",
+        r#"{"metadata":{"name":"other"}}"#,
+    )
+    .await;
+    let collection = |ns: &str| format!("/apis/example.com/v1/namespaces/{ns}/widgets");
+    let served = poll_until(&app, &changes, &collection("default"), "served", |r| {
+        r.status == StatusCode::OK
+    })
+    .await;
+    assert_eq!(served.json()["items"], json!([]));
+    for (ns, name) in [("default", "a"), ("default", "b"), ("other", "c")] {
+        let body = json!({"apiVersion": "example.com/v1", "kind": "Widget",
+            "metadata": {"name": name}});
+        created(&app, &collection(ns), &body.to_string()).await;
+    }
+    let held = json!({"apiVersion": "example.com/v1", "kind": "Widget",
+        "metadata": {"name": "held", "finalizers": ["example.com/hold"]}});
+    created(&app, &collection("other"), &held.to_string()).await;
+    assert_eq!(items(&app, "/apis/example.com/v1/widgets").await.len(), 4);
+
+    let deleting = admin_call(&app, "DELETE", &widgets, None).await;
+    assert_eq!(deleting.status, StatusCode::OK, "{}", deleting.text());
+    let waiting = poll_until(&app, &changes, &widgets, "instances deleted", |r| {
+        condition(&r.json(), "Terminating")["reason"] == "InstanceDeletionInProgress"
+    })
+    .await
+    .json();
+    assert_eq!(
+        condition(&waiting, "Terminating")["message"],
+        "CustomResource deletion is in progress"
+    );
+    let left = poll_until(
+        &app,
+        &changes,
+        "/apis/example.com/v1/widgets",
+        "others gone",
+        |r| r.json()["items"].as_array().map(Vec::len) == Some(1),
+    )
+    .await
+    .json();
+    let mut last = left["items"][0].clone();
+    assert_eq!(last["metadata"]["name"], "held");
+    assert!(last["metadata"]["deletionTimestamp"].is_string());
+    let still = fetched(&app, &widgets).await;
+    assert_eq!(
+        still["metadata"]["finalizers"],
+        json!(["customresourcecleanup.apiextensions.k8s.io"])
+    );
+
+    last["metadata"]["finalizers"] = json!([]);
+    let released = admin_call(
+        &app,
+        "PUT",
+        &format!("{}/held", collection("other")),
+        Some(&last.to_string()),
+    )
+    .await;
+    assert_eq!(released.status, StatusCode::OK, "{}", released.text());
+    poll_until(&app, &changes, &widgets, "CRD removed", |r| {
+        r.status == StatusCode::NOT_FOUND
+    })
+    .await;
+    poll_until(&app, &changes, &collection("default"), "not served", |r| {
+        r.status == StatusCode::NOT_FOUND
+    })
+    .await;
+    stop.cancel();
+}
