@@ -21,7 +21,7 @@ use super::Controller;
 use super::ControllerContext;
 use super::client::ControllerError;
 use super::client::InProcessClient;
-use super::runner::converge;
+use super::runner::converge_paced;
 
 /// The naming controller's `--controllers` name.
 pub const NAMING: &str = "crd-naming";
@@ -35,6 +35,11 @@ pub const FINALIZER: &str = "crd-finalizer";
 /// How long the cleanup waits before it looks again at instances held by their finalizers
 /// (Kubernetes polls every 5 seconds); any change of the store brings the look forward.
 const RECHECK: chrono::TimeDelta = chrono::TimeDelta::seconds(5);
+
+/// How long after a change of the store a pass waits for more: every pass reads every CRD
+/// (their schemas can be large), so a store that changes without pause costs each controller
+/// one pass a second, as the garbage collector's.
+const PACE: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The CRD collection of `flavor`.
 fn collection(flavor: Flavor) -> String {
@@ -97,7 +102,7 @@ impl Controller for CrdNaming {
 
     async fn run(&self, context: ControllerContext, stop: CancellationToken) {
         let client = InProcessClient::loopback(context.api.clone());
-        converge(NAMING, &context, &stop, || async {
+        converge_paced(NAMING, &context, &stop, PACE, || async {
             name_all(&client, &context).await.map(|()| None)
         })
         .await;
@@ -136,7 +141,7 @@ impl Controller for CrdEstablishing {
 
     async fn run(&self, context: ControllerContext, stop: CancellationToken) {
         let client = InProcessClient::loopback(context.api.clone());
-        converge(ESTABLISHING, &context, &stop, || async {
+        converge_paced(ESTABLISHING, &context, &stop, PACE, || async {
             let now = lifecycle::timestamp(context.clock.now());
             for crd in crds(&client, context.flavor).await? {
                 if let Some(established) = establishing::establish(&crd, &now) {
@@ -161,7 +166,7 @@ impl Controller for CrdFinalizer {
 
     async fn run(&self, context: ControllerContext, stop: CancellationToken) {
         let client = InProcessClient::loopback(context.api.clone());
-        converge(FINALIZER, &context, &stop, || {
+        converge_paced(FINALIZER, &context, &stop, PACE, || {
             clean_up_all(&client, &context)
         })
         .await;
