@@ -14,7 +14,9 @@ use serde_json::Map;
 use serde_json::Value;
 use serde_json::json;
 
+use super::custom;
 use super::markers;
+use super::served::KindSchema;
 use super::served::Served;
 
 /// The meta/v1 prefix of definition names.
@@ -98,13 +100,15 @@ pub fn definitions(served: &[Served], spec: Spec) -> Definitions {
     let kinds: Vec<KindNames> = served
         .iter()
         .map(|s| {
-            let reference = (s.json_schema)(&mut generator);
-            let kind = reference
-                .get("$ref")
-                .and_then(Value::as_str)
-                .and_then(|r| r.rsplit('/').next())
-                .unwrap_or_default()
-                .to_owned();
+            let kind = match &s.schema {
+                KindSchema::Builtin(json_schema) => json_schema(&mut generator)
+                    .get("$ref")
+                    .and_then(Value::as_str)
+                    .and_then(|r| r.rsplit('/').next())
+                    .unwrap_or_default()
+                    .to_owned(),
+                KindSchema::Custom { name, .. } => name.clone(),
+            };
             let list = match kind.rsplit_once('.') {
                 Some((package, _)) => format!("{package}.{}", s.resource.list_kind),
                 None => s.resource.list_kind.clone(),
@@ -124,6 +128,11 @@ pub fn definitions(served: &[Served], spec: Spec) -> Definitions {
     generator.subschema_for::<Info>();
     let mut schemas = generator.take_definitions(true);
     markers::mark(&mut schemas);
+    for s in served {
+        if let KindSchema::Custom { name, schema } = &s.schema {
+            schemas.insert(name.clone(), custom::kind_schema(spec, schema));
+        }
+    }
 
     let mut gvks: BTreeMap<String, Vec<Value>> = BTreeMap::new();
     let mut add = |name: &str, group: &str, version: &str, kind: &str| {

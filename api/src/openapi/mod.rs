@@ -5,12 +5,13 @@
 //! to learn that the server takes `fieldValidation` and `dryRun`; it reads the v2 protobuf for
 //! `explain --output=plaintext-openapiv2`.
 //!
-//! The registry is static, so the documents are built once per router, on the first request
-//! that needs them (building walks every schema; tests that never ask do not pay for it), and
-//! then served from their encoded bytes.
+//! The documents are built on the first request that needs them (building walks every
+//! schema; tests that never ask do not pay for it), and again, once, after the registry's
+//! custom kinds change; in between they are served from their encoded bytes.
 
 mod cache;
 mod components;
+mod custom;
 mod markers;
 mod negotiate;
 mod params;
@@ -22,7 +23,8 @@ pub(crate) mod v2_proto;
 mod v3;
 
 use std::sync::Arc;
-use std::sync::OnceLock;
+use std::sync::PoisonError;
+use std::sync::RwLock;
 
 use axum::response::IntoResponse;
 use axum::response::Response;
@@ -49,16 +51,17 @@ const REVALIDATE: &str = "no-cache, private";
 pub struct OpenApi {
     registry: Arc<Registry>,
     flavor: Flavor,
-    documents: OnceLock<Documents>,
+    /// The documents and the [`Registry::generation`] they were built at.
+    documents: RwLock<Option<(u64, Arc<Documents>)>>,
 }
 
 /// The answer to one OpenAPI GET.
 #[derive(Debug)]
-pub enum Answer<'a> {
+pub enum Answer {
     /// A document (a 304 without body when `not_modified`).
     Document {
         /// The document.
-        document: &'a Document,
+        document: Document,
         /// Its encoding.
         encoding: Encoding,
         /// The `Cache-Control` value, if any.
@@ -79,13 +82,34 @@ impl OpenApi {
         Self {
             registry,
             flavor,
-            documents: OnceLock::new(),
+            documents: RwLock::new(None),
         }
     }
 
-    fn documents(&self) -> &Documents {
-        self.documents
-            .get_or_init(|| Documents::build(&self.registry, self.flavor))
+    /// The documents of the registry as it is now: built if it changed since.
+    fn documents(&self) -> Arc<Documents> {
+        let generation = self.registry.generation();
+        let current = |built: &Option<(u64, Arc<Documents>)>| {
+            (built.as_ref()).and_then(|(g, docs)| (*g == generation).then(|| docs.clone()))
+        };
+        let built = self
+            .documents
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(docs) = current(&built) {
+            return docs;
+        }
+        drop(built);
+        let mut built = self
+            .documents
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(docs) = current(&built) {
+            return docs;
+        }
+        let docs = Arc::new(Documents::build(&self.registry, self.flavor));
+        *built = Some((generation, docs.clone()));
+        docs
     }
 
     /// Whether `path` is an OpenAPI path (`/openapi/v2`, `/openapi/v3`, `/openapi/v3/...`).
@@ -101,7 +125,7 @@ impl OpenApi {
         hash: Option<&str>,
         accept: Option<&str>,
         if_none_match: Option<&str>,
-    ) -> Result<Answer<'_>, ApiError> {
+    ) -> Result<Answer, ApiError> {
         let docs = self.documents();
         let key = path.trim_end_matches('/');
         let (document, proto, cache_control) = if key == "/openapi/v2" {
@@ -132,7 +156,7 @@ impl OpenApi {
             _ => document,
         };
         Ok(Answer::Document {
-            document,
+            document: document.clone(),
             encoding,
             cache_control,
             not_modified: if_none_match.is_some_and(|tags| document.matches(tags)),
@@ -140,7 +164,7 @@ impl OpenApi {
     }
 }
 
-impl IntoResponse for Answer<'_> {
+impl IntoResponse for Answer {
     fn into_response(self) -> Response {
         match self {
             Self::Document {

@@ -1,6 +1,10 @@
 //! The served rows as the OpenAPI documents see them: each served resource type with its
-//! table row's group name (for operation ids) and JSON schema generator, and the group
-//! versions they fall into.
+//! group's name for operation ids and its schema (a built-in row's JSON schema generator, or
+//! a custom kind's schema from its definition), and the group versions they fall into.
+
+use std::sync::Arc;
+
+use serde_json::Value;
 
 use crate::flavor::Flavor;
 use crate::registry::Registry;
@@ -9,15 +13,31 @@ use crate::registry::builtin;
 use crate::registry::builtin::GroupName;
 use crate::registry::builtin::JsonSchemaFn;
 
+/// Where a served kind's schema comes from.
+#[derive(Clone)]
+pub enum KindSchema {
+    /// A built-in row's: adds the kind's schema to a generator.
+    Builtin(JsonSchemaFn),
+    /// A custom kind's `openAPIV3Schema`, under its definition name
+    /// (`com.example.stable.v1.CronTab`: the group reversed, the version, the kind).
+    Custom {
+        /// The definition name.
+        name: String,
+        /// The schema, as its definition gives it.
+        schema: Arc<Value>,
+    },
+}
+
 /// One served resource type.
 #[derive(Clone)]
 pub struct Served {
     /// The type as served (group in the flavor, served subresources only).
     pub resource: ResourceType,
-    /// The group as the table names it (operation ids do not depend on the flavor).
-    pub group: GroupName,
-    /// Adds the kind's schema to a generator.
-    pub json_schema: JsonSchemaFn,
+    /// The group as operation ids spell it: `core`, a built-in group without the flavor's
+    /// domain (ids do not depend on the flavor), a custom group as it is.
+    pub operation_group: String,
+    /// The kind's schema.
+    pub schema: KindSchema,
 }
 
 impl Served {
@@ -28,11 +48,7 @@ impl Served {
 
     /// The group and version as operation ids spell them (`CoreV1`, `RbacAuthorizationV1`).
     pub fn operation_prefix(&self) -> String {
-        let group = match self.group {
-            GroupName::Core => "core",
-            GroupName::Plain(name) | GroupName::Domain(name) => name,
-        };
-        let mut out: String = group.split('.').map(capitalized).collect();
+        let mut out: String = self.operation_group.split('.').map(capitalized).collect();
         out.push_str(&capitalized(&self.resource.version));
         out
     }
@@ -73,26 +89,45 @@ pub fn capitalized(word: &str) -> String {
         .collect()
 }
 
-/// Every type `registry` serves in `flavor`, in discovery order, with its table row's data.
+/// Every type `registry` serves in `flavor`, in discovery order: the built-in ones with their
+/// table row's data, then the custom ones listed in discovery.
 pub fn served(registry: &Registry, flavor: Flavor) -> Vec<Served> {
     let rows = builtin::rows();
-    registry
-        .stores()
-        .filter_map(|store| {
-            let resource = store.resource();
-            let row = rows.iter().find(|row| {
-                let t = row.resource_type(flavor);
-                t.group == resource.group
-                    && t.version == resource.version
-                    && t.plural == resource.plural
-            })?;
-            Some(Served {
-                resource: resource.clone(),
-                group: row.group,
-                json_schema: row.json_schema(),
-            })
+    let custom = (registry.custom_resources().served_stores().into_iter()).filter_map(|store| {
+        let resource = store.resource().clone();
+        let schema = store.custom()?.schema.clone();
+        let reversed: Vec<&str> = resource.group.split('.').rev().collect();
+        let name = format!(
+            "{}.{}.{}",
+            reversed.join("."),
+            resource.version,
+            resource.kind
+        );
+        Some(Served {
+            operation_group: resource.group.clone(),
+            schema: KindSchema::Custom { name, schema },
+            resource,
         })
-        .collect()
+    });
+    let builtin = registry.stores().filter_map(|store| {
+        let resource = store.resource();
+        let row = rows.iter().find(|row| {
+            let t = row.resource_type(flavor);
+            t.group == resource.group
+                && t.version == resource.version
+                && t.plural == resource.plural
+        })?;
+        let operation_group = match row.group {
+            GroupName::Core => "core",
+            GroupName::Plain(name) | GroupName::Domain(name) => name,
+        };
+        Some(Served {
+            resource: resource.clone(),
+            operation_group: operation_group.to_owned(),
+            schema: KindSchema::Builtin(row.json_schema()),
+        })
+    });
+    builtin.chain(custom).collect()
 }
 
 #[cfg(test)]

@@ -152,6 +152,8 @@ pub struct CustomKind {
     pub terminating: bool,
     /// Where its Scale reads and writes, when the version serves `scale`.
     pub scale: Option<super::ScalePaths>,
+    /// The version's `openAPIV3Schema`, as its definition gives it.
+    pub schema: std::sync::Arc<Value>,
 }
 
 fn rfc3339(now: DateTime<Utc>) -> String {

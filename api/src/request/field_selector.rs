@@ -36,28 +36,39 @@ pub const METADATA_NAMESPACE: SelectableField = SelectableField {
 };
 
 /// The fields a kind's field selectors may name (Kubernetes' field label conversion).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FieldLabels {
     /// `metadata.name` and `metadata.namespace`: Kubernetes'
     /// `DefaultMetaV1FieldSelectorConversion`, for kinds without a conversion of their own.
     Metadata,
     /// Exactly these: the kind's own conversion function.
     Only(&'static [SelectableField]),
+    /// A custom kind's `selectableFields` (JSON paths such as `.spec.color`, whose string,
+    /// integer or boolean values are compared as text), then what [`FieldLabels::Metadata`]
+    /// takes.
+    Custom(std::sync::Arc<[String]>),
 }
 
 impl FieldLabels {
-    fn find(self, label: &str) -> Result<SelectableField, ApiError> {
+    /// The JSON pointers of `label`'s value; 400 with Kubernetes' message for a field the
+    /// kind does not support.
+    fn find(&self, label: &str) -> Result<Vec<String>, ApiError> {
         let known: &[SelectableField] = match self {
-            Self::Metadata => &[METADATA_NAME, METADATA_NAMESPACE],
+            Self::Metadata | Self::Custom(_) => &[METADATA_NAME, METADATA_NAMESPACE],
             Self::Only(fields) => fields,
         };
+        if let Self::Custom(paths) = self
+            && paths.iter().any(|p| p.strip_prefix('.') == Some(label))
+        {
+            return Ok(vec![format!("/{}", label.replace('.', "/"))]);
+        }
         known
             .iter()
             .find(|f| f.label == label)
-            .copied()
+            .map(|f| f.pointers.iter().map(|p| (*p).to_owned()).collect())
             .ok_or_else(|| {
                 ApiError::BadRequest(match self {
-                    Self::Metadata => format!(
+                    Self::Metadata | Self::Custom(_) => format!(
                         "{:?} is not a known field selector: only \"metadata.name\", \"metadata.namespace\"",
                         excerpt(label)
                     ),
@@ -174,23 +185,23 @@ impl FieldSelector {
             .requirements
             .into_iter()
             .map(|r| {
-                let field = labels.find(&r.label)?;
-                Ok(FieldRequirement {
-                    pointers: field.pointers.iter().map(|p| (*p).to_owned()).collect(),
-                    ..r
-                })
+                let pointers = labels.find(&r.label)?;
+                Ok(FieldRequirement { pointers, ..r })
             })
             .collect::<Result<_, ApiError>>()?;
         Ok(Self { requirements })
     }
 
-    /// Whether `obj` satisfies every requirement (a missing field reads as empty).
+    /// Whether `obj` satisfies every requirement (a missing field reads as empty; integers
+    /// and booleans read as their text, as custom kinds' selectable fields do).
     pub fn matches(&self, obj: &Value) -> bool {
         self.requirements.iter().all(|r| {
-            let actual = r
-                .pointers
-                .iter()
-                .filter_map(|p| obj.pointer(p).and_then(Value::as_str))
+            let actual = (r.pointers.iter())
+                .filter_map(|p| match obj.pointer(p)? {
+                    Value::String(s) => Some(std::borrow::Cow::Borrowed(s.as_str())),
+                    v @ (Value::Number(_) | Value::Bool(_)) => Some(v.to_string().into()),
+                    _ => None,
+                })
                 .find(|v| !v.is_empty())
                 .unwrap_or_default();
             (actual == r.value) == r.equal
@@ -286,7 +297,7 @@ mod tests {
         );
         let event = FieldLabels::Only(&[METADATA_NAME, EVENT_SOURCE]);
         assert_eq!(
-            message(parsed("metadata.namespace=x", event)),
+            message(parsed("metadata.namespace=x", event.clone())),
             "field label not supported: metadata.namespace"
         );
         let s = parsed("source=kubelet", event).expect("supported");

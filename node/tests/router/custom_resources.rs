@@ -318,3 +318,93 @@ async fn a_custom_scale_reads_and_writes_the_definitions_paths() {
         "{status}"
     );
 }
+
+// CHECKLIST: none.
+#[tokio::test]
+async fn openapi_documents_a_custom_kind_once_established() {
+    let flavor = Flavor::Kubernetes;
+    let (app, _) = app_in(flavor).await;
+    let before = fetched(&app, "/openapi/v3").await;
+    assert!(before["paths"].get("apis/stable.example.com/v1").is_none());
+    created(&app, &crds(flavor), &widgets(flavor)).await;
+    establish(&app, flavor, "widgets.stable.example.com").await;
+    let doc = until_answers(
+        &app,
+        "/openapi/v3/apis/stable.example.com/v1",
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(doc.status, StatusCode::OK, "{}", doc.text());
+    let doc = doc.json();
+    let kind = &doc["components"]["schemas"]["com.example.stable.v1.Widget"];
+    assert_eq!(
+        kind["x-kubernetes-group-version-kind"],
+        json!([{"group": "stable.example.com", "kind": "Widget", "version": "v1"}])
+    );
+    assert_eq!(
+        kind["properties"]["spec"]["properties"]["size"]["type"],
+        "integer"
+    );
+    assert!(kind["properties"]["metadata"].is_object());
+    let paths = doc["paths"].as_object().expect("paths");
+    assert!(
+        paths.contains_key("/apis/stable.example.com/v1/namespaces/{namespace}/widgets/{name}"),
+        "{:?}",
+        paths.keys().collect::<Vec<_>>()
+    );
+    let index = fetched(&app, "/openapi/v3").await;
+    assert!(
+        index["paths"].get("apis/stable.example.com/v1").is_some(),
+        "{index}"
+    );
+    let v2 = fetched(&app, "/openapi/v2").await;
+    assert!(
+        v2["definitions"]
+            .get("com.example.stable.v1.Widget")
+            .is_some()
+    );
+}
+
+// CHECKLIST: none.
+#[tokio::test]
+async fn field_selectors_take_the_selectable_fields() {
+    let flavor = Flavor::Kubernetes;
+    let (app, _) = app_in(flavor).await;
+    let mut crd: Value = serde_json::from_str(&widgets(flavor)).expect("json");
+    crd["metadata"]["finalizers"] = json!([]);
+    for version in crd["spec"]["versions"].as_array_mut().into_iter().flatten() {
+        version["selectableFields"] = json!([{"jsonPath": ".spec.size"}]);
+    }
+    created(&app, &crds(flavor), &crd.to_string()).await;
+    establish(&app, flavor, "widgets.stable.example.com").await;
+    until_answers(&app, WIDGETS, StatusCode::OK).await;
+    created(&app, WIDGETS, &widget("small", 1)).await;
+    created(&app, WIDGETS, &widget("big", 9)).await;
+    let names = |list: Value| -> Vec<String> {
+        (list["items"].as_array().into_iter().flatten())
+            .filter_map(|i| i["metadata"]["name"].as_str().map(str::to_owned))
+            .collect()
+    };
+    let big = fetched(&app, &format!("{WIDGETS}?fieldSelector=spec.size%3D9")).await;
+    assert_eq!(names(big), ["big"]);
+    let not_big = fetched(&app, &format!("{WIDGETS}?fieldSelector=spec.size!%3D9")).await;
+    assert_eq!(names(not_big), ["small"]);
+    let by_name = fetched(
+        &app,
+        &format!("{WIDGETS}?fieldSelector=metadata.name%3Dsmall"),
+    )
+    .await;
+    assert_eq!(names(by_name), ["small"]);
+    let unknown = admin_call(
+        &app,
+        "GET",
+        &format!("{WIDGETS}?fieldSelector=spec.color%3Dred"),
+        None,
+    )
+    .await;
+    let status = assert_status(&unknown, 400, "BadRequest");
+    assert_eq!(
+        status["message"],
+        "\"spec.color\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\""
+    );
+}

@@ -3,10 +3,12 @@
 //! the plural of the path from the spec) with a store whose objects live under the storage
 //! version's keys, so every version reads and writes one set of objects.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::compiled::Compiled;
 use super::strategy::CustomResourceStrategy;
 use super::version_order::compare_versions;
 use crate::flavor::Flavor;
@@ -31,6 +33,10 @@ pub(super) struct Settings {
 /// One definition's served versions.
 #[derive(Clone)]
 pub(super) struct Definition {
+    /// The definition's uid and generation: what its compiled versions were compiled from.
+    identity: (String, i64),
+    /// Each version's compiled parts, by version name.
+    compiled: BTreeMap<String, Arc<Compiled>>,
     /// Whether its names are accepted or it is established: its versions are served
     /// (kube-apiserver's rule; a definition in neither state is not found).
     pub serving: bool,
@@ -122,7 +128,7 @@ fn resource_type(crd: &Value, version: &Value, storage_version: &str) -> Resourc
 }
 
 /// The store of `version` of `crd`, on its own (the storage version's) storage.
-fn store_of(crd: &Value, version: &Value, storage_version: &str) -> Store {
+fn store_of(crd: &Value, version: &Value, storage_version: &str, compiled: &Compiled) -> Store {
     let scale = version.pointer("/subresources/scale").map(|scale| {
         ScalePaths::new(
             str_at(scale, "/specReplicasPath"),
@@ -133,10 +139,18 @@ fn store_of(crd: &Value, version: &Value, storage_version: &str) -> Store {
     let strategy = CustomResourceStrategy {
         status: version.pointer("/subresources/status").is_some(),
         scale: scale.clone(),
+        selectable: (version
+            .get("selectableFields")
+            .and_then(Value::as_array)
+            .into_iter())
+        .flatten()
+        .map(|f| str_at(f, "/jsonPath").to_owned())
+        .collect(),
     };
     let kind = CustomKind {
         terminating: crd.pointer("/metadata/deletionTimestamp").is_some(),
         scale,
+        schema: compiled.schema.clone(),
     };
     Store::new(
         resource_type(crd, version, storage_version),
@@ -145,11 +159,32 @@ fn store_of(crd: &Value, version: &Value, storage_version: &str) -> Store {
     .custom_kind(kind)
 }
 
-/// The served versions of `crd`.
-pub(super) fn definition(crd: &Value, settings: &Settings) -> Definition {
+/// The served versions of `crd`; `previous` is the definition the table held for it, whose
+/// compiled versions are taken again while its uid and generation are the same.
+pub(super) fn definition(
+    crd: &Value,
+    settings: &Settings,
+    previous: Option<&Definition>,
+) -> Definition {
     let versions: Vec<&Value> = (crd.pointer("/spec/versions").and_then(Value::as_array))
         .map(|v| v.iter().collect())
         .unwrap_or_default();
+    let identity = (
+        str_at(crd, "/metadata/uid").to_owned(),
+        crd.pointer("/metadata/generation")
+            .and_then(Value::as_i64)
+            .unwrap_or(0),
+    );
+    let compiled: BTreeMap<String, Arc<Compiled>> = match previous {
+        Some(previous) if previous.identity == identity => previous.compiled.clone(),
+        _ => (versions.iter())
+            .map(|v| (str_at(v, "/name").to_owned(), Arc::new(Compiled::new(v))))
+            .collect(),
+    };
+    let compiled_of = |version: &Value| {
+        (compiled.get(str_at(version, "/name")).cloned())
+            .unwrap_or_else(|| Arc::new(Compiled::new(version)))
+    };
     let storage = versions
         .iter()
         .find(|v| v.get("storage").and_then(Value::as_bool) == Some(true));
@@ -166,11 +201,11 @@ pub(super) fn definition(crd: &Value, settings: &Settings) -> Definition {
             served
                 .into_iter()
                 .map(|version| {
-                    let store = store_of(crd, version, storage_version);
+                    let store = store_of(crd, version, storage_version, &compiled_of(version));
                     let store = if str_at(version, "/name") == storage_version {
                         store
                     } else {
-                        let home = store_of(crd, storage, storage_version);
+                        let home = store_of(crd, storage, storage_version, &compiled_of(storage));
                         store.stored_in(home, &IDENTITY, settings.flavor)
                     };
                     Arc::new(
@@ -184,6 +219,8 @@ pub(super) fn definition(crd: &Value, settings: &Settings) -> Definition {
     };
     let established = condition_true(crd, "Established");
     Definition {
+        identity,
+        compiled,
         serving: established || condition_true(crd, "NamesAccepted"),
         established,
         stores,

@@ -4,11 +4,13 @@
 //! watch of the definitions), so a new kind is served, listed in discovery and gone again
 //! without a restart, on every replica alike.
 //!
+//! - `compiled`: what a version compiles to, once per generation of its definition.
 //! - `definition`: one definition's served versions, as resource types and stores.
 //! - `strategy`: the per-kind steps of a custom resource (status, generation, schema).
 //! - `table`: the table itself and the cache its watch feeds.
 //! - `version_order`: Kubernetes' version priority (`v2` before `v1` before `v1beta1`).
 
+mod compiled;
 mod definition;
 mod strategy;
 mod table;

@@ -4,10 +4,13 @@
 //! outside `metadata` changes; with a `scale` subresource, the replicas at its paths must be
 //! integers a Scale can carry.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use crate::registry::ScalePaths;
 use crate::registry::Strategy;
+use crate::request::FieldLabels;
 use crate::validation::FieldError;
 
 /// The strategy of one served version of a custom kind.
@@ -16,6 +19,8 @@ pub(super) struct CustomResourceStrategy {
     pub status: bool,
     /// The version's `scale` subresource paths, if it serves one.
     pub scale: Option<ScalePaths>,
+    /// The version's `selectableFields` (`.spec.color`), for field selectors.
+    pub selectable: Arc<[String]>,
 }
 
 /// The name Go gives the type of a decoded JSON value, as apiextensions' messages print it.
@@ -60,6 +65,10 @@ fn replicas_errors(obj: &Value, fields: &[String]) -> Option<FieldError> {
 }
 
 impl Strategy for CustomResourceStrategy {
+    fn field_labels(&self) -> FieldLabels {
+        FieldLabels::Custom(self.selectable.clone())
+    }
+
     fn prepare_for_create(&self, obj: &mut Value) {
         if self.status
             && let Value::Object(m) = obj
@@ -92,6 +101,7 @@ mod tests {
         let strategy = CustomResourceStrategy {
             status: true,
             scale: Some(ScalePaths::new(".spec.replicas", ".status.replicas", None)),
+            selectable: Arc::new([]),
         };
         let errs = |obj: Value| -> Vec<String> {
             strategy

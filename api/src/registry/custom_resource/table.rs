@@ -126,21 +126,28 @@ impl CustomResources {
         self.snapshot().stores.get(&key).cloned()
     }
 
-    /// The resource types discovery lists (those of established definitions): groups in
-    /// alphabetical order, each group's versions by priority.
-    pub fn served_types(&self) -> Vec<ResourceType> {
+    /// The stores of the kinds discovery lists (those of established definitions): groups
+    /// in alphabetical order, each group's versions by priority.
+    pub fn served_stores(&self) -> Vec<Arc<Store>> {
         let table = self.snapshot();
-        let mut types: Vec<ResourceType> = (table.definitions.values())
+        let mut stores: Vec<Arc<Store>> = (table.definitions.values())
             .filter(|d| d.established)
-            .flat_map(|d| &d.stores)
-            .map(|s| s.resource().clone())
+            .flat_map(|d| d.stores.iter().cloned())
             .collect();
-        types.sort_by(|a, b| {
+        stores.sort_by(|a, b| {
+            let (a, b) = (a.resource(), b.resource());
             (a.group.cmp(&b.group))
                 .then_with(|| super::compare_versions(&a.version, &b.version))
                 .then_with(|| a.plural.cmp(&b.plural))
         });
-        types
+        stores
+    }
+
+    /// The resource types of [`CustomResources::served_stores`], in that order.
+    pub fn served_types(&self) -> Vec<ResourceType> {
+        (self.served_stores().iter())
+            .map(|s| s.resource().clone())
+            .collect()
     }
 
     /// A number that changes whenever the table does.
@@ -171,9 +178,10 @@ impl CustomResources {
 impl Cache for CustomResources {
     fn replace(&self, _prefix: &str, objects: Vec<(String, Arc<Value>)>) {
         self.update(|definitions, settings| {
-            definitions.clear();
+            let previous = std::mem::take(definitions);
             for (key, crd) in objects {
-                definitions.insert(key, definition(&crd, settings));
+                let built = definition(&crd, settings, previous.get(&key));
+                definitions.insert(key, built);
             }
         });
     }
@@ -183,7 +191,8 @@ impl Cache for CustomResources {
             for event in events {
                 match event {
                     CacheEvent::Upsert { key, object } => {
-                        definitions.insert(key, definition(&object, settings));
+                        let built = definition(&object, settings, definitions.get(&key));
+                        definitions.insert(key, built);
                     }
                     CacheEvent::Delete { key } => {
                         definitions.remove(&key);

@@ -411,6 +411,7 @@ mod tests {
         .custom_kind(crate::registry::CustomKind {
             terminating: false,
             scale: Some(paths),
+            schema: std::sync::Arc::new(json!({"type": "object"})),
         });
         let obj = json!({"metadata": {"name": "w"}, "spec": {"count": 4},
                          "status": {"count": 2, "sel": "app=w"}});

@@ -19,10 +19,12 @@
 //!
 //! `--apply` measures instead writes of a Deployment by PUT, merge patch and server-side apply,
 //! interleaved (`apply.rs`); `--failover` the time from killing the leader to the first write a
-//! survivor accepts, for Apiary and etcd (`failover.rs`).
+//! survivor accepts, for Apiary and etcd (`failover.rs`); `--custom` creates of ConfigMaps and
+//! of custom resources without and with ten CEL validation rules (`custom.rs`).
 
 mod apply;
 mod cpu;
+mod custom;
 mod etcd;
 mod failover;
 
@@ -73,7 +75,11 @@ struct Args {
     /// interleaved, `--requests` per way and level, `--rounds` rounds.
     #[arg(long)]
     apply: bool,
-    /// With `--apply`: rounds over the three ways.
+    /// Instead of the above: creates of ConfigMaps and of custom resources without and with
+    /// ten CEL validation rules, interleaved, `--requests` per way and level, `--rounds` rounds.
+    #[arg(long)]
+    custom: bool,
+    /// With `--apply` or `--custom`: rounds over the three ways.
     #[arg(long, default_value_t = 3)]
     rounds: usize,
     /// Instead of the above: the time from killing the leader (SIGKILL) to the first write a
@@ -122,6 +128,18 @@ async fn main() -> ExitCode {
             }
             Err(e) => {
                 eprintln!("apply benchmark failed: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    if args.custom {
+        return match custom::run(&args).await {
+            Ok(table) => {
+                println!("{table}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("custom resource benchmark failed: {e}");
                 ExitCode::FAILURE
             }
         };

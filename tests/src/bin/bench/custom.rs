@@ -1,0 +1,254 @@
+//! `--custom`: create throughput of custom resources beside a built-in kind, interleaved in one
+//! run: ConfigMaps (the built-in baseline), custom resources of a definition with a structural
+//! schema and no rules, and of one whose schema carries ten `x-kubernetes-validations` CEL
+//! rules (what issue 21 asks to cost little). The three objects carry the same ten spec
+//! fields; the requests go round-robin to the three replicas, and each way runs once per level
+//! per round, in an order that rotates from round to round.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use apiary_tests::DevCluster;
+use apiary_tests::DevOptions;
+use apiary_tests::HarnessError;
+use apiary_tests::HttpClient;
+use apiary_tests::load;
+use apiary_tests::load::LevelResult;
+use http::StatusCode;
+use serde_json::Value;
+use serde_json::json;
+
+use super::Args;
+use super::ms;
+use super::report;
+
+/// The ten CEL rules of the ruled definition, on its `spec`.
+const RULES: [&str; 10] = [
+    "self.replicas >= 0",
+    "self.name.startsWith('w')",
+    "size(self.tags) <= 10",
+    "self.tags.all(t, size(t) < 20)",
+    "self.min <= self.max",
+    "has(self.mode)",
+    "self.mode in ['a', 'b', 'c']",
+    "self.image.contains(':')",
+    "self.port > 0 && self.port < 65536",
+    "!has(self.deprecated)",
+];
+
+/// One way of creating an object.
+#[derive(Clone, Copy)]
+enum Way {
+    ConfigMap,
+    Plain,
+    Ruled,
+}
+
+const WAYS: [Way; 3] = [Way::ConfigMap, Way::Plain, Way::Ruled];
+
+impl Way {
+    fn name(self) -> &'static str {
+        match self {
+            Self::ConfigMap => "ConfigMap",
+            Self::Plain => "CR, no rules",
+            Self::Ruled => "CR, 10 rules",
+        }
+    }
+
+    fn collection(self) -> &'static str {
+        match self {
+            Self::ConfigMap => "/api/v1/namespaces/default/configmaps",
+            Self::Plain => "/apis/bench.example.com/v1/namespaces/default/plains",
+            Self::Ruled => "/apis/bench.example.com/v1/namespaces/default/ruleds",
+        }
+    }
+
+    /// Object `i` of this way.
+    fn object(self, i: u64) -> Value {
+        let name = format!("w-{i}");
+        let fields = json!({"replicas": 3, "name": name, "tags": ["a", "b", "c"], "min": 1,
+            "max": 5, "mode": "a", "image": "registry.example.com/app:1.0", "port": 8080,
+            "owner": "bench", "tier": "web"});
+        match self {
+            Self::ConfigMap => {
+                let data: serde_json::Map<String, Value> = (fields.as_object().into_iter())
+                    .flatten()
+                    .map(|(k, v)| (k.clone(), Value::String(v.to_string())))
+                    .collect();
+                json!({"apiVersion": "v1", "kind": "ConfigMap",
+                       "metadata": {"name": name}, "data": data})
+            }
+            Self::Plain | Self::Ruled => json!({
+                "apiVersion": "bench.example.com/v1",
+                "kind": if matches!(self, Self::Plain) { "Plain" } else { "Ruled" },
+                "metadata": {"name": name},
+                "spec": fields,
+            }),
+        }
+    }
+}
+
+/// The definition of `plural` (`Kind` capitalized), with `rules` on its spec.
+fn definition(plural: &str, kind: &str, rules: &[&str]) -> Value {
+    let rules: Vec<Value> = rules.iter().map(|r| json!({"rule": r})).collect();
+    let string = json!({"type": "string", "maxLength": 64});
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("{plural}.bench.example.com")},
+        "spec": {
+            "group": "bench.example.com",
+            "scope": "Namespaced",
+            "names": {"plural": plural, "kind": kind},
+            "versions": [{"name": "v1", "served": true, "storage": true, "schema": {
+                "openAPIV3Schema": {"type": "object", "properties": {"spec": {
+                    "type": "object",
+                    "x-kubernetes-validations": rules,
+                    "properties": {
+                        "replicas": {"type": "integer"}, "name": string, "min": {"type": "integer"},
+                        "max": {"type": "integer"}, "mode": string, "image": string,
+                        "port": {"type": "integer"}, "owner": string, "tier": string,
+                        "deprecated": string,
+                        "tags": {"type": "array", "maxItems": 10, "items": string},
+                    }}}}}}],
+        }
+    })
+}
+
+/// Creates the two definitions and waits until their kinds are served (the CRD controllers
+/// establish them).
+async fn define(client: &HttpClient) -> Result<(), HarnessError> {
+    let crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+    for (plural, kind, rules) in [
+        ("plains", "Plain", &[][..]),
+        ("ruleds", "Ruled", &RULES[..]),
+    ] {
+        let reply = client.post(crds, &definition(plural, kind, rules)).await?;
+        if reply.status != StatusCode::CREATED {
+            return Err(HarnessError::UnexpectedStatus {
+                what: format!("creating the {plural} definition"),
+                status: reply.status,
+                body: reply.text(),
+            });
+        }
+    }
+    for way in [Way::Plain, Way::Ruled] {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let reply = client.get(way.collection()).await?;
+            if reply.status == StatusCode::OK {
+                break;
+            }
+            if tokio::time::Instant::now() > deadline {
+                return Err(HarnessError::UnexpectedStatus {
+                    what: format!("waiting for {} to be served", way.name()),
+                    status: reply.status,
+                    body: reply.text(),
+                });
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    Ok(())
+}
+
+/// One level of one way: `args.requests` creates from `level` clients, objects numbered from
+/// `first`.
+async fn level(
+    args: &Args,
+    replicas: &[HttpClient],
+    way: Way,
+    level: usize,
+    first: u64,
+) -> LevelResult {
+    let replicas = replicas.to_vec();
+    let budget = Duration::from_secs(args.level_budget);
+    load::run(level, args.requests, budget, move |i| {
+        let client = replicas[(i as usize) % replicas.len()].clone();
+        async move {
+            match client.post(way.collection(), &way.object(first + i)).await {
+                Ok(r) if r.status == StatusCode::CREATED => Ok(()),
+                Ok(r) => Err(format!("{}: {}", r.status, r.text())),
+                Err(e) => Err(e.to_string()),
+            }
+        }
+    })
+    .await
+}
+
+/// Runs the comparison and answers its table.
+pub async fn run(args: &Args) -> Result<String, HarnessError> {
+    let cluster = DevCluster::start(DevOptions::default()).await?;
+    let replicas: Vec<HttpClient> = (1..=cluster.nodes())
+        .map(|i| cluster.client(i).cloned())
+        .collect::<Result<_, _>>()?;
+    println!("apiary: 3 replicas in {}", cluster.dir().display());
+    define(&replicas[0]).await?;
+    let mut next = 0;
+    for way in WAYS {
+        let warm = level(args, &replicas, way, 16, next).await;
+        report(&format!("warm-up {}", way.name()), &warm);
+    }
+    next += args.requests;
+    let mut results: Vec<Vec<Vec<LevelResult>>> =
+        vec![vec![Vec::new(); WAYS.len()]; args.levels.len()];
+    for round in 0..args.rounds {
+        for (l, &clients) in args.levels.iter().enumerate() {
+            for k in 0..WAYS.len() {
+                let w = (round + k) % WAYS.len();
+                let result = level(args, &replicas, WAYS[w], clients, next).await;
+                report(&format!("round {round} {}", WAYS[w].name()), &result);
+                results[l][w].push(result);
+            }
+            next += args.requests;
+        }
+    }
+    Ok(table(args, &results))
+}
+
+/// Mean ops/s over the rounds.
+fn rate(runs: &[LevelResult]) -> f64 {
+    runs.iter().map(LevelResult::per_second).sum::<f64>() / runs.len().max(1) as f64
+}
+
+/// The median of the rounds' p50 latencies.
+fn p50(runs: &[LevelResult]) -> Option<Duration> {
+    let mut all: Vec<Duration> = runs.iter().filter_map(|r| r.percentile(50.0)).collect();
+    all.sort_unstable();
+    load::percentile(&all, 50.0)
+}
+
+/// The markdown table: per level, each way's mean creates/s and p50, and the ratios of the
+/// ruled kind to the plain one and of the plain one to ConfigMaps.
+fn table(args: &Args, results: &[Vec<Vec<LevelResult>>]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "\n| clients | ConfigMap/s | CR (no rules)/s | CR (10 rules)/s | ConfigMap p50 | CR (no rules) p50 | CR (10 rules) p50 | 10 rules / no rules | no rules / ConfigMap | errors |"
+    );
+    let _ = writeln!(out, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for (l, clients) in args.levels.iter().enumerate() {
+        let rates: Vec<f64> = results[l].iter().map(|runs| rate(runs)).collect();
+        let ratio = |a: f64, b: f64| {
+            if b > 0.0 {
+                format!("{:.2}", a / b)
+            } else {
+                "-".into()
+            }
+        };
+        let errors: u64 = results[l].iter().flatten().map(|r| r.errors).sum();
+        let _ = writeln!(
+            out,
+            "| {clients} | {:.0} | {:.0} | {:.0} | {} | {} | {} | {} | {} | {errors} |",
+            rates[0],
+            rates[1],
+            rates[2],
+            ms(p50(&results[l][0])),
+            ms(p50(&results[l][1])),
+            ms(p50(&results[l][2])),
+            ratio(rates[2], rates[1]),
+            ratio(rates[1], rates[0]),
+        );
+    }
+    out
+}
