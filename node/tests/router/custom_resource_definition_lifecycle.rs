@@ -168,8 +168,9 @@ async fn names_are_accepted_established_and_released() {
 }
 
 // No CHECKLIST ID (Kubernetes' CRD delete and status strategy): a dry-run delete marks
-// nothing; a `status` write keeps the stored spec, may change finalizers and is validated
-// (accepted names, stored versions keeping the storage version).
+// nothing; a `status` write keeps the stored spec, takes the labels sent, keeps the observed
+// generations sent and is validated (accepted names, stored versions keeping the storage
+// version).
 #[tokio::test]
 async fn the_status_subresource_and_a_dry_run_delete() {
     let (app, _) = app().await;
@@ -187,6 +188,10 @@ async fn the_status_subresource_and_a_dry_run_delete() {
     body["spec"]["scope"] = json!("Cluster");
     body["metadata"]["labels"] = json!({"a": "b"});
     body["status"]["acceptedNames"] = json!({"plural": "widgets", "kind": "Widget"});
+    body["status"]["observedGeneration"] = json!(1);
+    body["status"]["conditions"] = json!([{"type": "NamesAccepted", "status": "True",
+        "reason": "NoConflicts", "message": "no conflicts found", "observedGeneration": 1,
+        "lastTransitionTime": "2026-01-01T00:00:00Z"}]);
     let written = admin_call(&app, "PUT", &status, Some(&body.to_string())).await;
     assert_eq!(written.status, StatusCode::OK, "{}", written.text());
     let written = written.json();
@@ -194,6 +199,9 @@ async fn the_status_subresource_and_a_dry_run_delete() {
     assert_eq!(written["metadata"]["labels"], json!({"a": "b"}));
     assert_eq!(written["status"]["acceptedNames"]["kind"], "Widget");
     assert_eq!(written["metadata"]["generation"], 1);
+    // CRDObservedGenerationTracking (beta, on since 1.36): the generations are kept.
+    assert_eq!(written["status"]["observedGeneration"], 1);
+    assert_eq!(written["status"]["conditions"][0]["observedGeneration"], 1);
 
     let mut bad = written.clone();
     bad["status"]["acceptedNames"]["plural"] = json!("Not_A_Name");
