@@ -258,14 +258,28 @@ async fn serve(State(state): State<Arc<AppState>>, request: Request) -> Response
     let output = codec::offer(&info, state.cbor, state.flavor)
         .negotiate(accept, state.flavor)
         .unwrap_or(codec::Output::JSON);
-    let context = codec::Context::of(
+    let mut context = codec::Context::of(
         state.flavor,
         state.clock.now(),
         &info,
         &query,
         &state.protobuf_cache,
     );
+    context.custom_columns = custom_columns(&state, &info, output);
     record.finish(codec::render(response, output, &context).await)
+}
+
+/// The printer columns of a custom kind's Table answer (`None` for anything else).
+fn custom_columns(
+    state: &AppState,
+    info: &RequestInfo,
+    output: codec::Output,
+) -> Option<Arc<codec::CustomColumns>> {
+    if !matches!(output.view, codec::View::Table(_)) {
+        return None;
+    }
+    let store = (state.registry).lookup(&info.api_group, &info.api_version, &info.resource)?;
+    store.custom().map(|c| c.columns.clone())
 }
 
 async fn pipeline(
@@ -386,13 +400,14 @@ async fn authorized(
     } else {
         codec::decode_body(offer.input(content_type, state.flavor)?, body, state.flavor)?
     };
-    let context = codec::Context::of(
+    let mut context = codec::Context::of(
         state.flavor,
         state.clock.now(),
         info,
         query,
         &state.protobuf_cache,
     );
+    context.custom_columns = custom_columns(state, info, output);
     let req = crate::handlers::ResourceRequest {
         info,
         query,

@@ -7,11 +7,14 @@
 //! evaluate through [`CelAuthorizer::evaluate`] (the authorizer library, [`authorizer`]).
 //!
 //! The crate has no type checker and no cost meter, so this module bounds what it can: the
-//! source length and the number of syntax nodes at compile time, and the nesting of
-//! comprehensions (a comprehension inside a comprehension inside a comprehension is refused),
-//! which keeps one evaluation polynomial of low degree in the size of its inputs; the
-//! authorizer library charges its checks against a budget itself. Result types are checked by
-//! the caller on the value returned.
+//! source length, the number of syntax nodes and their nesting at compile time, and the
+//! nesting of comprehensions (a comprehension inside a comprehension inside a comprehension is
+//! refused), which keeps one evaluation polynomial of low degree in the size of its inputs;
+//! [`evaluate_metered`] runs an instrumented copy of the expression that charges Kubernetes'
+//! unit costs as it goes and halts at its budget ([`meter`]); [`estimate`] bounds an
+//! expression's cost before it runs; the authorizer library charges its checks against a
+//! budget itself. Result types are checked by the caller on the value returned.
+//! [`ValidationRules`] evaluates a custom resource's `x-kubernetes-validations` ([`rules`]).
 
 use std::collections::BTreeSet;
 use std::collections::HashMap;
@@ -23,8 +26,17 @@ use cel::common::ast::IdedExpr;
 use kube_cel::KubeCelExt;
 
 pub mod authorizer;
+#[cfg(test)]
+mod conformance;
+pub mod estimate;
+#[cfg(test)]
+mod estimate_test;
+mod library;
+pub mod meter;
+pub mod rules;
 
 pub use authorizer::CelAuthorizer;
+pub use rules::ValidationRules;
 
 /// The longest expression source accepted, in bytes.
 pub const MAX_EXPRESSION_BYTES: usize = 10 * 1024;
@@ -46,6 +58,9 @@ const LIBRARY_NAMESPACES: &[&str] = &[
     "sets",
     "strings",
 ];
+
+/// The deepest nesting of syntax nodes accepted (the interpreter recurses per level).
+const MAX_NESTING: usize = 100;
 
 /// The deepest nesting of comprehensions (`all`, `exists`, `map`, `filter`, ...) accepted.
 const MAX_COMPREHENSION_DEPTH: usize = 2;
@@ -83,6 +98,7 @@ pub enum EvalError {
 pub struct Program {
     source: String,
     program: cel::Program,
+    metered: IdedExpr,
 }
 
 impl Program {
@@ -101,11 +117,14 @@ impl Program {
             scope: Vec::new(),
             nodes: 0,
             depth: 0,
+            nesting: 0,
         };
         walk.visit(program.expression())?;
+        let metered = meter::instrument(program.expression(), LIBRARY_NAMESPACES);
         Ok(Self {
             source: expression.to_owned(),
             program,
+            metered,
         })
     }
 
@@ -117,6 +136,11 @@ impl Program {
     /// Whether the expression names `variable` anywhere.
     pub fn references(&self, variable: &str) -> bool {
         self.program.references().has_variable(variable)
+    }
+
+    /// The expression's syntax tree.
+    pub fn expression(&self) -> &IdedExpr {
+        self.program.expression()
     }
 
     /// Whether the expression reads (or tests with `has`) `variable.field` anywhere.
@@ -192,9 +216,58 @@ fn evaluate_with(
     })
 }
 
+/// Evaluates `program` with `variables` (CEL values), charging each step's cost (see
+/// [`meter`]) against `budget`: the result, or [`EvalError::CostLimitExceeded`] once the
+/// budget is spent, and the cost charged.
+pub fn evaluate_metered(
+    program: &Program,
+    variables: Vec<(&str, cel::Value)>,
+    budget: u64,
+) -> (Result<cel::Value, EvalError>, u64) {
+    ROOT.with(|root| {
+        let mut context = root.new_inner_scope();
+        for (name, value) in variables {
+            context.add_variable_from_value(name, value);
+        }
+        let (result, cost, exceeded) =
+            meter::metered(budget, || cel::Value::resolve(&program.metered, &context));
+        let result = match result {
+            _ if exceeded => Err(EvalError::CostLimitExceeded),
+            Ok(value) => Ok(value),
+            Err(e) => Err(EvalError::Execution(go_error(&e))),
+        };
+        (result, cost)
+    })
+}
+
+/// An evaluation error worded as cel-go words it (Kubernetes' messages quote these).
+fn go_error(e: &cel::ExecutionError) -> String {
+    use cel::ExecutionError as E;
+    match e {
+        E::NoSuchOverload
+        | E::UnsupportedBinaryOperator(..)
+        | E::UnsupportedUnaryOperator(..)
+        | E::UnexpectedType { .. }
+        | E::UnsupportedTargetType { .. }
+        | E::NotSupportedAsMethod { .. }
+        | E::ValuesNotComparable(..)
+        | E::UnsupportedMapIndex(_)
+        | E::UnsupportedListIndex(_)
+        | E::UnsupportedIndex(..)
+        | E::InvalidArgumentCount { .. } => "no such overload".to_owned(),
+        E::NoSuchKey(key) => format!("no such key: {key}"),
+        E::IndexOutOfBounds(cel::Value::Int(i)) => format!("index out of bounds: {i}"),
+        E::DivisionByZero(_) => "division by zero".to_owned(),
+        E::RemainderByZero(_) => "modulus by zero".to_owned(),
+        E::Overflow(..) => "integer overflow".to_owned(),
+        E::FunctionError { message, .. } => message.clone(),
+        other => other.to_string(),
+    }
+}
+
 /// `value` as a CEL value: integral numbers that fit are `int`, other numbers `double`, as
 /// Kubernetes reads JSON into CEL.
-fn to_cel(value: &serde_json::Value) -> cel::Value {
+pub(crate) fn to_cel(value: &serde_json::Value) -> cel::Value {
     use serde_json::Value as Json;
     match value {
         Json::Null => cel::Value::Null,
@@ -218,6 +291,8 @@ thread_local! {
     static ROOT: cel::Context<'static> = {
         let mut root = cel::Context::default().with_all();
         authorizer::register(&mut root);
+        root.add_function(meter::METER_FUNCTION, meter::meter);
+        library::register(&mut root);
         root
     };
 }
@@ -229,6 +304,7 @@ struct Walk<'a> {
     scope: Vec<String>,
     nodes: usize,
     depth: usize,
+    nesting: usize,
 }
 
 impl Walk<'_> {
@@ -239,8 +315,21 @@ impl Walk<'_> {
                 "expression has more than {MAX_NODES} syntax nodes"
             )));
         }
+        if self.nesting >= MAX_NESTING {
+            return Err(CompileError::TooComplex(format!(
+                "expression is nested more than {MAX_NESTING} levels deep"
+            )));
+        }
+        self.nesting += 1;
+        let visited = self.visit_node(node);
+        self.nesting -= 1;
+        visited
+    }
+
+    fn visit_node(&mut self, node: &IdedExpr) -> Result<(), CompileError> {
         match &node.expr {
-            Expr::Unspecified | Expr::Literal(_) => Ok(()),
+            Expr::Unspecified => Err(CompileError::Syntax("empty expression".to_owned())),
+            Expr::Literal(_) => Ok(()),
             Expr::Ident(name) => self.identifier(name),
             Expr::Select(select) => self.visit(&select.operand),
             Expr::Call(call) => {
@@ -255,7 +344,7 @@ impl Walk<'_> {
             }
             Expr::List(list) => list.elements.iter().try_for_each(|e| self.visit(e)),
             Expr::Map(map) => map.entries.iter().try_for_each(|e| self.entry(&e.expr)),
-            Expr::Struct(object) => object.entries.iter().try_for_each(|e| self.entry(&e.expr)),
+            Expr::Struct(object) => Err(CompileError::Undeclared(object.type_name.clone())),
             Expr::Comprehension(comprehension) => {
                 self.visit(&comprehension.iter_range)?;
                 self.visit(&comprehension.accu_init)?;
@@ -285,7 +374,10 @@ impl Walk<'_> {
 
     fn entry(&mut self, entry: &EntryExpr) -> Result<(), CompileError> {
         match entry {
-            EntryExpr::StructField(field) => self.visit(&field.value),
+            EntryExpr::StructField(field) => Err(CompileError::Syntax(format!(
+                "unexpected field '{}'",
+                field.field
+            ))),
             EntryExpr::MapEntry(entry) => {
                 self.visit(&entry.key)?;
                 self.visit(&entry.value)
@@ -296,6 +388,7 @@ impl Walk<'_> {
     fn identifier(&self, name: &str) -> Result<(), CompileError> {
         let bound = name.starts_with('@')
             || self.declared.contains(name)
+            || library::TYPE_NAMES.contains(&name)
             || self.scope.iter().any(|s| s == name);
         if bound {
             Ok(())

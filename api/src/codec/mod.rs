@@ -38,6 +38,7 @@ pub use self::negotiate::MetaVersion;
 pub use self::negotiate::Offer;
 pub use self::negotiate::Output;
 pub use self::negotiate::View;
+pub use self::table::CustomColumns;
 use crate::error::ApiError;
 use crate::flavor::Flavor;
 use crate::request::QueryParams;
@@ -63,6 +64,9 @@ pub struct Context {
     pub include_object: Option<String>,
     /// The replica's cache of Protobuf encodings.
     pub protobuf_cache: std::sync::Arc<protobuf::EncodingCache>,
+    /// The printer columns of the custom resource the request serves (its Tables print
+    /// them instead of a built-in printer's); `None` for every other resource.
+    pub custom_columns: Option<std::sync::Arc<CustomColumns>>,
 }
 
 impl Context {
@@ -82,6 +86,7 @@ impl Context {
             resource: info.resource.clone(),
             include_object: query.get("includeObject").map(str::to_owned),
             protobuf_cache: protobuf_cache.clone(),
+            custom_columns: None,
         }
     }
 }

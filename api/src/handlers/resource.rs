@@ -165,6 +165,7 @@ pub(crate) async fn serve_resource(
     }
     let deprecated = req.deprecations.resolve(rt, sub);
     let mut warnings: Vec<String> = deprecated.iter().map(|(d, _)| d.warning.clone()).collect();
+    warnings.extend(store.custom().and_then(|c| c.deprecation.clone()));
     let requester = Requester {
         user: req.user.clone(),
         authz: req.authz.clone(),

@@ -146,7 +146,7 @@ pub struct Store {
 }
 
 /// What a store of a custom kind knows of its definition.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct CustomKind {
     /// The definition is being deleted: its objects are going, no new one may come.
     pub terminating: bool,
@@ -154,6 +154,10 @@ pub struct CustomKind {
     pub scale: Option<super::ScalePaths>,
     /// The version's `openAPIV3Schema`, as its definition gives it.
     pub schema: std::sync::Arc<Value>,
+    /// The warning every request to a deprecated version answers with.
+    pub deprecation: Option<String>,
+    /// The version's printer columns, for its Tables.
+    pub columns: std::sync::Arc<crate::codec::CustomColumns>,
 }
 
 fn rfc3339(now: DateTime<Utc>) -> String {

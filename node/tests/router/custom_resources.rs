@@ -408,3 +408,144 @@ async fn field_selectors_take_the_selectable_fields() {
         "\"spec.color\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\""
     );
 }
+
+// CHECKLIST: none.
+#[tokio::test]
+async fn a_deprecated_version_warns_on_every_request() {
+    let flavor = Flavor::Kubernetes;
+    let (app, _) = app_in(flavor).await;
+    let mut crd: Value = serde_json::from_str(&widgets(flavor)).expect("json");
+    crd["metadata"]["finalizers"] = json!([]);
+    crd["spec"]["versions"][0]["deprecated"] = true.into();
+    created(&app, &crds(flavor), &crd.to_string()).await;
+    establish(&app, flavor, "widgets.stable.example.com").await;
+    let beta = "/apis/stable.example.com/v1beta1/namespaces/default/widgets";
+    let listed = until_answers(&app, beta, StatusCode::OK).await;
+    assert_eq!(
+        warnings(&listed),
+        [
+            "299 - \"stable.example.com/v1beta1 Widget is deprecated; use stable.example.com/v1 Widget\""
+        ]
+    );
+    let current = admin_call(&app, "GET", WIDGETS, None).await;
+    assert!(warnings(&current).is_empty());
+
+    crd = fetched(
+        &app,
+        &format!("{}/widgets.stable.example.com", crds(flavor)),
+    )
+    .await;
+    crd["spec"]["versions"][0]["deprecationWarning"] = "beta widgets go away in 2027".into();
+    let reply = admin_call(
+        &app,
+        "PUT",
+        &format!("{}/widgets.stable.example.com", crds(flavor)),
+        Some(&crd.to_string()),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    let created = loop {
+        let reply = admin_call(
+            &app,
+            "POST",
+            beta,
+            Some(&widget("w1", 1).replace("/v1\"", "/v1beta1\"")),
+        )
+        .await;
+        if warnings(&reply).iter().any(|w| w.contains("2027"))
+            || tokio::time::Instant::now() > deadline
+        {
+            break reply;
+        }
+        let _ = admin_call(&app, "DELETE", &format!("{beta}/w1"), None).await;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.text());
+    assert_eq!(
+        warnings(&created),
+        ["299 - \"beta widgets go away in 2027\""]
+    );
+}
+
+// CHECKLIST: R-VER-003 (`self` and `oldSelf` in a custom resource's rules).
+#[tokio::test]
+async fn validation_rules_hold_on_create_and_update() {
+    let flavor = Flavor::Kubernetes;
+    let (app, _) = app_in(flavor).await;
+    let mut crd: Value = serde_json::from_str(&widgets(flavor)).expect("json");
+    crd["metadata"]["finalizers"] = json!([]);
+    for version in crd["spec"]["versions"].as_array_mut().into_iter().flatten() {
+        version["schema"]["openAPIV3Schema"]["properties"]["spec"]["x-kubernetes-validations"] = json!([
+            {"rule": "self.size <= 10", "message": "at most ten"},
+            {"rule": "self.size >= oldSelf.size", "message": "size may not shrink"},
+        ]);
+    }
+    created(&app, &crds(flavor), &crd.to_string()).await;
+    establish(&app, flavor, "widgets.stable.example.com").await;
+    until_answers(&app, WIDGETS, StatusCode::OK).await;
+
+    let big = admin_call(&app, "POST", WIDGETS, Some(&widget("big", 11))).await;
+    let status = assert_status(&big, 422, "Invalid");
+    assert_eq!(
+        status["message"],
+        "Widget.stable.example.com \"big\" is invalid: spec: Invalid value: \"object\": at most ten"
+    );
+    created(&app, WIDGETS, &widget("w", 5)).await;
+    let shrink = send_as(
+        &app,
+        "PATCH",
+        &format!("{WIDGETS}/w"),
+        "application/merge-patch+json",
+        r#"{"spec":{"size":4}}"#,
+    )
+    .await;
+    let status = assert_status(&shrink, 422, "Invalid");
+    assert_eq!(
+        status["details"]["causes"][0]["message"],
+        "Invalid value: \"object\": size may not shrink"
+    );
+    let grow = send_as(
+        &app,
+        "PATCH",
+        &format!("{WIDGETS}/w"),
+        "application/merge-patch+json",
+        r#"{"spec":{"size":6}}"#,
+    )
+    .await;
+    assert_eq!(grow.status, StatusCode::OK, "{}", grow.text());
+}
+
+// CHECKLIST: R-RES-040 (Tables of a kind's columns).
+#[tokio::test]
+async fn tables_print_the_definitions_columns() {
+    let flavor = Flavor::Kubernetes;
+    let (app, _) = app_in(flavor).await;
+    let mut crd: Value = serde_json::from_str(&widgets(flavor)).expect("json");
+    crd["metadata"]["finalizers"] = json!([]);
+    crd["spec"]["versions"][1]["additionalPrinterColumns"] = json!([
+        {"name": "Size", "type": "integer", "jsonPath": ".spec.size"},
+        {"name": "Ready", "type": "boolean", "jsonPath": ".status.ready", "priority": 1},
+    ]);
+    created(&app, &crds(flavor), &crd.to_string()).await;
+    establish(&app, flavor, "widgets.stable.example.com").await;
+    until_answers(&app, WIDGETS, StatusCode::OK).await;
+    created(&app, WIDGETS, &widget("w1", 3)).await;
+    let table = "application/json;as=Table;g=meta.k8s.io;v=v1";
+    let listed = get_with(&app, WIDGETS, &[("accept", table)]).await;
+    assert_eq!(listed.status, StatusCode::OK, "{}", listed.text());
+    let listed = listed.json();
+    assert_eq!(listed["kind"], "Table");
+    let names: Vec<&str> = (listed["columnDefinitions"].as_array().into_iter().flatten())
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    assert_eq!(names, ["Name", "Size", "Ready"]);
+    assert_eq!(listed["rows"][0]["cells"], json!(["w1", 3, null]));
+    // The other version has no columns: Kubernetes' default Age.
+    let beta = "/apis/stable.example.com/v1beta1/namespaces/default/widgets/w1";
+    let one = get_with(&app, beta, &[("accept", table)]).await.json();
+    let names: Vec<&str> = (one["columnDefinitions"].as_array().into_iter().flatten())
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    assert_eq!(names, ["Name", "Age"]);
+}

@@ -1,7 +1,8 @@
 //! Tables (`Accept: application/json;as=Table;g=meta.<domain>;v=v1|v1beta1`): the rows
 //! kube-apiserver prints for the built-in kinds, column by column and cell by cell, and the
 //! default two columns (Name, Created At) for every other kind (spec 000 "Table
-//! representation", R-RES-040, R-RES-041).
+//! representation", R-RES-040, R-RES-041); custom resources print the columns their CRD
+//! version declares.
 //!
 //! # Layout
 //! - [`TablePrinters`]: the printer of each group and resource, chosen once at start-up.
@@ -9,6 +10,9 @@
 //! - `columns`: column definitions and their descriptions.
 //! - `format`: cell formats (ages, labels, selectors, short lists).
 //! - `watch`: the Tables of a watch's events.
+//! - [`CustomColumns`] (`custom`): the printer columns of a custom resource version;
+//!   `jsonpath` and `jsonpath_eval` parse and evaluate their client-go JSONPaths, `go_text`
+//!   prints the values found as Go does.
 //! - one file per family of printers: `pods`, `workloads`, `autoscaling`, `network`,
 //!   `storage`, `access` (RBAC, certificates, admission, flow control), `events`, `cluster`
 //!   (nodes, namespaces, config and the rest).
@@ -17,9 +21,13 @@ mod access;
 mod autoscaling;
 mod cluster;
 mod columns;
+mod custom;
 mod document;
 mod events;
 mod format;
+mod go_text;
+mod jsonpath;
+mod jsonpath_eval;
 mod network;
 mod pods;
 mod printer;
@@ -28,12 +36,14 @@ mod watch;
 mod workloads;
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::OnceLock;
 
 use chrono::DateTime;
 use chrono::Utc;
 
 pub use columns::ColumnDefinition;
+pub use custom::CustomColumns;
 pub use document::IncludeObject;
 pub use document::TableOptions;
 pub use printer::PrintContext;
@@ -65,12 +75,54 @@ pub(super) fn document(
         include: IncludeObject::from_query(context.include_object.as_deref())?,
         headers: true,
     };
-    let printer = TablePrinters::of(context.flavor).printer(&context.group, &context.resource);
-    Ok(if super::is_list(value) {
+    let printer = RequestPrinter::of(context);
+    Ok(if printer.is_list(value) {
         printer.list(value, options, context.now)
     } else {
         printer.object(value, options, context.now)
     })
+}
+
+/// The printer of one request: the built-in printer of its resource, or the columns of the
+/// custom resource it serves.
+#[derive(Clone)]
+enum RequestPrinter {
+    BuiltIn(TablePrinter),
+    Custom(Arc<CustomColumns>, Flavor),
+}
+
+impl RequestPrinter {
+    /// The printer `context`'s request prints with.
+    fn of(context: &Context) -> Self {
+        match &context.custom_columns {
+            Some(columns) => Self::Custom(columns.clone(), context.flavor),
+            None => Self::BuiltIn(
+                TablePrinters::of(context.flavor).printer(&context.group, &context.resource),
+            ),
+        }
+    }
+
+    /// Whether `value` is a list of what the printer prints.
+    fn is_list(&self, value: &Value) -> bool {
+        match self {
+            Self::BuiltIn(_) => super::is_list(value),
+            Self::Custom(..) => custom::is_list(value),
+        }
+    }
+
+    fn object(&self, object: &Value, options: TableOptions, now: DateTime<Utc>) -> Value {
+        match self {
+            Self::BuiltIn(printer) => printer.object(object, options, now),
+            Self::Custom(columns, flavor) => columns.object(object, options, now, *flavor),
+        }
+    }
+
+    fn list(&self, list: &Value, options: TableOptions, now: DateTime<Utc>) -> Value {
+        match self {
+            Self::BuiltIn(printer) => printer.list(list, options, now),
+            Self::Custom(columns, flavor) => columns.list(list, options, now, *flavor),
+        }
+    }
 }
 
 /// Every printer, by family.

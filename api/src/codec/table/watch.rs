@@ -8,9 +8,8 @@ use serde_json::Value;
 use serde_json::json;
 
 use super::IncludeObject;
+use super::RequestPrinter;
 use super::TableOptions;
-use super::TablePrinter;
-use super::TablePrinters;
 use crate::codec::Context;
 use crate::codec::EventEncoder;
 use crate::codec::MetaVersion;
@@ -18,7 +17,7 @@ use crate::error::ApiError;
 
 /// The JSON events of a Table watch.
 pub(in crate::codec) struct TableEvents {
-    printer: TablePrinter,
+    printer: RequestPrinter,
     options: TableOptions,
     context: Context,
 }
@@ -32,7 +31,7 @@ impl TableEvents {
             include: IncludeObject::from_query(context.include_object.as_deref())?,
             headers: true,
         };
-        let printer = TablePrinters::of(context.flavor).printer(&context.group, &context.resource);
+        let printer = RequestPrinter::of(&context);
         Ok(Self {
             printer,
             options,

@@ -7,18 +7,40 @@ use std::sync::Arc;
 use serde_json::Value;
 use serde_json::json;
 
+use crate::cel::ValidationRules;
+use crate::codec::CustomColumns;
+
 /// One version's compiled parts.
 pub(super) struct Compiled {
     /// The version's `openAPIV3Schema`, as its definition gives it.
     pub schema: Arc<Value>,
+    /// Its `x-kubernetes-validations` rules, if it has any.
+    pub rules: Option<Arc<ValidationRules>>,
+    /// Its printer columns.
+    pub columns: Arc<CustomColumns>,
 }
 
 impl Compiled {
     /// Compiles `version` (one of a definition's `spec.versions`).
     pub fn new(version: &Value) -> Self {
         let schema = version.pointer("/schema/openAPIV3Schema").cloned();
+        let schema = Arc::new(schema.unwrap_or_else(|| json!({"type": "object"})));
+        // CRD validation bounds what the rules compile from; a failure here is a bug.
+        let rules = match ValidationRules::compile(&schema) {
+            Ok(rules) => (!rules.is_empty()).then(|| Arc::new(rules)),
+            Err(error) => {
+                tracing::error!(%error, "a validated definition's rules do not compile");
+                None
+            }
+        };
+        let columns = (version
+            .get("additionalPrinterColumns")
+            .and_then(Value::as_array))
+        .map_or(&[][..], Vec::as_slice);
         Self {
-            schema: Arc::new(schema.unwrap_or_else(|| json!({"type": "object"}))),
+            schema,
+            rules,
+            columns: Arc::new(CustomColumns::compile(columns)),
         }
     }
 }

@@ -127,6 +127,33 @@ fn resource_type(crd: &Value, version: &Value, storage_version: &str) -> Resourc
     }
 }
 
+/// The warning of a deprecated `version`: its `deprecationWarning`, else Kubernetes' default
+/// naming the served, not deprecated version of highest priority above it.
+fn deprecation_warning(crd: &Value, version: &Value) -> Option<String> {
+    if version.get("deprecated").and_then(Value::as_bool) != Some(true) {
+        return None;
+    }
+    if let Some(warning) = version.get("deprecationWarning").and_then(Value::as_str) {
+        return Some(warning.to_owned());
+    }
+    let (group, kind) = (str_at(crd, "/spec/group"), str_at(crd, "/spec/names/kind"));
+    let name = str_at(version, "/name");
+    let newer = (crd
+        .pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .into_iter())
+    .flatten()
+    .filter(|v| v.get("served").and_then(Value::as_bool) == Some(true))
+    .filter(|v| v.get("deprecated").and_then(Value::as_bool) != Some(true))
+    .map(|v| str_at(v, "/name"))
+    .filter(|v| compare_versions(v, name).is_lt())
+    .min_by(|a, b| compare_versions(a, b));
+    Some(match newer {
+        Some(newer) => format!("{group}/{name} {kind} is deprecated; use {group}/{newer} {kind}"),
+        None => format!("{group}/{name} {kind} is deprecated"),
+    })
+}
+
 /// The store of `version` of `crd`, on its own (the storage version's) storage.
 fn store_of(crd: &Value, version: &Value, storage_version: &str, compiled: &Compiled) -> Store {
     let scale = version.pointer("/subresources/scale").map(|scale| {
@@ -146,11 +173,14 @@ fn store_of(crd: &Value, version: &Value, storage_version: &str, compiled: &Comp
         .flatten()
         .map(|f| str_at(f, "/jsonPath").to_owned())
         .collect(),
+        rules: compiled.rules.clone(),
     };
     let kind = CustomKind {
         terminating: crd.pointer("/metadata/deletionTimestamp").is_some(),
         scale,
         schema: compiled.schema.clone(),
+        deprecation: deprecation_warning(crd, version),
+        columns: compiled.columns.clone(),
     };
     Store::new(
         resource_type(crd, version, storage_version),

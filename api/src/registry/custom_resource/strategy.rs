@@ -2,12 +2,14 @@
 //! `status` subresource, a create sets no status and a main-resource update keeps it (the
 //! store does that for every kind with `status`); the generation moves when anything
 //! outside `metadata` changes; with a `scale` subresource, the replicas at its paths must be
-//! integers a Scale can carry.
+//! integers a Scale can carry; the `x-kubernetes-validations` rules hold (with `oldSelf` on
+//! updates).
 
 use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::cel::ValidationRules;
 use crate::registry::ScalePaths;
 use crate::registry::Strategy;
 use crate::request::FieldLabels;
@@ -21,6 +23,8 @@ pub(super) struct CustomResourceStrategy {
     pub scale: Option<ScalePaths>,
     /// The version's `selectableFields` (`.spec.color`), for field selectors.
     pub selectable: Arc<[String]>,
+    /// The version's CEL validation rules, if it has any.
+    pub rules: Option<Arc<ValidationRules>>,
 }
 
 /// The name Go gives the type of a decoded JSON value, as apiextensions' messages print it.
@@ -77,6 +81,14 @@ impl Strategy for CustomResourceStrategy {
         }
     }
 
+    fn validate_create(&self, obj: &Value) -> Vec<FieldError> {
+        (self.rules.as_ref()).map_or_else(Vec::new, |rules| rules.validate(obj, None))
+    }
+
+    fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        (self.rules.as_ref()).map_or_else(Vec::new, |rules| rules.validate(new, Some(old)))
+    }
+
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
         let Some(scale) = &self.scale else {
             return Vec::new();
@@ -102,6 +114,7 @@ mod tests {
             status: true,
             scale: Some(ScalePaths::new(".spec.replicas", ".status.replicas", None)),
             selectable: Arc::new([]),
+            rules: None,
         };
         let errs = |obj: Value| -> Vec<String> {
             strategy

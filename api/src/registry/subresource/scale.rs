@@ -412,6 +412,8 @@ mod tests {
             terminating: false,
             scale: Some(paths),
             schema: std::sync::Arc::new(json!({"type": "object"})),
+            deprecation: None,
+            columns: std::sync::Arc::new(crate::codec::CustomColumns::compile(&[])),
         });
         let obj = json!({"metadata": {"name": "w"}, "spec": {"count": 4},
                          "status": {"count": 2, "sel": "app=w"}});

@@ -1,7 +1,9 @@
 //! `x-kubernetes-validations` rules of one schema node: a rule, a one-line message (required
 //! when the rule spans lines), a known reason, a field path into the schema; then the rule's
 //! CEL and its message expression compiled, so a rule that does not compile is refused when
-//! the CRD is written, and `oldSelf` only where old and new values correlate.
+//! the CRD is written, and `oldSelf` only where old and new values correlate; and the
+//! estimated cost of all rules of a schema, refused over Kubernetes' limits
+//! ([`estimated_costs`]).
 
 use serde_json::Value;
 
@@ -9,6 +11,7 @@ use super::path::field_path_valid;
 use super::schema::Context;
 use super::view::str_of;
 use crate::cel::Program;
+use crate::cel::estimate;
 use crate::validation::FieldError;
 
 /// The `reason`s a validation rule may give.
@@ -149,4 +152,149 @@ pub(super) fn compile_validation_rules(
         }
     }
     errs
+}
+
+/// The largest estimated cost of one rule (times how often it can run) Kubernetes admits
+/// (`StaticEstimatedCostLimit`).
+pub const STATIC_ESTIMATED_COST_LIMIT: u64 = 10_000_000;
+/// The largest estimated cost of all rules of one schema together
+/// (`StaticEstimatedCRDCostLimit`).
+pub const STATIC_ESTIMATED_CRD_COST_LIMIT: u64 = 100_000_000;
+/// How many of the most expensive rules a refused total names.
+const MOST_EXPENSIVE: usize = 4;
+
+/// The estimated cost of every rule of `schema` (the `openAPIV3Schema` at `root`), each
+/// multiplied by how many times it can run (the product of the `maxItems`/`maxProperties` of
+/// the lists and maps above it, or what one request can hold where one is unbounded): a rule
+/// or message expression over [`STATIC_ESTIMATED_COST_LIMIT`], or a total over
+/// [`STATIC_ESTIMATED_CRD_COST_LIMIT`], is refused with Kubernetes' messages.
+pub(super) fn estimated_costs(schema: &Value, root: &str) -> Vec<FieldError> {
+    let mut costs = Costs {
+        errs: Vec::new(),
+        total: 0,
+        expensive: Vec::new(),
+    };
+    costs.node(schema, root, Some(1), true, 0);
+    let mut errs = costs.errs;
+    if costs.total > STATIC_ESTIMATED_CRD_COST_LIMIT {
+        costs.expensive.sort_by_key(|e| std::cmp::Reverse(e.1));
+        for (path, _) in costs.expensive.iter().take(MOST_EXPENSIVE) {
+            errs.push(FieldError::forbidden(
+                path.clone(),
+                "contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema",
+            ));
+        }
+        errs.push(FieldError::forbidden(
+            root,
+            cost_error(
+                "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema",
+                costs.total,
+                STATIC_ESTIMATED_CRD_COST_LIMIT,
+            ),
+        ));
+    }
+    errs
+}
+
+/// Kubernetes' `getCostErrorMessage`.
+fn cost_error(what: &str, cost: u64, limit: u64) -> String {
+    let factor = cost as f64 / limit as f64;
+    let factor = if factor > 100.0 {
+        "more than 100x".to_owned()
+    } else if factor < 1.5 {
+        format!("{factor:.6}x")
+    } else {
+        format!("{factor:.1}x")
+    };
+    format!(
+        "{what} exceeds budget by factor of {factor} (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)"
+    )
+}
+
+/// The walk of [`estimated_costs`].
+struct Costs {
+    errs: Vec<FieldError>,
+    total: u64,
+    expensive: Vec<(String, u64)>,
+}
+
+impl Costs {
+    /// `cardinality`: how many times a value of this node can occur (`None`: unbounded).
+    fn node(
+        &mut self,
+        schema: &Value,
+        path: &str,
+        cardinality: Option<u64>,
+        resource_root: bool,
+        depth: usize,
+    ) {
+        if depth > super::schema::MAX_DEPTH || !schema.is_object() {
+            return;
+        }
+        let times = cardinality.unwrap_or_else(|| estimate::unbounded_cardinality(schema));
+        for (i, rule) in rules_of(schema).iter().enumerate() {
+            let at = format!("{path}.x-kubernetes-validations[{i}]");
+            for (key, what) in [
+                ("rule", "estimated rule cost"),
+                ("messageExpression", "estimated messageExpression cost"),
+            ] {
+                let Ok(program) = Program::compile(str_of(rule, key), RULE_VARIABLES) else {
+                    continue;
+                };
+                let shape = estimate::Shape::Schema(schema, resource_root);
+                let cost = estimate::estimate(
+                    program.expression(),
+                    &[("self", shape), ("oldSelf", shape)],
+                );
+                let cost = if cost == 0 {
+                    0
+                } else {
+                    cost.saturating_mul(times)
+                };
+                let field = format!("{at}.{key}");
+                if cost > STATIC_ESTIMATED_COST_LIMIT {
+                    self.errs.push(FieldError::forbidden(
+                        field.clone(),
+                        cost_error(what, cost, STATIC_ESTIMATED_COST_LIMIT),
+                    ));
+                }
+                self.total = self.total.saturating_add(cost);
+                if cost >= STATIC_ESTIMATED_CRD_COST_LIMIT / 100 {
+                    self.expensive.push((field, cost));
+                }
+            }
+        }
+        let factor = match schema.get("type").and_then(Value::as_str) {
+            Some("array") => schema.get("maxItems").and_then(Value::as_u64),
+            Some("object")
+                if schema
+                    .get("additionalProperties")
+                    .is_some_and(Value::is_object) =>
+            {
+                schema.get("maxProperties").and_then(Value::as_u64)
+            }
+            _ => Some(1),
+        };
+        let child = cardinality.zip(factor).map(|(c, f)| c.saturating_mul(f));
+        let embedded = |s: &Value| {
+            s.get("x-kubernetes-embedded-resource")
+                .and_then(Value::as_bool)
+                == Some(true)
+        };
+        for (name, property) in schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+        {
+            let at = format!("{path}.properties[{name}]");
+            self.node(property, &at, child, embedded(property), depth + 1);
+        }
+        for key in ["additionalProperties", "items"] {
+            if let Some(sub) = schema.get(key).filter(|s| s.is_object()) {
+                let at = format!("{path}.{key}");
+                self.node(sub, &at, child, embedded(sub), depth + 1);
+            }
+        }
+    }
 }

@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use super::markers::markers;
 use super::rules::compile_validation_rules;
+use super::rules::estimated_costs;
 use super::rules::validation_rules;
 use super::structural;
 use super::view::bool_of;
@@ -117,6 +118,9 @@ pub fn validate_validation(
         compile_rules,
         0,
     ));
+    if compile_rules {
+        errs.extend(estimated_costs(schema, &root));
+    }
     if let Some(problem) = problem
         && errs.is_empty()
     {

@@ -620,3 +620,67 @@ fn deeply_nested_schemas_are_refused_not_walked() {
     let errs = create_errors(obj);
     assert!(errs.iter().any(|e| e.contains("levels deep")), "{errs:#?}");
 }
+
+#[test]
+fn rules_whose_estimated_cost_is_too_high_are_refused() {
+    // R-VER-058
+    let at = "spec.validation.openAPIV3Schema.properties[spec]";
+    let mut obj = crd();
+    schema_mut(&mut obj)["properties"]["spec"]["properties"]["n"] = json!({
+        "type": "array",
+        "maxItems": 4_000_000,
+        "items": {
+            "type": "integer",
+            "x-kubernetes-validations": [ { "rule": "self > 0 && self < 10" } ]
+        }
+    });
+    let errs = create_errors(obj);
+    assert_eq!(
+        errs,
+        vec![format!(
+            "{at}.properties[n].items.x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget by factor of 2.0x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)"
+        )]
+    );
+
+    let mut obj = crd();
+    schema_mut(&mut obj)["properties"]["spec"]["properties"]["names"] =
+        json!({ "type": "array", "items": { "type": "string" } });
+    schema_mut(&mut obj)["properties"]["spec"]["x-kubernetes-validations"] = json!([
+        { "rule": "self.names.all(a, self.names.all(b, a == b))" }
+    ]);
+    let errs = create_errors(obj);
+    let rule = format!("{at}.x-kubernetes-validations[0].rule");
+    assert_error(
+        &errs,
+        &rule,
+        "Forbidden: estimated rule cost exceeds budget by factor of more than 100x",
+    );
+    assert_error(
+        &errs,
+        &rule,
+        "Forbidden: contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema",
+    );
+    assert_error(
+        &errs,
+        "spec.validation.openAPIV3Schema",
+        "Forbidden: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of more than 100x",
+    );
+}
+
+#[test]
+fn bounded_lists_and_strings_keep_rules_within_the_estimated_budget() {
+    let mut obj = crd();
+    schema_mut(&mut obj)["properties"]["spec"]["properties"]["names"] = json!({
+        "type": "array",
+        "maxItems": 100,
+        "items": {
+            "type": "string",
+            "maxLength": 64,
+            "x-kubernetes-validations": [ { "rule": "self.matches('^[a-z]+$')" } ]
+        }
+    });
+    schema_mut(&mut obj)["properties"]["spec"]["x-kubernetes-validations"] = json!([
+        { "rule": "self.names.all(a, self.names.exists(b, a == b))" }
+    ]);
+    assert_eq!(create_errors(obj), Vec::<String>::new());
+}
