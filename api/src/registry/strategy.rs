@@ -36,6 +36,14 @@ pub trait Strategy: Send + Sync + 'static {
         FieldLabels::Metadata
     }
 
+    /// Whether `metadata.finalizers` follow core's naming rule (a name without a domain must
+    /// be a standard one) on top of apimachinery's, as for the kinds kube-apiserver itself
+    /// serves; the kinds other servers serve (apiextensions-apiserver's CRDs) only follow
+    /// apimachinery's.
+    fn core_finalizer_rule(&self) -> bool {
+        true
+    }
+
     /// Whether `metadata.generation` is maintained (1 on create, +1 when anything outside
     /// `metadata` and `status` changes). Kubernetes does it for custom resources and for
     /// kinds with a spec; the core kinds served now (ConfigMap, Secret, ...) have none.

@@ -12,12 +12,14 @@
 //! set, `name` turns one on, `-name` off; an unknown name is a start-up error. The bootstrap
 //! token controllers ([`token_cleaner`], [`bootstrap_signer`]) are off in `*` and on by name
 //! (R-ACC-120); the RBAC controllers ([`rbac_bootstrap`], [`clusterrole_aggregation`]), the
-//! [`garbage_collector`], pod garbage collection ([`pod_gc`]) and the [`namespace`]
-//! controller are on in `*`.
+//! [`garbage_collector`], pod garbage collection ([`pod_gc`]), the [`namespace`] controller
+//! and the CustomResourceDefinition controllers ([`custom_resource_definitions`]: naming,
+//! establishing, cleanup of deleted CRDs) are on in `*`.
 
 pub mod bootstrap_signer;
 pub mod client;
 pub mod clusterrole_aggregation;
+pub mod custom_resource_definitions;
 pub mod garbage_collector;
 pub mod namespace;
 pub mod pod_gc;
@@ -66,6 +68,9 @@ pub struct ControllerContext {
 const KNOWN: &[(&str, bool)] = &[
     (bootstrap_signer::NAME, false),
     (clusterrole_aggregation::NAME, true),
+    (custom_resource_definitions::ESTABLISHING, true),
+    (custom_resource_definitions::FINALIZER, true),
+    (custom_resource_definitions::NAMING, true),
     (garbage_collector::NAME, true),
     (namespace::NAME, true),
     (pod_gc::NAME, true),
@@ -152,6 +157,15 @@ impl ControllerSelection {
                         Some(Arc::new(clusterrole_aggregation::ClusterRoleAggregation))
                     }
                     rbac_bootstrap::NAME => Some(Arc::new(rbac_bootstrap::RbacBootstrap)),
+                    custom_resource_definitions::NAMING => {
+                        Some(Arc::new(custom_resource_definitions::CrdNaming))
+                    }
+                    custom_resource_definitions::ESTABLISHING => {
+                        Some(Arc::new(custom_resource_definitions::CrdEstablishing))
+                    }
+                    custom_resource_definitions::FINALIZER => {
+                        Some(Arc::new(custom_resource_definitions::CrdFinalizer))
+                    }
                     garbage_collector::NAME => Some(Arc::new(garbage_collector::GarbageCollector)),
                     namespace::NAME => Some(Arc::new(namespace::NamespaceController)),
                     pod_gc::NAME => Some(Arc::new(pod_gc::PodGc::default())),
@@ -172,8 +186,11 @@ mod tests {
     }
 
     /// The controllers `*` runs.
-    const DEFAULT_ON: [&str; 5] = [
+    const DEFAULT_ON: [&str; 8] = [
         "clusterrole-aggregation",
+        "crd-establishing",
+        "crd-finalizer",
+        "crd-naming",
         "garbagecollector",
         "namespace",
         "podgc",
@@ -194,6 +211,9 @@ mod tests {
             Ok(vec![
                 "bootstrapsigner",
                 "clusterrole-aggregation",
+                "crd-establishing",
+                "crd-finalizer",
+                "crd-naming",
                 "garbagecollector",
                 "namespace",
                 "podgc",
@@ -212,6 +232,9 @@ mod tests {
             select(&["*", "-tokencleaner", "-rbac-bootstrap"]),
             Ok(vec![
                 "clusterrole-aggregation",
+                "crd-establishing",
+                "crd-finalizer",
+                "crd-naming",
                 "garbagecollector",
                 "namespace",
                 "podgc"

@@ -437,6 +437,9 @@ mod tests {
                 config.controllers.enabled(),
                 [
                     "clusterrole-aggregation",
+                    "crd-establishing",
+                    "crd-finalizer",
+                    "crd-naming",
                     "garbagecollector",
                     "namespace",
                     "podgc",

@@ -38,6 +38,7 @@ mod workload;
 pub use config_map::ConfigMapStrategy;
 pub use cron_job::CronJobStrategy;
 pub use custom_resource_definition::CustomResourceDefinitionStrategy;
+pub use custom_resource_definition::lifecycle as custom_resource_definition_lifecycle;
 pub use daemon_set::DaemonSetStrategy;
 pub use deployment::DeploymentStrategy;
 pub use event::EventStrategy;

@@ -296,7 +296,7 @@ fn named_groups_b() -> Vec<Row> {
             .short(&["crd", "crds"])
             .api_extensions()
             .status()
-            .strategy(|_| Box::new(CustomResourceDefinitionStrategy)),
+            .strategy(|flavor| Box::new(CustomResourceDefinitionStrategy::new(flavor))),
         kind::<scheduling_v1::PriorityClass>().short(&["pc"]),
         kind::<scheduling_v1beta1::PodGroup>().status(),
         kind::<scheduling_v1beta1::Workload>(),

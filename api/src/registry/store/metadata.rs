@@ -114,7 +114,7 @@ impl Store {
             obj,
             self.strategy.name_rule(),
             self.resource.is_namespaced(),
-            self.builtin,
+            self.builtin.filter(|_| self.strategy.core_finalizer_rule()),
         );
         errs.extend(self.strategy.validate(obj));
         errs

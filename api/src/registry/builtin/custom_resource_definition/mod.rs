@@ -2,9 +2,13 @@
 //! kind from the kind, conversion `None`, webhook service port 443), the stored versions kept
 //! in status, and its validation: the name `<plural>.<group>`, the spec's own rules
 //! ([`spec`]), each version's schema ([`schema`], structural per [`structural`]), selectable
-//! fields ([`path`]), and on update the fields that may not change.
+//! fields ([`path`]), and on update the fields that may not change. A first delete marks the
+//! CRD for its cleanup finalizer ([`lifecycle`]); a `status` write takes everything but the
+//! spec from the body, as Kubernetes' status strategy does (the finalizer controller removes
+//! its finalizer that way).
 
 mod conversion;
+pub mod lifecycle;
 mod markers;
 mod path;
 mod rules;
@@ -15,16 +19,39 @@ mod structural;
 mod tests;
 mod view;
 
+use chrono::DateTime;
+use chrono::Utc;
 use serde_json::Map;
 use serde_json::Value;
 
+use crate::flavor::Flavor;
+use crate::registry::DeleteAction;
+use crate::registry::DeleteOptions;
 use crate::registry::Strategy;
+use crate::registry::plan_delete;
 use crate::validation::FieldError;
 use view::Spec;
 
 /// The strategy of `apiextensions/v1` CustomResourceDefinition.
-#[derive(Debug, Default)]
-pub struct CustomResourceDefinitionStrategy;
+#[derive(Debug)]
+pub struct CustomResourceDefinitionStrategy {
+    /// The naming flavor: it spells the cleanup finalizer.
+    flavor: Flavor,
+}
+
+impl CustomResourceDefinitionStrategy {
+    /// The strategy of `flavor`.
+    pub fn new(flavor: Flavor) -> Self {
+        Self { flavor }
+    }
+}
+
+impl Default for CustomResourceDefinitionStrategy {
+    /// The strategy of the Kubernetes flavor.
+    fn default() -> Self {
+        Self::new(Flavor::Kubernetes)
+    }
+}
 
 fn object_at<'a>(obj: &'a mut Value, key: &str) -> Option<&'a mut Map<String, Value>> {
     let map = obj.as_object_mut()?;
@@ -66,18 +93,6 @@ fn record_storage_version(crd: &mut Value) {
     {
         list.push(version.into());
     }
-}
-
-/// Whether `crd`'s `Established` condition is true.
-fn established(crd: &Value) -> bool {
-    crd.pointer("/status/conditions")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .any(|c| {
-            c.get("type").and_then(Value::as_str) == Some("Established")
-                && c.get("status").and_then(Value::as_str) == Some("True")
-        })
 }
 
 /// The schemas of every version: present (v1 requires one per version), and valid.
@@ -191,6 +206,12 @@ fn validate_transition(crd: &Value, old: Option<&Value>) -> Vec<FieldError> {
 }
 
 impl Strategy for CustomResourceDefinitionStrategy {
+    /// apiextensions-apiserver validates a CRD's metadata with apimachinery's rules only: its
+    /// cleanup finalizer has a domain but no `/`.
+    fn core_finalizer_rule(&self) -> bool {
+        false
+    }
+
     fn tracks_generation(&self) -> bool {
         true
     }
@@ -248,8 +269,39 @@ impl Strategy for CustomResourceDefinitionStrategy {
         record_storage_version(new);
     }
 
+    /// A `status` write takes the body but its spec (the spec stays as stored); unlike the
+    /// generic status rule, labels, annotations and finalizers come from the body too, as
+    /// Kubernetes' CRD status strategy leaves them.
+    fn prepare_for_subresource_update(&self, subresource: &str, new: &mut Value, old: &Value) {
+        if subresource != "status" {
+            return;
+        }
+        if let Some(map) = new.as_object_mut() {
+            match old.get("spec") {
+                Some(spec) => map.insert("spec".to_owned(), spec.clone()),
+                None => map.remove("spec"),
+            };
+        }
+    }
+
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
         validate_crd(obj)
+    }
+
+    /// The first delete keeps the CRD, marked for its cleanup finalizer with `Terminating`
+    /// pending, whatever the options ask (Kubernetes' CRD `REST.Delete`); a later one is the
+    /// generic store's.
+    fn before_delete(
+        &self,
+        obj: &mut Value,
+        now: DateTime<Utc>,
+        options: &DeleteOptions,
+    ) -> DeleteAction {
+        if obj.pointer("/metadata/deletionTimestamp").is_none() {
+            lifecycle::mark_for_deletion(obj, now, self.flavor);
+            return DeleteAction::Mark;
+        }
+        plan_delete(obj, now, options, self.gc_policy(), None)
     }
 
     fn validate_create(&self, obj: &Value) -> Vec<FieldError> {
@@ -263,7 +315,7 @@ impl Strategy for CustomResourceDefinitionStrategy {
             ("/spec/group", "spec.group"),
             ("/spec/names/plural", "spec.names.plural"),
         ];
-        if established(old) {
+        if lifecycle::is_true(old, lifecycle::ESTABLISHED) {
             immutable.push(("/spec/scope", "spec.scope"));
             immutable.push(("/spec/names/kind", "spec.names.kind"));
         }

@@ -47,7 +47,7 @@ fn crd() -> Value {
 
 /// The CRD as the store validates a create: defaulted and prepared.
 fn prepared(mut obj: Value) -> Value {
-    let s = CustomResourceDefinitionStrategy;
+    let s = CustomResourceDefinitionStrategy::default();
     s.default_fields(&mut obj);
     s.prepare_for_create(&mut obj);
     obj
@@ -55,7 +55,7 @@ fn prepared(mut obj: Value) -> Value {
 
 /// Every problem of creating `obj`, rendered as Kubernetes words them.
 fn create_errors(obj: Value) -> Vec<String> {
-    let s = CustomResourceDefinitionStrategy;
+    let s = CustomResourceDefinitionStrategy::default();
     let obj = prepared(obj);
     let mut errs = s.validate(&obj);
     errs.extend(s.validate_create(&obj));
@@ -557,7 +557,7 @@ fn protected_groups_need_the_approval_annotation_and_preserve_unknown_fields_sta
 
 #[test]
 fn updates_keep_group_and_plural_and_record_a_new_storage_version() {
-    let s = CustomResourceDefinitionStrategy;
+    let s = CustomResourceDefinitionStrategy::default();
     let old = prepared(crd());
     let mut new = old.clone();
     new["spec"]["group"] = json!("example.org");
