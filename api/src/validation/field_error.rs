@@ -13,6 +13,8 @@ use crate::error::excerpt_json;
 pub enum FieldErrorKind {
     /// The value is malformed; carries the offending value.
     Invalid(Value),
+    /// The value is of the wrong type (a custom resource's schema); carries the value.
+    TypeInvalid(Value),
     /// A required value is missing.
     Required,
     /// The field may not be set (or changed) here.
@@ -64,6 +66,19 @@ impl FieldError {
         Self {
             field: field.into(),
             kind: FieldErrorKind::Invalid(value.into()),
+            detail: detail.into(),
+        }
+    }
+
+    /// `field` holds `value`, which is not of the type `detail` names.
+    pub fn type_invalid(
+        field: impl Into<String>,
+        value: impl Into<Value>,
+        detail: impl Into<String>,
+    ) -> Self {
+        Self {
+            field: field.into(),
+            kind: FieldErrorKind::TypeInvalid(value.into()),
             detail: detail.into(),
         }
     }
@@ -142,6 +157,7 @@ impl FieldError {
     pub fn reason(&self) -> &'static str {
         match self.kind {
             FieldErrorKind::Invalid(_) => "FieldValueInvalid",
+            FieldErrorKind::TypeInvalid(_) => "FieldValueTypeInvalid",
             FieldErrorKind::Required => "FieldValueRequired",
             FieldErrorKind::Forbidden => "FieldValueForbidden",
             FieldErrorKind::TooLong { .. } => "FieldValueTooLong",
@@ -156,7 +172,9 @@ impl FieldError {
     /// `ErrorBody`: `Invalid value: "Bad_Name": a lowercase RFC 1123 ...`.
     pub fn body(&self) -> String {
         let mut s = match &self.kind {
-            FieldErrorKind::Invalid(v) => format!("Invalid value: {}", render(v)),
+            FieldErrorKind::Invalid(v) | FieldErrorKind::TypeInvalid(v) => {
+                format!("Invalid value: {}", render(v))
+            }
             FieldErrorKind::Required => "Required value".to_owned(),
             FieldErrorKind::Forbidden => "Forbidden".to_owned(),
             FieldErrorKind::TooLong { max } => {
