@@ -134,6 +134,7 @@ fn decode_with(
         segments: Vec::new(),
         findings: Vec::new(),
         kept: HashSet::new(),
+        pruned: HashSet::new(),
         type_error: None,
     };
     let seed = Seed {
@@ -160,6 +161,9 @@ fn decode_with(
         // Stable: duplicates keep their line order, unknown fields sort by path segment.
         ctx.findings
             .sort_by(|a, b| yaml_order(a).cmp(&yaml_order(b)));
+    }
+    if matches!(schema.node(schema.root()), Node::Unstructured(_)) {
+        ctx.findings = unstructured::kubernetes_order(ctx.findings, &ctx.pruned);
     }
     Ok(Decoded {
         value,
@@ -203,6 +207,8 @@ struct Ctx<'s> {
     findings: Vec<Finding>,
     /// The findings kept, to drop a repeat in O(1).
     kept: HashSet<Finding>,
+    /// The unknown fields a custom resource's schema pruned (the others are `ObjectMeta`'s).
+    pruned: HashSet<Finding>,
     type_error: Option<TypeError>,
 }
 

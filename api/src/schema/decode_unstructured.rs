@@ -8,9 +8,11 @@ use serde::de::SeqAccess;
 use serde_json::Map;
 use serde_json::Value;
 
+use super::Ctx;
 use super::Seed;
 use super::Segment;
 use super::next_key;
+use crate::schema::Finding;
 use crate::schema::NodeId;
 use crate::schema::Unstructured;
 use crate::schema::skip::Skip;
@@ -47,7 +49,7 @@ impl<'s> Seed<'s, '_> {
                 None => {
                     map.next_value_seed(Skip)?;
                     if !repeated {
-                        self.ctx.unknown();
+                        self.ctx.pruned_unknown();
                     }
                     dropped.insert(self.ctx.leave());
                 }
@@ -76,4 +78,41 @@ impl<'s> Seed<'s, '_> {
             }
         }
     }
+}
+
+impl Ctx<'_> {
+    /// The innermost field is unknown to a custom resource's schema (pruned).
+    fn pruned_unknown(&mut self) {
+        let before = self.findings.len();
+        self.unknown();
+        if let Some(f) = self.findings.get(before) {
+            self.pruned.insert(f.clone());
+        }
+    }
+}
+
+/// A custom resource's findings in the order Kubernetes lists them: the decoder's
+/// duplicates, then the root `metadata`'s unknown fields, then the pruned fields sorted,
+/// then embedded resources' `metadata`'s unknown fields sorted.
+pub(super) fn kubernetes_order(findings: Vec<Finding>, pruned: &HashSet<Finding>) -> Vec<Finding> {
+    let mut groups: [Vec<Finding>; 4] = Default::default();
+    for f in findings {
+        let group = match &f {
+            Finding::Unknown(_) if pruned.contains(&f) => 2,
+            Finding::Unknown(path) if path.starts_with("metadata.") => 1,
+            Finding::Unknown(_) => 3,
+            Finding::Duplicate(_) | Finding::YamlDuplicate { .. } => 0,
+        };
+        if let Some(g) = groups.get_mut(group) {
+            g.push(f);
+        }
+    }
+    let path = |f: &Finding| match f {
+        Finding::Unknown(p) | Finding::Duplicate(p) => p.clone(),
+        Finding::YamlDuplicate { .. } => String::new(),
+    };
+    for g in groups.iter_mut().skip(2) {
+        g.sort_by_cached_key(path);
+    }
+    groups.into_iter().flatten().collect()
 }

@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use super::node::Id;
 use super::node::Node;
+use super::validate::MAX_ERRORS;
 use crate::limits::MAX_NESTING_DEPTH;
 use crate::schema::Format;
 use crate::schema::Schema;
@@ -50,6 +51,9 @@ impl Embedded<'_> {
                     errs.extend(self.resource(map, path));
                 }
                 for (k, child_value) in map {
+                    if errs.len() >= MAX_ERRORS {
+                        break;
+                    }
                     if let Some(&prop) = node.properties.get(k) {
                         errs.extend(self.check(prop, child_value, &child(path, k), depth + 1));
                     } else if let Some(values) = node.additional {
@@ -65,6 +69,9 @@ impl Embedded<'_> {
             Value::Array(list) => {
                 if let Some(items) = node.items {
                     for (i, item) in list.iter().enumerate() {
+                        if errs.len() >= MAX_ERRORS {
+                            break;
+                        }
                         errs.extend(self.check(items, item, &format!("{path}[{i}]"), depth + 1));
                     }
                 }

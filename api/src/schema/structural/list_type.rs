@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::node::Id;
 use super::node::ListType;
 use super::node::Node;
+use super::validate::MAX_ERRORS;
 use crate::limits::MAX_NESTING_DEPTH;
 use crate::validation::FieldError;
 
@@ -74,6 +75,9 @@ impl ListTypes<'_> {
         };
         let mut errs = Vec::new();
         for (k, v) in map {
+            if errs.len() >= MAX_ERRORS {
+                break;
+            }
             if let Some(&prop) = node.properties.get(k) {
                 let child = if path.is_empty() {
                     k.clone()
@@ -107,7 +111,7 @@ impl ListTypes<'_> {
         match &node.list_type {
             ListType::Atomic => {}
             ListType::Set => {
-                for i in repeats(list.iter()) {
+                for i in repeats(list.iter()).into_iter().take(MAX_ERRORS) {
                     errs.push(FieldError::duplicate(
                         format!("{path}[{i}]"),
                         list[i].clone(),
@@ -118,6 +122,9 @@ impl ListTypes<'_> {
         }
         if let Some(items) = node.items {
             for (i, item) in list.iter().enumerate() {
+                if errs.len() >= MAX_ERRORS {
+                    break;
+                }
                 errs.extend(self.value(items, item, &format!("{path}[{i}]"), depth + 1));
             }
         }
@@ -150,6 +157,7 @@ fn map_list(keys: &[String], list: &[Value], path: &str) -> Vec<FieldError> {
         .collect();
     repeats(key_values.iter())
         .into_iter()
+        .take(MAX_ERRORS)
         .map(|i| FieldError::duplicate(format!("{path}[{i}]"), key_values[i].clone()))
         .collect()
 }

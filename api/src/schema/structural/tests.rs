@@ -69,7 +69,8 @@ fn widget() -> StructuralSchema {
 }
 
 // R-RES-188: unknown fields of a custom resource are dropped and reported with Kubernetes'
-// paths, in objects, list items and map values; root apiVersion, kind and metadata are kept.
+// paths, in objects, list items and map values, sorted as Kubernetes sorts pruned fields;
+// root apiVersion, kind and metadata are kept.
 #[test]
 fn decode_drops_and_reports_unknown_fields() {
     let body = r#"{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},
@@ -79,10 +80,10 @@ fn decode_drops_and_reports_unknown_fields() {
     assert_eq!(
         d.findings,
         unknown(&[
+            "extra",
             "spec.foo",
             "spec.items[0].bar",
-            "spec.labels.k.baz",
-            "extra"
+            "spec.labels.k.baz"
         ])
     );
     assert_eq!(d.type_error, None);
@@ -93,7 +94,8 @@ fn decode_drops_and_reports_unknown_fields() {
     );
 }
 
-// R-RES-189: a repeated field is reported once as a duplicate and keeps its last value.
+// R-RES-189: a repeated field is reported once as a duplicate and keeps its last value;
+// duplicates come before unknown fields, as Kubernetes' decoder finds them first.
 #[test]
 fn decode_reports_duplicates() {
     let body = r#"{"spec":{"replicas":1,"replicas":2,"foo":1,"foo":2}}"#;
@@ -102,8 +104,27 @@ fn decode_reports_duplicates() {
         d.findings,
         vec![
             Finding::Duplicate("spec.replicas".into()),
-            Finding::Unknown("spec.foo".into()),
             Finding::Duplicate("spec.foo".into()),
+            Finding::Unknown("spec.foo".into()),
+        ]
+    );
+    assert_eq!(d.value, json!({"spec": {"replicas": 2}}));
+}
+
+// R-RES-188, R-RES-189: a YAML body is decoded alike; its repeated keys are reported by line.
+#[test]
+fn decode_yaml() {
+    let body = "spec:\n  replicas: 1\n  zeta: 1\n  replicas: 2\n  alpha: [1]\n";
+    let d = decoded(&widget(), body, Format::Yaml);
+    assert_eq!(
+        d.findings,
+        vec![
+            Finding::YamlDuplicate {
+                line: 4,
+                key: "replicas".into()
+            },
+            Finding::Unknown("spec.alpha".into()),
+            Finding::Unknown("spec.zeta".into()),
         ]
     );
     assert_eq!(d.value, json!({"spec": {"replicas": 2}}));
@@ -142,7 +163,7 @@ fn decode_prunes_objects_where_scalars_belong() {
         r#"{"spec":{"replicas":{"x":1},"count":[1,{"y":2}]}}"#,
         Format::Json,
     );
-    assert_eq!(d.findings, unknown(&["spec.replicas.x", "spec.count[1].y"]));
+    assert_eq!(d.findings, unknown(&["spec.count[1].y", "spec.replicas.x"]));
     assert_eq!(d.value, json!({"spec": {"replicas": {}, "count": [1, {}]}}));
 }
 
@@ -173,9 +194,9 @@ fn embedded_resources_keep_type_and_metadata() {
         d.findings,
         unknown(&[
             "metadata.bogus",
-            "spec.template.metadata.what",
+            "spec.template.other",
             "spec.template.spec.z",
-            "spec.template.other"
+            "spec.template.metadata.what"
         ])
     );
     let expected = json!({"metadata":{"name":"w"},"spec":{"template":{"apiVersion":"v1",

@@ -21,6 +21,10 @@ use crate::validation::FieldError;
 /// and a list).
 const MAX_WALK_DEPTH: usize = 160;
 
+/// The most errors one walk collects (more are not looked for; the answer lists fewer, see
+/// [`within_budget`](crate::validation::within_budget)).
+pub(super) const MAX_ERRORS: usize = 4096;
+
 /// One validation pass.
 pub(super) struct Validator<'a> {
     /// The structural nodes.
@@ -349,6 +353,9 @@ impl Validator<'_> {
         let c = &node.checks;
         if let Some(items) = node.items {
             for (i, item) in list.iter().enumerate() {
+                if errs.len() >= MAX_ERRORS {
+                    break;
+                }
                 let old_item = old.and_then(|o| correlate_item(node, item, o));
                 errs.extend(self.check(items, item, &format!("{path}[{i}]"), old_item, depth + 1));
             }
@@ -425,6 +432,9 @@ impl Validator<'_> {
         };
         if let Some(values) = node.additional {
             for (k, child_value) in map {
+                if errs.len() >= MAX_ERRORS {
+                    break;
+                }
                 if !node.properties.contains_key(k) {
                     let name = format!("{path}.{k}");
                     errs.extend(self.check(values, child_value, &name, correlate(k), depth + 1));
@@ -432,6 +442,9 @@ impl Validator<'_> {
             }
         }
         for (name, &prop) in &node.properties {
+            if errs.len() >= MAX_ERRORS {
+                break;
+            }
             if let Some(child_value) = map.get(name) {
                 errs.extend(self.check(
                     prop,
