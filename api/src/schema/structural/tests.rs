@@ -183,6 +183,24 @@ fn preserve_unknown_fields_keeps_unknown_but_prunes_specified() {
     assert_eq!(obj, d.value);
 }
 
+// R-RES-188: a list that preserves unknown fields keeps them in its items too, pruning only
+// what the items specify.
+#[test]
+fn preserve_unknown_fields_reaches_list_items() {
+    let s = with_spec(
+        json!({"list": {"type": "array", "x-kubernetes-preserve-unknown-fields": true,
+        "items": {"type": "object", "properties": {"o": {"type": "object", "properties": {}}}}}}),
+    );
+    let body = r#"{"spec":{"list":[{"kept":1,"o":{"gone":2}}]}}"#;
+    let d = decoded(&s, body, Format::Json);
+    assert_eq!(d.findings, unknown(&["spec.list[0].o.gone"]));
+    let expected = json!({"spec":{"list":[{"kept":1,"o":{}}]}});
+    assert_eq!(d.value, expected);
+    let mut obj: Value = serde_json::from_str(body).expect("json");
+    assert_eq!(s.prune(&mut obj), vec!["spec.list[0].o.gone"]);
+    assert_eq!(obj, expected);
+}
+
 // R-RES-188: x-kubernetes-embedded-resource keeps apiVersion, kind and metadata; metadata is coerced
 // to ObjectMeta (its unknown fields dropped and reported), the rest is pruned.
 #[test]
