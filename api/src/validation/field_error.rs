@@ -178,10 +178,12 @@ impl FieldError {
             FieldErrorKind::Required => "Required value".to_owned(),
             FieldErrorKind::Forbidden => "Forbidden".to_owned(),
             FieldErrorKind::TooLong { max } => {
-                format!("Too long: may not be more than {max} bytes")
+                let unit = if *max == 1 { "byte" } else { "bytes" };
+                format!("Too long: may not be more than {max} {unit}")
             }
             FieldErrorKind::TooMany { actual, max } => {
-                format!("Too many: {actual}: must have at most {max} items")
+                let unit = if *max == 1 { "item" } else { "items" };
+                format!("Too many: {actual}: must have at most {max} {unit}")
             }
             FieldErrorKind::Duplicate(v) => format!("Duplicate value: {}", render(v)),
             FieldErrorKind::NotFound(v) => format!("Not found: {}", render(v)),

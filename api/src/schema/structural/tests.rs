@@ -516,7 +516,7 @@ fn lists() {
     );
     assert_eq!(
         errors_of(list(json!({"maxItems": 1})), json!([1, 2])),
-        vec!["spec.f: Too many: 2: must have at most 1 items"]
+        vec!["spec.f: Too many: 2: must have at most 1 item"]
     );
     assert_eq!(
         errors_of(list(json!({"uniqueItems": true})), json!([1, 2, 1])),
@@ -569,7 +569,7 @@ fn combinators() {
         errors_of(any_of, json!("abc")),
         vec![
             r#": Invalid value: "": "spec.f" must validate at least one schema (anyOf)"#,
-            "spec.f: Too long: may not be more than 1 bytes"
+            "spec.f: Too long: may not be more than 1 byte"
         ]
     );
     let one_of = json!({"type": "integer", "oneOf": [{"minimum": 0}, {"maximum": 10}]});
