@@ -173,6 +173,8 @@ impl Compiler {
         }
         let additional = match s.get("additionalProperties") {
             Some(sub @ Value::Object(_)) => Some(self.compile(sub, depth + 1)?),
+            // Any other key is kept, with no schema below it (its objects lose their fields).
+            Some(Value::Bool(true)) => Some(self.compile(&Value::Object(Map::new()), depth + 1)?),
             _ => None,
         };
         let items = match s.get("items") {

@@ -201,6 +201,23 @@ fn preserve_unknown_fields_reaches_list_items() {
     assert_eq!(obj, expected);
 }
 
+// R-RES-188: `additionalProperties: true` beside properties keeps other keys, without a
+// schema below them.
+#[test]
+fn additional_properties_true_keeps_keys_without_schema() {
+    let s = with_spec(json!({"m": {"type": "object", "additionalProperties": true,
+        "properties": {"a": {"type": "string"}}}}));
+    let mut obj = json!({"spec": {"m": {"a": "x", "b": 1, "c": {"d": 2}}}});
+    assert_eq!(s.prune(&mut obj), vec!["spec.m.c.d"]);
+    assert_eq!(obj, json!({"spec": {"m": {"a": "x", "b": 1, "c": {}}}}));
+    let d = decoded(
+        &s,
+        r#"{"spec":{"m":{"a":"x","b":1,"c":{"d":2}}}}"#,
+        Format::Json,
+    );
+    assert_eq!(d.findings, unknown(&["spec.m.c.d"]));
+}
+
 // R-RES-188: x-kubernetes-embedded-resource keeps apiVersion, kind and metadata; metadata is coerced
 // to ObjectMeta (its unknown fields dropped and reported), the rest is pruned.
 #[test]
