@@ -13,9 +13,9 @@ use super::node::Id;
 use super::node::ListType;
 use super::node::Node;
 use super::numbers::Num;
-use super::numbers::go_float;
 use super::numbers::is_json_integer;
 use crate::validation::FieldError;
+use crate::validation::go_float;
 
 /// The deepest the walk goes (schemas nest at most 64 levels; each level may be an object
 /// and a list).
