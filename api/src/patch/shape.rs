@@ -52,7 +52,9 @@ impl<'a> Shape<'a> {
                 None => (Self::untyped(), None),
             },
             Node::Map(values) => (self.to(*values), None),
-            Node::Array(_) | Node::Scalar(_) | Node::Any => (Self::untyped(), None),
+            Node::Array(_) | Node::Scalar(_) | Node::Any | Node::Unstructured(_) => {
+                (Self::untyped(), None)
+            }
         }
     }
 

@@ -3,7 +3,8 @@
 //! is kept, worded as Kubernetes' decoder words it, R-RES-031), drops and records unknown
 //! fields and records duplicate ones (R-RES-188, R-RES-189), treats `null` as unset, and
 //! writes each object's properties in schema order with the required ones at their zero
-//! value: the value k8s-openapi's typed round trip produced.
+//! value: the value k8s-openapi's typed round trip produced. A custom resource's
+//! unstructured nodes keep values, `null`s and field order as sent, unchecked.
 
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -133,6 +134,7 @@ fn decode_with(
         segments: Vec::new(),
         findings: Vec::new(),
         kept: HashSet::new(),
+        pruned: HashSet::new(),
         type_error: None,
     };
     let seed = Seed {
@@ -159,6 +161,9 @@ fn decode_with(
         // Stable: duplicates keep their line order, unknown fields sort by path segment.
         ctx.findings
             .sort_by(|a, b| yaml_order(a).cmp(&yaml_order(b)));
+    }
+    if matches!(schema.node(schema.root()), Node::Unstructured(_)) {
+        ctx.findings = unstructured::kubernetes_order(ctx.findings, &ctx.pruned);
     }
     Ok(Decoded {
         value,
@@ -202,6 +207,8 @@ struct Ctx<'s> {
     findings: Vec<Finding>,
     /// The findings kept, to drop a repeat in O(1).
     kept: HashSet<Finding>,
+    /// The unknown fields a custom resource's schema pruned (the others are `ObjectMeta`'s).
+    pruned: HashSet<Finding>,
     type_error: Option<TypeError>,
 }
 
@@ -323,7 +330,7 @@ fn zero(schema: &Schema, id: NodeId, depth: usize) -> Option<Value> {
         Node::Scalar(s) => s.zero(),
         Node::Array(_) => Some(Value::Array(Vec::new())),
         Node::Map(_) => Some(Value::Object(Map::new())),
-        Node::Any => None,
+        Node::Any | Node::Unstructured(_) => None,
         Node::Object(_) if depth >= MAX_ZERO_DEPTH => Some(Value::Object(Map::new())),
         Node::Object(o) => Some(Value::Object(
             o.properties
@@ -379,7 +386,7 @@ impl<'s> Seed<'s, '_> {
         };
         let accepted = match self.schema.node(self.node) {
             Node::Scalar(s) => s.accept(raw),
-            Node::Any => Ok(match raw {
+            Node::Any | Node::Unstructured(_) => Ok(match raw {
                 Raw::Bool(b) => b.into(),
                 Raw::Signed(v) => v.into(),
                 Raw::Unsigned(v) => v.into(),
@@ -570,6 +577,7 @@ impl<'de> Visitor<'de> for Seed<'_, '_> {
         let node = self.node;
         let items = match self.schema.node(node) {
             Node::Array(items) => *items,
+            Node::Unstructured(u) => return self.unstructured_list(u.items, seq),
             // Free-form: kept as sent, `null` included.
             Node::Any => {
                 let mut out = Vec::new();
@@ -607,6 +615,7 @@ impl<'de> Visitor<'de> for Seed<'_, '_> {
             Node::Object(o) => self.object(o, map),
             Node::Map(values) => self.map(*values, map),
             Node::Any => self.free_form(map),
+            Node::Unstructured(u) => self.unstructured(u, map),
             Node::Scalar(_) | Node::Array(_) => {
                 while map.next_entry_seed(Skip, Skip)?.is_some() {}
                 Ok(self.misfit(Misfit::Kind("object".to_owned())))
@@ -614,6 +623,9 @@ impl<'de> Visitor<'de> for Seed<'_, '_> {
         }
     }
 }
+
+#[path = "decode_unstructured.rs"]
+mod unstructured;
 
 #[cfg(test)]
 #[path = "decode_tests.rs"]

@@ -2,6 +2,8 @@
 //! small node tree ([`Schema`]) that the one-pass body decoder ([`decode`]) follows to type-check
 //! a JSON or YAML body and find unknown and duplicate fields (spec 000 "Field validation",
 //! R-RES-185..190), and that [`missing_required`] follows to find required fields left unset.
+//! Custom resources' schemas ([`structural`]) compile to the same tree, with their own
+//! unstructured nodes.
 
 mod compile;
 mod decode;
@@ -12,10 +14,12 @@ pub mod markers;
 mod required;
 mod scalar;
 mod skip;
+pub mod structural;
 mod surrogates;
 mod yaml;
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::Mutex;
@@ -58,6 +62,36 @@ pub enum Node {
     /// Anything goes and nothing is reported (RawExtension, FieldsV1, apiextensions JSON:
     /// Kubernetes decodes those without strict checks).
     Any,
+    /// A place in a custom resource, decoded as Kubernetes decodes unstructured JSON and then
+    /// prunes it: any value is kept as sent (`null` too, fields in the order sent, no type
+    /// checks); an object's fields no node claims are dropped and reported.
+    Unstructured(Unstructured),
+}
+
+/// A place in a custom resource's body ([`Node::Unstructured`]), compiled from its
+/// structural schema ([`structural::StructuralSchema::decode_schema`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Unstructured {
+    /// The node of each named field of an object value (`properties`).
+    pub properties: BTreeMap<String, NodeId>,
+    /// The node of every other field (`additionalProperties`).
+    pub additional: Option<NodeId>,
+    /// The node of fields known to neither (kept under
+    /// `x-kubernetes-preserve-unknown-fields`); `None`: they are dropped and reported.
+    pub unknown: Option<NodeId>,
+    /// The node of an array value's items.
+    pub items: NodeId,
+}
+
+impl Unstructured {
+    /// The node of an object value's field `name`; `None`: the field is unknown.
+    pub fn field(&self, name: &str) -> Option<NodeId> {
+        self.properties
+            .get(name)
+            .copied()
+            .or(self.additional)
+            .or(self.unknown)
+    }
 }
 
 /// An object type: its Go name, its properties in schema order and the required ones.
@@ -137,7 +171,7 @@ impl Schema {
             Node::Map(values) => format!("map[string]{}", self.go_type(*values)),
             Node::Array(items) => format!("[]{}", self.go_type(*items)),
             Node::Scalar(s) => s.go_type().to_owned(),
-            Node::Any => "interface {}".to_owned(),
+            Node::Any | Node::Unstructured(_) => "interface {}".to_owned(),
         }
     }
 

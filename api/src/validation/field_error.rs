@@ -13,6 +13,8 @@ use crate::error::excerpt_json;
 pub enum FieldErrorKind {
     /// The value is malformed; carries the offending value.
     Invalid(Value),
+    /// The value is of the wrong type (a custom resource's schema); carries the value.
+    TypeInvalid(Value),
     /// A required value is missing.
     Required,
     /// The field may not be set (or changed) here.
@@ -64,6 +66,19 @@ impl FieldError {
         Self {
             field: field.into(),
             kind: FieldErrorKind::Invalid(value.into()),
+            detail: detail.into(),
+        }
+    }
+
+    /// `field` holds `value`, which is not of the type `detail` names.
+    pub fn type_invalid(
+        field: impl Into<String>,
+        value: impl Into<Value>,
+        detail: impl Into<String>,
+    ) -> Self {
+        Self {
+            field: field.into(),
+            kind: FieldErrorKind::TypeInvalid(value.into()),
             detail: detail.into(),
         }
     }
@@ -142,6 +157,7 @@ impl FieldError {
     pub fn reason(&self) -> &'static str {
         match self.kind {
             FieldErrorKind::Invalid(_) => "FieldValueInvalid",
+            FieldErrorKind::TypeInvalid(_) => "FieldValueTypeInvalid",
             FieldErrorKind::Required => "FieldValueRequired",
             FieldErrorKind::Forbidden => "FieldValueForbidden",
             FieldErrorKind::TooLong { .. } => "FieldValueTooLong",
@@ -156,14 +172,18 @@ impl FieldError {
     /// `ErrorBody`: `Invalid value: "Bad_Name": a lowercase RFC 1123 ...`.
     pub fn body(&self) -> String {
         let mut s = match &self.kind {
-            FieldErrorKind::Invalid(v) => format!("Invalid value: {}", render(v)),
+            FieldErrorKind::Invalid(v) | FieldErrorKind::TypeInvalid(v) => {
+                format!("Invalid value: {}", render(v))
+            }
             FieldErrorKind::Required => "Required value".to_owned(),
             FieldErrorKind::Forbidden => "Forbidden".to_owned(),
             FieldErrorKind::TooLong { max } => {
-                format!("Too long: may not be more than {max} bytes")
+                let unit = if *max == 1 { "byte" } else { "bytes" };
+                format!("Too long: may not be more than {max} {unit}")
             }
             FieldErrorKind::TooMany { actual, max } => {
-                format!("Too many: {actual}: must have at most {max} items")
+                let unit = if *max == 1 { "item" } else { "items" };
+                format!("Too many: {actual}: must have at most {max} {unit}")
             }
             FieldErrorKind::Duplicate(v) => format!("Duplicate value: {}", render(v)),
             FieldErrorKind::NotFound(v) => format!("Not found: {}", render(v)),
@@ -184,13 +204,35 @@ impl FieldError {
     }
 }
 
-/// Values print as Go's `%q`/`%#v` print them: strings quoted, everything else as JSON. Only
-/// an excerpt of a long value is repeated ([`excerpt`]: a string is cut before it is quoted,
-/// anything else is cut as rendered).
+/// Values print as Go's `%q`/`%v`/`%#v` print them: strings quoted, floats as Go prints a
+/// `float64` ([`go_float`]), everything else as JSON. Only an excerpt of a long value is
+/// repeated ([`excerpt`]: a string is cut before it is quoted, anything else is cut as
+/// rendered).
 fn render(v: &Value) -> String {
     match v {
         Value::String(s) => Value::String(excerpt(s).into_owned()).to_string(),
+        Value::Number(n) if n.is_f64() => go_float(n.as_f64().unwrap_or_default()),
         other => excerpt_json(other),
+    }
+}
+
+/// Go's `%v` of a `float64` (`%g` with the shortest digits): in exponent form when the
+/// decimal exponent is below -4 or at least 6 (`1e+06`, `1.5e-05`), plain otherwise.
+pub fn go_float(f: f64) -> String {
+    if f.is_nan() {
+        return "NaN".to_owned();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "+Inf" } else { "-Inf" }.to_owned();
+    }
+    let sci = format!("{f:e}");
+    let (mantissa, exponent) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exponent.parse().unwrap_or_default();
+    if !(-4..6).contains(&exp) {
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{mantissa}e{sign}{:02}", exp.abs())
+    } else {
+        f.to_string()
     }
 }
 
@@ -228,6 +270,23 @@ impl fmt::Display for FieldError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn floats_print_as_go_prints_a_float64() {
+        for (f, text) in [
+            (2e6, "2e+06"),
+            (1.5e6, "1.5e+06"),
+            (100000.0, "100000"),
+            (2.0, "2"),
+            (0.5, "0.5"),
+            (0.0001, "0.0001"),
+            (0.00001, "1e-05"),
+        ] {
+            assert_eq!(go_float(f), text);
+        }
+        let e = FieldError::invalid("spec.f", 2.5, "too big");
+        assert_eq!(e.to_string(), "spec.f: Invalid value: 2.5: too big");
+    }
 
     #[test]
     fn invalid_is_worded_as_kubernetes() {

@@ -15,6 +15,7 @@ mod webhook;
 
 pub use field_error::FieldError;
 pub use field_error::FieldErrorKind;
+pub use field_error::go_float;
 pub use field_error::within_budget;
 pub use int_or_percent::validate_int_or_percent;
 pub use label_selector::validate_label_selector;

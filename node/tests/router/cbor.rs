@@ -71,7 +71,10 @@ fn generate(schema: &Schema, id: NodeId, rng: &mut StdRng, depth: usize) -> Valu
                 .collect(),
         ),
         Node::Scalar(scalar) => self::scalar(*scalar, rng),
-        Node::Any => json!({"free": [1, -2, 0.5, "form", true, null], "n": {"x": "y"}}),
+        // Built-in kinds have no unstructured (custom resource) nodes.
+        Node::Any | Node::Unstructured(_) => {
+            json!({"free": [1, -2, 0.5, "form", true, null], "n": {"x": "y"}})
+        }
     }
 }
 
