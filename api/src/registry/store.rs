@@ -125,7 +125,7 @@ pub struct Store {
     strategy: Box<dyn Strategy>,
     /// The kind's schema, which type-checks bodies and finds unknown, duplicate and unset
     /// required fields; without one (test kinds) bodies are only parsed.
-    schema: Option<SchemaFn>,
+    schema: Option<BodySchema>,
     /// The flavor of a built-in kind, whose finalizers follow core's naming rule; custom
     /// kinds (none) follow only the generic one.
     builtin: Option<Flavor>,
@@ -143,6 +143,15 @@ pub struct Store {
     write_authorization: Option<std::sync::Arc<dyn WriteAuthorization>>,
     /// For a custom kind: whether its definition is being deleted (creates are refused).
     custom: Option<CustomKind>,
+}
+
+/// Where a store's body schema comes from.
+#[derive(Clone)]
+enum BodySchema {
+    /// A built-in kind's, compiled when first asked for.
+    Builtin(SchemaFn),
+    /// A custom kind's, compiled with its definition.
+    Compiled(std::sync::Arc<crate::schema::Schema>),
 }
 
 /// What a store of a custom kind knows of its definition.
@@ -239,7 +248,13 @@ impl Store {
 
     /// The store, checking bodies against the schema `schema` produces.
     pub fn with_schema(mut self, schema: SchemaFn) -> Self {
-        self.schema = Some(schema);
+        self.schema = Some(BodySchema::Builtin(schema));
+        self
+    }
+
+    /// The store, checking bodies against `schema` (a custom kind's, compiled already).
+    pub fn with_compiled_schema(mut self, schema: std::sync::Arc<crate::schema::Schema>) -> Self {
+        self.schema = Some(BodySchema::Compiled(schema));
         self
     }
 

@@ -553,3 +553,88 @@ async fn tables_print_the_definitions_columns() {
         .collect();
     assert_eq!(names, ["Name", "Age"]);
 }
+
+// CHECKLIST: R-RES-188 (unknown fields of a custom resource are pruned and reported).
+#[tokio::test]
+async fn the_schema_prunes_defaults_and_validates() {
+    let flavor = Flavor::Kubernetes;
+    let (app, _) = app_in(flavor).await;
+    let crd = widgets_where(flavor, |_, version| {
+        version["schema"]["openAPIV3Schema"]["properties"]["spec"] = json!({
+            "type": "object",
+            "x-kubernetes-validations": [{"rule": "self.size <= 10", "message": "at most ten"}],
+            "properties": {
+                "size": {"type": "integer", "default": 2, "minimum": 0},
+                "mode": {"type": "string", "enum": ["a", "b"]},
+            },
+        });
+    });
+    serve(&app, flavor, &crd).await;
+
+    // Pruned and defaulted; the unknown field is a warning by default, a 400 when strict.
+    let body = json!({"apiVersion": "stable.example.com/v1", "kind": "Widget",
+        "metadata": {"name": "w1"}, "spec": {"mode": "a", "bogus": 1}});
+    let reply = admin_call(&app, "POST", WIDGETS, Some(&body.to_string())).await;
+    assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.text());
+    assert_eq!(
+        warnings(&reply),
+        ["299 - \"unknown field \\\"spec.bogus\\\"\""]
+    );
+    assert_eq!(reply.json()["spec"], json!({"mode": "a", "size": 2}));
+    let strict = admin_call(
+        &app,
+        "POST",
+        &format!("{WIDGETS}?fieldValidation=Strict"),
+        Some(&body.to_string().replace("w1", "w2")),
+    )
+    .await;
+    let status = assert_status(&strict, 400, "BadRequest");
+    assert!(
+        status["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("unknown field \"spec.bogus\""),
+        "{status}"
+    );
+
+    // Value validation: a wrong type blocks the rules, whose message says so.
+    let wrong = json!({"apiVersion": "stable.example.com/v1", "kind": "Widget",
+        "metadata": {"name": "w3"}, "spec": {"size": "big", "mode": "c"}});
+    let reply = admin_call(&app, "POST", WIDGETS, Some(&wrong.to_string())).await;
+    let status = assert_status(&reply, 422, "Invalid");
+    let causes: Vec<String> = (status["details"]["causes"].as_array().into_iter().flatten())
+        .map(|c| {
+            format!(
+                "{}: {}",
+                c["field"].as_str().unwrap_or(""),
+                c["message"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    assert!(
+        causes.iter().any(|c| c.starts_with(
+            "spec.size: Invalid value: \"string\": spec.size in body must be of type integer"
+        )),
+        "{causes:?}"
+    );
+    assert!(
+        causes
+            .iter()
+            .any(|c| c.starts_with("spec.mode: Unsupported value: \"c\"")),
+        "{causes:?}"
+    );
+    assert!(
+        causes
+            .iter()
+            .any(|c| c.contains("some validation rules were not checked")),
+        "{causes:?}"
+    );
+    let negative = json!({"apiVersion": "stable.example.com/v1", "kind": "Widget",
+        "metadata": {"name": "w4"}, "spec": {"size": -1}});
+    let reply = admin_call(&app, "POST", WIDGETS, Some(&negative.to_string())).await;
+    let status = assert_status(&reply, 422, "Invalid");
+    assert_eq!(
+        status["details"]["causes"][0]["message"],
+        "Invalid value: -1: spec.size in body should be greater than or equal to 0"
+    );
+}

@@ -14,6 +14,7 @@ mod t40_api_resources;
 mod t50_openapi;
 mod t60_apply;
 mod t62_crds;
+mod t64_custom_resources;
 mod t70_subresources;
 mod t80_auth;
 mod t85_bootstrap_tokens;

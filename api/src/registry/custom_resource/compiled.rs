@@ -9,11 +9,14 @@ use serde_json::json;
 
 use crate::cel::ValidationRules;
 use crate::codec::CustomColumns;
+use crate::schema::structural::StructuralSchema;
 
 /// One version's compiled parts.
 pub(super) struct Compiled {
     /// The version's `openAPIV3Schema`, as its definition gives it.
     pub schema: Arc<Value>,
+    /// Its structural schema: the body's decode tree, pruning, defaults, value validation.
+    pub structural: Option<Arc<StructuralSchema>>,
     /// Its `x-kubernetes-validations` rules, if it has any.
     pub rules: Option<Arc<ValidationRules>>,
     /// Its printer columns.
@@ -25,7 +28,14 @@ impl Compiled {
     pub fn new(version: &Value) -> Self {
         let schema = version.pointer("/schema/openAPIV3Schema").cloned();
         let schema = Arc::new(schema.unwrap_or_else(|| json!({"type": "object"})));
-        // CRD validation bounds what the rules compile from; a failure here is a bug.
+        // CRD validation bounds what these compile from; a failure here is a bug.
+        let structural = match StructuralSchema::compile(&schema) {
+            Ok(structural) => Some(Arc::new(structural)),
+            Err(error) => {
+                tracing::error!(%error, "a validated definition's schema does not compile");
+                None
+            }
+        };
         let rules = match ValidationRules::compile(&schema) {
             Ok(rules) => (!rules.is_empty()).then(|| Arc::new(rules)),
             Err(error) => {
@@ -39,6 +49,7 @@ impl Compiled {
         .map_or(&[][..], Vec::as_slice);
         Self {
             schema,
+            structural,
             rules,
             columns: Arc::new(CustomColumns::compile(columns)),
         }

@@ -173,6 +173,7 @@ fn store_of(crd: &Value, version: &Value, storage_version: &str, compiled: &Comp
         .flatten()
         .map(|f| str_at(f, "/jsonPath").to_owned())
         .collect(),
+        structural: compiled.structural.clone(),
         rules: compiled.rules.clone(),
     };
     let kind = CustomKind {
@@ -182,11 +183,15 @@ fn store_of(crd: &Value, version: &Value, storage_version: &str, compiled: &Comp
         deprecation: deprecation_warning(crd, version),
         columns: compiled.columns.clone(),
     };
-    Store::new(
+    let store = Store::new(
         resource_type(crd, version, storage_version),
         Box::new(strategy),
     )
-    .custom_kind(kind)
+    .custom_kind(kind);
+    match &compiled.structural {
+        Some(structural) => store.with_compiled_schema(structural.decode_schema()),
+        None => store,
+    }
 }
 
 /// The served versions of `crd`; `previous` is the definition the table held for it, whose

@@ -2,8 +2,9 @@
 //! `status` subresource, a create sets no status and a main-resource update keeps it (the
 //! store does that for every kind with `status`); the generation moves when anything
 //! outside `metadata` changes; with a `scale` subresource, the replicas at its paths must be
-//! integers a Scale can carry; the `x-kubernetes-validations` rules hold (with `oldSelf` on
-//! updates).
+//! integers a Scale can carry; defaults come from the structural schema, and its value
+//! validation and then the `x-kubernetes-validations` rules hold (both ratcheted against the
+//! object before on updates).
 
 use std::sync::Arc;
 
@@ -13,7 +14,9 @@ use crate::cel::ValidationRules;
 use crate::registry::ScalePaths;
 use crate::registry::Strategy;
 use crate::request::FieldLabels;
+use crate::schema::structural::StructuralSchema;
 use crate::validation::FieldError;
+use crate::validation::FieldErrorKind;
 
 /// The strategy of one served version of a custom kind.
 pub(super) struct CustomResourceStrategy {
@@ -23,8 +26,43 @@ pub(super) struct CustomResourceStrategy {
     pub scale: Option<ScalePaths>,
     /// The version's `selectableFields` (`.spec.color`), for field selectors.
     pub selectable: Arc<[String]>,
+    /// The version's structural schema (defaults, value validation).
+    pub structural: Option<Arc<StructuralSchema>>,
     /// The version's CEL validation rules, if it has any.
     pub rules: Option<Arc<ValidationRules>>,
+}
+
+/// Whether `errs` hold an error that keeps the rules from running: a value of the wrong type
+/// or not among the allowed ones (apiextensions' `hasBlockingErr`).
+fn blocking(errs: &[FieldError]) -> bool {
+    errs.iter().any(|e| {
+        matches!(
+            e.kind,
+            FieldErrorKind::TypeInvalid(_) | FieldErrorKind::NotSupported { .. }
+        )
+    })
+}
+
+impl CustomResourceStrategy {
+    /// The schema's and then the rules' problems of `obj` (`old` on updates, which ratchets
+    /// both); the rules do not run on an object the schema finds of the wrong shape.
+    fn schema_errors(&self, obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
+        let mut errs = (self.structural.as_ref()).map_or_else(Vec::new, |s| s.validate(obj, old));
+        let Some(rules) = &self.rules else {
+            return errs;
+        };
+        if blocking(&errs) {
+            errs.push(FieldError::invalid(
+                "<nil>",
+                Value::Null,
+                "some validation rules were not checked because the object was invalid; \
+                 correct the existing errors to complete validation",
+            ));
+        } else {
+            errs.extend(rules.validate(obj, old));
+        }
+        errs
+    }
 }
 
 /// The name Go gives the type of a decoded JSON value, as apiextensions' messages print it.
@@ -81,12 +119,18 @@ impl Strategy for CustomResourceStrategy {
         }
     }
 
+    fn default_fields(&self, obj: &mut Value) {
+        if let Some(structural) = &self.structural {
+            structural.apply_defaults(obj);
+        }
+    }
+
     fn validate_create(&self, obj: &Value) -> Vec<FieldError> {
-        (self.rules.as_ref()).map_or_else(Vec::new, |rules| rules.validate(obj, None))
+        self.schema_errors(obj, None)
     }
 
     fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
-        (self.rules.as_ref()).map_or_else(Vec::new, |rules| rules.validate(new, Some(old)))
+        self.schema_errors(new, Some(old))
     }
 
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
@@ -114,6 +158,7 @@ mod tests {
             status: true,
             scale: Some(ScalePaths::new(".spec.replicas", ".status.replicas", None)),
             selectable: Arc::new([]),
+            structural: None,
             rules: None,
         };
         let errs = |obj: Value| -> Vec<String> {

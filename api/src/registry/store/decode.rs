@@ -6,6 +6,7 @@ use std::sync::Arc;
 use serde_json::Map;
 use serde_json::Value;
 
+use super::BodySchema;
 use super::Store;
 use super::WriteOptions;
 use crate::error::ApiError;
@@ -104,16 +105,16 @@ impl Store {
 
     /// The kind's compiled schema, if it has one (test kinds do not).
     pub(super) fn compiled_schema(&self) -> Result<Option<Arc<schema::Schema>>, ApiError> {
-        self.schema
-            .map(|schema| {
-                schema().map_err(|e| {
-                    ApiError::Internal(format!(
-                        "the schema of {} is broken: {e}",
-                        self.resource.kind
-                    ))
-                })
-            })
-            .transpose()
+        match &self.schema {
+            None => Ok(None),
+            Some(BodySchema::Compiled(schema)) => Ok(Some(schema.clone())),
+            Some(BodySchema::Builtin(schema)) => schema().map(Some).map_err(|e| {
+                ApiError::Internal(format!(
+                    "the schema of {} is broken: {e}",
+                    self.resource.kind
+                ))
+            }),
+        }
     }
 
     /// The required fields of `obj` its schema finds unset, added to `errs` unless a kind

@@ -39,15 +39,7 @@ impl Store {
         body: &[u8],
         write: WriteOptions,
     ) -> Result<Written, ApiError> {
-        let schema = match self.schema {
-            Some(schema) => Some(schema().map_err(|e| {
-                ApiError::Internal(format!(
-                    "the schema of {} is broken: {e}",
-                    self.resource.kind
-                ))
-            })?),
-            None => None,
-        };
+        let schema = self.compiled_schema()?;
         let shape = schema.as_deref().map_or(Shape::untyped(), Shape::of);
         let patch = (kind, body, shape);
         let mut writes = Persistence::optimistic(storage, write.dry_run);
