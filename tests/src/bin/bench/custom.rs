@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use apiary_tests::DevCluster;
 use apiary_tests::DevOptions;
+use apiary_tests::Flavor;
 use apiary_tests::HarnessError;
 use apiary_tests::HttpClient;
 use apiary_tests::load;
@@ -180,7 +181,11 @@ async fn level(
 
 /// Runs the comparison and answers its table.
 pub async fn run(args: &Args) -> Result<String, HarnessError> {
-    let cluster = DevCluster::start(DevOptions::default()).await?;
+    let cluster = DevCluster::start(DevOptions {
+        flavor: Flavor::Kubernetes,
+        ..DevOptions::default()
+    })
+    .await?;
     let replicas: Vec<HttpClient> = (1..=cluster.nodes())
         .map(|i| cluster.client(i).cloned())
         .collect::<Result<_, _>>()?;
