@@ -98,6 +98,11 @@ async fn until_answers(app: &Router, path: &str, status: StatusCode) -> Reply {
     }
 }
 
+/// PATCH `path` with the JSON merge patch `patch`, as the admin.
+async fn merge_patch(app: &Router, path: &str, patch: &str) -> Reply {
+    send_as(app, "PATCH", path, "application/merge-patch+json", patch).await
+}
+
 fn widget(name: &str, size: i64) -> String {
     json!({"apiVersion": "stable.example.com/v1", "kind": "Widget",
            "metadata": {"name": name, "labels": {"tier": "gold"}},
@@ -136,11 +141,9 @@ async fn a_custom_kind_is_served_once_its_names_are_accepted() {
         assert_eq!(reply.json()["status"]["ready"], true);
 
         // A merge patch changes the spec and the generation; the status stays.
-        let patched = send_as(
+        let patched = merge_patch(
             &app,
-            "PATCH",
             &format!("{WIDGETS}/w1"),
-            "application/merge-patch+json",
             r#"{"spec":{"size":4},"status":{"ready":false}}"#,
         )
         .await;
@@ -288,14 +291,7 @@ async fn a_custom_scale_reads_and_writes_the_definitions_paths() {
     created(&app, WIDGETS, &widget("w1", 2)).await;
     let status = json!({"apiVersion": "stable.example.com/v1", "kind": "Widget",
         "metadata": {"name": "w1"}, "status": {"count": 1, "selector": "app=w"}});
-    let reply = send_as(
-        &app,
-        "PATCH",
-        &format!("{WIDGETS}/w1/status"),
-        "application/merge-patch+json",
-        &status.to_string(),
-    )
-    .await;
+    let reply = merge_patch(&app, &format!("{WIDGETS}/w1/status"), &status.to_string()).await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
 
     let scale = fetched(&app, &format!("{WIDGETS}/w1/scale")).await;
@@ -317,14 +313,7 @@ async fn a_custom_scale_reads_and_writes_the_definitions_paths() {
     let widget = fetched(&app, &format!("{WIDGETS}/w1")).await;
     assert_eq!(widget["spec"]["size"], 5);
 
-    let negative = send_as(
-        &app,
-        "PATCH",
-        &format!("{WIDGETS}/w1"),
-        "application/merge-patch+json",
-        r#"{"spec":{"size":-1}}"#,
-    )
-    .await;
+    let negative = merge_patch(&app, &format!("{WIDGETS}/w1"), r#"{"spec":{"size":-1}}"#).await;
     let status = assert_status(&negative, 422, "Invalid");
     assert_eq!(
         status["details"]["causes"][0]["field"], ".spec.size",
@@ -496,27 +485,13 @@ async fn validation_rules_hold_on_create_and_update() {
         "Widget.stable.example.com \"big\" is invalid: spec: Invalid value: \"object\": at most ten"
     );
     created(&app, WIDGETS, &widget("w", 5)).await;
-    let shrink = send_as(
-        &app,
-        "PATCH",
-        &format!("{WIDGETS}/w"),
-        "application/merge-patch+json",
-        r#"{"spec":{"size":4}}"#,
-    )
-    .await;
+    let shrink = merge_patch(&app, &format!("{WIDGETS}/w"), r#"{"spec":{"size":4}}"#).await;
     let status = assert_status(&shrink, 422, "Invalid");
     assert_eq!(
         status["details"]["causes"][0]["message"],
         "Invalid value: \"object\": size may not shrink"
     );
-    let grow = send_as(
-        &app,
-        "PATCH",
-        &format!("{WIDGETS}/w"),
-        "application/merge-patch+json",
-        r#"{"spec":{"size":6}}"#,
-    )
-    .await;
+    let grow = merge_patch(&app, &format!("{WIDGETS}/w"), r#"{"spec":{"size":6}}"#).await;
     assert_eq!(grow.status, StatusCode::OK, "{}", grow.text());
 }
 
