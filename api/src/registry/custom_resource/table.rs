@@ -155,22 +155,19 @@ impl CustomResources {
         self.generation.load(Ordering::Acquire)
     }
 
-    /// Replaces the table with `change` applied to a copy of it.
+    /// Replaces the table with `change` applied to a copy of it. The change (which compiles
+    /// definitions) runs outside the lock: readers keep the current table meanwhile. The one
+    /// writer is the reflector's task, so no change is lost between the copy and the swap.
     fn update(&self, change: impl FnOnce(&mut BTreeMap<String, Definition>, &Settings)) {
         let settings = self.settings().clone();
-        let mut table = self.table.write().unwrap_or_else(PoisonError::into_inner);
-        // Readers may hold the current table: then the change is made to a copy.
-        let mut definitions = match Arc::get_mut(&mut table) {
-            Some(current) => std::mem::take(&mut current.definitions),
-            None => table.definitions.clone(),
-        };
+        let mut definitions = self.snapshot().definitions.clone();
         change(&mut definitions, &settings);
         let mut next = Table {
             definitions,
             stores: HashMap::new(),
         };
         next.index();
-        *table = Arc::new(next);
+        *self.table.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(next);
         self.generation.fetch_add(1, Ordering::AcqRel);
     }
 }
