@@ -4,7 +4,6 @@
 //! rules of its `status` subresource.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use apiary_api::Flavor;
 use apiary_api::SystemClock;
@@ -62,38 +61,6 @@ fn run_controllers(app: &axum::Router) -> (watch::Sender<u64>, CancellationToken
         tokio::spawn(async move { controller.run(context, stop).await });
     }
     (changes, stop)
-}
-
-/// Polls `path` (moving the controllers' change signal) until `done` holds for the reply.
-async fn poll_until(
-    app: &axum::Router,
-    changes: &watch::Sender<u64>,
-    path: &str,
-    what: &str,
-    done: impl Fn(&Reply) -> bool,
-) -> Reply {
-    let mut last = String::new();
-    for round in 0..400 {
-        changes.send_replace(round);
-        let reply = admin_call(app, "GET", path, None).await;
-        if done(&reply) {
-            return reply;
-        }
-        last = reply.text();
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("{what}: not reached in time; last {last}");
-}
-
-/// The condition `kind` of `crd` (`Null` when absent).
-fn condition(crd: &Value, kind: &str) -> Value {
-    crd["status"]["conditions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|c| c["type"] == kind)
-        .cloned()
-        .unwrap_or(Value::Null)
 }
 
 // No CHECKLIST ID (apiextensions-apiserver's naming and establishing controllers): a CRD's

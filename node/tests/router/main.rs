@@ -367,6 +367,36 @@ fn assert_status(reply: &Reply, code: u16, reason: &str) -> Value {
     s
 }
 
+/// The condition `kind` of `obj`'s `status.conditions` (`Null` when absent).
+fn condition(obj: &Value, kind: &str) -> Value {
+    (obj["status"]["conditions"].as_array().into_iter().flatten())
+        .find(|c| c["type"] == kind)
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+/// Polls `path` as the admin, moving the controllers' change signal each round, until `done`
+/// holds for the reply (at most 400 rounds of 50 ms); `what` names the goal in the panic.
+async fn poll_until(
+    app: &Router,
+    changes: &tokio::sync::watch::Sender<u64>,
+    path: &str,
+    what: &str,
+    done: impl Fn(&Reply) -> bool,
+) -> Reply {
+    let mut last = String::new();
+    for round in 0..400 {
+        changes.send_replace(round);
+        let reply = admin_call(app, "GET", path, None).await;
+        if done(&reply) {
+            return reply;
+        }
+        last = reply.text();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{what}: not reached in time; last {last}");
+}
+
 const CM_PATH: &str = "/api/v1/namespaces/default/configmaps";
 
 fn cm(name: &str) -> String {

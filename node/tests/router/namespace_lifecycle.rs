@@ -4,7 +4,6 @@
 //! namespace, reports its conditions and finalizes it.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use apiary_api::Flavor;
 use apiary_api::SystemClock;
@@ -110,38 +109,6 @@ async fn system_namespaces_cannot_be_deleted() {
         let deleted = admin_call(&app, "DELETE", "/api/v1/namespaces/mortal", None).await;
         assert_eq!(deleted.status, StatusCode::OK, "{}", deleted.text());
     }
-}
-
-/// The condition `kind` of namespace `ns`.
-fn condition(ns: &Value, kind: &str) -> Value {
-    ns["status"]["conditions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|c| c["type"] == kind)
-        .cloned()
-        .unwrap_or(Value::Null)
-}
-
-/// Polls `path` (bumping the controller's change signal) until `done` holds for the reply.
-async fn poll_until(
-    app: &axum::Router,
-    changes: &watch::Sender<u64>,
-    path: &str,
-    what: &str,
-    done: impl Fn(&Reply) -> bool,
-) -> Reply {
-    let mut last = String::new();
-    for round in 0..400 {
-        changes.send_replace(round);
-        let reply = admin_call(app, "GET", path, None).await;
-        if done(&reply) {
-            return reply;
-        }
-        last = reply.text();
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("{what}: not reached in time; last {last}");
 }
 
 // R-RES-015, R-RES-060, R-RES-061: the namespace controller deletes every namespaced object
