@@ -44,6 +44,12 @@ impl LoopbackPki {
     /// Generates a CA and a loopback certificate into `dir` (`ca.crt`, `loopback.crt`,
     /// `loopback.key`).
     pub fn generate(dir: &Path) -> Result<Self> {
+        Self::generate_naming(dir, &[])
+    }
+
+    /// As [`Self::generate`], the certificate also valid for `names` (a Service's
+    /// `<name>.<namespace>.svc`, for webhooks reached through a Service).
+    pub fn generate_naming(dir: &Path, names: &[&str]) -> Result<Self> {
         install_crypto_provider();
         let ca_key = KeyPair::generate().map_err(rcgen_error)?;
         let mut ca_params = CertificateParams::new(Vec::<String>::new()).map_err(rcgen_error)?;
@@ -56,9 +62,9 @@ impl LoopbackPki {
         let issuer = Issuer::new(ca_params, ca_key);
 
         let key = KeyPair::generate().map_err(rcgen_error)?;
-        let mut params =
-            CertificateParams::new(vec!["127.0.0.1".to_owned(), "localhost".to_owned()])
-                .map_err(rcgen_error)?;
+        let mut sans = vec!["127.0.0.1".to_owned(), "localhost".to_owned()];
+        sans.extend(names.iter().map(|n| (*n).to_owned()));
+        let mut params = CertificateParams::new(sans).map_err(rcgen_error)?;
         params
             .distinguished_name
             .push(DnType::CommonName, "apiary-bench");

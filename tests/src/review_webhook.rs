@@ -42,7 +42,17 @@ impl ReviewWebhook {
     /// Starts a server on a free loopback port serving `path`, its certificates in `dir`,
     /// answering each review with `answer`.
     pub async fn start(dir: &Path, path: &str, answer: AnswerFn) -> Result<Self> {
-        let (listener, tls, url, ca_file) = loopback_tls(dir, path).await?;
+        Self::start_naming(dir, path, &[], answer).await
+    }
+
+    /// As [`Self::start`], its certificate also valid for `names`.
+    pub async fn start_naming(
+        dir: &Path,
+        path: &str,
+        names: &[&str],
+        answer: AnswerFn,
+    ) -> Result<Self> {
+        let (listener, tls, url, ca_file) = loopback_tls(dir, path, names).await?;
         let received = Arc::new(Mutex::new(Vec::new()));
         let server = tokio::spawn(serve(listener, tls, answer, received.clone()));
         Ok(Self {
@@ -58,6 +68,19 @@ impl ReviewWebhook {
         write_kubeconfig(path, &self.url, &self.ca_file)
     }
 
+    /// The URL the server answers on (`https://127.0.0.1:<port>/<path>`).
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The PEM of the CA that verifies the server.
+    pub fn ca_pem(&self) -> Result<String> {
+        std::fs::read_to_string(&self.ca_file).map_err(|source| HarnessError::Io {
+            path: self.ca_file.clone(),
+            source,
+        })
+    }
+
     /// Every review received so far, in order.
     pub fn received(&self) -> Vec<Value> {
         self.received
@@ -67,13 +90,15 @@ impl ReviewWebhook {
     }
 }
 
-/// A TLS listener on a free loopback port, with a CA and certificate made in `dir`: the
+/// A TLS listener on a free loopback port, with a CA and certificate (also valid for
+/// `names`) made in `dir`: the
 /// listener, its acceptor, the URL of `path` on it and the CA file that verifies it.
 async fn loopback_tls(
     dir: &Path,
     path: &str,
+    names: &[&str],
 ) -> Result<(TcpListener, TlsAcceptor, String, PathBuf)> {
-    let pki = LoopbackPki::generate(dir)?;
+    let pki = LoopbackPki::generate_naming(dir, names)?;
     let certificates = |reason: String| HarnessError::Certificates { reason };
     let chain = CertificateDer::pem_file_iter(&pki.cert_file)
         .and_then(Iterator::collect::<std::result::Result<Vec<_>, _>>)

@@ -72,6 +72,23 @@ pub(crate) async fn kubectl_status(kubeconfig: &Path, args: &[&str]) -> (bool, S
     (output.status.success(), text)
 }
 
+/// Runs kubectl with `args` until its output satisfies `done` (the controllers and every
+/// replica's table act asynchronously), for at most 20 seconds; the last output.
+pub(crate) async fn until(
+    kubeconfig: &std::path::Path,
+    args: &[&str],
+    done: impl Fn(bool, &str) -> bool,
+) -> String {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let (ok, out) = kubectl_status(kubeconfig, args).await;
+        if done(ok, &out) || tokio::time::Instant::now() > deadline {
+            return out;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
 /// Writes `body` to the file `name` in the cluster's directory and answers its path, for
 /// kubectl's `-f`.
 pub(crate) fn write_file(cluster: &DevCluster, name: &str, body: &str) -> String {

@@ -4,13 +4,12 @@
 //! on a follower, explained, scaled; deleted with their namespace; and gone with their
 //! definition. CHECKLIST: R-RES-188 (unknown fields pruned), R-VER-003 (`self` in a rule).
 
-use std::time::Duration;
-
 use serde_json::Value;
 
 use crate::run::kubectl;
 use crate::run::kubectl_status;
 use crate::run::kubernetes_cluster;
+use crate::run::until;
 use crate::run::write_file;
 
 const CRD: &str = r#"apiVersion: apiextensions.k8s.io/v1
@@ -56,23 +55,6 @@ fn crontab(name: &str, namespace: &str, extra: &str) -> String {
         "apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata:\n  name: {name}\n  \
          namespace: {namespace}\nspec:\n  cronSpec: \"* * * * */5\"\n  image: cron:1\n{extra}"
     )
-}
-
-/// Runs kubectl with `args` until its output satisfies `done` (the controllers and every
-/// replica's table act asynchronously), for at most 20 seconds; the last output.
-async fn until(
-    kubeconfig: &std::path::Path,
-    args: &[&str],
-    done: impl Fn(bool, &str) -> bool,
-) -> String {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        let (ok, out) = kubectl_status(kubeconfig, args).await;
-        if done(ok, &out) || tokio::time::Instant::now() > deadline {
-            return out;
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
 }
 
 #[tokio::test]
