@@ -26,6 +26,7 @@ use crate::registry::RuntimeConfig;
 use crate::registry::allocator::ServiceRanges;
 use crate::serviceaccount::IssuerDiscovery;
 use crate::serviceaccount::TokenSigner;
+use crate::webhook::WebhookTransport;
 
 /// The time source of the API (creation and deletion timestamps), injected so simulations
 /// run on virtual time.
@@ -110,6 +111,9 @@ pub struct ApiConfig {
     pub metrics: Metrics,
     /// The operating API under [`crate::admin::PREFIX`] (none: those paths are not served).
     pub cluster_admin: Option<Arc<dyn ClusterAdmin>>,
+    /// How webhooks are called (CRD conversion); without one, a definition's conversion
+    /// webhook fails every conversion it is asked for.
+    pub webhooks: Option<Arc<dyn WebhookTransport>>,
 }
 
 impl ApiConfig {
@@ -145,6 +149,7 @@ impl ApiConfig {
             flow_control: FlowControlSettings::default(),
             metrics: Metrics::default(),
             cluster_admin: None,
+            webhooks: None,
         }
     }
 }

@@ -64,6 +64,7 @@ pub mod serviceaccount;
 pub mod storage;
 pub mod validation;
 mod watch;
+pub mod webhook;
 
 pub use config::ApiConfig;
 pub use config::Clock;

@@ -55,6 +55,7 @@ use crate::metrics::RequestRecord;
 use crate::openapi::OpenApi;
 use crate::random::RandomSource;
 use crate::registry::Registry;
+use crate::registry::custom_resource::WebhookCalls;
 use crate::request::QueryParams;
 use crate::request::RequestInfo;
 use crate::request::Verb;
@@ -102,6 +103,14 @@ pub fn router(storage: Arc<dyn Storage>, config: ApiConfig) -> Router {
         .with_max_object_bytes(config.max_object_bytes)
         .with_random(&config.random);
     let registry = Arc::new(registry);
+    if let Some(transport) = config.webhooks.clone() {
+        registry.custom_resources().set_webhooks(WebhookCalls::new(
+            transport,
+            storage.clone(),
+            config.flavor,
+            config.random.clone(),
+        ));
+    }
     if let Some(crds) = registry.builtin_store(
         &format!("apiextensions.{}", config.flavor.group_domain()),
         "v1",

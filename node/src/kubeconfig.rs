@@ -1,7 +1,8 @@
 //! Kubeconfig files as a client of a server reads them: the chosen context's cluster (its
 //! `server` URL and CA) and user (a client certificate and key, or a bearer token), turned into
 //! an [`Endpoint`] that sends requests over TLS (HTTP/1.1, one connection per request). The
-//! webhooks (audit, authentication, authorization) and the operator commands (`apiary member`,
+//! webhooks (audit, authentication, authorization; CRD conversion through
+//! [`crate::webhook_transport`]) and the operator commands (`apiary member`,
 //! `apiary status`, `apiary snapshot`) use it.
 
 use std::path::Path;
@@ -83,6 +84,8 @@ pub struct Endpoint {
     pub uri: Uri,
     host: String,
     port: u16,
+    /// The name the server's certificate must carry (the host, unless told otherwise).
+    server_name: String,
     tls: TlsConnector,
     token: Option<String>,
 }
@@ -170,10 +173,48 @@ impl Endpoint {
         };
         Ok(Self {
             uri,
+            server_name: host.clone(),
             host,
             port,
             tls: TlsConnector::from(Arc::new(tls)),
             token: user.and_then(|u| u.token.clone()),
+        })
+    }
+
+    /// A webhook at `url` (https), whose certificate must name `server_name` and chain to
+    /// `ca` (PEM; `None`: the host's roots); no client credentials.
+    pub fn for_webhook(url: &str, server_name: &str, ca: Option<&[u8]>) -> Result<Self, String> {
+        let uri: Uri = url.parse().map_err(|e| format!("{e}"))?;
+        if uri.scheme_str() != Some("https") {
+            return Err("not an https URL".to_owned());
+        }
+        let host = uri.host().ok_or("the URL has no host")?;
+        let host = host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_owned();
+        let port = uri.port_u16().unwrap_or(443);
+        let mut roots = RootCertStore::empty();
+        match ca {
+            Some(ca) => {
+                for cert in certs(ca)? {
+                    roots.add(cert).map_err(|e| e.to_string())?;
+                }
+            }
+            None => {
+                roots.add_parsable_certificates(rustls_native_certs::load_native_certs().certs);
+            }
+        }
+        let tls = ClientConfig::builder()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        Ok(Self {
+            uri,
+            host,
+            port,
+            server_name: server_name.to_owned(),
+            tls: TlsConnector::from(Arc::new(tls)),
+            token: None,
         })
     }
 
@@ -199,7 +240,7 @@ impl Endpoint {
         let tcp = TcpStream::connect((self.host.as_str(), self.port))
             .await
             .map_err(|e| format!("connect to {}:{}: {e}", self.host, self.port))?;
-        let name = ServerName::try_from(self.host.clone()).map_err(|e| e.to_string())?;
+        let name = ServerName::try_from(self.server_name.clone()).map_err(|e| e.to_string())?;
         let tls = self
             .tls
             .connect(name, tcp)

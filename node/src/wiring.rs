@@ -91,6 +91,7 @@ use crate::periodic_snapshots::PeriodicSnapshots;
 use crate::periodic_snapshots::run_periodic_snapshots;
 use crate::raft_runtime::RaftRuntime;
 use crate::readiness::ReplicaReadiness;
+use crate::webhook_transport::HttpsWebhooks;
 
 /// After shutdown, a plain listener's open connections get this long to finish their requests
 /// (as [`serve_https`] gives its own).
@@ -290,6 +291,7 @@ where
         let bootstrap_tokens = Arc::new(BootstrapTokenAuthenticator);
         api_config.authentication.tokens.push(bootstrap_tokens);
     }
+    api_config.webhooks = Some(Arc::new(HttpsWebhooks));
     api_config.cluster_admin = Some(Arc::new(NodeAdmin {
         replica: replica.clone(),
     }));

@@ -27,13 +27,15 @@
 //! - [`js`] runs the scripts under `tests/js/` with Node.js and `@kubernetes/client-node`.
 //! - [`review_webhook`] is a review webhook server (TLS, records every review it answers);
 //!   [`token_webhook`] makes it a TokenReview server (answers per token), [`authz_webhook`] a
-//!   SubjectAccessReview server (answers per user).
+//!   SubjectAccessReview server (answers per user), [`conversion_webhook`] a CRD conversion
+//!   webhook (Widgets between two versions, without loss).
 //! - [`retry`] retries a request, bounded in time, across a replica crash or leader election.
 //!
 //! Everything the harness starts listens on loopback only, and every wait is bounded in time.
 
 pub mod authz_webhook;
 pub mod binary;
+pub mod conversion_webhook;
 pub mod dev_cluster;
 pub mod error;
 pub mod etcd_cluster;

@@ -6,6 +6,9 @@
 //! A conversion maps the body only: the store sets `apiVersion` and `kind` of the result, so
 //! the conversions stay free of the flavor's group spelling. Objects are JSON values the
 //! typed decode has already checked, so a conversion only moves fields.
+//!
+//! Custom resources convert through [`VersionConversion`] instead: their objects stay stored
+//! in the version they were written in, and a conversion may call out (a webhook).
 
 mod event;
 mod hpa;
@@ -14,6 +17,7 @@ use serde_json::Value;
 
 pub use self::event::EVENTS_V1;
 pub use self::hpa::HPA_V1;
+use crate::error::ApiError;
 use crate::flavor::Flavor;
 
 /// Why an object could not be converted.
@@ -49,6 +53,27 @@ pub trait Conversion: Send + Sync + 'static {
     fn is_identity(&self) -> bool {
         false
     }
+}
+
+/// The conversion of a kind whose stored objects may be in any of its versions, and which
+/// may call out to do it (a CustomResourceDefinition's `None` or `Webhook` strategy).
+///
+/// ### Correctness requirements
+/// - [`Self::convert`] answers one object per object given, in order, each in
+///   `api_version`; an object already in it is answered as it is. `metadata` stays as given
+///   apart from labels and annotations.
+/// - When [`Self::calls_out`] is false, converting changes `apiVersion` only (the store then
+///   converts in place, without awaiting).
+/// - Bounded: a call out ends within its timeout, and its failure is an [`ApiError`] naming
+///   the conversion (Kubernetes answers a failed conversion webhook with a 500).
+#[async_trait::async_trait]
+pub trait VersionConversion: Send + Sync + 'static {
+    /// Whether converting calls out (and so must be awaited).
+    fn calls_out(&self) -> bool;
+
+    /// `objects` in `api_version`.
+    async fn convert(&self, objects: Vec<Value>, api_version: &str)
+    -> Result<Vec<Value>, ApiError>;
 }
 
 /// Versions whose schemas are structurally identical: only `apiVersion` changes, which the

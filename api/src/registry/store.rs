@@ -8,7 +8,8 @@
 //! (metadata rules), `namespace` (namespace lifecycle), `create`, `update`, `patch`,
 //! `guaranteed_update`, `delete`, `authorize_write` (what the object grants, weighed against
 //! its writer), `owner_references` (the permissions owner references need), `allocate`
-//! (Service IPs and ports), `convert` (versions sharing storage), `persistence` (the final
+//! (Service IPs and ports), `convert` (versions sharing storage) and `read_conversion` (how
+//! they read), `persistence` (the final
 //! writes), `apply` (server-side apply), `managed` (the `managedFields` every request's write
 //! records) and `unsafe_delete` (the forced removal of an object that cannot be read).
 //!
@@ -38,6 +39,7 @@ mod namespace;
 mod owner_references;
 mod patch;
 mod persistence;
+mod read_conversion;
 mod unsafe_delete;
 mod update;
 
@@ -49,12 +51,12 @@ use serde_json::Value;
 
 pub use self::apply::Applied;
 pub use self::authorize_write::WriteAuthorization;
-pub(crate) use self::convert::ReadConversion;
 use self::convert::Shared;
 pub use self::list_body::ListBody;
 pub use self::list_protobuf::ProtobufListBody;
 pub(crate) use self::metadata::keep_fields;
 use self::persistence::Persistence;
+pub(crate) use self::read_conversion::ReadConversion;
 use super::CorruptObjects;
 use super::DeleteOptions;
 use super::ResourceType;
@@ -132,6 +134,9 @@ pub struct Store {
     /// For a served version that is not its storage version: the storage version's store
     /// and the conversion ([`Store::stored_in`]).
     shared: Option<Shared>,
+    /// For the storage version of a custom resource: how objects stored in its other
+    /// versions are read ([`Store::reading_versions`]).
+    versions: Option<ReadConversion>,
     /// Services' cluster IP and node port allocation (store/allocate.rs); `None` elsewhere.
     allocator: Option<ServiceAllocator>,
     /// The most bytes an object's stored form may have (`--max-object-bytes`); a write of a
@@ -194,6 +199,7 @@ impl Store {
             schema: None,
             builtin: None,
             shared: None,
+            versions: None,
             allocator: None,
             max_object_bytes: DEFAULT_MAX_OBJECT_BYTES,
             random: RandomSource::from_os_entropy(),
@@ -307,7 +313,7 @@ impl Store {
             .map_err(|e| self.storage_error(e, name))?
             .ok_or_else(|| self.not_found(name))?;
         let stored = StoredJson::from_stored(found.value).map_err(|e| corrupt(&key, e))?;
-        self.answer(&key, &stored, found.mod_revision)
+        self.answer(&key, &stored, found.mod_revision).await
     }
 
     /// The current version of the object `name` at `key`, as the write that compares against
@@ -326,6 +332,7 @@ impl Store {
             .ok_or_else(|| self.not_found(name))?;
         let stored = StoredJson::from_stored(current.value.clone()).map_err(|e| corrupt(key, e))?;
         let obj = stored.to_value().map_err(|e| corrupt(key, e))?;
+        let (stored, obj) = self.current_in_version(key, stored, obj).await?;
         Ok((current, stored, obj))
     }
 

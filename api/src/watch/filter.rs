@@ -8,7 +8,8 @@
 //! after is MODIFIED, and one that matches neither is not sent.
 //!
 //! A watch of a version that is not the storage version sends converted objects; selectors
-//! are evaluated on the stored objects.
+//! are evaluated on the stored objects. A conversion that calls out (a custom resource's
+//! webhook) is awaited: such a watch converts through [`Filter::converted_event`].
 
 use std::sync::Arc;
 
@@ -120,13 +121,22 @@ impl Filter {
         Ok(self.selectors.matches(&obj))
     }
 
+    /// Whether this watch's objects are converted by calling out, so its events come from
+    /// [`Self::converted_initial`] and [`Self::converted_event`].
+    pub(crate) fn calls_out(&self) -> bool {
+        self.conversion
+            .as_ref()
+            .is_some_and(ReadConversion::calls_out)
+    }
+
+    /// Whether the existing `object` is selected (its synthetic ADDED event is sent).
+    fn selects_initial(&self, object: &StoredObject) -> Result<bool, ApiError> {
+        Ok(self.key_selected(&object.key) && self.selects(&decode(object)?, &object.key)?)
+    }
+
     /// The synthetic ADDED event of an existing object, if selected.
     pub(crate) fn initial(&self, object: &StoredObject) -> Result<Option<Bytes>, ApiError> {
-        if !self.key_selected(&object.key) {
-            return Ok(None);
-        }
-        let stored = decode(object)?;
-        if !self.selects(&stored, &object.key)? {
+        if !self.selects_initial(object)? {
             return Ok(None);
         }
         self.encode(EventType::Added, object, object.mod_revision)
@@ -135,18 +145,73 @@ impl Filter {
 
     /// The event `change` is to this watch, if any.
     pub(crate) fn event(&self, change: &Change) -> Result<Option<Bytes>, ApiError> {
+        let revision = change.object.mod_revision;
+        (self.decide(change)?)
+            .map(|(kind, version)| self.shared_event(kind, version, revision))
+            .transpose()
+    }
+
+    /// As [`Self::initial`], converting by calling out.
+    pub(crate) async fn converted_initial(
+        self,
+        object: StoredObject,
+    ) -> Result<Option<Bytes>, ApiError> {
+        if !self.selects_initial(&object)? {
+            return Ok(None);
+        }
+        let revision = object.mod_revision;
+        (self
+            .encode_converted(EventType::Added, &object, revision)
+            .await)
+            .map(Some)
+    }
+
+    /// As [`Self::event`], converting by calling out. The event is this watch's own; the
+    /// converted object is kept for the other watches of the version.
+    pub(crate) async fn converted_event(self, change: Change) -> Result<Option<Bytes>, ApiError> {
+        let Some((kind, version)) = self.decide(&change)? else {
+            return Ok(None);
+        };
+        let revision = change.object.mod_revision;
+        (self.encode_converted(kind, version, revision).await).map(Some)
+    }
+
+    /// The event `kind` of `object`'s version at `revision`, converted by calling out.
+    async fn encode_converted(
+        &self,
+        kind: EventType,
+        object: &StoredObject,
+        revision: u64,
+    ) -> Result<Bytes, ApiError> {
+        let stored = decode(object)?;
+        let Some(conversion) = &self.conversion else {
+            return Ok(object_event(kind, &stored, revision));
+        };
+        // A previous version sent at a later revision is not kept: it is not that
+        // revision's object.
+        let keep = object.mod_revision == revision;
+        let converted = conversion
+            .converted(&object.key, &stored, revision, keep)
+            .await?;
+        Ok(event(kind, &converted))
+    }
+
+    /// What `change` is to this watch: the event and the version it carries, if any.
+    fn decide<'c>(
+        &self,
+        change: &'c Change,
+    ) -> Result<Option<(EventType, &'c StoredObject)>, ApiError> {
         let object = &change.object;
         if !self.key_selected(&object.key) {
             return Ok(None);
         }
-        let revision = object.mod_revision;
         if self.selectors.is_empty() {
             let kind = match (change.kind, &change.previous) {
                 (ChangeKind::Put, None) => EventType::Added,
                 (ChangeKind::Put, Some(_)) => EventType::Modified,
                 (ChangeKind::Delete, _) => EventType::Deleted,
             };
-            return self.shared_event(kind, object, revision).map(Some);
+            return Ok(Some((kind, object)));
         }
         // A deleted object matches nothing now; its last state is the "old" version.
         let (now, before) = match change.kind {
@@ -160,15 +225,12 @@ impl Filter {
             Some(prev) => self.selects(&decode(prev)?, &prev.key)?.then_some(prev),
             None => None,
         };
-        let event = match (now, before) {
+        Ok(match (now, before) {
             (true, None) => Some((EventType::Added, object)),
             (true, Some(_)) => Some((EventType::Modified, object)),
             (false, Some(prev)) => Some((EventType::Deleted, prev)),
             (false, None) => None,
-        };
-        event
-            .map(|(kind, version)| self.shared_event(kind, version, revision))
-            .transpose()
+        })
     }
 }
 

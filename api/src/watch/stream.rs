@@ -16,6 +16,7 @@ use axum::body::Body;
 use bytes::Bytes;
 use bytes::BytesMut;
 use futures::FutureExt;
+use futures::future::BoxFuture;
 use tokio::time::Instant;
 use tokio::time::Sleep;
 use tokio::time::sleep_until;
@@ -27,6 +28,7 @@ use crate::codec::EventEncoder;
 use crate::codec::transcode_event;
 use crate::error::ApiError;
 use crate::group::GroupResource;
+use crate::storage::Change;
 use crate::storage::Revision;
 use crate::storage::StoredObject;
 use crate::storage::WatchStream;
@@ -46,6 +48,14 @@ pub(crate) struct Bookmarks {
     pub object: BookmarkObject,
     /// The period.
     pub interval: Duration,
+}
+
+/// What the store hands a watch next.
+enum Next {
+    /// The changes of one revision.
+    Changes(Vec<Change>),
+    /// An event that comes first: a periodic BOOKMARK, or the ERROR that ends the stream.
+    Event(Bytes),
 }
 
 /// A running watch.
@@ -69,6 +79,11 @@ pub(crate) struct EventStream {
     bookmark_timer: Pin<Box<Sleep>>,
     /// Events of the current revision not yet sent.
     pending: VecDeque<Bytes>,
+    /// Changes not yet filtered, of a watch whose objects are converted by calling out.
+    queued: VecDeque<Change>,
+    /// The event being converted by calling out: kept across polls, so a dropped
+    /// `next_event` neither loses nor restarts it.
+    converting: Option<BoxFuture<'static, Result<Option<Bytes>, ApiError>>>,
     /// Whether the stream ends once `pending` is sent.
     finished: bool,
     /// Writes the JSON events in the negotiated format (`None`: they go out as they are).
@@ -99,6 +114,8 @@ impl EventStream {
             deadline_timer: Box::pin(sleep_until(deadline)),
             bookmark_timer: Box::pin(sleep_until(deadline)),
             pending: VecDeque::new(),
+            queued: VecDeque::new(),
+            converting: None,
             finished: false,
             encoder: None,
         };
@@ -178,6 +195,9 @@ impl EventStream {
     }
 
     async fn next_event(&mut self) -> Option<Bytes> {
+        if self.filter.calls_out() {
+            return self.next_converted_event().await;
+        }
         if let Some(e) = self.pending.pop_front() {
             return Some(e);
         }
@@ -191,41 +211,99 @@ impl EventStream {
                 Err(error) => return Some(self.fail(&error)),
             }
         }
-        if let (Some(revision), Some(b)) = (self.end_bookmark.take(), &self.bookmarks) {
-            return Some(b.object.event(revision, true));
+        if let Some(e) = self.end_bookmark() {
+            return Some(e);
         }
+        loop {
+            match self.next_batch().await? {
+                Next::Changes(changes) => {
+                    for change in &changes {
+                        match self.filter.event(change) {
+                            Ok(Some(e)) => self.pending.push_back(e),
+                            Ok(None) => {}
+                            Err(error) => return Some(self.fail(&error)),
+                        }
+                    }
+                    if let Some(e) = self.pending.pop_front() {
+                        return Some(e);
+                    }
+                }
+                Next::Event(event) => return Some(event),
+            }
+        }
+    }
+
+    /// As [`Self::next_event`], for a watch whose objects are converted by calling out:
+    /// one event converted at a time, in order.
+    async fn next_converted_event(&mut self) -> Option<Bytes> {
+        loop {
+            if let Some(e) = self.pending.pop_front() {
+                return Some(e);
+            }
+            if self.finished {
+                return None;
+            }
+            if let Some(converting) = self.converting.as_mut() {
+                let outcome = converting.await;
+                self.converting = None;
+                match outcome {
+                    Ok(Some(e)) => return Some(e),
+                    Ok(None) => continue,
+                    Err(error) => return Some(self.fail(&error)),
+                }
+            }
+            let filter = self.filter.clone();
+            if let Some(object) = self.initial.next() {
+                self.converting = Some(Box::pin(filter.converted_initial(object)));
+                continue;
+            }
+            if let Some(e) = self.end_bookmark() {
+                return Some(e);
+            }
+            if let Some(change) = self.queued.pop_front() {
+                self.converting = Some(Box::pin(filter.converted_event(change)));
+                continue;
+            }
+            match self.next_batch().await? {
+                Next::Changes(changes) => self.queued.extend(changes),
+                Next::Event(event) => return Some(event),
+            }
+        }
+    }
+
+    /// The initial-events-end BOOKMARK, once.
+    fn end_bookmark(&mut self) -> Option<Bytes> {
+        match (self.end_bookmark.take(), &self.bookmarks) {
+            (Some(revision), Some(b)) => Some(b.object.event(revision, true)),
+            _ => None,
+        }
+    }
+
+    /// The next batch of changes, or the event that comes first (a periodic BOOKMARK, the
+    /// ERROR that ends the stream); `None` when the stream ends (cancel safe: a batch is
+    /// handed over only when it is taken).
+    async fn next_batch(&mut self) -> Option<Next> {
         loop {
             let bookmark_due = self.next_bookmark.is_some();
             tokio::select! {
                 biased;
                 _ = &mut self.deadline_timer => return None,
                 batch = self.changes.next() => {
-                    match batch {
-                        Ok(Some(batch)) => {
-                            for change in &batch.changes {
-                                match self.filter.event(change) {
-                                    Ok(Some(e)) => self.pending.push_back(e),
-                                    Ok(None) => {}
-                                    Err(error) => return Some(self.fail(&error)),
-                                }
-                            }
-                            if let Some(e) = self.pending.pop_front() {
-                                return Some(e);
-                            }
-                        }
-                        Ok(None) => return None,
+                    return match batch {
+                        Ok(Some(batch)) => Some(Next::Changes(batch.changes)),
+                        Ok(None) => None,
                         Err(e) => {
                             let error = ApiError::from_storage(e, &self.resource, "");
-                            return Some(self.fail(&error));
+                            Some(Next::Event(self.fail(&error)))
                         }
-                    }
+                    };
                 }
                 _ = &mut self.bookmark_timer, if bookmark_due => {
                     self.schedule_bookmark(Instant::now());
                     let progress = self.changes.progress();
                     // Revision 0 reports nothing (Kubernetes skips such bookmarks too).
                     if let (Some(b), true) = (&self.bookmarks, progress > 0) {
-                        return Some(b.object.event(progress, false));
+                        return Some(Next::Event(b.object.event(progress, false)));
                     }
                 }
             }

@@ -38,7 +38,7 @@ fn widgets(flavor: Flavor) -> String {
 }
 
 /// [`widgets`] without its finalizer, each version changed by `change` (with its index).
-fn widgets_where(flavor: Flavor, change: impl Fn(usize, &mut Value)) -> Value {
+pub(super) fn widgets_where(flavor: Flavor, change: impl Fn(usize, &mut Value)) -> Value {
     let mut crd: Value = serde_json::from_str(&widgets(flavor)).expect("json");
     crd["metadata"]["finalizers"] = json!([]);
     for (i, version) in (crd["spec"]["versions"].as_array_mut().into_iter().flatten()).enumerate() {
@@ -48,21 +48,21 @@ fn widgets_where(flavor: Flavor, change: impl Fn(usize, &mut Value)) -> Value {
 }
 
 /// Creates `crd` (a widgets definition), establishes it and waits until widgets are served.
-async fn serve(app: &Router, flavor: Flavor, crd: &Value) {
+pub(super) async fn serve(app: &Router, flavor: Flavor, crd: &Value) {
     created(app, &crds(flavor), &crd.to_string()).await;
     establish(app, flavor, "widgets.stable.example.com").await;
     let served = until_answers(app, WIDGETS, StatusCode::OK).await;
     assert_eq!(served.status, StatusCode::OK, "{}", served.text());
 }
 
-fn crds(flavor: Flavor) -> String {
+pub(super) fn crds(flavor: Flavor) -> String {
     format!(
         "/apis/apiextensions.{}/v1/customresourcedefinitions",
         flavor.group_domain()
     )
 }
 
-const WIDGETS: &str = "/apis/stable.example.com/v1/namespaces/default/widgets";
+pub(super) const WIDGETS: &str = "/apis/stable.example.com/v1/namespaces/default/widgets";
 
 /// Accepts the names of definition `name` and establishes it, as the CRD controllers do.
 async fn establish(app: &Router, flavor: Flavor, name: &str) {
@@ -87,7 +87,7 @@ async fn establish(app: &Router, flavor: Flavor, name: &str) {
 }
 
 /// Waits until GET `path` answers `status` (the table follows the store's watch).
-async fn until_answers(app: &Router, path: &str, status: StatusCode) -> Reply {
+pub(super) async fn until_answers(app: &Router, path: &str, status: StatusCode) -> Reply {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
     loop {
         let reply = admin_call(app, "GET", path, None).await;
@@ -99,11 +99,11 @@ async fn until_answers(app: &Router, path: &str, status: StatusCode) -> Reply {
 }
 
 /// PATCH `path` with the JSON merge patch `patch`, as the admin.
-async fn merge_patch(app: &Router, path: &str, patch: &str) -> Reply {
+pub(super) async fn merge_patch(app: &Router, path: &str, patch: &str) -> Reply {
     send_as(app, "PATCH", path, "application/merge-patch+json", patch).await
 }
 
-fn widget(name: &str, size: i64) -> String {
+pub(super) fn widget(name: &str, size: i64) -> String {
     json!({"apiVersion": "stable.example.com/v1", "kind": "Widget",
            "metadata": {"name": name, "labels": {"tier": "gold"}},
            "spec": {"size": size}, "status": {"ready": true}})

@@ -15,6 +15,7 @@ mod corrupt;
 mod crud;
 mod custom_resource_definition_lifecycle;
 mod custom_resource_definitions;
+mod custom_resource_versions;
 mod custom_resources;
 mod decode;
 mod decode_fuzz;

@@ -15,6 +15,7 @@ mod t50_openapi;
 mod t60_apply;
 mod t62_crds;
 mod t64_custom_resources;
+mod t66_conversion_webhook;
 mod t70_subresources;
 mod t80_auth;
 mod t85_bootstrap_tokens;

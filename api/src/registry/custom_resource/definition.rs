@@ -9,6 +9,8 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::compiled::Compiled;
+use super::conversion::CustomConversion;
+use super::conversion::WebhookCalls;
 use super::strategy::CustomResourceStrategy;
 use super::version_order::compare_versions;
 use crate::flavor::Flavor;
@@ -20,7 +22,7 @@ use crate::registry::ScalePaths;
 use crate::registry::Scope;
 use crate::registry::StorageLocation;
 use crate::registry::Store;
-use crate::registry::conversion::IDENTITY;
+use crate::registry::conversion::VersionConversion;
 
 /// What every custom store is built with (the registry's settings).
 #[derive(Clone)]
@@ -28,6 +30,8 @@ pub(super) struct Settings {
     pub flavor: Flavor,
     pub max_object_bytes: usize,
     pub random: RandomSource,
+    /// How conversion webhooks are called; `None`: they are not (their conversions fail).
+    pub webhooks: Option<Arc<WebhookCalls>>,
 }
 
 /// One definition's served versions.
@@ -229,19 +233,24 @@ pub(super) fn definition(
         .filter(|v| v.get("served").and_then(Value::as_bool) == Some(true))
         .collect();
     served.sort_by(|a, b| compare_versions(str_at(a, "/name"), str_at(b, "/name")));
+    let conversion: Arc<dyn VersionConversion> =
+        Arc::new(CustomConversion::of(crd, settings.webhooks.as_ref()));
     let stores = match storage {
         None => Vec::new(),
         Some(storage) => {
             let storage_version = str_at(storage, "/name");
+            let home = || {
+                store_of(crd, storage, storage_version, &compiled_of(storage))
+                    .reading_versions(conversion.clone(), settings.flavor)
+            };
             served
                 .into_iter()
                 .map(|version| {
                     let store = store_of(crd, version, storage_version, &compiled_of(version));
                     let store = if str_at(version, "/name") == storage_version {
-                        store
+                        store.reading_versions(conversion.clone(), settings.flavor)
                     } else {
-                        let home = store_of(crd, storage, storage_version, &compiled_of(storage));
-                        store.stored_in(home, &IDENTITY, settings.flavor)
+                        store.stored_in_versions(home(), conversion.clone(), settings.flavor)
                     };
                     Arc::new(
                         store

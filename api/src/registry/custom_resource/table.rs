@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::conversion::WebhookCalls;
 use super::definition::Definition;
 use super::definition::Settings;
 use super::definition::definition;
@@ -75,6 +76,7 @@ impl CustomResources {
                 flavor,
                 max_object_bytes: DEFAULT_MAX_OBJECT_BYTES,
                 random: RandomSource::from_os_entropy(),
+                webhooks: None,
             }),
             table: RwLock::default(),
             generation: AtomicU64::new(0),
@@ -94,6 +96,11 @@ impl CustomResources {
     /// Stores built from now on draw uids and generated names from `random`.
     pub fn set_random(&self, random: &RandomSource) {
         self.settings().random = random.clone();
+    }
+
+    /// Definitions built from now on call their conversion webhooks with `calls`.
+    pub fn set_webhooks(&self, calls: WebhookCalls) {
+        self.settings().webhooks = Some(Arc::new(calls));
     }
 
     /// Starts following the definitions stored under `prefix` (on the current tokio

@@ -162,7 +162,7 @@ impl Store {
                         return Err(self.conflict(name, OPTIMISTIC_LOCK_MESSAGE));
                     }
                     let live = match &self.shared {
-                        Some(shared) => shared.read.served(stored)?,
+                        Some(shared) => shared.read.served(stored).await?,
                         None => stored,
                     };
                     let mut merged = self.with_field_manager(manager.now, |fm| {

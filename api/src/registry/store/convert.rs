@@ -3,7 +3,7 @@
 //!
 //! Such a store keys its objects by the storage home, so reads and selectors work on the
 //! stored objects as they are; only the objects it answers are converted (and cached per
-//! object version, [`ConvertedCache`]). Writes decode and check the body in the served
+//! object version, [`ReadConversion`]). Writes decode and check the body in the served
 //! version, convert it to the storage version, and hand it to the home's store, which runs
 //! the home's strategy and validation and stores it; its answer is converted back. One
 //! object set, one revision sequence: continue tokens and watches are shared.
@@ -17,95 +17,20 @@ use serde_json::Value;
 
 use super::Store;
 use super::WriteOptions;
-use super::converted::ConvertedCache;
 use super::corrupt;
 use super::persistence::Persistence;
+use super::read_conversion::Converter;
+use super::read_conversion::ReadConversion;
+use super::read_conversion::set_type;
 use crate::error::ApiError;
 use crate::flavor::Flavor;
 use crate::registry::DeleteOptions;
 use crate::registry::Deleted;
 use crate::registry::StoredJson;
 use crate::registry::conversion::Conversion;
+use crate::registry::conversion::VersionConversion;
 use crate::storage::Revision;
 use crate::storage::Storage;
-
-/// How a served version reads stored objects: the conversion, the served `apiVersion` and
-/// `kind`, and the cache of converted encodings. Cheap to clone (watches hold one).
-#[derive(Clone)]
-pub(crate) struct ReadConversion {
-    conversion: &'static dyn Conversion,
-    flavor: Flavor,
-    api_version: String,
-    kind: String,
-    cache: Arc<ConvertedCache>,
-}
-
-impl std::fmt::Debug for ReadConversion {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ReadConversion")
-            .field("api_version", &self.api_version)
-            .field("kind", &self.kind)
-            .finish_non_exhaustive()
-    }
-}
-
-/// Sets `apiVersion` and `kind` (in place when present, so the field order is kept).
-fn set_type(obj: &mut Value, api_version: &str, kind: &str) {
-    if let Value::Object(m) = obj {
-        m.insert("apiVersion".to_owned(), api_version.into());
-        m.insert("kind".to_owned(), kind.into());
-    }
-}
-
-impl ReadConversion {
-    /// The stored version `stored` of `key` at `revision` in the served version, with its
-    /// `resourceVersion`: converted and encoded once per replica.
-    pub(crate) fn object(
-        &self,
-        key: &str,
-        stored: &StoredJson,
-        revision: Revision,
-    ) -> Result<Bytes, ApiError> {
-        self.cache
-            .get_or_convert(key, revision, || self.convert(key, stored, revision))
-    }
-
-    /// The same, converted without the cache (a version sent at another revision than its
-    /// own).
-    pub(crate) fn convert(
-        &self,
-        key: &str,
-        stored: &StoredJson,
-        revision: Revision,
-    ) -> Result<Bytes, ApiError> {
-        let obj = serde_json::from_slice(&stored.with_resource_version(revision))
-            .map_err(|e| corrupt(key, e))?;
-        self.encode(obj).map(Bytes::from)
-    }
-
-    /// A storage-version object in the served version.
-    pub(super) fn served(&self, obj: Value) -> Result<Value, ApiError> {
-        let mut obj = self
-            .conversion
-            .to_served(obj, self.flavor)
-            .map_err(|e| ApiError::Internal(format!("stored object cannot be converted: {e}")))?;
-        set_type(&mut obj, &self.api_version, &self.kind);
-        Ok(obj)
-    }
-
-    /// A storage-version object in the served version, as JSON.
-    fn encode(&self, obj: Value) -> Result<Vec<u8>, ApiError> {
-        let obj = self.served(obj)?;
-        serde_json::to_vec(&obj).map_err(|e| ApiError::Internal(e.to_string()))
-    }
-
-    /// An answer of the home store (a storage-version object) in the served version.
-    fn answer(&self, body: &[u8]) -> Result<Vec<u8>, ApiError> {
-        let obj = serde_json::from_slice(body)
-            .map_err(|e| ApiError::Internal(format!("stored answer cannot be read: {e}")))?;
-        self.encode(obj)
-    }
-}
 
 /// The storage side of a store that shares another version's storage.
 pub(super) struct Shared {
@@ -121,17 +46,25 @@ impl Shared {
     }
 
     /// A served-version body (decoded and checked) in the storage version.
-    fn to_storage(&self, mut obj: Value) -> Result<Value, ApiError> {
-        if let Value::Object(m) = &mut obj {
-            m.remove("apiVersion");
-            m.remove("kind");
-        }
-        let converted = self
-            .read
-            .conversion
-            .to_storage(obj, self.read.flavor)
-            .map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    async fn to_storage(&self, mut obj: Value) -> Result<Value, ApiError> {
         let home = self.home.resource();
+        let converted = match &self.read.conversion {
+            Converter::Builtin(conversion) => {
+                if let Value::Object(m) = &mut obj {
+                    m.remove("apiVersion");
+                    m.remove("kind");
+                }
+                conversion
+                    .to_storage(obj, self.read.flavor)
+                    .map_err(|e| ApiError::BadRequest(e.to_string()))?
+            }
+            Converter::Versions(versions) => {
+                set_type(&mut obj, &self.read.api_version, &self.read.kind);
+                (versions.convert(vec![obj], &home.api_version()).await?)
+                    .pop()
+                    .ok_or_else(|| ApiError::Internal("no object was converted".into()))?
+            }
+        };
         let cannot = |e: &dyn std::fmt::Display| {
             ApiError::BadRequest(format!(
                 "the object cannot be converted to {}: {e}",
@@ -197,18 +130,28 @@ impl Store {
     /// This store (of a served version) with its objects stored by `home` (the store of the
     /// storage version), converted by `conversion`.
     pub fn stored_in(
-        mut self,
+        self,
         home: Store,
         conversion: &'static dyn Conversion,
         flavor: Flavor,
     ) -> Self {
-        let read = ReadConversion {
-            conversion,
-            flavor,
-            api_version: self.resource.api_version(),
-            kind: self.resource.kind.clone(),
-            cache: Arc::default(),
-        };
+        self.sharing(home, Converter::Builtin(conversion), flavor)
+    }
+
+    /// This store (of a served version of a custom resource) with its objects stored by
+    /// `home` (the store of the storage version, [`Store::reading_versions`]), each
+    /// converted from the version it was stored in by `conversion`.
+    pub fn stored_in_versions(
+        self,
+        home: Store,
+        conversion: Arc<dyn VersionConversion>,
+        flavor: Flavor,
+    ) -> Self {
+        self.sharing(home, Converter::Versions(conversion), flavor)
+    }
+
+    fn sharing(mut self, home: Store, conversion: Converter, flavor: Flavor) -> Self {
+        let read = ReadConversion::new(conversion, flavor, &self);
         self.shared = Some(Shared {
             home: Box::new(home),
             read,
@@ -216,27 +159,66 @@ impl Store {
         self
     }
 
-    /// How watches read this store's objects: `None` for the storage version (stored bytes
-    /// are spliced as they are).
-    pub(crate) fn read_conversion(&self) -> Option<ReadConversion> {
-        self.shared.as_ref().map(|s| s.read.clone())
+    /// This store (of the storage version of a custom resource) reading its objects through
+    /// `conversion`: they stay stored in the version they were written in, which a change
+    /// of the storage version leaves behind.
+    pub fn reading_versions(
+        mut self,
+        conversion: Arc<dyn VersionConversion>,
+        flavor: Flavor,
+    ) -> Self {
+        self.versions = Some(ReadConversion::new(
+            Converter::Versions(conversion),
+            flavor,
+            &self,
+        ));
+        self
     }
 
-    /// The answer of a read: the stored bytes with `resourceVersion` spliced in, or for a
-    /// served version that is not the storage version, the (cached) conversion.
-    pub(super) fn answer(
+    /// How this store's reads convert stored objects: `None` when they are served as
+    /// stored (the stored bytes are spliced as they are).
+    pub(crate) fn read_conversion(&self) -> Option<ReadConversion> {
+        self.reader().cloned()
+    }
+
+    fn reader(&self) -> Option<&ReadConversion> {
+        (self.shared.as_ref().map(|s| &s.read)).or(self.versions.as_ref())
+    }
+
+    /// The answer of a read: the stored bytes with `resourceVersion` spliced in, or when
+    /// the object is stored in another version, the (cached) conversion.
+    pub(super) async fn answer(
         &self,
         key: &str,
         stored: &StoredJson,
         revision: Revision,
     ) -> Result<Vec<u8>, ApiError> {
-        match &self.shared {
+        match self.reader() {
             None => Ok(stored.with_resource_version(revision)),
-            Some(shared) => Ok(shared.read.object(key, stored, revision)?.to_vec()),
+            Some(reader) => (reader.objects(&[(key, stored, revision)]).await?)
+                .pop()
+                .map(|b| b.to_vec())
+                .ok_or_else(|| ApiError::Internal("no object was converted".into())),
         }
     }
 
-    /// Appends the answer of a listed object to `out` (see [`Self::answer`]).
+    /// The answers of listed objects (see [`Self::answer`]), converted together; `None`
+    /// for those served as stored (all of them without a conversion).
+    pub(super) async fn converted_items(
+        &self,
+        items: &[(String, StoredJson, Revision)],
+    ) -> Result<Vec<Option<Bytes>>, ApiError> {
+        let Some(reader) = self.reader() else {
+            return Ok(vec![None; items.len()]);
+        };
+        let items: Vec<(&str, &StoredJson, Revision)> = (items.iter())
+            .map(|(key, stored, revision)| (key.as_str(), stored, *revision))
+            .collect();
+        reader.listed(&items, true).await
+    }
+
+    /// Appends the answer of a listed object to `out` (see [`Self::answer`]), for readers
+    /// that convert without calling out.
     pub(super) fn write_item(
         &self,
         key: &str,
@@ -244,11 +226,31 @@ impl Store {
         revision: Revision,
         out: &mut Vec<u8>,
     ) -> Result<(), ApiError> {
-        match &self.shared {
+        match self.reader() {
             None => stored.write_with_resource_version(revision, out),
-            Some(shared) => out.extend_from_slice(&shared.read.object(key, stored, revision)?),
+            Some(reader) => out.extend_from_slice(&reader.object(key, stored, revision)?),
         }
         Ok(())
+    }
+
+    /// `obj`, the current object a write read, in this store's version with its stored
+    /// form `stored` to match (custom resources stored in another version); as read
+    /// otherwise.
+    pub(super) async fn current_in_version(
+        &self,
+        key: &str,
+        stored: StoredJson,
+        obj: Value,
+    ) -> Result<(StoredJson, Value), ApiError> {
+        let Some(versions) = &self.versions else {
+            return Ok((stored, obj));
+        };
+        let Some(converted) = versions.current(&obj).await? else {
+            return Ok((stored, obj));
+        };
+        let bytes = StoredJson::to_stored(&converted).map_err(|e| corrupt(key, e))?;
+        let stored = StoredJson::from_stored(bytes).map_err(|e| corrupt(key, e))?;
+        Ok((stored, converted))
     }
 
     /// The create of a decoded served-version body, stored through the home (a dry run as
@@ -262,14 +264,14 @@ impl Store {
         now: DateTime<Utc>,
         write: &WriteOptions,
     ) -> Result<Vec<u8>, ApiError> {
-        let obj = shared.to_storage(obj)?;
+        let obj = shared.to_storage(obj).await?;
         let writes = Persistence::new(storage, write.dry_run);
         let body = shared
             .home
             .create_decoded(storage, &writes, namespace, obj, now, write)
             .await
             .map_err(|e| shared.rebrand(self, e))?;
-        shared.read.answer(&body)
+        shared.read.answer(&body).await
     }
 
     /// The update of a decoded served-version body, stored through the home; `target` is
@@ -283,13 +285,13 @@ impl Store {
         obj: &Value,
         write: &WriteOptions,
     ) -> Result<Vec<u8>, ApiError> {
-        let obj = shared.to_storage(obj.clone())?;
+        let obj = shared.to_storage(obj.clone()).await?;
         let body = shared
             .home
             .update_decoded(storage, writes, target, &obj, write)
             .await
             .map_err(|e| shared.rebrand(self, e))?;
-        shared.read.answer(&body)
+        shared.read.answer(&body).await
     }
 
     /// The delete of a shared object, through the home: a removed object is answered with a
@@ -322,7 +324,7 @@ impl Store {
             let body = self.deleted_status(name, uid);
             return Ok(Deleted { body, removed });
         }
-        let body = shared.read.encode(obj)?;
+        let body = shared.read.encode(obj).await?;
         Ok(Deleted { body, removed })
     }
 }

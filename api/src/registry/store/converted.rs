@@ -34,25 +34,34 @@ impl ConvertedCache {
         revision: Revision,
         convert: impl FnOnce() -> Result<Bytes, E>,
     ) -> Result<Bytes, E> {
-        let id = (revision, key.to_owned());
-        if let Some(bytes) = self.lock().get(&id) {
-            return Ok(bytes.clone());
+        if let Some(bytes) = self.get(key, revision) {
+            return Ok(bytes);
         }
         let bytes = convert()?;
+        self.insert(key, revision, bytes.clone());
+        Ok(bytes)
+    }
+
+    /// The converted JSON of the version of `key` at `revision`, if an earlier read kept it.
+    pub(crate) fn get(&self, key: &str, revision: Revision) -> Option<Bytes> {
+        self.lock().get(&(revision, key.to_owned())).cloned()
+    }
+
+    /// Keeps `bytes`, the converted JSON of the version of `key` at `revision`, unless it is
+    /// older than everything kept in a full cache (it would evict what current reads need).
+    pub(crate) fn insert(&self, key: &str, revision: Revision, bytes: Bytes) {
         let mut entries = self.lock();
         if entries.len() >= ENTRIES_KEPT
             && entries
                 .first_key_value()
                 .is_some_and(|((oldest, _), _)| revision < *oldest)
         {
-            // Older than everything kept: keeping it would evict what current reads need.
-            return Ok(bytes);
+            return;
         }
-        entries.insert(id, bytes.clone());
+        entries.insert((revision, key.to_owned()), bytes);
         while entries.len() > ENTRIES_KEPT {
             entries.pop_first();
         }
-        Ok(bytes)
     }
 }
 

@@ -232,6 +232,7 @@ impl Store {
                 Err(e) => return Err(e),
             }
         }
-        self.list_body(&page)
+        let converted = self.converted_items(&page.items).await?;
+        self.list_body(&page, converted)
     }
 }

@@ -1,6 +1,7 @@
 //! Listing: one page of a collection read from storage in chunks at one revision, filtered
 //! by selectors, and the `<Kind>List` written from the stored bytes (spec 000 "Pagination").
 
+use bytes::Bytes;
 use serde_json::Map;
 use serde_json::Value;
 use serde_json::json;
@@ -187,18 +188,27 @@ impl Store {
     /// A `<Kind>List` of `page`, assembled from the stored bytes: `metadata.resourceVersion`
     /// is the revision served (R-RES-033); `continue` and `remainingItemCount` are present
     /// only when more items remain (R-RES-034..036).
-    pub(super) fn list_body(&self, page: &Page) -> Result<Vec<u8>, ApiError> {
+    /// Items stored in another version than the one served come `converted`
+    /// ([`Store::converted_items`]).
+    pub(super) fn list_body(
+        &self,
+        page: &Page,
+        converted: Vec<Option<Bytes>>,
+    ) -> Result<Vec<u8>, ApiError> {
         let size: usize = page.items.iter().map(|(_, s, _)| s.json.len() + 32).sum();
         let mut out = Vec::with_capacity(size + 128);
         let head = self.list_head(page).to_string();
         // `head` is `{...}`: reopen it to append the items.
         out.extend_from_slice(&head.as_bytes()[..head.len() - 1]);
         out.extend_from_slice(b",\"items\":[");
-        for (i, (key, stored, item_revision)) in page.items.iter().enumerate() {
+        for (i, (_, stored, item_revision)) in page.items.iter().enumerate() {
             if i > 0 {
                 out.push(b',');
             }
-            self.write_item(key, stored, *item_revision, &mut out)?;
+            match converted.get(i).and_then(Option::as_ref) {
+                Some(item) => out.extend_from_slice(item),
+                None => stored.write_with_resource_version(*item_revision, &mut out),
+            }
         }
         out.extend_from_slice(b"]}");
         Ok(out)
@@ -250,7 +260,8 @@ impl Store {
         options: &ListOptions,
     ) -> Result<Vec<u8>, ApiError> {
         let page = self.page(storage, namespace, options).await?;
-        self.list_body(&page)
+        let converted = self.converted_items(&page.items).await?;
+        self.list_body(&page, converted)
     }
 
     /// The `<Kind>List` of the page the options ask for (see [`Self::page`]) as a body
@@ -264,18 +275,13 @@ impl Store {
     ) -> Result<ListBody, ApiError> {
         let page = self.page(storage, namespace, options).await?;
         let head = self.list_head(&page).to_string();
-        let items = match &self.shared {
-            None => (page.items.into_iter())
-                .map(|(_, stored, revision)| BodyItem::Stored(stored, revision))
-                .collect(),
-            Some(_) => (page.items.iter())
-                .map(|(key, stored, revision)| {
-                    let mut json = Vec::with_capacity(stored.json.len() + 32);
-                    self.write_item(key, stored, *revision, &mut json)?;
-                    Ok(BodyItem::Encoded(json.into()))
-                })
-                .collect::<Result<_, ApiError>>()?,
-        };
+        let converted = self.converted_items(&page.items).await?;
+        let items = (page.items.into_iter().zip(converted))
+            .map(|((_, stored, revision), converted)| match converted {
+                Some(encoded) => BodyItem::Encoded(encoded),
+                None => BodyItem::Stored(stored, revision),
+            })
+            .collect();
         Ok(ListBody::new(head.as_bytes(), items))
     }
 }

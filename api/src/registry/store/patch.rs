@@ -73,7 +73,7 @@ impl Store {
             let (current, _, stored) = self.read_current(writes, &key, name).await?;
             // A version that shares another's storage patches its own form of the object.
             let mut obj = match &self.shared {
-                Some(shared) => shared.read.served(stored)?,
+                Some(shared) => shared.read.served(stored).await?,
                 None => stored,
             };
             let revision = current.mod_revision.to_string();
