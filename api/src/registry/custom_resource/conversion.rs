@@ -21,7 +21,8 @@ use crate::webhook::ClientConfig;
 use crate::webhook::WebhookTransport;
 use crate::webhook::resolve;
 
-/// How long one conversion call may take (kube-apiserver's conversion webhook client).
+/// How long converting the objects of one read or write may take, all its reviews together
+/// (kube-apiserver's conversion webhook client sends one review, with this timeout).
 const CALL_TIMEOUT: Duration = Duration::from_secs(30);
 /// The most objects one ConversionReview carries; a longer list is sent in several.
 const MAX_OBJECTS_PER_REVIEW: usize = 500;
@@ -141,6 +142,7 @@ impl VersionConversion for CustomConversion {
             }
             return Ok(objects);
         };
+        let deadline = tokio::time::Instant::now() + CALL_TIMEOUT;
         let mut start = 0;
         while start < todo.len() {
             let mut end = start;
@@ -159,7 +161,7 @@ impl VersionConversion for CustomConversion {
                 .collect();
             let gvk = sent.first().map(|o| self.gvk(o)).unwrap_or_default();
             let converted = self
-                .review(webhook, &sent, api_version, bytes)
+                .review(webhook, &sent, api_version, bytes, deadline)
                 .await
                 .map_err(|e| {
                     ApiError::Internal(format!("conversion webhook for {gvk} failed: {e}"))
@@ -190,13 +192,15 @@ impl VersionConversion for CustomConversion {
 }
 
 impl CustomConversion {
-    /// Sends `objects` (`bytes` of them) to the webhook, answering the converted objects.
+    /// Sends `objects` (`bytes` of them) to the webhook, answering the converted objects by
+    /// `deadline`.
     async fn review(
         &self,
         webhook: &Webhook,
         objects: &[Value],
         api_version: &str,
         bytes: usize,
+        deadline: tokio::time::Instant,
     ) -> Result<Vec<Value>, String> {
         let config = webhook.config.as_ref().map_err(Clone::clone)?;
         let calls = (webhook.calls.as_ref()).ok_or("this server calls no webhooks")?;
@@ -213,7 +217,7 @@ impl CustomConversion {
             .await
             .map_err(|e| e.to_string())?;
         let limits = CallLimits {
-            timeout: CALL_TIMEOUT,
+            timeout: deadline.saturating_duration_since(tokio::time::Instant::now()),
             max_response_bytes: (bytes * ANSWER_FACTOR).max(MIN_ANSWER_BYTES),
         };
         let answer =
