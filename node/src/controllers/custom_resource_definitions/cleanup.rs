@@ -90,7 +90,7 @@ pub enum Outcome {
 
 /// Why the instances could not be deleted: the reason and message of the `Terminating`
 /// condition that says so.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
 struct Failure {
     reason: &'static str,
     message: String,
