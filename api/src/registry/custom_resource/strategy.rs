@@ -177,11 +177,35 @@ fn accessor_error(path: &str, value: &Value, expected: &str) -> String {
     )
 }
 
+/// The value at `fields` of `obj`: `Ok(None)` when a field on the way is missing or null, the
+/// accessor error when one on the way is not an object (apimachinery's
+/// `NestedFieldNoCopy`).
+fn nested<'a>(obj: &'a Value, fields: &[String]) -> Result<Option<&'a Value>, String> {
+    let mut value = obj;
+    for (i, field) in fields.iter().enumerate() {
+        match value {
+            Value::Null => return Ok(None),
+            Value::Object(map) => match map.get(field) {
+                Some(next) => value = next,
+                None => return Ok(None),
+            },
+            other => {
+                let path = format!(".{}", fields.get(..=i).unwrap_or(fields).join("."));
+                return Err(accessor_error(&path, other, "map[string]interface{}"));
+            }
+        }
+    }
+    Ok(Some(value))
+}
+
 /// The problems of the replicas at `fields` (written `.a.b`), if set: an integer from 0 to
 /// the largest `int32`, as a Scale carries it (apiextensions' `ValidateScaleSpec`/`Status`).
 fn replicas_errors(obj: &Value, fields: &[String]) -> Option<FieldError> {
-    let value = fields.iter().try_fold(obj, |v, f| v.get(f))?;
     let path = format!(".{}", fields.join("."));
+    let value = match nested(obj, fields) {
+        Ok(value) => value?,
+        Err(detail) => return Some(FieldError::invalid(path, 0, detail)),
+    };
     let Some(replicas) = value.as_i64() else {
         let detail = accessor_error(&path, value, "int64");
         return Some(FieldError::invalid(path, 0, detail));
@@ -205,11 +229,14 @@ fn replicas_errors(obj: &Value, fields: &[String]) -> Option<FieldError> {
 /// The problem of the label selector at `fields`, if set and not a string (apiextensions'
 /// `ValidateScaleStatus`).
 fn selector_error(obj: &Value, fields: &[String]) -> Option<FieldError> {
-    let value = fields.iter().try_fold(obj, |v, f| v.get(f))?;
+    let path = format!(".{}", fields.join("."));
+    let value = match nested(obj, fields) {
+        Ok(value) => value?,
+        Err(detail) => return Some(FieldError::invalid(path, "", detail)),
+    };
     if value.is_string() {
         return None;
     }
-    let path = format!(".{}", fields.join("."));
     let detail = accessor_error(&path, value, "string");
     Some(FieldError::invalid(path, "", detail))
 }

@@ -46,7 +46,8 @@ fn widget(size: i64, status: Value) -> Value {
 }
 
 // apiextensions' scale checks: a negative, oversized or non-integer replica count at the
-// definition's paths is refused with its path; missing counts are fine.
+// definition's paths, or a path through a non-object, is refused with its path; missing
+// counts are fine.
 #[test]
 fn replicas_at_the_scale_paths_must_fit_a_scale() {
     let strategy = CustomResourceStrategy {
@@ -65,6 +66,13 @@ fn replicas_at_the_scale_paths_must_fit_a_scale() {
     assert_eq!(
         errs(json!({"status": {"replicas": 2147483648_i64}})),
         [".status.replicas: Invalid value: 2147483648: should be less than or equal to 2147483647"]
+    );
+    assert!(errs(json!({"spec": null})).is_empty());
+    assert_eq!(
+        errs(json!({"spec": "big"})),
+        [
+            ".spec.replicas: Invalid value: 0: .spec.replicas accessor error: big is of the type string, expected map[string]interface{}"
+        ]
     );
     assert_eq!(
         errs(json!({"spec": {"replicas": "3"}})),
