@@ -100,6 +100,18 @@ pub trait Strategy: Send + Sync + 'static {
         Vec::new()
     }
 
+    /// The warnings a valid create of `obj` answers with (Kubernetes' `WarningsOnCreate`):
+    /// none by default.
+    fn warnings_on_create(&self, _obj: &Value) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// The warnings a valid update from `old` to `new` answers with (Kubernetes'
+    /// `WarningsOnUpdate`): none by default.
+    fn warnings_on_update(&self, _new: &Value, _old: &Value) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Normalizes a valid object just before it is stored.
     fn canonicalize(&self, _obj: &mut Value) {}
 

@@ -284,3 +284,99 @@ async fn deleting_a_crd_deletes_its_instances_first() {
     .await;
     stop.cancel();
 }
+
+/// The wall clock moved ahead by the seconds its handle holds.
+struct AheadClock(Arc<std::sync::atomic::AtomicI64>);
+
+impl apiary_api::Clock for AheadClock {
+    fn now(&self) -> chrono::DateTime<chrono::Utc> {
+        let ahead = self.0.load(std::sync::atomic::Ordering::SeqCst);
+        chrono::Utc::now() + chrono::TimeDelta::seconds(ahead)
+    }
+}
+
+// No CHECKLIST ID (apiextensions-apiserver's CRD finalizer, crd_finalizer.go): an instance
+// still held a minute after its CRD's delete is reported as `Terminating` /
+// `InstanceDeletionCheck` with Kubernetes' timeout message, which stays while it is held;
+// once it is released the CRD goes.
+#[tokio::test]
+async fn instances_held_past_a_minute_are_reported() {
+    let (app, _) = app().await;
+    let ahead = Arc::new(std::sync::atomic::AtomicI64::new(0));
+    let (changes, receiver) = watch::channel(0);
+    let context = ControllerContext {
+        api: app.clone(),
+        flavor: Flavor::Kubernetes,
+        clock: Arc::new(AheadClock(ahead.clone())),
+        changes: receiver,
+    };
+    let stop = CancellationToken::new();
+    let controllers: [Arc<dyn Controller>; 3] = [
+        Arc::new(CrdNaming),
+        Arc::new(CrdEstablishing),
+        Arc::new(CrdFinalizer),
+    ];
+    for controller in controllers {
+        let (context, stop) = (context.clone(), stop.clone());
+        tokio::spawn(async move { controller.run(context, stop).await });
+    }
+    created(&app, CRDS, &crd("gadgets", "Gadget")).await;
+    let gadgets = format!("{CRDS}/gadgets.example.com");
+    poll_until(&app, &changes, &gadgets, "established", |r| {
+        condition(&r.json(), "Established")["status"] == "True"
+    })
+    .await;
+    let collection = "/apis/example.com/v1/namespaces/default/gadgets";
+    poll_until(&app, &changes, collection, "served", |r| {
+        r.status == StatusCode::OK
+    })
+    .await;
+    let held = json!({"apiVersion": "example.com/v1", "kind": "Gadget",
+        "metadata": {"name": "held", "finalizers": ["example.com/hold"]}});
+    created(&app, collection, &held.to_string()).await;
+
+    let deleting = admin_call(&app, "DELETE", &gadgets, None).await;
+    assert_eq!(deleting.status, StatusCode::OK, "{}", deleting.text());
+    poll_until(&app, &changes, &gadgets, "in progress", |r| {
+        condition(&r.json(), "Terminating")["reason"] == "InstanceDeletionInProgress"
+    })
+    .await;
+    ahead.store(120, std::sync::atomic::Ordering::SeqCst);
+    let checked = poll_until(&app, &changes, &gadgets, "check reported", |r| {
+        condition(&r.json(), "Terminating")["reason"] == "InstanceDeletionCheck"
+    })
+    .await
+    .json();
+    let terminating = condition(&checked, "Terminating");
+    assert_eq!(terminating["status"], "True");
+    assert_eq!(
+        terminating["message"],
+        "could not confirm zero CustomResources remaining: timed out waiting for the condition"
+    );
+    // Further passes leave it as it is.
+    for round in 0..5 {
+        changes.send_replace(1000 + round);
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let still = fetched(&app, &gadgets).await;
+    assert_eq!(
+        condition(&still, "Terminating")["reason"],
+        "InstanceDeletionCheck"
+    );
+
+    let mut last = fetched(&app, &format!("{collection}/held")).await;
+    last["metadata"]["finalizers"] = json!([]);
+    let released = admin_call(
+        &app,
+        "PUT",
+        &format!("{collection}/held"),
+        Some(&last.to_string()),
+    )
+    .await;
+    assert_eq!(released.status, StatusCode::OK, "{}", released.text());
+    poll_until(&app, &changes, &gadgets, "CRD removed", |r| {
+        r.status == StatusCode::NOT_FOUND
+    })
+    .await;
+    stop.cancel();
+}

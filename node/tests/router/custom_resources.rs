@@ -613,3 +613,68 @@ async fn the_schema_prunes_defaults_and_validates() {
         "Invalid value: -1: spec.size in body should be greater than or equal to 0"
     );
 }
+
+// No CHECKLIST ID (apiextensions' status strategy): once a schema change makes a stored
+// spec invalid, the status subresource still takes writes, validated against the status
+// schema (and the rules, ratcheted), while a main-resource write still checks a changed
+// spec and ignores the status it sends.
+#[tokio::test]
+async fn a_spec_made_invalid_does_not_block_status_writes() {
+    let flavor = Flavor::Kubernetes;
+    let (app, _) = app_in(flavor).await;
+    serve(&app, flavor, &widgets_where(flavor, |_, _| {})).await;
+    created(&app, WIDGETS, &widget("w", 50)).await;
+
+    let path = format!("{}/widgets.stable.example.com", crds(flavor));
+    let mut crd = fetched(&app, &path).await;
+    for version in crd["spec"]["versions"].as_array_mut().into_iter().flatten() {
+        version["schema"]["openAPIV3Schema"]["properties"]["spec"] = json!({
+            "type": "object",
+            "x-kubernetes-validations": [{"rule": "self.size <= 10", "message": "at most ten"}],
+            "properties": {"size": {"type": "integer", "maximum": 10}},
+        });
+    }
+    let reply = admin_call(&app, "PUT", &path, Some(&crd.to_string())).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let probe = admin_call(&app, "POST", WIDGETS, Some(&widget("probe", 60))).await;
+        if probe.status == StatusCode::UNPROCESSABLE_ENTITY {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{}", probe.text());
+        let _ = admin_call(&app, "DELETE", &format!("{WIDGETS}/probe"), None).await;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    let status = format!("{WIDGETS}/w/status");
+    let mut stored = fetched(&app, &format!("{WIDGETS}/w")).await;
+    stored["status"]["ready"] = json!(false);
+    let written = admin_call(&app, "PUT", &status, Some(&stored.to_string())).await;
+    assert_eq!(written.status, StatusCode::OK, "{}", written.text());
+    assert_eq!(written.json()["status"]["ready"], false);
+    let wrong = merge_patch(&app, &status, r#"{"status":{"ready":"yes"}}"#).await;
+    let answer = assert_status(&wrong, 422, "Invalid");
+    assert_eq!(answer["details"]["causes"][0]["field"], "status.ready");
+    assert_eq!(
+        answer["details"]["causes"][0]["message"],
+        "Invalid value: \"string\": ready in body must be of type boolean: \"string\""
+    );
+
+    // The main resource: labels alone pass (the spec is ratcheted), the status sent is
+    // ignored, a changed spec is checked.
+    let labelled = merge_patch(
+        &app,
+        &format!("{WIDGETS}/w"),
+        r#"{"metadata":{"labels":{"tier":"silver"}},"status":{"ready":true}}"#,
+    )
+    .await;
+    assert_eq!(labelled.status, StatusCode::OK, "{}", labelled.text());
+    assert_eq!(labelled.json()["status"]["ready"], false);
+    let grown = merge_patch(&app, &format!("{WIDGETS}/w"), r#"{"spec":{"size":40}}"#).await;
+    let answer = assert_status(&grown, 422, "Invalid");
+    let fields: Vec<&str> = (answer["details"]["causes"].as_array().into_iter().flatten())
+        .filter_map(|c| c["field"].as_str())
+        .collect();
+    assert_eq!(fields, ["spec.size", "spec"]);
+}

@@ -1,11 +1,17 @@
-//! The steps of a custom resource's writes (apiextensions' `customResourceStrategy`): with a
-//! `status` subresource, a create sets no status and a main-resource update keeps it (the
-//! store does that for every kind with `status`); the generation moves when anything
-//! outside `metadata` changes; with a `scale` subresource, the replicas at its paths must be
-//! integers a Scale can carry; defaults come from the structural schema, and its value
-//! validation and then the `x-kubernetes-validations` rules hold (both ratcheted against the
-//! object before on updates).
+//! The steps of a custom resource's writes (apiextensions' `customResourceStrategy` and its
+//! `statusStrategy`): with a `status` subresource, a create sets no status and a
+//! main-resource update keeps it (the store does that for every kind with `status`); the
+//! generation moves when anything outside `metadata` changes; with a `scale` subresource,
+//! the replicas at its paths must be integers a Scale can carry; defaults come from the
+//! structural schema, and its value validation and then the `x-kubernetes-validations` rules
+//! hold (both ratcheted against the object before on updates). A status write is validated
+//! as Kubernetes' status strategy does it: its `status` against the schema's `status`
+//! alone, the scale's status paths, and the rules (ratcheted), so a spec that a later schema
+//! finds invalid never blocks the controller writing the status. Newly added finalizer names
+//! without a domain are warned about.
 
+use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -32,22 +38,56 @@ pub(super) struct CustomResourceStrategy {
     pub rules: Option<Arc<ValidationRules>>,
 }
 
-/// Whether `errs` hold an error that keeps the rules from running: a value of the wrong type
-/// or not among the allowed ones (apiextensions' `hasBlockingErr`).
+/// Whether `errs` hold an error that keeps the rules from running: a value of the wrong
+/// type, not among the allowed ones, missing, too long or with too many items or properties
+/// (apiextensions' `hasBlockingErr`).
 fn blocking(errs: &[FieldError]) -> bool {
     errs.iter().any(|e| {
         matches!(
             e.kind,
-            FieldErrorKind::TypeInvalid(_) | FieldErrorKind::NotSupported { .. }
+            FieldErrorKind::TypeInvalid(_)
+                | FieldErrorKind::NotSupported { .. }
+                | FieldErrorKind::Required
+                | FieldErrorKind::TooLong { .. }
+                | FieldErrorKind::TooMany { .. }
         )
     })
 }
 
+/// The top-level fields of `obj` but `metadata` and `status`: what only a main-resource
+/// write changes.
+fn outside_status(obj: &Value) -> BTreeMap<&str, &Value> {
+    (obj.as_object().into_iter().flatten())
+        .filter(|(k, _)| !matches!(k.as_str(), "metadata" | "status"))
+        .map(|(k, v)| (k.as_str(), v))
+        .collect()
+}
+
+/// The metadata a main-resource write may change and a status write keeps.
+const OWNED_METADATA: [&str; 4] = ["labels", "annotations", "finalizers", "ownerReferences"];
+
 impl CustomResourceStrategy {
-    /// The schema's and then the rules' problems of `obj` (`old` on updates, which ratchets
-    /// both); the rules do not run on an object the schema finds of the wrong shape.
-    fn schema_errors(&self, obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
-        let mut errs = (self.structural.as_ref()).map_or_else(Vec::new, |s| s.validate(obj, old));
+    /// Whether the update from `old` to `new` is a status write: with the `status`
+    /// subresource served, nothing but the status changed (a main-resource write keeps the
+    /// status; a status write keeps everything else, the owned metadata included). A write
+    /// that changes nothing at all counts as one too: it has nothing to validate.
+    fn status_write(&self, new: &Value, old: &Value) -> bool {
+        self.status
+            && outside_status(new) == outside_status(old)
+            && OWNED_METADATA.iter().all(|field| {
+                new.pointer(&format!("/metadata/{field}"))
+                    == old.pointer(&format!("/metadata/{field}"))
+            })
+    }
+
+    /// `errs` and then the rules' problems of `obj` (`old` on updates, which ratchets them);
+    /// the rules do not run on an object `errs` find of the wrong shape.
+    fn with_rules(
+        &self,
+        mut errs: Vec<FieldError>,
+        obj: &Value,
+        old: Option<&Value>,
+    ) -> Vec<FieldError> {
         let Some(rules) = &self.rules else {
             return errs;
         };
@@ -61,6 +101,46 @@ impl CustomResourceStrategy {
         } else {
             errs.extend(rules.validate(obj, old));
         }
+        errs
+    }
+
+    /// The problems of a created object or of a main-resource update (`old` on updates,
+    /// which ratchets the schema's and the rules' checks): the whole object against the
+    /// schema, the scale's paths, then the rules.
+    fn object_errors(&self, obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
+        let mut errs = (self.structural.as_ref()).map_or_else(Vec::new, |s| s.validate(obj, old));
+        errs.extend(self.scale_errors(obj, true));
+        self.with_rules(errs, obj, old)
+    }
+
+    /// The problems of a status write from `old` to `new` (apiextensions' status strategy):
+    /// the `status` against the schema's `status`, the scale's status paths, then the
+    /// rules, all ratcheted against `old`.
+    fn status_errors(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        let mut errs = match (&self.structural, new.get("status")) {
+            (Some(structural), Some(status)) => {
+                structural.validate_status(status, old.get("status"))
+            }
+            _ => Vec::new(),
+        };
+        errs.extend(self.scale_errors(new, false));
+        self.with_rules(errs, new, Some(old))
+    }
+
+    /// The problems of the values at the scale's paths (apiextensions' `ValidateScaleSpec`,
+    /// with `spec`, and `ValidateScaleStatus`).
+    fn scale_errors(&self, obj: &Value, spec: bool) -> Vec<FieldError> {
+        let Some(scale) = &self.scale else {
+            return Vec::new();
+        };
+        let spec_replicas = spec.then_some(&scale.spec_replicas);
+        let mut errs: Vec<FieldError> = (spec_replicas.into_iter())
+            .chain([&scale.status_replicas])
+            .filter_map(|fields| replicas_errors(obj, fields))
+            .collect();
+        errs.extend(
+            (scale.label_selector.as_deref()).and_then(|fields| selector_error(obj, fields)),
+        );
         errs
     }
 }
@@ -78,16 +158,56 @@ fn go_type(value: &Value) -> &'static str {
     }
 }
 
+/// A decoded JSON value as Go's `%v` prints a scalar (a string without quotes); lists and
+/// objects as JSON.
+fn go_value(value: &Value) -> String {
+    match value {
+        Value::Null => "<nil>".to_owned(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The accessor error of `value` at `path` that is not of Go type `expected`.
+fn accessor_error(path: &str, value: &Value, expected: &str) -> String {
+    format!(
+        "{path} accessor error: {} is of the type {}, expected {expected}",
+        go_value(value),
+        go_type(value)
+    )
+}
+
+/// The value at `fields` of `obj`: `Ok(None)` when a field on the way is missing or null, the
+/// accessor error when one on the way is not an object (apimachinery's
+/// `NestedFieldNoCopy`).
+fn nested<'a>(obj: &'a Value, fields: &[String]) -> Result<Option<&'a Value>, String> {
+    let mut value = obj;
+    for (i, field) in fields.iter().enumerate() {
+        match value {
+            Value::Null => return Ok(None),
+            Value::Object(map) => match map.get(field) {
+                Some(next) => value = next,
+                None => return Ok(None),
+            },
+            other => {
+                let path = format!(".{}", fields.get(..=i).unwrap_or(fields).join("."));
+                return Err(accessor_error(&path, other, "map[string]interface{}"));
+            }
+        }
+    }
+    Ok(Some(value))
+}
+
 /// The problems of the replicas at `fields` (written `.a.b`), if set: an integer from 0 to
 /// the largest `int32`, as a Scale carries it (apiextensions' `ValidateScaleSpec`/`Status`).
 fn replicas_errors(obj: &Value, fields: &[String]) -> Option<FieldError> {
-    let value = fields.iter().try_fold(obj, |v, f| v.get(f))?;
     let path = format!(".{}", fields.join("."));
+    let value = match nested(obj, fields) {
+        Ok(value) => value?,
+        Err(detail) => return Some(FieldError::invalid(path, 0, detail)),
+    };
     let Some(replicas) = value.as_i64() else {
-        let detail = format!(
-            "{path} accessor error: {value} is of the type {}, expected int64",
-            go_type(value)
-        );
+        let detail = accessor_error(&path, value, "int64");
         return Some(FieldError::invalid(path, 0, detail));
     };
     if replicas < 0 {
@@ -104,6 +224,68 @@ fn replicas_errors(obj: &Value, fields: &[String]) -> Option<FieldError> {
             format!("should be less than or equal to {}", i32::MAX),
         )
     })
+}
+
+/// The problem of the label selector at `fields`, if set and not a string (apiextensions'
+/// `ValidateScaleStatus`).
+fn selector_error(obj: &Value, fields: &[String]) -> Option<FieldError> {
+    let path = format!(".{}", fields.join("."));
+    let value = match nested(obj, fields) {
+        Ok(value) => value?,
+        Err(detail) => return Some(FieldError::invalid(path, "", detail)),
+    };
+    if value.is_string() {
+        return None;
+    }
+    let detail = accessor_error(&path, value, "string");
+    Some(FieldError::invalid(path, "", detail))
+}
+
+/// The finalizers that need no domain: the garbage collector's and the namespace's
+/// (Kubernetes' `standardFinalizers` of custom resources).
+const STANDARD_FINALIZERS: [&str; 3] = ["orphan", "foregroundDeletion", "kubernetes"];
+
+/// Where finalizer warnings point.
+const FINALIZERS_PATH: &str = "metadata.finalizers";
+
+/// The warnings of one finalizer name (apiextensions' `validateKubeFinalizerName`): each
+/// reason it is not a qualified name, and a preference for a domain (and a path) when it
+/// has no `/` and is not a standard finalizer.
+fn finalizer_name_warnings(name: &str) -> Vec<String> {
+    let quoted = Value::from(name).to_string();
+    let mut warnings: Vec<String> = (crate::validation::validate_qualified_name(name))
+        .into_iter()
+        .map(|msg| format!("{FINALIZERS_PATH}: {quoted}: {msg}"))
+        .collect();
+    if !name.contains('/') && !STANDARD_FINALIZERS.contains(&name) {
+        let prefer = if name.contains('.') {
+            "prefer a domain-qualified finalizer name including a path (/) to avoid accidental conflicts with other finalizer writers"
+        } else {
+            "prefer a domain-qualified finalizer name to avoid accidental conflicts with other finalizer writers"
+        };
+        warnings.push(format!("{FINALIZERS_PATH}: {quoted}: {prefer}"));
+    }
+    warnings
+}
+
+/// The warnings of the finalizers `new` has and `old` (`None` on create) had not, each
+/// name once, in name order (apiextensions' `generateWarningsFromObj`).
+fn finalizer_warnings(new: &Value, old: Option<&Value>) -> Vec<String> {
+    let names = |obj: &Value| -> BTreeSet<String> {
+        (obj.pointer("/metadata/finalizers")
+            .and_then(Value::as_array))
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_owned)
+        .collect()
+    };
+    let before = old.map(names).unwrap_or_default();
+    let mut warnings = Vec::new();
+    for name in names(new).difference(&before) {
+        warnings.extend(finalizer_name_warnings(name));
+    }
+    warnings
 }
 
 impl Strategy for CustomResourceStrategy {
@@ -126,64 +308,26 @@ impl Strategy for CustomResourceStrategy {
     }
 
     fn validate_create(&self, obj: &Value) -> Vec<FieldError> {
-        self.schema_errors(obj, None)
+        self.object_errors(obj, None)
     }
 
     fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
-        self.schema_errors(new, Some(old))
+        if self.status_write(new, old) {
+            self.status_errors(new, old)
+        } else {
+            self.object_errors(new, Some(old))
+        }
     }
 
-    fn validate(&self, obj: &Value) -> Vec<FieldError> {
-        let Some(scale) = &self.scale else {
-            return Vec::new();
-        };
-        [&scale.spec_replicas, &scale.status_replicas]
-            .into_iter()
-            .filter_map(|fields| replicas_errors(obj, fields))
-            .collect()
+    fn warnings_on_create(&self, obj: &Value) -> Vec<String> {
+        finalizer_warnings(obj, None)
+    }
+
+    fn warnings_on_update(&self, new: &Value, old: &Value) -> Vec<String> {
+        finalizer_warnings(new, Some(old))
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::*;
-
-    // apiextensions' scale checks: a negative, oversized or non-integer replica count at the
-    // definition's paths is refused with its path; missing counts are fine.
-    #[test]
-    fn replicas_at_the_scale_paths_must_fit_a_scale() {
-        let strategy = CustomResourceStrategy {
-            status: true,
-            scale: Some(ScalePaths::new(".spec.replicas", ".status.replicas", None)),
-            selectable: Arc::new([]),
-            structural: None,
-            rules: None,
-        };
-        let errs = |obj: Value| -> Vec<String> {
-            strategy
-                .validate(&obj)
-                .iter()
-                .map(ToString::to_string)
-                .collect()
-        };
-        assert!(errs(json!({"spec": {}})).is_empty());
-        assert_eq!(
-            errs(json!({"spec": {"replicas": -1}})),
-            [".spec.replicas: Invalid value: -1: should be a non-negative integer"]
-        );
-        assert_eq!(
-            errs(json!({"status": {"replicas": 2147483648_i64}})),
-            [
-                ".status.replicas: Invalid value: 2147483648: should be less than or equal to 2147483647"
-            ]
-        );
-        assert_eq!(
-            errs(json!({"spec": {"replicas": "3"}})),
-            [
-                ".spec.replicas: Invalid value: 0: .spec.replicas accessor error: \"3\" is of the type string, expected int64"
-            ]
-        );
-    }
-}
+#[path = "strategy_tests.rs"]
+mod tests;

@@ -110,6 +110,35 @@ impl StructuralSchema {
         }
         within_budget(errs)
     }
+
+    /// The value errors of the `status` of a status write (apiextensions' status strategy):
+    /// `status` against the schema's `status` property alone, each error under `status` with
+    /// the message naming the field from there, as Kubernetes' status validator names it,
+    /// ratcheted against `old` (the status before); then its list types, unless `old` already
+    /// broke one. None when the schema has no `status` property.
+    pub fn validate_status(&self, status: &Value, old: Option<&Value>) -> Vec<FieldError> {
+        let Some(&id) = (self.nodes.get(self.root)).and_then(|n| n.properties.get("status")) else {
+            return Vec::new();
+        };
+        let validator = Validator { nodes: &self.nodes };
+        let mut errs = validator.check(id, status, "", old, 0);
+        let lists = ListTypes { nodes: &self.nodes };
+        let list_errors = |v: &Value| match v {
+            Value::Object(map) => lists.object(id, map, "", 0),
+            _ => Vec::new(),
+        };
+        if old.is_none_or(|o| list_errors(o).is_empty()) {
+            errs.extend(list_errors(status));
+        }
+        for e in &mut errs {
+            e.field = match e.field.as_str() {
+                "" => "status".to_owned(),
+                f if f.starts_with('[') => format!("status{f}"),
+                f => format!("status.{f}"),
+            };
+        }
+        within_budget(errs)
+    }
 }
 
 #[cfg(test)]

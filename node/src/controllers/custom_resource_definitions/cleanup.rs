@@ -6,12 +6,20 @@
 //! finalizer is removed through `status` with the final `Terminating` condition
 //! (`InstanceDeletionCompleted`, or `NeverEstablished`, or `OverlappingBuiltInResource` for
 //! the kinds whose storage a CRD of that name would share), and the store removes the CRD.
-//! A failure is reported as `InstanceDeletionFailed` and retried.
+//! Kubernetes' failures are reported in its words and retried: `InstanceDeletionFailed` when
+//! the instances cannot be listed or deleted, `InstanceDeletionCheck` when none remaining
+//! cannot be confirmed (the listing after the deletes fails, or instances are still there a
+//! minute after the delete). Once reported, `InstanceDeletionCheck` stays while the cleanup
+//! goes on (Kubernetes reports it between minute-long polls), so a CRD whose instances are
+//! held does not flip between two conditions on every look.
 
 use std::collections::BTreeSet;
 
 use apiary_api::Flavor;
 use apiary_api::registry::builtin::custom_resource_definition_lifecycle as lifecycle;
+use chrono::DateTime;
+use chrono::TimeDelta;
+use chrono::Utc;
 use lifecycle::Condition;
 use serde_json::Value;
 use serde_json::json;
@@ -53,6 +61,21 @@ const OVERLAPPING: Condition<'static> = Condition {
     message: "instances overlap with built-in resources in storage",
 };
 
+/// The reason of a failure to list or delete the instances.
+const FAILED: &str = "InstanceDeletionFailed";
+
+/// The reason of a failure to confirm that no instance remains.
+const CHECK: &str = "InstanceDeletionCheck";
+
+/// How long after the delete the instances are waited for before the CRD reports that none
+/// remaining cannot be confirmed (Kubernetes polls a minute).
+const CONFIRM_WITHIN: TimeDelta = TimeDelta::minutes(1);
+
+/// The message of instances still there when [`CONFIRM_WITHIN`] has passed (Kubernetes'
+/// poll timing out).
+const TIMED_OUT: &str =
+    "could not confirm zero CustomResources remaining: timed out waiting for the condition";
+
 /// The most pages of instances one listing reads (at [`LIST_PAGE`] each).
 const MAX_PAGES: usize = 10_000;
 
@@ -63,6 +86,23 @@ pub enum Outcome {
     Done,
     /// Instances remain (held by their finalizers): look again later.
     Waiting,
+}
+
+/// Why the instances could not be deleted: the reason and message of the `Terminating`
+/// condition that says so.
+#[derive(Debug)]
+struct Failure {
+    reason: &'static str,
+    message: String,
+}
+
+impl Failure {
+    fn failed(message: String) -> Self {
+        Self {
+            reason: FAILED,
+            message,
+        }
+    }
 }
 
 /// Whether `crd` is marked for deletion and still carries the cleanup finalizer.
@@ -119,7 +159,7 @@ fn served_version(crd: &Value) -> Option<&str> {
 }
 
 /// The namespaces holding instances in `collection` (`""` for cluster-scoped ones) and how
-/// many instances there are; the failure message otherwise.
+/// many instances there are; why they could not be listed otherwise.
 async fn instances(
     client: &InProcessClient,
     collection: &str,
@@ -135,12 +175,9 @@ async fn instances(
         let page = match client.get(&uri).await {
             Ok(Some(page)) => page,
             Ok(None) => {
-                return Err(
-                    "could not list instances: the server could not find the requested resource"
-                        .to_owned(),
-                );
+                return Err("the server could not find the requested resource".to_owned());
             }
-            Err(error) => return Err(format!("could not list instances: {error}")),
+            Err(error) => return Err(error.to_string()),
         };
         for item in page
             .get("items")
@@ -156,24 +193,23 @@ async fn instances(
             return Ok((namespaces, count));
         }
     }
-    Err(format!(
-        "could not list instances: more than {} pages",
-        MAX_PAGES
-    ))
+    Err(format!("more than {MAX_PAGES} pages"))
 }
 
 /// Deletes every instance of `crd` (a `deletecollection` per namespace holding some); whether
-/// some remain afterwards, or the failure message.
-async fn delete_instances(client: &InProcessClient, crd: &Value) -> Result<bool, String> {
+/// some remain afterwards, or why that is not known.
+async fn delete_instances(client: &InProcessClient, crd: &Value) -> Result<bool, Failure> {
     let group = text(crd, "/spec/group");
     let plural = text(crd, "/spec/names/plural");
     let Some(version) = served_version(crd) else {
-        return Err(format!(
+        return Err(Failure::failed(format!(
             "could not list instances: unable to find a custom resource client for {plural}.{group}: no version is served"
-        ));
+        )));
     };
     let collection = format!("/apis/{group}/{version}/{plural}");
-    let (namespaces, count) = instances(client, &collection).await?;
+    let (namespaces, count) = instances(client, &collection)
+        .await
+        .map_err(|e| Failure::failed(format!("could not list instances: {e}")))?;
     if count == 0 {
         return Ok(false);
     }
@@ -190,16 +226,61 @@ async fn delete_instances(client: &InProcessClient, crd: &Value) -> Result<bool,
     }
     match errors.len() {
         0 => {}
-        1 => return Err(format!("could not issue all deletes: {}", errors.concat())),
+        1 => {
+            let message = format!("could not issue all deletes: {}", errors.concat());
+            return Err(Failure::failed(message));
+        }
         _ => {
-            return Err(format!(
-                "could not issue all deletes: [{}]",
-                errors.join(", ")
-            ));
+            let message = format!("could not issue all deletes: [{}]", errors.join(", "));
+            return Err(Failure::failed(message));
         }
     }
-    let (_, left) = instances(client, &collection).await?;
+    let (_, left) = instances(client, &collection).await.map_err(|e| Failure {
+        reason: CHECK,
+        message: format!("could not confirm zero CustomResources remaining: {e}"),
+    })?;
     Ok(left > 0)
+}
+
+/// Whether instances still there at `now` have been waited for long enough: a minute since
+/// the CRD's `deletionTimestamp`.
+fn waited_too_long(crd: &Value, now: DateTime<Utc>) -> bool {
+    DateTime::parse_from_rfc3339(text(crd, "/metadata/deletionTimestamp"))
+        .is_ok_and(|deleted| now.signed_duration_since(deleted) >= CONFIRM_WITHIN)
+}
+
+/// `crd` with the `Terminating` condition of its cleanup as a pass at `now` starts it:
+/// `InstanceDeletionInProgress`, unless `InstanceDeletionCheck` is already reported.
+fn in_progress(crd: &Value, now: &str) -> Value {
+    let mut current = crd.clone();
+    let checking = lifecycle::find(crd, lifecycle::TERMINATING)
+        .and_then(|c| c.get("reason"))
+        .and_then(Value::as_str)
+        == Some(CHECK);
+    if !checking {
+        lifecycle::set(&mut current, &IN_PROGRESS, now);
+    }
+    current
+}
+
+/// Writes `condition` (at `now`) to `crd` unless it already says so; a failed write is only
+/// logged (the next pass reports again).
+async fn report(
+    client: &InProcessClient,
+    flavor: Flavor,
+    crd: &Value,
+    condition: &Condition<'_>,
+    now: &str,
+) {
+    if lifecycle::is_equivalent(crd, condition) {
+        return;
+    }
+    let mut reported = crd.clone();
+    lifecycle::set(&mut reported, condition, now);
+    if let Err(error) = write_status(client, flavor, &reported).await {
+        tracing::warn!(crd = %text(crd, "/metadata/name"), %error, reason = condition.reason,
+            "reporting the instance deletion failed");
+    }
 }
 
 /// One pass over the terminating `crd` at `now`.
@@ -207,10 +288,10 @@ pub async fn clean_up(
     client: &InProcessClient,
     flavor: Flavor,
     crd: &Value,
-    now: &str,
+    now: DateTime<Utc>,
 ) -> Result<Outcome, ControllerError> {
-    let mut current = crd.clone();
-    lifecycle::set(&mut current, &IN_PROGRESS, now);
+    let stamp = lifecycle::timestamp(now);
+    let mut current = in_progress(crd, &stamp);
     if current != *crd {
         match write_status(client, flavor, &current).await? {
             Some(written) => current = written,
@@ -223,32 +304,38 @@ pub async fn clean_up(
         OVERLAPPING
     } else if lifecycle::is_true(&current, lifecycle::ESTABLISHED) {
         match delete_instances(client, &current).await {
-            Ok(true) => return Ok(Outcome::Waiting),
+            Ok(true) => {
+                if waited_too_long(&current, now) {
+                    let check = Condition {
+                        kind: lifecycle::TERMINATING,
+                        status: "True",
+                        reason: CHECK,
+                        message: TIMED_OUT,
+                    };
+                    report(client, flavor, &current, &check, &stamp).await;
+                }
+                return Ok(Outcome::Waiting);
+            }
             Ok(false) => COMPLETED,
-            Err(message) => {
-                let failed = Condition {
+            Err(failure) => {
+                let condition = Condition {
                     kind: lifecycle::TERMINATING,
                     status: "True",
-                    reason: "InstanceDeletionFailed",
-                    message: &message,
+                    reason: failure.reason,
+                    message: &failure.message,
                 };
-                let mut reported = current.clone();
-                lifecycle::set(&mut reported, &failed, now);
-                if let Err(error) = write_status(client, flavor, &reported).await {
-                    tracing::warn!(crd = %text(&current, "/metadata/name"), %error,
-                        "reporting the failed instance deletion failed");
-                }
+                report(client, flavor, &current, &condition, &stamp).await;
                 return Err(ControllerError::Exchange {
                     method: http::Method::DELETE,
                     path: format!("/apis/{group}/*/{plural}"),
-                    reason: message,
+                    reason: failure.message,
                 });
             }
         }
     } else {
         NEVER_ESTABLISHED
     };
-    let done = finalized(&current, flavor, &last, now);
+    let done = finalized(&current, flavor, &last, &stamp);
     write_status(client, flavor, &done).await?;
     tracing::info!(crd = %text(&current, "/metadata/name"), reason = last.reason,
         "custom resource definition finalized");
@@ -302,5 +389,24 @@ mod tests {
             "apiservices",
             Flavor::Kubernetes
         ));
+    }
+
+    // crd_finalizer.go's conditions: each pass starts `InstanceDeletionInProgress`, but an
+    // `InstanceDeletionCheck` reported stays; instances are waited for a minute after the
+    // delete before the check is reported.
+    #[test]
+    fn a_reported_check_stays_and_comes_after_a_minute() {
+        let crd = json!({"metadata": {"name": "a.b", "deletionTimestamp": "2026-01-01T00:00:00Z"},
+            "status": {"conditions": [{"type": "Terminating", "status": "True",
+                "reason": "InstanceDeletionPending", "message": "pending"}]}});
+        let started = in_progress(&crd, "2026-01-01T00:00:01Z");
+        assert!(lifecycle::is_equivalent(&started, &IN_PROGRESS));
+        let mut checking = crd.clone();
+        checking["status"]["conditions"][0]["reason"] = json!(CHECK);
+        assert_eq!(in_progress(&checking, "2026-01-01T00:00:01Z"), checking);
+        let at = |t: &str| DateTime::parse_from_rfc3339(t).expect("time").to_utc();
+        assert!(!waited_too_long(&crd, at("2026-01-01T00:00:59Z")));
+        assert!(waited_too_long(&crd, at("2026-01-01T00:01:00Z")));
+        assert!(!waited_too_long(&json!({}), at("2026-01-01T00:01:00Z")));
     }
 }

@@ -180,14 +180,13 @@ async fn clean_up_all(
     context: &ControllerContext,
 ) -> Result<Option<DateTime<Utc>>, ControllerError> {
     let now = context.clock.now();
-    let stamp = lifecycle::timestamp(now);
     let mut next = None;
     let mut failure = None;
     for crd in crds(client, context.flavor).await? {
         if !cleanup::pending(&crd, context.flavor) {
             continue;
         }
-        match cleanup::clean_up(client, context.flavor, &crd, &stamp).await {
+        match cleanup::clean_up(client, context.flavor, &crd, now).await {
             Ok(cleanup::Outcome::Done) => {}
             Ok(cleanup::Outcome::Waiting) => next = Some(now + RECHECK),
             Err(error) => failure = Some(error),

@@ -5,7 +5,8 @@
 //! fields ([`path`]), and on update the fields that may not change. A first delete marks the
 //! CRD for its cleanup finalizer ([`lifecycle`]); a `status` write takes everything but the
 //! spec from the body, as Kubernetes' status strategy does (the finalizer controller removes
-//! its finalizer that way).
+//! its finalizer that way), and is validated as that strategy validates it: the status, not
+//! the spec.
 
 mod conversion;
 pub mod lifecycle;
@@ -14,6 +15,8 @@ mod path;
 mod rules;
 mod schema;
 mod spec;
+#[cfg(test)]
+mod status_tests;
 mod structural;
 #[cfg(test)]
 mod tests;
@@ -21,6 +24,7 @@ mod view;
 
 use chrono::DateTime;
 use chrono::Utc;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde_json::Map;
 use serde_json::Value;
 
@@ -172,7 +176,8 @@ fn validate_selectable_fields(spec: &Spec<'_>) -> Vec<FieldError> {
     errs
 }
 
-/// What a CRD is checked for on create and update alike, beyond the generic metadata rules.
+/// What a CRD is checked for on create and on an update of its spec, beyond the generic
+/// metadata rules.
 fn validate_crd(crd: &Value) -> Vec<FieldError> {
     let spec = Spec::of(crd);
     let mut errs = Vec::new();
@@ -193,6 +198,31 @@ fn validate_crd(crd: &Value) -> Vec<FieldError> {
     let accepted = crd.pointer("/status/acceptedNames").unwrap_or(&Value::Null);
     errs.extend(spec::validate_names(accepted, "status.acceptedNames"));
     errs.extend(spec::validate_stored_versions(crd, &spec));
+    errs
+}
+
+/// The status rules of a CRD whose spec is unchanged: its accepted names, and its stored
+/// versions against the spec.
+fn validate_status(crd: &Value) -> Vec<FieldError> {
+    let accepted = crd.pointer("/status/acceptedNames").unwrap_or(&Value::Null);
+    let mut errs = spec::validate_names(accepted, "status.acceptedNames");
+    errs.extend(spec::validate_stored_versions(crd, &Spec::of(crd)));
+    errs
+}
+
+/// `errs` without the missing required fields the store reports itself on an update (it
+/// looks for them before the update's own validation, and would otherwise report them
+/// twice).
+fn without_required_fields(crd: &Value, mut errs: Vec<FieldError>) -> Vec<FieldError> {
+    let mut required = Vec::new();
+    if let Ok(schema) = crate::schema::of::<CustomResourceDefinition>() {
+        crate::schema::missing_required(&schema, crd, &mut required);
+    }
+    errs.retain(|e| {
+        !required
+            .iter()
+            .any(|r| r.field == e.field && r.kind == e.kind)
+    });
     errs
 }
 
@@ -284,10 +314,6 @@ impl Strategy for CustomResourceDefinitionStrategy {
         }
     }
 
-    fn validate(&self, obj: &Value) -> Vec<FieldError> {
-        validate_crd(obj)
-    }
-
     /// The first delete keeps the CRD, marked for its cleanup finalizer with `Terminating`
     /// pending, whatever the options ask (Kubernetes' CRD `REST.Delete`); a later one is the
     /// generic store's.
@@ -305,12 +331,25 @@ impl Strategy for CustomResourceDefinitionStrategy {
     }
 
     fn validate_create(&self, obj: &Value) -> Vec<FieldError> {
-        validate_transition(obj, None)
+        let mut errs = validate_crd(obj);
+        errs.extend(validate_transition(obj, None));
+        errs
     }
 
-    /// The group and plural never change; scope and kind not once the CRD is established.
+    /// A write that leaves the spec as it was (every `status` write, which keeps the stored
+    /// spec) is checked as Kubernetes checks a status write
+    /// (`ValidateUpdateCustomResourceDefinitionStatus`): the accepted names, and the stored
+    /// versions against the spec, so a spec that validation grew stricter about never blocks
+    /// a controller's status write. Any other update is checked whole; besides, the group
+    /// and plural never change, and scope and kind not once the CRD is established.
     fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
-        let mut errs = validate_transition(new, Some(old));
+        if new.get("spec") == old.get("spec") {
+            let mut errs = validate_status(new);
+            errs.extend(validate_transition(new, Some(old)));
+            return errs;
+        }
+        let mut errs = without_required_fields(new, validate_crd(new));
+        errs.extend(validate_transition(new, Some(old)));
         let mut immutable = vec![
             ("/spec/group", "spec.group"),
             ("/spec/names/plural", "spec.names.plural"),
