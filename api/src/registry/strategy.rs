@@ -95,9 +95,18 @@ pub trait Strategy: Send + Sync + 'static {
     }
 
     /// The problems of a `status` subresource update from `old` to `new` (counters out of
-    /// range, ...), beyond [`Strategy::validate`] and [`Strategy::validate_update`].
+    /// range, ...), beyond [`Strategy::validate`] and [`Strategy::validate_update`] unless
+    /// [`Strategy::status_validated_alone`].
     fn validate_status_update(&self, _new: &Value, _old: &Value) -> Vec<FieldError> {
         Vec::new()
+    }
+
+    /// Whether a `status` write is validated by [`Strategy::validate_status_update`] (and
+    /// the metadata rules) alone, as the status strategies of custom resources and CRDs do,
+    /// so a spec that a later schema or validation finds wrong never blocks a status writer;
+    /// the built-in kinds' status writes are validated whole, then by it.
+    fn status_validated_alone(&self) -> bool {
+        false
     }
 
     /// The warnings a valid create of `obj` answers with (Kubernetes' `WarningsOnCreate`):

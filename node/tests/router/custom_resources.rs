@@ -465,6 +465,51 @@ async fn a_deprecated_version_warns_on_every_request() {
     );
 }
 
+// Kubernetes warns about each finalizer a custom resource write adds without a domain, in
+// every verb that adds one, and not about those it already had.
+// CHECKLIST: none.
+#[tokio::test]
+async fn new_finalizers_without_a_domain_are_warned_about() {
+    let flavor = Flavor::Kubernetes;
+    let (app, _) = app_in(flavor).await;
+    serve(&app, flavor, &widgets_where(flavor, |_, _| {})).await;
+    let prefer = "prefer a domain-qualified finalizer name to avoid accidental conflicts \
+                  with other finalizer writers";
+    // The warning texts, unquoted from their `299 - "..."` headers.
+    let warnings = |reply: &Reply| -> Vec<String> {
+        (warnings(reply).iter())
+            .map(|w| w.trim_start_matches("299 - \"").trim_end_matches('"'))
+            .map(|w| w.replace("\\\"", "\""))
+            .collect()
+    };
+    let mut body: Value = serde_json::from_str(&widget("w1", 1)).expect("json");
+    body["metadata"]["finalizers"] = json!(["hold", "example.com/keep"]);
+    let created = send_as(&app, "POST", WIDGETS, "application/json", &body.to_string()).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.text());
+    assert_eq!(
+        warnings(&created),
+        [format!("metadata.finalizers: \"hold\": {prefer}")]
+    );
+    let path = format!("{WIDGETS}/w1");
+    let patched = merge_patch(
+        &app,
+        &path,
+        r#"{"metadata":{"finalizers":["hold","wait"]}}"#,
+    )
+    .await;
+    assert_eq!(patched.status, StatusCode::OK, "{}", patched.text());
+    assert_eq!(
+        warnings(&patched),
+        [format!("metadata.finalizers: \"wait\": {prefer}")]
+    );
+    let relabelled = merge_patch(&app, &path, r#"{"metadata":{"labels":{"a":"b"}}}"#).await;
+    assert!(
+        warnings(&relabelled).is_empty(),
+        "{:?}",
+        warnings(&relabelled)
+    );
+}
+
 // CHECKLIST: R-VER-003 (`self` and `oldSelf` in a custom resource's rules).
 #[tokio::test]
 async fn validation_rules_hold_on_create_and_update() {

@@ -159,7 +159,13 @@ fn deprecation_warning(crd: &Value, version: &Value) -> Option<String> {
 }
 
 /// The store of `version` of `crd`, on its own (the storage version's) storage.
-fn store_of(crd: &Value, version: &Value, storage_version: &str, compiled: &Compiled) -> Store {
+fn store_of(
+    crd: &Value,
+    version: &Value,
+    storage_version: &str,
+    compiled: &Compiled,
+    flavor: Flavor,
+) -> Store {
     let scale = version.pointer("/subresources/scale").map(|scale| {
         ScalePaths::new(
             str_at(scale, "/specReplicasPath"),
@@ -179,6 +185,7 @@ fn store_of(crd: &Value, version: &Value, storage_version: &str, compiled: &Comp
         .collect(),
         structural: compiled.structural.clone(),
         rules: compiled.rules.clone(),
+        namespace_finalizer: flavor.namespace_finalizer(),
     };
     let kind = CustomKind {
         terminating: crd.pointer("/metadata/deletionTimestamp").is_some(),
@@ -240,13 +247,25 @@ pub(super) fn definition(
         Some(storage) => {
             let storage_version = str_at(storage, "/name");
             let home = || {
-                store_of(crd, storage, storage_version, &compiled_of(storage))
-                    .reading_versions(conversion.clone(), settings.flavor)
+                store_of(
+                    crd,
+                    storage,
+                    storage_version,
+                    &compiled_of(storage),
+                    settings.flavor,
+                )
+                .reading_versions(conversion.clone(), settings.flavor)
             };
             served
                 .into_iter()
                 .map(|version| {
-                    let store = store_of(crd, version, storage_version, &compiled_of(version));
+                    let store = store_of(
+                        crd,
+                        version,
+                        storage_version,
+                        &compiled_of(version),
+                        settings.flavor,
+                    );
                     let store = if str_at(version, "/name") == storage_version {
                         store.reading_versions(conversion.clone(), settings.flavor)
                     } else {

@@ -10,7 +10,6 @@
 //! finds invalid never blocks the controller writing the status. Newly added finalizer names
 //! without a domain are warned about.
 
-use std::collections::BTreeMap;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -36,6 +35,8 @@ pub(super) struct CustomResourceStrategy {
     pub structural: Option<Arc<StructuralSchema>>,
     /// The version's CEL validation rules, if it has any.
     pub rules: Option<Arc<ValidationRules>>,
+    /// The namespace finalizer of the flavor (`kubernetes`), which needs no domain.
+    pub namespace_finalizer: &'static str,
 }
 
 /// Whether `errs` hold an error that keeps the rules from running: a value of the wrong
@@ -54,32 +55,7 @@ fn blocking(errs: &[FieldError]) -> bool {
     })
 }
 
-/// The top-level fields of `obj` but `metadata` and `status`: what only a main-resource
-/// write changes.
-fn outside_status(obj: &Value) -> BTreeMap<&str, &Value> {
-    (obj.as_object().into_iter().flatten())
-        .filter(|(k, _)| !matches!(k.as_str(), "metadata" | "status"))
-        .map(|(k, v)| (k.as_str(), v))
-        .collect()
-}
-
-/// The metadata a main-resource write may change and a status write keeps.
-const OWNED_METADATA: [&str; 4] = ["labels", "annotations", "finalizers", "ownerReferences"];
-
 impl CustomResourceStrategy {
-    /// Whether the update from `old` to `new` is a status write: with the `status`
-    /// subresource served, nothing but the status changed (a main-resource write keeps the
-    /// status; a status write keeps everything else, the owned metadata included). A write
-    /// that changes nothing at all counts as one too: it has nothing to validate.
-    fn status_write(&self, new: &Value, old: &Value) -> bool {
-        self.status
-            && outside_status(new) == outside_status(old)
-            && OWNED_METADATA.iter().all(|field| {
-                new.pointer(&format!("/metadata/{field}"))
-                    == old.pointer(&format!("/metadata/{field}"))
-            })
-    }
-
     /// `errs` and then the rules' problems of `obj` (`old` on updates, which ratchets them);
     /// the rules do not run on an object `errs` find of the wrong shape.
     fn with_rules(
@@ -241,23 +217,24 @@ fn selector_error(obj: &Value, fields: &[String]) -> Option<FieldError> {
     Some(FieldError::invalid(path, "", detail))
 }
 
-/// The finalizers that need no domain: the garbage collector's and the namespace's
-/// (Kubernetes' `standardFinalizers` of custom resources).
-const STANDARD_FINALIZERS: [&str; 3] = ["orphan", "foregroundDeletion", "kubernetes"];
+/// The garbage collector's finalizers, which need no domain (with the namespace's:
+/// Kubernetes' `standardFinalizers` of custom resources).
+const GC_FINALIZERS: [&str; 2] = ["orphan", "foregroundDeletion"];
 
 /// Where finalizer warnings point.
 const FINALIZERS_PATH: &str = "metadata.finalizers";
 
 /// The warnings of one finalizer name (apiextensions' `validateKubeFinalizerName`): each
 /// reason it is not a qualified name, and a preference for a domain (and a path) when it
-/// has no `/` and is not a standard finalizer.
-fn finalizer_name_warnings(name: &str) -> Vec<String> {
+/// has no `/` and is not a standard finalizer (the garbage collector's, or
+/// `namespace_finalizer`).
+fn finalizer_name_warnings(name: &str, namespace_finalizer: &str) -> Vec<String> {
     let quoted = Value::from(name).to_string();
     let mut warnings: Vec<String> = (crate::validation::validate_qualified_name(name))
         .into_iter()
         .map(|msg| format!("{FINALIZERS_PATH}: {quoted}: {msg}"))
         .collect();
-    if !name.contains('/') && !STANDARD_FINALIZERS.contains(&name) {
+    if !name.contains('/') && !GC_FINALIZERS.contains(&name) && name != namespace_finalizer {
         let prefer = if name.contains('.') {
             "prefer a domain-qualified finalizer name including a path (/) to avoid accidental conflicts with other finalizer writers"
         } else {
@@ -270,7 +247,7 @@ fn finalizer_name_warnings(name: &str) -> Vec<String> {
 
 /// The warnings of the finalizers `new` has and `old` (`None` on create) had not, each
 /// name once, in name order (apiextensions' `generateWarningsFromObj`).
-fn finalizer_warnings(new: &Value, old: Option<&Value>) -> Vec<String> {
+fn finalizer_warnings(new: &Value, old: Option<&Value>, namespace_finalizer: &str) -> Vec<String> {
     let names = |obj: &Value| -> BTreeSet<String> {
         (obj.pointer("/metadata/finalizers")
             .and_then(Value::as_array))
@@ -283,7 +260,7 @@ fn finalizer_warnings(new: &Value, old: Option<&Value>) -> Vec<String> {
     let before = old.map(names).unwrap_or_default();
     let mut warnings = Vec::new();
     for name in names(new).difference(&before) {
-        warnings.extend(finalizer_name_warnings(name));
+        warnings.extend(finalizer_name_warnings(name, namespace_finalizer));
     }
     warnings
 }
@@ -312,19 +289,23 @@ impl Strategy for CustomResourceStrategy {
     }
 
     fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
-        if self.status_write(new, old) {
-            self.status_errors(new, old)
-        } else {
-            self.object_errors(new, Some(old))
-        }
+        self.object_errors(new, Some(old))
+    }
+
+    fn validate_status_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        self.status_errors(new, old)
+    }
+
+    fn status_validated_alone(&self) -> bool {
+        true
     }
 
     fn warnings_on_create(&self, obj: &Value) -> Vec<String> {
-        finalizer_warnings(obj, None)
+        finalizer_warnings(obj, None, self.namespace_finalizer)
     }
 
     fn warnings_on_update(&self, new: &Value, old: &Value) -> Vec<String> {
-        finalizer_warnings(new, Some(old))
+        finalizer_warnings(new, Some(old), self.namespace_finalizer)
     }
 }
 

@@ -14,6 +14,7 @@ fn strategy(schema: &Value, scale: Option<ScalePaths>) -> CustomResourceStrategy
         selectable: Arc::new([]),
         structural: Some(Arc::new(StructuralSchema::compile(schema).expect("schema"))),
         rules: (!rules.is_empty()).then(|| Arc::new(rules)),
+        namespace_finalizer: "kubernetes",
     }
 }
 
@@ -56,6 +57,7 @@ fn replicas_at_the_scale_paths_must_fit_a_scale() {
         selectable: Arc::new([]),
         structural: None,
         rules: None,
+        namespace_finalizer: "kubernetes",
     };
     let errs = |obj: Value| texts(&strategy.validate_create(&obj));
     assert!(errs(json!({"spec": {}})).is_empty());
@@ -91,15 +93,15 @@ fn replicas_at_the_scale_paths_must_fit_a_scale() {
 fn a_status_write_checks_the_status_not_the_spec() {
     let strategy = strategy(&widget_schema(), None);
     let old = widget(20, json!({"phase": "Pending"}));
-    assert!(strategy.validate_update(&old, &old).is_empty());
+    assert!(strategy.validate_status_update(&old, &old).is_empty());
     let ready = widget(20, json!({"phase": "Ready", "count": 3}));
-    assert!(texts(&strategy.validate_update(&ready, &old)).is_empty());
+    assert!(texts(&strategy.validate_status_update(&ready, &old)).is_empty());
 
     let bad = widget(
         20,
         json!({"phase": "Gone", "count": -1, "tags": ["a", "a"]}),
     );
-    let errs = strategy.validate_update(&bad, &old);
+    let errs = strategy.validate_status_update(&bad, &old);
     let fields: Vec<&str> = errs.iter().map(|e| e.field.as_str()).collect();
     assert_eq!(
         fields,
@@ -113,14 +115,14 @@ fn a_status_write_checks_the_status_not_the_spec() {
 
     let many = widget(20, json!({"phase": "Ready", "count": 100}));
     assert_eq!(
-        texts(&strategy.validate_update(&many, &old)),
+        texts(&strategy.validate_status_update(&many, &old)),
         ["status: Invalid value: \"object\": too many"]
     );
     // Unchanged, the invalid status no longer blocks the next status write's other fields.
     let stuck = widget(20, json!({"phase": "Gone", "count": 100}));
     let next = widget(20, json!({"phase": "Gone", "count": 100, "tags": ["b"]}));
     assert_eq!(
-        texts(&strategy.validate_update(&next, &stuck)),
+        texts(&strategy.validate_status_update(&next, &stuck)),
         ["status: Invalid value: \"object\": too many"]
     );
 }
@@ -182,10 +184,10 @@ fn a_status_write_checks_the_scales_status_paths() {
     let old = json!({"metadata": {"name": "w"}, "spec": {"replicas": -1}, "status": {}});
     let mut new = old.clone();
     new["status"] = json!({"replicas": 2, "selector": "a=b"});
-    assert!(strategy.validate_update(&new, &old).is_empty());
+    assert!(strategy.validate_status_update(&new, &old).is_empty());
     new["status"] = json!({"replicas": -2, "selector": 5});
     assert_eq!(
-        texts(&strategy.validate_update(&new, &old)),
+        texts(&strategy.validate_status_update(&new, &old)),
         [
             ".status.replicas: Invalid value: -2: should be a non-negative integer",
             ".status.selector: Invalid value: \"\": .status.selector accessor error: 5 is of the type int64, expected string",

@@ -151,7 +151,7 @@ impl Store {
                             }
                         };
                         match created {
-                            Ok(body) => return Ok((body, true)),
+                            Ok(written) => return Ok((written, true)),
                             Err(ApiError::AlreadyExists { .. }) if attempt < RETRY_ATTEMPTS => {
                                 continue;
                             }
@@ -189,7 +189,7 @@ impl Store {
                         }
                     };
                     match updated {
-                        Ok(body) => return Ok((body, false)),
+                        Ok(written) => return Ok((written, false)),
                         Err(ApiError::Conflict { .. })
                             if requested.is_none() && attempt < RETRY_ATTEMPTS =>
                         {
@@ -203,7 +203,10 @@ impl Store {
             match writes.again() {
                 Some(quorum) => writes = quorum,
                 None => {
-                    let (body, created) = answer?;
+                    let (done, created) = answer?;
+                    let mut warnings = warnings;
+                    warnings.extend(done.warnings);
+                    let body = done.body;
                     let written = Written { body, warnings };
                     return Ok(Applied { written, created });
                 }

@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use super::Store;
 use super::WriteOptions;
+use super::Written;
 use super::corrupt;
 use super::persistence::Persistence;
 use super::read_conversion::Converter;
@@ -263,15 +264,18 @@ impl Store {
         obj: Value,
         now: DateTime<Utc>,
         write: &WriteOptions,
-    ) -> Result<Vec<u8>, ApiError> {
+    ) -> Result<Written, ApiError> {
         let obj = shared.to_storage(obj).await?;
         let writes = Persistence::new(storage, write.dry_run);
-        let body = shared
+        let written = shared
             .home
             .create_decoded(storage, &writes, namespace, obj, now, write)
             .await
             .map_err(|e| shared.rebrand(self, e))?;
-        shared.read.answer(&body).await
+        Ok(Written {
+            body: shared.read.answer(&written.body).await?,
+            warnings: written.warnings,
+        })
     }
 
     /// The update of a decoded served-version body, stored through the home; `target` is
@@ -284,14 +288,17 @@ impl Store {
         target: (&str, &str, &str),
         obj: &Value,
         write: &WriteOptions,
-    ) -> Result<Vec<u8>, ApiError> {
+    ) -> Result<Written, ApiError> {
         let obj = shared.to_storage(obj.clone()).await?;
-        let body = shared
+        let written = shared
             .home
             .update_decoded(storage, writes, target, &obj, write)
             .await
             .map_err(|e| shared.rebrand(self, e))?;
-        shared.read.answer(&body).await
+        Ok(Written {
+            body: shared.read.answer(&written.body).await?,
+            warnings: written.warnings,
+        })
     }
 
     /// The delete of a shared object, through the home: a removed object is answered with a

@@ -36,9 +36,9 @@ impl Store {
         now: DateTime<Utc>,
         write: WriteOptions,
     ) -> Result<Written, ApiError> {
-        let (obj, warnings) = self.decode_body(body, &write)?;
+        let (obj, mut warnings) = self.decode_body(body, &write)?;
         let writes = Persistence::new(storage, write.dry_run);
-        let body = match &self.shared {
+        let written = match &self.shared {
             Some(shared) => {
                 self.create_shared(shared, storage, namespace, obj, now, &write)
                     .await?
@@ -48,10 +48,15 @@ impl Store {
                     .await?
             }
         };
-        Ok(Written { body, warnings })
+        warnings.extend(written.warnings);
+        Ok(Written {
+            body: written.body,
+            warnings,
+        })
     }
 
-    /// The create of a decoded body, recording the Update entry of `write`'s manager.
+    /// The create of a decoded body, recording the Update entry of `write`'s manager; the
+    /// strategy's warnings come with the created object.
     pub(super) async fn create_decoded(
         &self,
         storage: &dyn Storage,
@@ -60,7 +65,7 @@ impl Store {
         mut obj: Value,
         now: DateTime<Utc>,
         write: &WriteOptions,
-    ) -> Result<Vec<u8>, ApiError> {
+    ) -> Result<Written, ApiError> {
         if !meta_str(&obj, "resourceVersion").is_empty() {
             // Kubernetes' storage refuses this (an object copied from a read), worded so.
             return Err(ApiError::Internal(
@@ -117,6 +122,7 @@ impl Store {
             if !errs.is_empty() {
                 return Err(self.invalid(&candidate, errs));
             }
+            let warnings = self.strategy.warnings_on_create(&candidate);
             self.authorize_write(storage, namespace, &candidate, None)
                 .await?;
             let (reserved, _) = self
@@ -145,8 +151,13 @@ impl Store {
                 self.release(storage, &reserved).await;
             }
             match written {
-                Ok(stored) if writes.is_dry_run() => return self.respond_unstored(&key, stored),
-                Ok(stored) => return self.respond(&key, stored),
+                Ok(stored) => {
+                    let body = match writes.is_dry_run() {
+                        true => self.respond_unstored(&key, stored)?,
+                        false => self.respond(&key, stored)?,
+                    };
+                    return Ok(Written { body, warnings });
+                }
                 Err(StorageError::AlreadyExists { .. })
                     if generate_prefix.is_some() && attempt < CREATE_ATTEMPTS =>
                 {

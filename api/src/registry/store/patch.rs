@@ -92,7 +92,12 @@ impl Store {
                 }
             };
             match updated {
-                Ok(body) => return Ok(Written { body, warnings }),
+                Ok(written) => {
+                    let mut warnings = warnings;
+                    warnings.extend(written.warnings);
+                    let body = written.body;
+                    return Ok(Written { body, warnings });
+                }
                 Err(ApiError::Conflict { .. }) if own_revision && attempt < RETRY_ATTEMPTS => {
                     continue;
                 }

@@ -40,10 +40,10 @@ impl Store {
         body: &[u8],
         write: WriteOptions,
     ) -> Result<Written, ApiError> {
-        let (decoded, warnings) = self.decode_body(body, &write)?;
+        let (decoded, mut warnings) = self.decode_body(body, &write)?;
         let target = (namespace, name, subresource);
         let mut writes = Persistence::optimistic(storage, write.dry_run);
-        let body = loop {
+        let written = loop {
             let answer = match &self.shared {
                 Some(shared) => {
                     self.update_shared(shared, storage, &writes, target, &decoded, &write)
@@ -59,7 +59,11 @@ impl Store {
                 None => break answer?,
             }
         };
-        Ok(Written { body, warnings })
+        warnings.extend(written.warnings);
+        Ok(Written {
+            body: written.body,
+            warnings,
+        })
     }
 
     /// The update of a decoded body; `target` is (namespace, name, subresource). The Update
@@ -71,7 +75,7 @@ impl Store {
         target: (&str, &str, &str),
         decoded: &Value,
         write: &WriteOptions,
-    ) -> Result<Vec<u8>, ApiError> {
+    ) -> Result<Written, ApiError> {
         let (namespace, name, subresource) = target;
         let body_name = meta_str(decoded, "name");
         if body_name != name {
@@ -123,14 +127,21 @@ impl Store {
             self.record_update(Some(&old), &mut obj, write, subresource)?;
             errs.extend(self.validate_new(&obj));
             errs.extend(crate::validation::validate_object_meta_update(&obj, &old));
-            self.check_required(&obj, &mut errs)?;
-            errs.extend(self.strategy.validate_update(&obj, &old));
-            if subresource == "status" {
+            let status = subresource == "status";
+            if !(status && self.strategy.status_validated_alone()) {
+                self.check_required(&obj, &mut errs)?;
+                errs.extend(self.strategy.validate_update(&obj, &old));
+            }
+            if status {
                 errs.extend(self.strategy.validate_status_update(&obj, &old));
             }
             if !errs.is_empty() {
                 return Err(self.invalid(&obj, errs));
             }
+            let warnings = match subresource {
+                "" => self.strategy.warnings_on_update(&obj, &old),
+                _ => Vec::new(),
+            };
             self.authorize_write(storage, namespace, &obj, Some(&old))
                 .await?;
             let (reserved, frees) = self
@@ -141,7 +152,8 @@ impl Store {
             let unchanged =
                 StoredJson::from_stored(value.clone()).is_ok_and(|new| new.json == stored.json);
             if unchanged {
-                return Ok(stored.with_resource_version(current.mod_revision));
+                let body = stored.with_resource_version(current.mod_revision);
+                return Ok(Written { body, warnings });
             }
             let written = writes
                 .update(&key, value, current.mod_revision, self.max_object_bytes)
@@ -153,9 +165,15 @@ impl Store {
             }
             match written {
                 Ok(updated) if self.strategy.ready_for_removal(&obj) => {
-                    return self.remove_after_update(writes, &key, name, updated).await;
+                    let body = self
+                        .remove_after_update(writes, &key, name, updated)
+                        .await?;
+                    return Ok(Written { body, warnings });
                 }
-                Ok(updated) => return self.respond(&key, updated),
+                Ok(updated) => {
+                    let body = self.respond(&key, updated)?;
+                    return Ok(Written { body, warnings });
+                }
                 Err(StorageError::Conflict { .. })
                     if requested.is_none() && attempt < RETRY_ATTEMPTS =>
                 {

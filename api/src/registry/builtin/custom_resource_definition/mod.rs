@@ -336,18 +336,23 @@ impl Strategy for CustomResourceDefinitionStrategy {
         errs
     }
 
-    /// A write that leaves the spec as it was (every `status` write, which keeps the stored
-    /// spec) is checked as Kubernetes checks a status write
+    /// A `status` write is checked as Kubernetes checks one
     /// (`ValidateUpdateCustomResourceDefinitionStatus`): the accepted names, and the stored
     /// versions against the spec, so a spec that validation grew stricter about never blocks
-    /// a controller's status write. Any other update is checked whole; besides, the group
-    /// and plural never change, and scope and kind not once the CRD is established.
+    /// a controller's status write.
+    fn validate_status_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        let mut errs = validate_status(new);
+        errs.extend(validate_transition(new, Some(old)));
+        errs
+    }
+
+    fn status_validated_alone(&self) -> bool {
+        true
+    }
+
+    /// An update is checked whole; besides, the group and plural never change, and scope and
+    /// kind not once the CRD is established.
     fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
-        if new.get("spec") == old.get("spec") {
-            let mut errs = validate_status(new);
-            errs.extend(validate_transition(new, Some(old)));
-            return errs;
-        }
         let mut errs = without_required_fields(new, validate_crd(new));
         errs.extend(validate_transition(new, Some(old)));
         let mut immutable = vec![

@@ -1,5 +1,5 @@
-//! Tests of the CRD strategy's validation of writes that keep the spec (every `status`
-//! write): Kubernetes' `ValidateUpdateCustomResourceDefinitionStatus`, not the spec's rules.
+//! Tests of the CRD strategy's validation of `status` writes (Kubernetes'
+//! `ValidateUpdateCustomResourceDefinitionStatus`, not the spec's rules), and of updates.
 
 use serde_json::Value;
 use serde_json::json;
@@ -34,10 +34,11 @@ fn texts(errs: &[FieldError]) -> Vec<String> {
 }
 
 // A stored spec that today's validation refuses (a rule that no longer compiles) does not
-// block a write of the status (names, conditions) or of the metadata alone; the accepted
-// names and the stored versions are still checked; a change of the spec is checked whole.
+// block a write of the status (names, conditions); the accepted names and the stored
+// versions are still checked; a main write is checked whole, as in Kubernetes.
 #[test]
-fn a_write_keeping_the_spec_checks_only_the_status() {
+fn a_status_write_checks_only_the_status() {
+    assert!(CustomResourceDefinitionStrategy::default().status_validated_alone());
     let s = CustomResourceDefinitionStrategy::default();
     let mut old = stored();
     old["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["x-kubernetes-validations"]
@@ -47,12 +48,15 @@ fn a_write_keeping_the_spec_checks_only_the_status() {
     new["status"]["acceptedNames"] = json!({"plural": "widgets", "kind": "Widget"});
     new["status"]["conditions"] = json!([{"type": "Established", "status": "True",
         "reason": "InitialNamesAccepted", "message": "the initial names have been accepted"}]);
-    assert_eq!(texts(&s.validate_update(&new, &old)), Vec::<String>::new());
+    assert_eq!(
+        texts(&s.validate_status_update(&new, &old)),
+        Vec::<String>::new()
+    );
 
     let mut bad = new.clone();
     bad["status"]["acceptedNames"]["plural"] = json!("Not_A_Name");
     bad["status"]["storedVersions"] = json!([]);
-    let errs = s.validate_update(&bad, &old);
+    let errs = s.validate_status_update(&bad, &old);
     let fields: Vec<&str> = errs.iter().map(|e| e.field.as_str()).collect();
     assert_eq!(
         fields,
@@ -62,13 +66,15 @@ fn a_write_keeping_the_spec_checks_only_the_status() {
 
     let mut changed = new.clone();
     changed["spec"]["versions"][0]["served"] = json!(false);
-    let errs = texts(&s.validate_update(&changed, &old));
-    assert!(
-        errs.iter().any(|e| e.starts_with(
-            "spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: "
-        )),
-        "{errs:#?}"
-    );
+    for main in [&new, &changed] {
+        let errs = texts(&s.validate_update(main, &old));
+        assert!(
+            errs.iter().any(|e| e.starts_with(
+                "spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: "
+            )),
+            "{errs:#?}"
+        );
+    }
 }
 
 // An update that drops a required field of the spec reports it once: the store reports the
