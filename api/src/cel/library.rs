@@ -3,8 +3,9 @@
 //! `type(self) == string` over an int-or-string), `dyn()`, and `size()` of a string in code
 //! points (the crate counts bytes); the conversions it lacks (`string(bool)`,
 //! `string(duration)` in seconds as cel-go prints it, `int(timestamp)`, `bool()`); and
-//! Kubernetes' `format.named()`, which returns an
-//! optional format (kube-cel's returns the format itself).
+//! Kubernetes' `format.named()`, which returns an optional format (kube-cel's returns the
+//! format itself); and `split('')` and `indexOf` with an offset past the end as cel-go answers
+//! them (kube-cel differs).
 
 use std::sync::Arc;
 
@@ -13,6 +14,7 @@ use cel::FunctionContext;
 use cel::common::ast::CallExpr;
 use cel::common::ast::Expr;
 use cel::common::ast::IdedExpr;
+use cel::extractors::Arguments;
 use cel::extractors::This;
 use cel::objects::Opaque;
 use cel::objects::OptionalValue;
@@ -118,17 +120,91 @@ thread_local! {
 
 /// The function `name` of [`BASE`] applied to `value`.
 fn delegate(name: &str, value: cel::Value) -> Result<cel::Value, ExecutionError> {
+    delegate_call(name, None, vec![value])
+}
+
+/// The function `name` of [`BASE`] called on `target` (as a method) with `args`.
+fn delegate_call(
+    name: &str,
+    target: Option<cel::Value>,
+    args: Vec<cel::Value>,
+) -> Result<cel::Value, ExecutionError> {
     BASE.with(|base| {
         let mut scope = base.new_inner_scope();
-        scope.add_variable_from_value("x", value);
         let ided = |expr| IdedExpr { id: 0, expr };
+        let mut bind = |i: usize, value: cel::Value| {
+            let name = format!("a{i}");
+            scope.add_variable_from_value(name.clone(), value);
+            ided(Expr::Ident(name))
+        };
+        let target = target.map(|t| Box::new(bind(0, t)));
+        let args = args
+            .into_iter()
+            .enumerate()
+            .map(|(i, a)| bind(i + 1, a))
+            .collect();
         let call = ided(Expr::Call(CallExpr {
             func_name: name.to_owned(),
-            target: None,
-            args: vec![ided(Expr::Ident("x".to_owned()))],
+            target,
+            args,
         }));
         cel::Value::resolve(&call, &scope)
     })
+}
+
+/// `s.split(separator[, limit])`: an empty separator splits into characters, as Go's
+/// `strings.SplitN` does (kube-cel keeps empty leading and trailing parts); other calls as
+/// kube-cel answers them.
+fn split(
+    This(this): This<cel::Value>,
+    Arguments(args): Arguments,
+) -> Result<cel::Value, ExecutionError> {
+    let (cel::Value::String(s), Some(cel::Value::String(separator))) = (&this, args.first()) else {
+        return delegate_call("split", Some(this), args.to_vec());
+    };
+    if !separator.is_empty() {
+        return delegate_call("split", Some(this), args.to_vec());
+    }
+    let limit = match args.get(1) {
+        None => -1,
+        Some(cel::Value::Int(n)) => *n,
+        Some(_) => return Err(ExecutionError::NoSuchOverload),
+    };
+    let chars: Vec<(usize, char)> = s.char_indices().collect();
+    let count = match usize::try_from(limit) {
+        Ok(n) => n.min(chars.len()),
+        Err(_) => chars.len(),
+    };
+    let mut parts = Vec::with_capacity(count);
+    for (i, (at, c)) in chars.iter().enumerate().take(count) {
+        let part = if i + 1 == count {
+            s.get(*at..).unwrap_or_default().to_owned()
+        } else {
+            c.to_string()
+        };
+        parts.push(cel::Value::String(Arc::new(part)));
+    }
+    Ok(cel::Value::List(Arc::new(parts)))
+}
+
+/// `s.indexOf(substring, offset)`: an offset outside the string is an error, as cel-go
+/// answers it; other calls as kube-cel answers them.
+fn index_of(
+    This(this): This<cel::Value>,
+    Arguments(args): Arguments,
+) -> Result<cel::Value, ExecutionError> {
+    if let (cel::Value::String(s), [cel::Value::String(_), cel::Value::Int(offset)]) =
+        (&this, args.as_slice())
+    {
+        let length = i64::try_from(s.chars().count()).unwrap_or(i64::MAX);
+        if *offset < 0 || *offset > length {
+            return Err(ExecutionError::function_error(
+                "indexOf",
+                format!("index out of range: {offset}"),
+            ));
+        }
+    }
+    delegate_call("indexOf", Some(this), args.to_vec())
 }
 
 /// `int(x)`: what the crate converts, and a timestamp as its seconds since the epoch.
@@ -197,6 +273,8 @@ pub(super) fn register(context: &mut cel::Context<'_>) {
     context.add_function("string", string);
     context.add_function("int", int);
     context.add_function("bool", boolean);
+    context.add_function("split", split);
+    context.add_function("indexOf", index_of);
     for name in TYPE_NAMES {
         context.add_variable_from_value(*name, type_value(name));
     }
