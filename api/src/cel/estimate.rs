@@ -16,8 +16,10 @@ use super::meter::CONSTANT_COST_FUNCTIONS;
 use super::meter::LIST_CREATE_COST;
 use super::meter::MAP_CREATE_COST;
 use super::meter::REGEX_FUNCTIONS;
+use super::meter::TRAVERSAL_FUNCTIONS;
 use super::meter::call_cost;
 use super::meter::regex_cost;
+use super::meter::traversal_cost;
 use super::rules::escape;
 
 /// The largest request body, which bounds every unbounded size (Kubernetes' 3 MiB).
@@ -316,6 +318,8 @@ impl<'a> Estimator<'a> {
                 let size = |p: &(bool, Shape<'a>)| if p.0 { 0 } else { p.1.max_size() };
                 let own = if CONSTANT_COST_FUNCTIONS.contains(&name) {
                     1
+                } else if TRAVERSAL_FUNCTIONS.contains(&name) {
+                    traversal_cost(parts.first().map_or(0, size))
                 } else if REGEX_FUNCTIONS.contains(&name) {
                     match parts.as_slice() {
                         [input, pattern, ..] => regex_cost(size(input), size(pattern)),

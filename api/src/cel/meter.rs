@@ -13,7 +13,9 @@
 //!   and bytes length, list and map entries and their elements' sizes; the comprehension
 //!   accumulator does not count), so traversing or copying a value costs by its size;
 //!   `&&`, `||`, `?:` cost 1 and charge only the operands they evaluate;
-//! - indexing, `size`, `type`, `dyn` and the optional accessors: 1;
+//! - indexing, `size`, `type`, `dyn`, the optional and URL accessors, `isURL` and
+//!   `format.named`: 1;
+//! - `url()`: a tenth of its argument's length (one traversal), rounded up;
 //! - a regular-expression function (`matches`, `find`, `findAll`): 1 plus
 //!   `ceil(0.1 × (1 + input length)) × ceil(0.25 × pattern length)`, the length of the regular
 //!   expression times the length of the input;
@@ -52,12 +54,25 @@ pub const CONSTANT_COST_FUNCTIONS: &[&str] = &[
     operators::INDEX,
     operators::OPT_INDEX,
     operators::OPT_SELECT,
+    super::optional::OPT_SELECT_FUNCTION,
+    super::optional::OPT_FIELD_FUNCTION,
     "size",
     "type",
     "dyn",
     "hasValue",
     "value",
+    "named",
+    "isURL",
+    "getScheme",
+    "getHost",
+    "getHostname",
+    "getPort",
+    "getEscapedPath",
+    "getQuery",
 ];
+/// Calls that cost a tenth of the length of their first argument (a single traversal of a
+/// string), nothing more.
+pub const TRAVERSAL_FUNCTIONS: &[&str] = &["url"];
 /// Calls evaluated lazily by the interpreter: their arguments are not evaluated up front.
 const LAZY: &[&str] = &[
     operators::LOGICAL_AND,
@@ -71,6 +86,7 @@ const KIND_FLAT: i64 = 0;
 const KIND_SIZED: i64 = 1;
 const KIND_REGEX: i64 = 2;
 const KIND_CONSTANT: i64 = 3;
+const KIND_TRAVERSAL: i64 = 4;
 
 /// The state of the running evaluation's meter.
 #[derive(Clone, Copy, Default)]
@@ -157,6 +173,11 @@ pub fn regex_cost(input: u64, pattern: u64) -> u64 {
     1u64.saturating_add(traversal.saturating_mul(compile))
 }
 
+/// The cost of one traversal of a string `size` bytes long.
+pub fn traversal_cost(size: u64) -> u64 {
+    size.div_ceil(10)
+}
+
 /// The cost of a call whose eager arguments measure `sizes` in total.
 pub fn call_cost(sizes: u64) -> u64 {
     1u64.saturating_add(sizes / 10)
@@ -189,6 +210,8 @@ pub(super) fn meter(ftx: &FunctionContext) -> Result<cel::Value, ExecutionError>
     }
     let own = if kind == KIND_CONSTANT {
         1
+    } else if kind == KIND_TRAVERSAL {
+        traversal_cost(sizes.first().copied().unwrap_or(0))
     } else if kind == KIND_REGEX {
         match sizes.as_slice() {
             [input, pattern, ..] => regex_cost(*input, *pattern),
@@ -331,6 +354,8 @@ impl Instrument<'_> {
             KIND_REGEX
         } else if CONSTANT_COST_FUNCTIONS.contains(&name) {
             KIND_CONSTANT
+        } else if TRAVERSAL_FUNCTIONS.contains(&name) {
+            KIND_TRAVERSAL
         } else {
             KIND_SIZED
         };

@@ -15,6 +15,8 @@
 //! expression's cost before it runs; the authorizer library charges its checks against a
 //! budget itself. Result types are checked by the caller on the value returned.
 //! [`ValidationRules`] evaluates a custom resource's `x-kubernetes-validations` ([`rules`]).
+//! Expressions are parsed with CEL's optional syntax, the optional macros expanded
+//! (`optional`); the URL library is `url`.
 
 use std::collections::BTreeSet;
 use std::collections::HashMap;
@@ -33,7 +35,13 @@ pub mod estimate;
 mod estimate_test;
 mod library;
 pub mod meter;
+mod optional;
+#[cfg(test)]
+mod optional_test;
 pub mod rules;
+mod url;
+#[cfg(test)]
+mod url_test;
 
 pub use authorizer::CelAuthorizer;
 pub use rules::ValidationRules;
@@ -97,7 +105,7 @@ pub enum EvalError {
 #[derive(Debug)]
 pub struct Program {
     source: String,
-    program: cel::Program,
+    expression: IdedExpr,
     metered: IdedExpr,
 }
 
@@ -110,8 +118,11 @@ impl Program {
                 "expression is longer than {MAX_EXPRESSION_BYTES} bytes"
             )));
         }
-        let program =
-            cel::Program::compile(expression).map_err(|e| CompileError::Syntax(e.to_string()))?;
+        let parsed = cel::parser::Parser::new()
+            .enable_optional_syntax(true)
+            .parse(expression)
+            .map_err(|e| CompileError::Syntax(e.to_string()))?;
+        let parsed = optional::expand(&parsed)?;
         let mut walk = Walk {
             declared: variables.iter().copied().collect(),
             scope: Vec::new(),
@@ -119,13 +130,20 @@ impl Program {
             depth: 0,
             nesting: 0,
         };
-        walk.visit(program.expression())?;
-        let metered = meter::instrument(program.expression(), LIBRARY_NAMESPACES);
+        walk.visit(&parsed)?;
+        let metered = meter::instrument(&parsed, LIBRARY_NAMESPACES);
         Ok(Self {
             source: expression.to_owned(),
-            program,
+            expression: parsed,
             metered,
         })
+    }
+
+    /// The program with `rewrite` applied to its syntax before it is metered: the metered
+    /// evaluation ([`evaluate_metered`]) runs the rewritten expression.
+    pub(crate) fn rewritten(mut self, rewrite: impl FnOnce(&IdedExpr) -> IdedExpr) -> Self {
+        self.metered = meter::instrument(&rewrite(&self.expression), LIBRARY_NAMESPACES);
+        self
     }
 
     /// The expression's source text.
@@ -135,17 +153,17 @@ impl Program {
 
     /// Whether the expression names `variable` anywhere.
     pub fn references(&self, variable: &str) -> bool {
-        self.program.references().has_variable(variable)
+        self.expression.references().has_variable(variable)
     }
 
     /// The expression's syntax tree.
     pub fn expression(&self) -> &IdedExpr {
-        self.program.expression()
+        &self.expression
     }
 
     /// Whether the expression reads (or tests with `has`) `variable.field` anywhere.
     pub fn reads(&self, variable: &str, field: &str) -> bool {
-        selects(self.program.expression(), variable, field)
+        selects(&self.expression, variable, field)
     }
 }
 
@@ -208,9 +226,7 @@ fn evaluate_with(
         for (name, value) in values {
             context.add_variable_from_value(name, value);
         }
-        let value = program
-            .program
-            .execute(&context)
+        let value = cel::Value::resolve(&program.expression, &context)
             .map_err(|e| EvalError::Execution(e.to_string()))?;
         value.json().map_err(|e| EvalError::Output(e.to_string()))
     })
@@ -293,6 +309,10 @@ thread_local! {
         authorizer::register(&mut root);
         root.add_function(meter::METER_FUNCTION, meter::meter);
         library::register(&mut root);
+        url::register(&mut root);
+        root.add_function(rules::EQUAL_FUNCTION, rules::equal);
+        root.add_function(optional::OPT_SELECT_FUNCTION, optional::opt_select);
+        root.add_function(optional::OPT_FIELD_FUNCTION, optional::opt_field);
         root
     };
 }
@@ -348,7 +368,10 @@ impl Walk<'_> {
             Expr::Comprehension(comprehension) => {
                 self.visit(&comprehension.iter_range)?;
                 self.visit(&comprehension.accu_init)?;
-                self.depth += 1;
+                let binding = comprehension.iter_var == optional::BIND_ITER_VAR;
+                if !binding {
+                    self.depth += 1;
+                }
                 if self.depth > MAX_COMPREHENSION_DEPTH {
                     return Err(CompileError::TooComplex(format!(
                         "comprehensions are nested more than {MAX_COMPREHENSION_DEPTH} deep"
@@ -366,7 +389,9 @@ impl Walk<'_> {
                 .into_iter()
                 .try_for_each(|e| self.visit(e));
                 self.scope.truncate(bound);
-                self.depth -= 1;
+                if !binding {
+                    self.depth -= 1;
+                }
                 inner
             }
         }

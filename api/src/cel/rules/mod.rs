@@ -10,6 +10,7 @@
 //! all rules of one object share [`RUNTIME_COST_BUDGET`]. Rules without `oldSelf` whose value
 //! did not change on an update do not fail it (validation ratcheting).
 
+mod equality;
 mod escape;
 mod rule;
 mod shape;
@@ -21,6 +22,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+pub(crate) use equality::EQUAL_FUNCTION;
+pub(crate) use equality::equal;
 pub use escape::escape;
 use rule::Input;
 use rule::Outcome;
@@ -188,7 +191,16 @@ fn compile_rules(schema: &Value) -> Vec<(Rule, Option<String>)> {
         if source.is_empty() {
             continue;
         }
-        let program = Program::compile(&source, RULE_VARIABLES).map_err(|e| e.to_string());
+        let mut shapes = Vec::new();
+        let program = Program::compile(&source, RULE_VARIABLES)
+            .map(|p| {
+                p.rewritten(|expr| {
+                    let (rewritten, found) = equality::rewrite(expr, schema);
+                    shapes = found;
+                    rewritten
+                })
+            })
+            .map_err(|e| e.to_string());
         let uses_old_self = program.as_ref().is_ok_and(|p| p.references("oldSelf"));
         let message_expression = Some(text(rule, "messageExpression"))
             .filter(|m| !m.is_empty())
@@ -209,6 +221,8 @@ fn compile_rules(schema: &Value) -> Vec<(Rule, Option<String>)> {
                 reason,
                 field_path: None,
                 uses_old_self,
+                list_shapes: (!shapes.is_empty())
+                    .then(|| cel::Value::Opaque(Arc::new(equality::Shapes(shapes)))),
                 optional_old_self: rule.get("optionalOldSelf").and_then(Value::as_bool)
                     == Some(true),
             },

@@ -40,6 +40,9 @@ pub(super) struct Rule {
     /// The rule's `fieldPath`, as a path relative to the node (`replicas`, `labels[a]`).
     pub field_path: Option<String>,
     pub uses_old_self: bool,
+    /// The shapes the rule's rewritten comparisons of typed lists read
+    /// ([`super::equality`]).
+    pub list_shapes: Option<cel::Value>,
     pub optional_old_self: bool,
 }
 
@@ -91,6 +94,9 @@ impl Rule {
             variables.push(("oldSelf", cel::Value::Opaque(Arc::new(optional))));
         } else if let Some(old) = input.old {
             variables.push(("oldSelf", old.clone()));
+        }
+        if let Some(shapes) = &self.list_shapes {
+            variables.push((super::equality::SHAPES_VARIABLE, shapes.clone()));
         }
         let (result, cost) = evaluate_metered(program, variables, per_call);
         if i64::try_from(cost).map_or(true, |c| c > *remaining) {

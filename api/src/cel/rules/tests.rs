@@ -372,3 +372,78 @@ fn embedded_resources_expose_their_type_and_object_meta() {
         vec!["spec.template: Invalid value: \"object\": a pod named p..."]
     );
 }
+
+#[test]
+fn set_and_map_lists_compare_by_their_list_type() {
+    // R-VER-011
+    let spec = json!({
+        "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+        "ports": {
+            "type": "array",
+            "x-kubernetes-list-type": "map",
+            "x-kubernetes-list-map-keys": ["name"],
+            "items": {"type": "object", "properties": {
+                "name": {"type": "string"},
+                "port": {"type": "integer"},
+                "hosts": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}}
+            }}
+        },
+        "order": {"type": "array", "items": {"type": "string"}}
+    });
+    let rules = compile(&schema(
+        spec,
+        json!([
+            {"rule": "self.tags == oldSelf.tags", "message": "tags changed"},
+            {"rule": "self.ports == oldSelf.ports", "message": "ports changed"},
+            {"rule": "!(self != oldSelf)", "message": "spec changed"},
+            {"rule": "self.order == oldSelf.order", "message": "order changed"},
+            {"rule": "self.tags[0] == oldSelf.tags[0]", "message": "first tag changed"}
+        ]),
+    ));
+    let old = object(json!({
+        "tags": ["a", "b", "c"],
+        "ports": [
+            {"name": "http", "port": 80, "hosts": ["x", "y"]},
+            {"name": "https", "port": 443}
+        ],
+        "order": ["a", "b"]
+    }));
+    let reordered = object(json!({
+        "tags": ["c", "a", "b"],
+        "ports": [
+            {"name": "https", "port": 443},
+            {"name": "http", "port": 80, "hosts": ["y", "x"]}
+        ],
+        "order": ["b", "a"]
+    }));
+    assert_eq!(
+        errors(&rules, &reordered, Some(&old)),
+        vec![
+            "spec: Invalid value: \"object\": spec changed",
+            "spec: Invalid value: \"object\": order changed",
+            "spec: Invalid value: \"object\": first tag changed"
+        ]
+    );
+    let mut sets_reordered = reordered.clone();
+    sets_reordered["spec"]["order"] = json!(["a", "b"]);
+    assert_eq!(
+        errors(&rules, &sets_reordered, Some(&old)),
+        vec!["spec: Invalid value: \"object\": first tag changed"]
+    );
+    let changed = object(json!({
+        "tags": ["a", "b", "d"],
+        "ports": [
+            {"name": "http", "port": 81, "hosts": ["x", "y"]},
+            {"name": "https", "port": 443}
+        ],
+        "order": ["a", "b"]
+    }));
+    assert_eq!(
+        errors(&rules, &changed, Some(&old)),
+        vec![
+            "spec: Invalid value: \"object\": tags changed",
+            "spec: Invalid value: \"object\": ports changed",
+            "spec: Invalid value: \"object\": spec changed"
+        ]
+    );
+}
