@@ -28,6 +28,8 @@ mod fuzz_tests;
 mod json_patch_tests;
 #[cfg(test)]
 mod strategic_tests;
+#[cfg(test)]
+mod structural_tests;
 
 use serde_json::Value;
 
@@ -37,6 +39,8 @@ use crate::limits::nesting_depth;
 pub use json_patch::JSON_PATCH_MAX_COPY_BYTES;
 pub use json_patch::JSON_PATCH_MAX_SHIFTS;
 pub use json_patch::MAX_JSON_PATCH_OPERATIONS;
+pub use shape::ListKind;
+pub use shape::MapKeys;
 pub use shape::Shape;
 pub use shape::Structure;
 

@@ -12,6 +12,7 @@ use super::deletion::GcPolicy;
 use super::deletion::plan_delete;
 use super::deletion::requested_grace;
 use crate::request::FieldLabels;
+use crate::schema::structural::StructuralSchema;
 use crate::validation::FieldError;
 use crate::validation::NameRule;
 
@@ -49,6 +50,12 @@ pub trait Strategy: Send + Sync + 'static {
     /// kinds with a spec; the core kinds served now (ConfigMap, Secret, ...) have none.
     fn tracks_generation(&self) -> bool {
         true
+    }
+
+    /// The structural schema server-side apply types this kind's objects by (a custom kind's
+    /// version); `None`: the store's body schema types them.
+    fn apply_schema(&self) -> Option<&StructuralSchema> {
+        None
     }
 
     /// Fills defaults in a decoded object (create and update), before preparation.

@@ -13,6 +13,7 @@ mod conformance;
 mod controller_client;
 mod corrupt;
 mod crud;
+mod custom_resource_apply;
 mod custom_resource_definition_lifecycle;
 mod custom_resource_definitions;
 mod custom_resource_versions;

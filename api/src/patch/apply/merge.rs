@@ -13,12 +13,12 @@ use std::collections::BTreeSet;
 use serde_json::Map;
 use serde_json::Value;
 
+use crate::patch::ListKind;
 use crate::patch::Shape;
 use crate::patch::Structure;
 use crate::patch::fieldpath::DisplayPath;
 use crate::patch::fieldpath::PathElement;
 use crate::patch::fieldpath::item_element;
-use crate::schema::markers::ListType;
 use crate::schema::markers::Markers;
 
 /// `config` merged into `live` at `shape` (the root of a kind's schema, or untyped); the
@@ -61,7 +61,7 @@ fn merge_value(
             }
             Ok(Value::Object(out))
         }
-        Structure::List(list_type @ (ListType::Set | ListType::Map(_))) => {
+        Structure::List(list_type @ (ListKind::Set | ListKind::Map(_))) => {
             let Value::Array(config) = config else {
                 return Ok(config.clone());
             };
@@ -74,7 +74,7 @@ fn merge_value(
         Structure::Scalar
         | Structure::Struct { atomic: true }
         | Structure::Map { atomic: true }
-        | Structure::List(ListType::Atomic) => Ok(config.clone()),
+        | Structure::List(ListKind::Atomic) => Ok(config.clone()),
     }
 }
 
@@ -86,7 +86,7 @@ type Observed<'v> = BTreeMap<PathElement, Option<&'v Value>>;
 /// error.
 fn index<'v>(
     items: &'v [Value],
-    list_type: ListType,
+    list_type: ListKind<'_>,
     item_shape: Shape<'_>,
     duplicates_allowed: bool,
     path: &[PathElement],
@@ -115,7 +115,7 @@ fn index<'v>(
 fn merge_list(
     live: &[Value],
     config: &[Value],
-    list_type: ListType,
+    list_type: ListKind<'_>,
     item_shape: Shape<'_>,
     path: &mut Vec<PathElement>,
 ) -> Result<Vec<Value>, String> {

@@ -13,13 +13,13 @@ use super::managed_fields::Identity;
 use super::managed_fields::Managers;
 use super::managed_fields::Owned;
 use super::managed_fields::format_time;
+use crate::patch::ListKind;
 use crate::patch::Shape;
 use crate::patch::Structure;
 use crate::patch::fieldpath;
 use crate::patch::fieldpath::PathElement;
 use crate::patch::fieldpath::Set;
 use crate::patch::fieldpath::item_element;
-use crate::schema::markers::ListType;
 use crate::schema::markers::Markers;
 
 /// The most Update managers an object keeps; older ones are folded into
@@ -60,13 +60,13 @@ pub fn strip_meta(set: &Set) -> Set {
 }
 
 /// Whether a value of `structure` is owned whole.
-fn is_whole(structure: Structure) -> bool {
+fn is_whole(structure: Structure<'_>) -> bool {
     matches!(
         structure,
         Structure::Scalar
             | Structure::Struct { atomic: true }
             | Structure::Map { atomic: true }
-            | Structure::List(ListType::Atomic)
+            | Structure::List(ListKind::Atomic)
     )
 }
 
@@ -133,7 +133,7 @@ fn read_along(
 /// elements; empty for anything else.
 fn list_items<'v>(
     value: &'v Value,
-    structure: Structure,
+    structure: Structure<'_>,
     shape: Shape<'_>,
     path: &[PathElement],
 ) -> BTreeMap<PathElement, &'v Value> {

@@ -12,9 +12,9 @@ use serde_json::Value;
 use super::PathElement;
 use super::Set;
 use super::typed::item_element;
+use crate::patch::ListKind;
 use crate::patch::Shape;
 use crate::patch::Structure;
-use crate::schema::markers::ListType;
 use crate::schema::markers::Markers;
 
 /// The fields that differ between two versions of an object.
@@ -79,7 +79,7 @@ fn compare_at(
             Structure::Scalar
             | Structure::Struct { atomic: true }
             | Structure::Map { atomic: true }
-            | Structure::List(ListType::Atomic) => true,
+            | Structure::List(ListKind::Atomic) => true,
             _ => is_empty(old) && is_empty(new),
         };
     if leaf {
@@ -134,7 +134,7 @@ fn items(value: Option<&Value>) -> &[Value] {
 /// The items of two versions of a list, paired by their elements; an element that names
 /// several items on one side is compared as a whole.
 fn compare_items(
-    list_type: ListType,
+    list_type: ListKind<'_>,
     old: &[Value],
     new: &[Value],
     item_shape: Shape<'_>,

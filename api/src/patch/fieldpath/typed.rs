@@ -13,11 +13,10 @@ use serde_json::Value;
 
 use super::PathElement;
 use super::Set;
+use crate::patch::ListKind;
 use crate::patch::Shape;
 use crate::patch::Structure;
-use crate::schema::markers::ListType;
 use crate::schema::markers::Markers;
-use crate::schema::markers::key_default;
 
 /// The fields of `value` (an object at `shape`): every scalar, every atomic value as one
 /// field, every list item and map entry, and struct fields that are null or empty objects.
@@ -40,7 +39,7 @@ fn to_set(
         Structure::Scalar
         | Structure::Struct { atomic: true }
         | Structure::Map { atomic: true }
-        | Structure::List(ListType::Atomic) => set.insert(path),
+        | Structure::List(ListKind::Atomic) => set.insert(path),
         Structure::Struct { atomic: false } | Structure::Map { atomic: false } => {
             let Value::Object(map) = value else {
                 return Ok(());
@@ -90,7 +89,7 @@ fn to_set(
 
 /// The element naming `item`, the `index`th item of a list of type `list_type` at `path`.
 pub fn item_element(
-    list_type: ListType,
+    list_type: ListKind<'_>,
     item: &Value,
     item_shape: Shape<'_>,
     path: &[PathElement],
@@ -98,38 +97,34 @@ pub fn item_element(
 ) -> Result<PathElement, String> {
     let at = || format!("{}: element {index}", super::DisplayPath(path));
     match list_type {
-        ListType::Map(keys) => {
+        ListKind::Map(keys) => {
             let Value::Object(fields) = item else {
                 return Err(format!("{}: expected a map, got {item}", at()));
             };
-            let mut key = Vec::with_capacity(keys.len());
-            for name in keys {
-                let value = match fields.get(*name) {
+            let mut key = Vec::new();
+            for name in keys.names() {
+                let value = match fields.get(name) {
                     Some(value) => value.clone(),
-                    None => item_shape
-                        .definition()
-                        .and_then(|d| key_default(d, name))
-                        .map(Value::from)
-                        .ok_or_else(|| {
-                            format!(
-                                "{}: associative list with keys has an element that omits key \
+                    None => item_shape.key_default(name).ok_or_else(|| {
+                        format!(
+                            "{}: associative list with keys has an element that omits key \
                                  field {name:?} (and doesn't have default value)",
-                                at()
-                            )
-                        })?,
+                            at()
+                        )
+                    })?,
                 };
-                key.push(((*name).to_owned(), value));
+                key.push((name.to_owned(), value));
             }
             key.sort_by(|a, b| a.0.cmp(&b.0));
             Ok(PathElement::Key(key))
         }
-        ListType::Set => match item {
+        ListKind::Set => match item {
             Value::Object(_) | Value::Array(_) => {
                 Err(format!("{}: sets may only contain primitive values", at()))
             }
             scalar => Ok(PathElement::Value(scalar.clone())),
         },
-        ListType::Atomic => Ok(PathElement::Index(index)),
+        ListKind::Atomic => Ok(PathElement::Index(index)),
     }
 }
 
@@ -156,7 +151,7 @@ fn walk(
     match (shape.structure(markers, &value), value) {
         (Structure::Scalar, value) => Some(value),
         (Structure::Struct { atomic: true } | Structure::Map { atomic: true }, value)
-        | (Structure::List(ListType::Atomic), value) => extract.then_some(value),
+        | (Structure::List(ListKind::Atomic), value) => extract.then_some(value),
         (_, Value::Object(map)) if map.is_empty() => extract.then(|| Value::Object(map)),
         (_, Value::Array(items)) if items.is_empty() => extract.then(|| Value::Array(items)),
         (Structure::Struct { .. } | Structure::Map { .. }, Value::Object(map)) => {

@@ -278,6 +278,10 @@ impl Strategy for CustomResourceStrategy {
         }
     }
 
+    fn apply_schema(&self) -> Option<&StructuralSchema> {
+        self.structural.as_deref()
+    }
+
     fn default_fields(&self, obj: &mut Value) {
         if let Some(structural) = &self.structural {
             structural.apply_defaults(obj);

@@ -27,7 +27,10 @@ impl Store {
         let schema = self.compiled_schema()?;
         let now = rfc3339(now);
         let manager = FieldManager {
-            shape: schema.as_deref().map_or(Shape::untyped(), Shape::of),
+            shape: match self.strategy.apply_schema() {
+                Some(structural) => Shape::structural(structural),
+                None => schema.as_deref().map_or(Shape::untyped(), Shape::of),
+            },
             flavor: self.builtin.unwrap_or_default(),
             now: &now,
         };

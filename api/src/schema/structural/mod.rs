@@ -1,8 +1,10 @@
 //! A custom resource version's structural schema at run time: what kube-apiserver does to a
 //! custom resource between decoding and storage (apiextensions' `pruning`, `defaulting`,
 //! `objectmeta`, `listtype` and kube-openapi's value validation with ratcheting), compiled
-//! once per CRD generation from the version's `openAPIV3Schema`.
+//! once per CRD generation from the version's `openAPIV3Schema`; and the type server-side
+//! apply gives the version's objects ([`ApplyType`]).
 
+mod apply_type;
 mod decode_tree;
 mod default;
 mod embedded;
@@ -17,6 +19,9 @@ use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::Value;
+
+pub use self::apply_type::ApplyType;
+pub use self::apply_type::FieldType;
 
 use self::embedded::Embedded;
 use self::list_type::ListTypes;

@@ -51,6 +51,8 @@ pub(super) struct Node {
     pub default: Option<Value>,
     /// `x-kubernetes-list-type` with its keys.
     pub list_type: ListType,
+    /// `x-kubernetes-map-type: atomic` (server-side apply replaces the object whole).
+    pub map_atomic: bool,
     /// The value validations.
     pub checks: Checks,
 }
@@ -162,6 +164,7 @@ impl Compiler {
                 "map" => ListType::Map(strings_of(s, "x-kubernetes-list-map-keys")),
                 _ => ListType::Atomic,
             },
+            map_atomic: str_of(s, "x-kubernetes-map-type") == "atomic",
             checks: Checks::default(),
             kind,
         });
