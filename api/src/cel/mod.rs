@@ -311,6 +311,7 @@ thread_local! {
         library::register(&mut root);
         url::register(&mut root);
         root.add_function(rules::EQUAL_FUNCTION, rules::equal);
+        root.add_function(rules::CONCAT_FUNCTION, rules::concatenate);
         root.add_function(optional::OPT_SELECT_FUNCTION, optional::opt_select);
         root.add_function(optional::OPT_FIELD_FUNCTION, optional::opt_field);
         root

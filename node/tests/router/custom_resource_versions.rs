@@ -34,7 +34,7 @@ async fn stored_version(storage: &Backend, name: &str) -> String {
     obj["apiVersion"].as_str().unwrap_or_default().to_owned()
 }
 
-// CHECKLIST: none.
+// CHECKLIST: R-VER-074 (objects stored in an older version are still read).
 #[tokio::test]
 async fn objects_stay_readable_in_every_version_after_the_storage_version_changes() {
     let flavor = Flavor::Kubernetes;

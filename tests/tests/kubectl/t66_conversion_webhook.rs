@@ -49,7 +49,9 @@ fn parsed(out: &str) -> Value {
     serde_json::from_str(out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
 }
 
-// CHECKLIST: none.
+// CHECKLIST: R-VER-070 (objects round-trip between the versions without loss), R-VER-074
+// (objects stored in the older version still read), R-VER-128 (the webhook is named under
+// `spec.conversion.webhook`).
 #[tokio::test]
 async fn kubectl_reads_and_writes_every_version_through_a_conversion_webhook() {
     let Some(cluster) = kubernetes_cluster().await else {

@@ -10,8 +10,8 @@
 //! all rules of one object share [`RUNTIME_COST_BUDGET`]. Rules without `oldSelf` whose value
 //! did not change on an update do not fail it (validation ratcheting).
 
-mod equality;
 mod escape;
+mod list_types;
 mod rule;
 mod shape;
 #[cfg(test)]
@@ -22,9 +22,11 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-pub(crate) use equality::EQUAL_FUNCTION;
-pub(crate) use equality::equal;
 pub use escape::escape;
+pub(crate) use list_types::CONCAT_FUNCTION;
+pub(crate) use list_types::EQUAL_FUNCTION;
+pub(crate) use list_types::concatenate;
+pub(crate) use list_types::equal;
 use rule::Input;
 use rule::Outcome;
 use rule::RULE_VARIABLES;
@@ -195,7 +197,7 @@ fn compile_rules(schema: &Value) -> Vec<(Rule, Option<String>)> {
         let program = Program::compile(&source, RULE_VARIABLES)
             .map(|p| {
                 p.rewritten(|expr| {
-                    let (rewritten, found) = equality::rewrite(expr, schema);
+                    let (rewritten, found) = list_types::rewrite(expr, schema);
                     shapes = found;
                     rewritten
                 })
@@ -222,7 +224,7 @@ fn compile_rules(schema: &Value) -> Vec<(Rule, Option<String>)> {
                 field_path: None,
                 uses_old_self,
                 list_shapes: (!shapes.is_empty())
-                    .then(|| cel::Value::Opaque(Arc::new(equality::Shapes(shapes)))),
+                    .then(|| cel::Value::Opaque(Arc::new(list_types::Shapes(shapes)))),
                 optional_old_self: rule.get("optionalOldSelf").and_then(Value::as_bool)
                     == Some(true),
             },

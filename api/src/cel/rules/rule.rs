@@ -41,7 +41,7 @@ pub(super) struct Rule {
     pub field_path: Option<String>,
     pub uses_old_self: bool,
     /// The shapes the rule's rewritten comparisons of typed lists read
-    /// ([`super::equality`]).
+    /// ([`super::list_types`]).
     pub list_shapes: Option<cel::Value>,
     pub optional_old_self: bool,
 }
@@ -96,7 +96,7 @@ impl Rule {
             variables.push(("oldSelf", old.clone()));
         }
         if let Some(shapes) = &self.list_shapes {
-            variables.push((super::equality::SHAPES_VARIABLE, shapes.clone()));
+            variables.push((super::list_types::SHAPES_VARIABLE, shapes.clone()));
         }
         let (result, cost) = evaluate_metered(program, variables, per_call);
         if i64::try_from(cost).map_or(true, |c| c > *remaining) {

@@ -447,3 +447,35 @@ fn set_and_map_lists_compare_by_their_list_type() {
         ]
     );
 }
+
+#[test]
+fn concatenating_sets_and_map_lists_follows_their_list_type() {
+    // R-VER-012, R-VER-013
+    let spec = json!({
+        "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+        "ports": {
+            "type": "array",
+            "x-kubernetes-list-type": "map",
+            "x-kubernetes-list-map-keys": ["name"],
+            "items": {"type": "object", "properties": {
+                "name": {"type": "string"}, "port": {"type": "integer"}}}
+        },
+        "order": {"type": "array", "items": {"type": "string"}}
+    });
+    let rules = compile(&schema(
+        spec,
+        json!([
+            {"rule": "self.tags + ['b', 'c', 'c'] == ['a', 'b', 'c']", "message": "not a union"},
+            {"rule": "size(self.tags + ['b']) == 2", "message": "union grew"},
+            {"rule": "(self.ports + [{'name': 'http', 'port': 8080}, {'name': 'dns', 'port': 53}]).map(p, p.port) == [8080, 443, 53]",
+             "message": "not merged"},
+            {"rule": "size(self.order + ['a']) == 3", "message": "a plain list concatenates"}
+        ]),
+    ));
+    let obj = object(json!({
+        "tags": ["a", "b"],
+        "ports": [{"name": "http", "port": 80}, {"name": "https", "port": 443}],
+        "order": ["a", "b"]
+    }));
+    assert_eq!(errors(&rules, &obj, None), Vec::<String>::new());
+}

@@ -1,13 +1,17 @@
-//! Equality of values by their list types (Kubernetes' `unstructuredSetList` and
-//! `unstructuredMapList`): `==` and `!=` on a list with `x-kubernetes-list-type: set` ignore
-//! the order of its elements, and on a list of type `map` compare the elements by their map
-//! keys, at any depth of the compared values. A rule whose `==` or `!=` compares a value of
-//! such a schema (an operand read from `self` or `oldSelf` by fields and indexes) is rewritten
-//! once, when it is compiled, into a call of [`EQUAL_FUNCTION`] given the operands, the table
-//! of the rule's [`ListShape`]s (the hidden variable [`SHAPES_VARIABLE`]), the index of the
-//! operand's shape in it and whether the comparison is `!=`.
+//! Equality and concatenation of values by their list types (Kubernetes'
+//! `unstructuredSetList` and `unstructuredMapList`): `==` and `!=` on a list with
+//! `x-kubernetes-list-type: set` ignore the order of its elements, and on a list of type
+//! `map` compare the elements by their map keys, at any depth of the compared values; `+` on
+//! a set gives the union, and on a map-list merges the right-hand list in, its elements
+//! replacing those with the same keys. A rule whose `==` or `!=` compares a value of such a
+//! schema, or whose `+` has such a list on its left (an operand read from `self` or
+//! `oldSelf` by fields and indexes), is rewritten once, when it is compiled, into a call of
+//! [`EQUAL_FUNCTION`] (the operands, the table of the rule's [`ListShape`]s in the hidden
+//! variable [`SHAPES_VARIABLE`], the index of the operand's shape in it and whether the
+//! comparison is `!=`) or of [`CONCAT_FUNCTION`] (the operands, the table and the index).
 
 use std::collections::HashMap;
+use std::collections::HashSet;
 use std::fmt::Write;
 use std::sync::Arc;
 
@@ -27,6 +31,8 @@ use super::escape;
 
 /// The function a rewritten comparison calls.
 pub(crate) const EQUAL_FUNCTION: &str = "@eq";
+/// The function a rewritten concatenation calls.
+pub(crate) const CONCAT_FUNCTION: &str = "@concat";
 /// The hidden variable that holds a rule's shapes.
 pub(super) const SHAPES_VARIABLE: &str = "@shapes";
 /// The deepest schema nesting a shape follows (CRD schemas nest at most 64 levels).
@@ -188,10 +194,22 @@ impl Rewrite<'_> {
                     *target = self.node(target);
                 }
                 let shape = self.typed_operand(call);
+                let concatenated = self.concatenated(call);
                 for arg in &mut call.args {
                     *arg = self.node(arg);
                 }
-                if let Some(shape) = shape {
+                if let Some(shape) = concatenated {
+                    let index = i64::try_from(self.shapes.len()).unwrap_or(i64::MAX);
+                    self.shapes.push(shape);
+                    let mut args = std::mem::take(&mut call.args);
+                    args.push(ided(Expr::Ident(SHAPES_VARIABLE.to_owned())));
+                    args.push(int(index));
+                    *call = CallExpr {
+                        func_name: CONCAT_FUNCTION.to_owned(),
+                        target: None,
+                        args,
+                    };
+                } else if let Some(shape) = shape {
                     let negate = call.func_name == operators::NOT_EQUALS;
                     let index = i64::try_from(self.shapes.len()).unwrap_or(i64::MAX);
                     self.shapes.push(shape);
@@ -233,6 +251,15 @@ impl Rewrite<'_> {
             Expr::Unspecified | Expr::Literal(_) | Expr::Ident(_) | Expr::Struct(_) => {}
         }
         out
+    }
+
+    /// The shape of the left operand of a `+` call that is a set or a map-list.
+    fn concatenated(&self, call: &CallExpr) -> Option<ListShape> {
+        if call.func_name != operators::ADD || call.target.is_some() || call.args.len() != 2 {
+            return None;
+        }
+        let shape = ListShape::of(schema_of(call.args.first()?, self.schema, 0)?, 0);
+        matches!(shape, ListShape::Set | ListShape::MapList(..)).then_some(shape)
     }
 
     /// The shape of a typed operand of an `==` or `!=` call.
@@ -278,6 +305,48 @@ pub(crate) fn equal(Arguments(args): Arguments) -> Result<cel::Value, ExecutionE
         .and_then(|s| s.0.get(usize::try_from(*index).ok()?))
         .ok_or(ExecutionError::NoSuchOverload)?;
     Ok(cel::Value::Bool(equal_by(a, b, shape, 0) != (*negate != 0)))
+}
+
+/// The concatenation function: `@concat(a, b, shapes, index)`, the union of two sets or the
+/// merge of two map-lists (the right-hand elements replace those with the same keys, in
+/// place; the others are appended).
+pub(crate) fn concatenate(Arguments(args): Arguments) -> Result<cel::Value, ExecutionError> {
+    let [
+        cel::Value::List(a),
+        cel::Value::List(b),
+        cel::Value::Opaque(shapes),
+        cel::Value::Int(index),
+    ] = args.as_slice()
+    else {
+        return Err(ExecutionError::NoSuchOverload);
+    };
+    let shape = shapes
+        .downcast_ref::<Shapes>()
+        .and_then(|s| s.0.get(usize::try_from(*index).ok()?))
+        .ok_or(ExecutionError::NoSuchOverload)?;
+    let mut out: Vec<cel::Value> = a.to_vec();
+    match shape {
+        ListShape::Set => {
+            let mut seen: HashSet<String> = out.iter().map(canonical).collect();
+            out.extend(b.iter().filter(|v| seen.insert(canonical(v))).cloned());
+        }
+        ListShape::MapList(keys, _) => {
+            let mut at: HashMap<String, usize> = (out.iter().enumerate())
+                .map(|(i, v)| (map_key(v, keys), i))
+                .collect();
+            for v in b.iter() {
+                match at.get(&map_key(v, keys)).and_then(|i| out.get_mut(*i)) {
+                    Some(slot) => *slot = v.clone(),
+                    None => {
+                        at.insert(map_key(v, keys), out.len());
+                        out.push(v.clone());
+                    }
+                }
+            }
+        }
+        _ => out.extend(b.iter().cloned()),
+    }
+    Ok(cel::Value::List(Arc::new(out)))
 }
 
 /// Whether `a` and `b` are equal as values of `shape`.
