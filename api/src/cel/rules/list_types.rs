@@ -288,6 +288,14 @@ fn int(n: i64) -> IdedExpr {
     ided(Expr::Literal(LiteralValue::Int(CelInt::from(n))))
 }
 
+/// The shape at `index` of a rule's shapes (the hidden variable's value).
+fn shape_at(shapes: &Arc<dyn Opaque>, index: i64) -> Result<&ListShape, ExecutionError> {
+    shapes
+        .downcast_ref::<Shapes>()
+        .and_then(|s| s.0.get(usize::try_from(index).ok()?))
+        .ok_or(ExecutionError::NoSuchOverload)
+}
+
 /// The comparison function: `@eq(a, b, shapes, index, negate)`.
 pub(crate) fn equal(Arguments(args): Arguments) -> Result<cel::Value, ExecutionError> {
     let [
@@ -300,10 +308,7 @@ pub(crate) fn equal(Arguments(args): Arguments) -> Result<cel::Value, ExecutionE
     else {
         return Err(ExecutionError::NoSuchOverload);
     };
-    let shape = shapes
-        .downcast_ref::<Shapes>()
-        .and_then(|s| s.0.get(usize::try_from(*index).ok()?))
-        .ok_or(ExecutionError::NoSuchOverload)?;
+    let shape = shape_at(shapes, *index)?;
     Ok(cel::Value::Bool(equal_by(a, b, shape, 0) != (*negate != 0)))
 }
 
@@ -320,10 +325,7 @@ pub(crate) fn concatenate(Arguments(args): Arguments) -> Result<cel::Value, Exec
     else {
         return Err(ExecutionError::NoSuchOverload);
     };
-    let shape = shapes
-        .downcast_ref::<Shapes>()
-        .and_then(|s| s.0.get(usize::try_from(*index).ok()?))
-        .ok_or(ExecutionError::NoSuchOverload)?;
+    let shape = shape_at(shapes, *index)?;
     let mut out: Vec<cel::Value> = a.to_vec();
     match shape {
         ListShape::Set => {
