@@ -16,7 +16,8 @@
 //! budget itself. Result types are checked by the caller on the value returned.
 //! [`ValidationRules`] evaluates a custom resource's `x-kubernetes-validations` ([`rules`]).
 //! Expressions are parsed with CEL's optional syntax, the optional macros expanded
-//! (`optional`); the URL library is `url`.
+//! (`optional`); `==` and `!=` are cel-go's heterogeneous equality (`equality`); the URL
+//! library is `url`.
 
 use std::collections::BTreeSet;
 use std::collections::HashMap;
@@ -30,6 +31,7 @@ use kube_cel::KubeCelExt;
 pub mod authorizer;
 #[cfg(test)]
 mod conformance;
+mod equality;
 pub mod estimate;
 #[cfg(test)]
 mod estimate_test;
@@ -105,7 +107,10 @@ pub enum EvalError {
 #[derive(Debug)]
 pub struct Program {
     source: String,
+    /// The syntax as written (what the estimator and the variable checks read).
     expression: IdedExpr,
+    /// The syntax evaluated: with cel-go's equality ([`equality`]).
+    evaluated: IdedExpr,
     metered: IdedExpr,
 }
 
@@ -131,10 +136,12 @@ impl Program {
             nesting: 0,
         };
         walk.visit(&parsed)?;
-        let metered = meter::instrument(&parsed, LIBRARY_NAMESPACES);
+        let evaluated = equality::rewrite(&parsed);
+        let metered = meter::instrument(&evaluated, LIBRARY_NAMESPACES);
         Ok(Self {
             source: expression.to_owned(),
             expression: parsed,
+            evaluated,
             metered,
         })
     }
@@ -142,7 +149,8 @@ impl Program {
     /// The program with `rewrite` applied to its syntax before it is metered: the metered
     /// evaluation ([`evaluate_metered`]) runs the rewritten expression.
     pub(crate) fn rewritten(mut self, rewrite: impl FnOnce(&IdedExpr) -> IdedExpr) -> Self {
-        self.metered = meter::instrument(&rewrite(&self.expression), LIBRARY_NAMESPACES);
+        self.evaluated = equality::rewrite(&rewrite(&self.expression));
+        self.metered = meter::instrument(&self.evaluated, LIBRARY_NAMESPACES);
         self
     }
 
@@ -226,7 +234,7 @@ fn evaluate_with(
         for (name, value) in values {
             context.add_variable_from_value(name, value);
         }
-        let value = cel::Value::resolve(&program.expression, &context)
+        let value = cel::Value::resolve(&program.evaluated, &context)
             .map_err(|e| EvalError::Execution(e.to_string()))?;
         value.json().map_err(|e| EvalError::Output(e.to_string()))
     })
@@ -311,6 +319,8 @@ thread_local! {
         library::register(&mut root);
         url::register(&mut root);
         root.add_function(rules::EQUAL_FUNCTION, rules::equal);
+        root.add_function(equality::EQUAL_FUNCTION, equality::equal);
+        root.add_function(equality::NOT_EQUAL_FUNCTION, equality::not_equal);
         root.add_function(rules::CONCAT_FUNCTION, rules::concatenate);
         root.add_function(optional::OPT_SELECT_FUNCTION, optional::opt_select);
         root.add_function(optional::OPT_FIELD_FUNCTION, optional::opt_field);

@@ -355,7 +355,7 @@ pub(crate) fn concatenate(Arguments(args): Arguments) -> Result<cel::Value, Exec
 fn equal_by(a: &cel::Value, b: &cel::Value, shape: &ListShape, depth: usize) -> bool {
     use cel::Value as V;
     if depth > MAX_DEPTH {
-        return a == b;
+        return crate::cel::equality::equal_values(a, b, depth);
     }
     match (shape, a, b) {
         (ListShape::Set, V::List(a), V::List(b)) => {
@@ -401,7 +401,10 @@ fn equal_by(a: &cel::Value, b: &cel::Value, shape: &ListShape, depth: usize) -> 
                                 .map(|(_, s)| s),
                             _ => None,
                         };
-                        shape.map_or(v == w, |s| equal_by(v, w, s, depth + 1))
+                        shape.map_or_else(
+                            || crate::cel::equality::equal_values(v, w, depth + 1),
+                            |s| equal_by(v, w, s, depth + 1),
+                        )
                     })
                 })
         }
@@ -413,7 +416,7 @@ fn equal_by(a: &cel::Value, b: &cel::Value, shape: &ListShape, depth: usize) -> 
                         .is_some_and(|w| equal_by(v, w, values, depth + 1))
                 })
         }
-        _ => a == b,
+        _ => crate::cel::equality::equal_values(a, b, depth),
     }
 }
 
