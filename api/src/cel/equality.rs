@@ -6,11 +6,12 @@
 
 use cel::ExecutionError;
 use cel::common::ast::CallExpr;
-use cel::common::ast::EntryExpr;
 use cel::common::ast::Expr;
 use cel::common::ast::IdedExpr;
 use cel::common::ast::operators;
 use cel::extractors::Arguments;
+
+use super::syntax::map_children;
 
 /// The function `==` becomes.
 pub(crate) const EQUAL_FUNCTION: &str = "@heq";
@@ -21,61 +22,20 @@ const MAX_DEPTH: usize = 64;
 
 /// `expr` with its `==` and `!=` calls rewritten (its nesting is bounded by compilation).
 pub(crate) fn rewrite(expr: &IdedExpr) -> IdedExpr {
-    let mut out = expr.clone();
-    match &mut out.expr {
-        Expr::Select(select) => *select.operand = rewrite(&select.operand),
-        Expr::Call(call) => {
-            if let Some(target) = call.target.as_deref_mut() {
-                *target = rewrite(target);
-            }
-            for arg in &mut call.args {
-                *arg = rewrite(arg);
-            }
-            let function = match call.func_name.as_str() {
-                operators::EQUALS => Some(EQUAL_FUNCTION),
-                operators::NOT_EQUALS => Some(NOT_EQUAL_FUNCTION),
-                _ => None,
+    let mut out = map_children(expr, &mut rewrite);
+    if let Expr::Call(call) = &mut out.expr {
+        let function = match call.func_name.as_str() {
+            operators::EQUALS => Some(EQUAL_FUNCTION),
+            operators::NOT_EQUALS => Some(NOT_EQUAL_FUNCTION),
+            _ => None,
+        };
+        if let Some(function) = function.filter(|_| call.target.is_none()) {
+            *call = CallExpr {
+                func_name: function.to_owned(),
+                target: None,
+                args: std::mem::take(&mut call.args),
             };
-            if let Some(function) = function.filter(|_| call.target.is_none()) {
-                *call = CallExpr {
-                    func_name: function.to_owned(),
-                    target: None,
-                    args: std::mem::take(&mut call.args),
-                };
-            }
         }
-        Expr::List(list) => {
-            for element in &mut list.elements {
-                *element = rewrite(element);
-            }
-        }
-        Expr::Map(map) => {
-            for entry in &mut map.entries {
-                if let EntryExpr::MapEntry(e) = &mut entry.expr {
-                    e.key = rewrite(&e.key);
-                    e.value = rewrite(&e.value);
-                }
-            }
-        }
-        Expr::Struct(s) => {
-            for entry in &mut s.entries {
-                if let EntryExpr::StructField(f) = &mut entry.expr {
-                    f.value = rewrite(&f.value);
-                }
-            }
-        }
-        Expr::Comprehension(c) => {
-            for part in [
-                &mut c.iter_range,
-                &mut c.accu_init,
-                &mut c.loop_cond,
-                &mut c.loop_step,
-                &mut c.result,
-            ] {
-                *part = rewrite(part);
-            }
-        }
-        Expr::Unspecified | Expr::Literal(_) | Expr::Ident(_) => {}
     }
     out
 }

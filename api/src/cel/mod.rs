@@ -41,6 +41,7 @@ mod optional;
 #[cfg(test)]
 mod optional_test;
 pub mod rules;
+mod syntax;
 mod url;
 #[cfg(test)]
 mod url_test;

@@ -10,7 +10,6 @@
 
 use cel::common::ast::CallExpr;
 use cel::common::ast::ComprehensionExpr;
-use cel::common::ast::EntryExpr;
 use cel::common::ast::Expr;
 use cel::common::ast::IdedExpr;
 use cel::common::ast::ListExpr;
@@ -24,6 +23,7 @@ use cel::objects::Key;
 use cel::objects::OptionalValue;
 
 use super::CompileError;
+use super::syntax::try_map_children;
 
 /// The function `x.?f` is rewritten to.
 pub(super) const OPT_SELECT_FUNCTION: &str = "@optSelect";
@@ -36,10 +36,9 @@ pub(super) const BIND_ITER_VAR: &str = "#unused";
 /// `expr` with its `optMap` and `optFlatMap` calls expanded (its nesting is bounded by the
 /// parser).
 pub(super) fn expand(expr: &IdedExpr) -> Result<IdedExpr, CompileError> {
-    let mut out = expr.clone();
+    let mut out = try_map_children(expr, &mut expand)?;
     match &mut out.expr {
         Expr::Select(select) => {
-            *select.operand = expand(&select.operand)?;
             let chained = matches!(&select.operand.expr, Expr::Call(c)
                 if [OPT_SELECT_FUNCTION, OPT_FIELD_FUNCTION, operators::OPT_INDEX]
                     .contains(&c.func_name.as_str()));
@@ -55,12 +54,6 @@ pub(super) fn expand(expr: &IdedExpr) -> Result<IdedExpr, CompileError> {
             }
         }
         Expr::Call(call) => {
-            if let Some(target) = call.target.as_deref_mut() {
-                *target = expand(target)?;
-            }
-            for arg in &mut call.args {
-                *arg = expand(arg)?;
-            }
             let flat = match call.func_name.as_str() {
                 "optMap" => Some(false),
                 "optFlatMap" => Some(true),
@@ -73,31 +66,7 @@ pub(super) fn expand(expr: &IdedExpr) -> Result<IdedExpr, CompileError> {
                 call.func_name = OPT_SELECT_FUNCTION.to_owned();
             }
         }
-        Expr::List(list) => {
-            for element in &mut list.elements {
-                *element = expand(element)?;
-            }
-        }
-        Expr::Map(map) => {
-            for entry in &mut map.entries {
-                if let EntryExpr::MapEntry(e) = &mut entry.expr {
-                    e.key = expand(&e.key)?;
-                    e.value = expand(&e.value)?;
-                }
-            }
-        }
-        Expr::Comprehension(c) => {
-            for part in [
-                &mut c.iter_range,
-                &mut c.accu_init,
-                &mut c.loop_cond,
-                &mut c.loop_step,
-                &mut c.result,
-            ] {
-                *part = expand(part)?;
-            }
-        }
-        Expr::Unspecified | Expr::Literal(_) | Expr::Ident(_) | Expr::Struct(_) => {}
+        _ => {}
     }
     Ok(out)
 }

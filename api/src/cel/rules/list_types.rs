@@ -28,6 +28,7 @@ use cel::objects::Opaque;
 use serde_json::Value;
 
 use super::escape;
+use crate::cel::syntax::map_children;
 
 /// The function a rewritten comparison calls.
 pub(crate) const EQUAL_FUNCTION: &str = "@eq";
@@ -184,72 +185,29 @@ struct Rewrite<'a> {
 impl Rewrite<'_> {
     /// `expr` rewritten (its nesting is bounded by compilation).
     fn node(&mut self, expr: &IdedExpr) -> IdedExpr {
-        let mut out = expr.clone();
-        match &mut out.expr {
-            Expr::Select(select) => {
-                *select.operand = self.node(&select.operand);
+        let mut out = map_children(expr, &mut |e| self.node(e));
+        let Expr::Call(call) = &mut out.expr else {
+            return out;
+        };
+        let (function, shape, negate) = match (self.concatenated(call), self.typed_operand(call)) {
+            (Some(shape), _) => (CONCAT_FUNCTION, shape, None),
+            (None, Some(shape)) => {
+                let negate = call.func_name == operators::NOT_EQUALS;
+                (EQUAL_FUNCTION, shape, Some(negate))
             }
-            Expr::Call(call) => {
-                if let Some(target) = call.target.as_deref_mut() {
-                    *target = self.node(target);
-                }
-                let shape = self.typed_operand(call);
-                let concatenated = self.concatenated(call);
-                for arg in &mut call.args {
-                    *arg = self.node(arg);
-                }
-                if let Some(shape) = concatenated {
-                    let index = i64::try_from(self.shapes.len()).unwrap_or(i64::MAX);
-                    self.shapes.push(shape);
-                    let mut args = std::mem::take(&mut call.args);
-                    args.push(ided(Expr::Ident(SHAPES_VARIABLE.to_owned())));
-                    args.push(int(index));
-                    *call = CallExpr {
-                        func_name: CONCAT_FUNCTION.to_owned(),
-                        target: None,
-                        args,
-                    };
-                } else if let Some(shape) = shape {
-                    let negate = call.func_name == operators::NOT_EQUALS;
-                    let index = i64::try_from(self.shapes.len()).unwrap_or(i64::MAX);
-                    self.shapes.push(shape);
-                    let mut args = std::mem::take(&mut call.args);
-                    args.push(ided(Expr::Ident(SHAPES_VARIABLE.to_owned())));
-                    args.push(int(index));
-                    args.push(int(i64::from(negate)));
-                    *call = CallExpr {
-                        func_name: EQUAL_FUNCTION.to_owned(),
-                        target: None,
-                        args,
-                    };
-                }
-            }
-            Expr::List(list) => {
-                for element in &mut list.elements {
-                    *element = self.node(element);
-                }
-            }
-            Expr::Map(map) => {
-                for entry in &mut map.entries {
-                    if let cel::common::ast::EntryExpr::MapEntry(e) = &mut entry.expr {
-                        e.key = self.node(&e.key);
-                        e.value = self.node(&e.value);
-                    }
-                }
-            }
-            Expr::Comprehension(c) => {
-                for part in [
-                    &mut c.iter_range,
-                    &mut c.accu_init,
-                    &mut c.loop_cond,
-                    &mut c.loop_step,
-                    &mut c.result,
-                ] {
-                    *part = self.node(part);
-                }
-            }
-            Expr::Unspecified | Expr::Literal(_) | Expr::Ident(_) | Expr::Struct(_) => {}
-        }
+            (None, None) => return out,
+        };
+        let index = i64::try_from(self.shapes.len()).unwrap_or(i64::MAX);
+        self.shapes.push(shape);
+        let mut args = std::mem::take(&mut call.args);
+        args.push(ided(Expr::Ident(SHAPES_VARIABLE.to_owned())));
+        args.push(int(index));
+        args.extend(negate.map(|n| int(i64::from(n))));
+        *call = CallExpr {
+            func_name: function.to_owned(),
+            target: None,
+            args,
+        };
         out
     }
 
