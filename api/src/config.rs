@@ -114,6 +114,9 @@ pub struct ApiConfig {
     /// How webhooks are called (CRD conversion); without one, a definition's conversion
     /// webhook fails every conversion it is asked for.
     pub webhooks: Option<Arc<dyn WebhookTransport>>,
+    /// The admission plugins enabled (`--enable-admission-plugins`,
+    /// `--disable-admission-plugins`); Kubernetes' default set by default.
+    pub admission: crate::admission::PluginSelection,
 }
 
 impl ApiConfig {
@@ -150,6 +153,7 @@ impl ApiConfig {
             metrics: Metrics::default(),
             cluster_admin: None,
             webhooks: None,
+            admission: crate::admission::PluginSelection::default(),
         }
     }
 }

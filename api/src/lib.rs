@@ -3,6 +3,7 @@
 //! store is reached through [`storage::Storage`].
 //!
 //! # Layout
+//! - [`admission`]: the admission stage of writes (plugin chain, its order and flags).
 //! - [`router()`]: the whole HTTP API, configured by [`ApiConfig`].
 //! - [`request`]: path -> [`request::RequestInfo`], query parameters, read consistency.
 //! - [`registry`]: resource types, strategies, the generic store (one file per step),
@@ -33,6 +34,7 @@
 //! - [`flowcontrol`]: API Priority and Fairness (classification, queuing, 429s).
 
 pub mod admin;
+pub mod admission;
 pub mod audit;
 pub mod auth;
 pub mod bootstrap;

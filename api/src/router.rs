@@ -23,6 +23,7 @@ use tower_http::catch_panic::CatchPanicLayer;
 use crate::admin;
 use crate::admin::AdminRequest;
 use crate::admin::ClusterAdmin;
+use crate::admission;
 use crate::audit;
 use crate::auth::Attributes;
 use crate::auth::AuthContext;
@@ -102,7 +103,15 @@ pub fn router(storage: Arc<dyn Storage>, config: ApiConfig) -> Router {
         .with_service_ranges(config.flavor, config.service_ranges)
         .with_max_object_bytes(config.max_object_bytes)
         .with_random(&config.random);
-    let registry = Arc::new(registry);
+    let context = admission::PluginContext {
+        storage: storage.clone(),
+        flavor: config.flavor,
+    };
+    let (chain, missing) = admission::build(&config.admission, &context);
+    if !missing.is_empty() {
+        tracing::info!(plugins = ?missing, "enabled admission plugins this server does not have");
+    }
+    let registry = Arc::new(registry.with_admission(Arc::new(chain)));
     if let Some(transport) = config.webhooks.clone() {
         registry.custom_resources().set_webhooks(WebhookCalls::new(
             transport,

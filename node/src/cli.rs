@@ -250,6 +250,22 @@ pub struct ServeArgs {
     /// The authorization modes or configuration file.
     #[command(flatten)]
     pub authz: AuthzArgs,
+    /// The admission plugins.
+    #[command(flatten)]
+    pub admission: AdmissionArgs,
+}
+
+/// Which admission plugins run (kube-apiserver's flags): Kubernetes' default set, plus
+/// `--enable-admission-plugins`, less `--disable-admission-plugins`, in Kubernetes' order
+/// whatever the order of the flags.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct AdmissionArgs {
+    /// Admission plugins to enable beyond the default set, comma separated.
+    #[arg(long, value_delimiter = ',')]
+    pub enable_admission_plugins: Vec<String>,
+    /// Admission plugins of the default set to disable, comma separated.
+    #[arg(long, value_delimiter = ',')]
+    pub disable_admission_plugins: Vec<String>,
 }
 
 /// `--max-object-bytes`: a positive number of bytes.
@@ -348,6 +364,9 @@ pub struct DevArgs {
     /// `--feature-gates` entries (`Name=true|false`), passed on to every replica.
     #[arg(long, value_delimiter = ',')]
     pub feature_gates: Vec<String>,
+    /// The admission plugin flags, passed on to every replica.
+    #[command(flatten)]
+    pub admission: AdmissionArgs,
     /// `--show-hidden-metrics-for-version`, passed on to every replica.
     #[arg(long)]
     pub show_hidden_metrics_for_version: Option<String>,

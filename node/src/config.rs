@@ -10,6 +10,7 @@ use std::time::Duration;
 use apiary_api::FeatureGates;
 use apiary_api::TokenLimits;
 use apiary_api::WatchSettings;
+use apiary_api::admission::PluginSelection;
 use apiary_api::features::FeatureGateError;
 use apiary_api::features::GateWarning;
 use apiary_api::flowcontrol::FlowControlSettings;
@@ -121,6 +122,10 @@ pub enum ConfigError {
     /// `--show-hidden-metrics-for-version` is not the previous minor release.
     #[error(transparent)]
     ShowHiddenMetrics(#[from] ShowHiddenVersionError),
+    /// `--enable-admission-plugins` or `--disable-admission-plugins` names an unknown
+    /// plugin, or both name one.
+    #[error(transparent)]
+    Admission(#[from] apiary_api::admission::SelectionError),
     /// `--controllers` names an unknown controller.
     #[error(transparent)]
     Controllers(#[from] UnknownController),
@@ -209,6 +214,9 @@ pub struct ServeConfig {
     pub service_ranges: ServiceRanges,
     /// The most bytes an object's stored form may have (`--max-object-bytes`).
     pub max_object_bytes: usize,
+    /// The admission plugins enabled (`--enable-admission-plugins`,
+    /// `--disable-admission-plugins`).
+    pub admission: PluginSelection,
     /// Which gated features are on (`--feature-gates`).
     pub feature_gates: FeatureGates,
     /// What setting `--feature-gates` left to log: GA or deprecated gates that were set.
@@ -372,6 +380,10 @@ impl ServeConfig {
                 &args.service_node_port_range,
             )?,
             max_object_bytes: args.max_object_bytes,
+            admission: PluginSelection::new(
+                &args.admission.enable_admission_plugins,
+                &args.admission.disable_admission_plugins,
+            )?,
             feature_gates,
             feature_gate_warnings,
             gate_record: if args.replace_cluster_feature_gates {

@@ -180,6 +180,7 @@ pub async fn run(
         issuer_discovery: Some(issuer_discovery),
         service_ranges: config.service_ranges,
         max_object_bytes: config.max_object_bytes,
+        admission: config.admission,
         feature_gates: config.feature_gates,
         gate_record: config.gate_record,
         protocol: ProtocolRange::CURRENT,

@@ -127,6 +127,8 @@ pub struct HostConfig {
     pub service_ranges: ServiceRanges,
     /// The most bytes an object's stored form may have.
     pub max_object_bytes: usize,
+    /// The admission plugins enabled.
+    pub admission: apiary_api::admission::PluginSelection,
     /// Which gated features are on.
     pub feature_gates: FeatureGates,
     /// How the cluster-wide gates meet the cluster's record (before the API admits requests).
@@ -283,6 +285,7 @@ where
     api_config.issuer_discovery = config.issuer_discovery.clone();
     api_config.service_ranges = config.service_ranges;
     api_config.max_object_bytes = config.max_object_bytes;
+    api_config.admission = config.admission.clone();
     api_config.feature_gates = config.feature_gates;
     api_config.audit = config.audit.clone();
     api_config.flow_control = config.flow_control;

@@ -434,6 +434,7 @@ async fn run_replica(software: HostSoftware, disk: SimDisk) -> turmoil::Result {
         issuer_discovery: None,
         service_ranges: ServiceRanges::default(),
         max_object_bytes: DEFAULT_MAX_OBJECT_BYTES,
+        admission: Default::default(),
         feature_gates: FeatureGates::default(),
         gate_record: GateRecord::Agree,
         protocol: ProtocolRange::capped(software.protocol.load(Ordering::Relaxed)),

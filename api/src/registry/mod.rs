@@ -203,6 +203,19 @@ impl Registry {
         self
     }
 
+    /// The registry with every store admitting the writes of requests through `admission`.
+    pub fn with_admission(
+        mut self,
+        admission: std::sync::Arc<crate::admission::Admission>,
+    ) -> Self {
+        self.custom.set_admission(admission.clone());
+        self.stores = std::mem::take(&mut self.stores)
+            .into_iter()
+            .map(|s| s.with_admission(admission.clone()))
+            .collect();
+        self
+    }
+
     /// The registry with every store drawing uids and generated names from `random`; call it
     /// after the other builders, as it reaches into what they set up.
     pub fn with_random(mut self, random: &RandomSource) -> Self {

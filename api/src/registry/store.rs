@@ -11,7 +11,8 @@
 //! (Service IPs and ports), `convert` (versions sharing storage) and `read_conversion` (how
 //! they read), `persistence` (the final
 //! writes), `apply` (server-side apply), `managed` (the `managedFields` every request's write
-//! records) and `unsafe_delete` (the forced removal of an object that cannot be read).
+//! records), `admit` (the admission chain) and `unsafe_delete` (the forced removal of an
+//! object that cannot be read).
 //!
 //! Reads never parse stored objects: they splice `resourceVersion` into the stored bytes
 //! ([`StoredJson`]). Writes parse the current object, because they must compare against it.
@@ -21,6 +22,7 @@
 //! A dry run ([`WriteOptions::dry_run`]) takes every step and hands the final writes to
 //! `Persistence`, which checks them against storage and drops them.
 
+mod admit;
 mod allocate;
 mod apply;
 mod authorize_write;
@@ -148,6 +150,8 @@ pub struct Store {
     write_authorization: Option<std::sync::Arc<dyn WriteAuthorization>>,
     /// For a custom kind: whether its definition is being deleted (creates are refused).
     custom: Option<CustomKind>,
+    /// The server's admission chain (store/admit.rs); `None` when no plugin runs.
+    admission: Option<std::sync::Arc<crate::admission::Admission>>,
 }
 
 /// Where a store's body schema comes from.
@@ -205,6 +209,7 @@ impl Store {
             random: RandomSource::from_os_entropy(),
             write_authorization: None,
             custom: None,
+            admission: None,
         }
     }
 

@@ -165,6 +165,21 @@ pub fn replica_specs(args: &DevArgs, dir: &Path, pki: &DevPki, program: &Path) -
             );
             argv.push(format!("--service-node-port-range={}", args.service_node_port_range).into());
             argv.push(format!("--max-object-bytes={}", args.max_object_bytes).into());
+            let admission = &args.admission;
+            for (flag, names) in [
+                (
+                    "--enable-admission-plugins",
+                    &admission.enable_admission_plugins,
+                ),
+                (
+                    "--disable-admission-plugins",
+                    &admission.disable_admission_plugins,
+                ),
+            ] {
+                if !names.is_empty() {
+                    argv.push(format!("{flag}={}", names.join(",")).into());
+                }
+            }
             let flow = &args.flow_control;
             argv.push(
                 format!(
@@ -336,6 +351,7 @@ mod tests {
             service_cluster_ip_range: "10.0.0.0/24".into(),
             service_node_port_range: "31000-31999".into(),
             max_object_bytes: 2048,
+            admission: Default::default(),
             feature_gates: vec![
                 "APIResponseCompression=false".into(),
                 "WatchList=true".into(),
@@ -464,6 +480,7 @@ mod tests {
             service_cluster_ip_range: "10.96.0.0/12".into(),
             service_node_port_range: "30000-32767".into(),
             max_object_bytes: apiary_api::DEFAULT_MAX_OBJECT_BYTES,
+            admission: Default::default(),
             feature_gates: Vec::new(),
             show_hidden_metrics_for_version: None,
             enable_bootstrap_token_auth: false,

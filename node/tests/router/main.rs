@@ -2,6 +2,7 @@
 //! storage adapter ([`ReplicaStorage`]) on a one-replica store without raft ([`LocalReplica`]).
 //! Each test names the CHECKLIST requirements it proves.
 
+mod admission;
 mod apply;
 mod audit;
 mod auth;

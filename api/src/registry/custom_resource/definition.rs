@@ -32,6 +32,8 @@ pub(super) struct Settings {
     pub random: RandomSource,
     /// How conversion webhooks are called; `None`: they are not (their conversions fail).
     pub webhooks: Option<Arc<WebhookCalls>>,
+    /// The server's admission chain.
+    pub admission: Option<Arc<crate::admission::Admission>>,
 }
 
 /// One definition's served versions.
@@ -271,11 +273,13 @@ pub(super) fn definition(
                     } else {
                         store.stored_in_versions(home(), conversion.clone(), settings.flavor)
                     };
-                    Arc::new(
-                        store
-                            .with_max_object_bytes(settings.max_object_bytes)
-                            .with_random(&settings.random),
-                    )
+                    let store = store
+                        .with_max_object_bytes(settings.max_object_bytes)
+                        .with_random(&settings.random);
+                    Arc::new(match &settings.admission {
+                        Some(admission) => store.with_admission(admission.clone()),
+                        None => store,
+                    })
                 })
                 .collect()
         }

@@ -77,6 +77,7 @@ impl CustomResources {
                 max_object_bytes: DEFAULT_MAX_OBJECT_BYTES,
                 random: RandomSource::from_os_entropy(),
                 webhooks: None,
+                admission: None,
             }),
             table: RwLock::default(),
             generation: AtomicU64::new(0),
@@ -96,6 +97,11 @@ impl CustomResources {
     /// Stores built from now on draw uids and generated names from `random`.
     pub fn set_random(&self, random: &RandomSource) {
         self.settings().random = random.clone();
+    }
+
+    /// Stores built from now on admit writes through `admission`.
+    pub fn set_admission(&self, admission: Arc<crate::admission::Admission>) {
+        self.settings().admission = Some(admission);
     }
 
     /// Definitions built from now on call their conversion webhooks with `calls`.

@@ -9,11 +9,14 @@ use serde_json::Value;
 use super::Store;
 use super::WriteOptions;
 use super::Written;
+use super::admit::AdmittedWrite;
 use super::metadata::generated_name;
 use super::metadata::meta_mut;
 use super::metadata::meta_str;
 use super::persistence::Persistence;
 use super::rfc3339;
+use crate::admission::Notes;
+use crate::admission::Operation;
 use crate::error::ApiError;
 use crate::storage::Storage;
 use crate::storage::StorageError;
@@ -88,6 +91,11 @@ impl Store {
         let mut guard = open_namespace(writes.is_dry_run()).await?;
         self.strategy.default_fields(&mut obj);
         self.record_update(None, &mut obj, write, "")?;
+        let admitted_name = meta_str(&obj, "name").to_owned();
+        let admitted = AdmittedWrite::of(Operation::Create, (namespace, &admitted_name, ""), write);
+        let mut notes = Notes::default();
+        self.admit_mutating(admitted, Some(&mut obj), None, &mut notes)
+            .await?;
         let generate_prefix = match (meta_str(&obj, "name"), meta_str(&obj, "generateName")) {
             ("", prefix) if !prefix.is_empty() => Some(prefix.to_owned()),
             _ => None,
@@ -122,7 +130,11 @@ impl Store {
             if !errs.is_empty() {
                 return Err(self.invalid(&candidate, errs));
             }
-            let warnings = self.strategy.warnings_on_create(&candidate);
+            let mut validated = Notes::default();
+            self.admit_validating(admitted, Some(&candidate), None, &mut validated)
+                .await?;
+            let mut warnings = self.strategy.warnings_on_create(&candidate);
+            warnings.extend(notes.warnings.iter().chain(&validated.warnings).cloned());
             self.authorize_write(storage, namespace, &candidate, None)
                 .await?;
             let (reserved, _) = self

@@ -10,10 +10,12 @@ use serde_json::json;
 use super::RETRY_ATTEMPTS;
 use super::Store;
 use super::WriteOptions;
+use super::admit::AdmittedWrite;
 use super::corrupt;
 use super::encode;
 use super::metadata::meta_str;
 use super::persistence::Persistence;
+use crate::admission::Notes;
 use crate::error::ApiError;
 use crate::error::excerpt;
 use crate::registry::DeleteAction;
@@ -76,6 +78,13 @@ impl Store {
             let (current, stored, mut obj) = self.read_current(writes, key, name).await?;
             let uid = meta_str(&obj, "uid").to_owned();
             self.check_preconditions(name, &options.preconditions, &uid, &current)?;
+            let namespace = meta_str(&obj, "namespace").to_owned();
+            let admitted = AdmittedWrite::delete(&namespace, name, options);
+            let mut notes = Notes::default();
+            self.admit_mutating(admitted, None, None, &mut notes)
+                .await?;
+            self.admit_validating(admitted, None, Some(&obj), &mut notes)
+                .await?;
             let kept = |body| Deleted {
                 body,
                 removed: false,

@@ -7,10 +7,13 @@ use super::RETRY_ATTEMPTS;
 use super::Store;
 use super::WriteOptions;
 use super::Written;
+use super::admit::AdmittedWrite;
 use super::metadata::bump_generation;
 use super::metadata::keep_fields;
 use super::metadata::meta_str;
 use super::persistence::Persistence;
+use crate::admission::Notes;
+use crate::admission::Operation;
 use crate::error::ApiError;
 use crate::error::OPTIMISTIC_LOCK_MESSAGE;
 use crate::error::excerpt;
@@ -121,10 +124,14 @@ impl Store {
                     meta.insert("managedFields".to_owned(), managed);
                 }
             }
+            self.record_update(Some(&old), &mut obj, write, subresource)?;
+            let admitted = AdmittedWrite::of(Operation::Update, target, write);
+            let mut notes = Notes::default();
+            self.admit_mutating(admitted, Some(&mut obj), Some(&old), &mut notes)
+                .await?;
             if self.strategy.tracks_generation() {
                 bump_generation(&mut obj, &old)?;
             }
-            self.record_update(Some(&old), &mut obj, write, subresource)?;
             errs.extend(self.validate_new(&obj));
             errs.extend(crate::validation::validate_object_meta_update(&obj, &old));
             let status = subresource == "status";
@@ -138,10 +145,13 @@ impl Store {
             if !errs.is_empty() {
                 return Err(self.invalid(&obj, errs));
             }
-            let warnings = match subresource {
+            self.admit_validating(admitted, Some(&obj), Some(&old), &mut notes)
+                .await?;
+            let mut warnings = match subresource {
                 "" => self.strategy.warnings_on_update(&obj, &old),
                 _ => Vec::new(),
             };
+            warnings.append(&mut notes.warnings);
             self.authorize_write(storage, namespace, &obj, Some(&old))
                 .await?;
             let (reserved, frees) = self

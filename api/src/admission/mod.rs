@@ -1,0 +1,29 @@
+//! Admission: the stage every write passes after authorization (DESIGN.md §2): mutating
+//! plugins change the object after the strategy's defaults, validating plugins judge it after
+//! the strategy's validation, in Kubernetes' plugin order.
+//!
+//! - [`Attributes`]: what a plugin knows of the write (operation, resource, user, objects).
+//! - [`Plugin`]: one admission plugin, mutating, validating or both.
+//! - [`Admission`]: the enabled plugins in order, run by the generic store
+//!   (`registry/store/admit.rs`).
+//! - [`build`]: the chain of the enabled plugins this server has (`plugins/`, one file per
+//!   plugin).
+//! - [`PluginSelection`]: `--enable-admission-plugins` / `--disable-admission-plugins` over
+//!   Kubernetes' ordered plugin list and its default set.
+
+mod attributes;
+mod chain;
+mod plugin;
+mod plugins;
+mod selection;
+
+pub use self::attributes::Attributes;
+pub use self::attributes::Operation;
+pub use self::chain::Admission;
+pub use self::plugin::Notes;
+pub use self::plugin::Plugin;
+pub use self::plugins::PluginContext;
+pub use self::plugins::build;
+pub use self::selection::ORDERED_PLUGINS;
+pub use self::selection::PluginSelection;
+pub use self::selection::SelectionError;

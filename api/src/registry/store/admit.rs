@@ -1,0 +1,130 @@
+//! The store's admission step (crate::admission): the writes a request makes pass the
+//! server's admission chain, mutating after the strategy's defaults and the managed-fields
+//! record, validating after the strategy's validation (Kubernetes' order). Writes the server
+//! makes outside any request (bootstrap) are not admitted, as kube-apiserver's are not.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::Store;
+use super::WriteOptions;
+use crate::admission::Admission;
+use crate::admission::Attributes;
+use crate::admission::Notes;
+use crate::admission::Operation;
+use crate::auth::Requester;
+use crate::error::ApiError;
+use crate::registry::DeleteOptions;
+
+/// The write admitted, less the objects and the user.
+#[derive(Clone, Copy)]
+pub(super) struct AdmittedWrite<'a> {
+    pub operation: Operation,
+    pub namespace: &'a str,
+    pub name: &'a str,
+    pub subresource: &'a str,
+    pub dry_run: bool,
+    pub field_manager: Option<&'a str>,
+    pub force: bool,
+    pub delete: Option<&'a DeleteOptions>,
+}
+
+impl<'a> AdmittedWrite<'a> {
+    /// A create or update of `namespace`/`name` (`subresource`) with `write`'s options.
+    pub fn of(
+        operation: Operation,
+        (namespace, name, subresource): (&'a str, &'a str, &'a str),
+        write: &'a WriteOptions,
+    ) -> Self {
+        Self {
+            operation,
+            namespace,
+            name,
+            subresource,
+            dry_run: write.dry_run,
+            field_manager: write.manager.as_ref().map(|m| m.name.as_str()),
+            force: write.force,
+            delete: None,
+        }
+    }
+
+    /// A delete of `namespace`/`name` with `options`.
+    pub fn delete(namespace: &'a str, name: &'a str, options: &'a DeleteOptions) -> Self {
+        Self {
+            operation: Operation::Delete,
+            namespace,
+            name,
+            subresource: "",
+            dry_run: options.dry_run,
+            field_manager: None,
+            force: false,
+            delete: Some(options),
+        }
+    }
+}
+
+impl Store {
+    /// The store, admitting the writes of requests through `admission` (and so does the
+    /// store of the version it shares storage with).
+    pub fn with_admission(mut self, admission: Arc<Admission>) -> Self {
+        self.set_admission(admission);
+        self
+    }
+
+    pub(super) fn set_admission(&mut self, admission: Arc<Admission>) {
+        if let Some(shared) = &mut self.shared {
+            shared.home.set_admission(admission.clone());
+        }
+        self.admission = (!admission.is_empty()).then_some(admission);
+    }
+
+    /// The mutating pass over `object` (`None` on a delete).
+    pub(super) async fn admit_mutating(
+        &self,
+        write: AdmittedWrite<'_>,
+        object: Option<&mut Value>,
+        old: Option<&Value>,
+        notes: &mut Notes,
+    ) -> Result<(), ApiError> {
+        let (Some(admission), Some(requester)) = (&self.admission, Requester::current()) else {
+            return Ok(());
+        };
+        let attributes = self.attributes(write, &requester);
+        admission.mutate(&attributes, object, old, notes).await
+    }
+
+    /// The validating pass over `object` as it will be stored (`None` on a delete).
+    pub(super) async fn admit_validating(
+        &self,
+        write: AdmittedWrite<'_>,
+        object: Option<&Value>,
+        old: Option<&Value>,
+        notes: &mut Notes,
+    ) -> Result<(), ApiError> {
+        let (Some(admission), Some(requester)) = (&self.admission, Requester::current()) else {
+            return Ok(());
+        };
+        let attributes = self.attributes(write, &requester);
+        admission.validate(&attributes, object, old, notes).await
+    }
+
+    fn attributes<'a>(
+        &'a self,
+        write: AdmittedWrite<'a>,
+        requester: &'a Requester,
+    ) -> Attributes<'a> {
+        Attributes {
+            operation: write.operation,
+            resource: &self.resource,
+            subresource: write.subresource,
+            namespace: write.namespace,
+            name: write.name,
+            user: &requester.user,
+            dry_run: write.dry_run,
+            field_manager: write.field_manager,
+            force: write.force,
+            delete: write.delete,
+        }
+    }
+}
