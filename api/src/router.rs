@@ -103,9 +103,14 @@ pub fn router(storage: Arc<dyn Storage>, config: ApiConfig) -> Router {
         .with_service_ranges(config.flavor, config.service_ranges)
         .with_max_object_bytes(config.max_object_bytes)
         .with_random(&config.random);
+    let namespaces = registry
+        .builtin_store("", "v1", "namespaces")
+        .map(|store| store.resource().key_prefix())
+        .unwrap_or_else(|| "/registry/namespaces/".to_owned());
     let context = admission::PluginContext {
         storage: storage.clone(),
         flavor: config.flavor,
+        namespaces: admission::Namespaces::follow(storage.clone(), namespaces),
     };
     let (chain, missing) = admission::build(&config.admission, &context);
     if !missing.is_empty() {

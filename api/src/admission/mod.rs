@@ -8,22 +8,30 @@
 //!   (`registry/store/admit.rs`).
 //! - [`build`]: the chain of the enabled plugins this server has (`plugins/`, one file per
 //!   plugin).
+//! - [`matching`]: the rules and label selectors that say which writes a webhook or policy
+//!   covers; [`admission_request`]: the AdmissionRequest of a write (webhook bodies, the CEL
+//!   `request` variable); [`Namespaces`]: the replica's namespaces for selectors.
 //! - [`PluginSelection`]: `--enable-admission-plugins` / `--disable-admission-plugins` over
 //!   Kubernetes' ordered plugin list and its default set.
 
 mod attributes;
 mod chain;
+pub mod matching;
+mod namespaces;
 mod plugin;
 mod plugins;
+mod request;
 mod selection;
 
 pub use self::attributes::Attributes;
 pub use self::attributes::Operation;
 pub use self::chain::Admission;
+pub use self::namespaces::Namespaces;
 pub use self::plugin::Notes;
 pub use self::plugin::Plugin;
 pub use self::plugins::PluginContext;
 pub use self::plugins::build;
+pub use self::request::admission_request;
 pub use self::selection::ORDERED_PLUGINS;
 pub use self::selection::PluginSelection;
 pub use self::selection::SelectionError;

@@ -83,7 +83,7 @@ pub fn is_empty(selector: &Value) -> bool {
 /// The query selector equal to `selector`, as `LabelSelectorAsSelector`; `None` for a null
 /// selector or one that cannot be converted (an unknown operator, `In` without values,
 /// `Exists` with values), which select nothing.
-fn as_selector(selector: &Value) -> Option<LabelSelector> {
+pub fn compile(selector: &Value) -> Option<LabelSelector> {
     if !selector.is_object() {
         return None;
     }
@@ -112,7 +112,7 @@ fn as_selector(selector: &Value) -> Option<LabelSelector> {
 /// Whether the `metav1.LabelSelector` `selector` selects an object with `labels`: an empty
 /// selector selects everything; a null or malformed one selects nothing.
 pub fn matches(selector: &Value, labels: &Map<String, Value>) -> bool {
-    as_selector(selector).is_some_and(|s| s.matches_labels(labels))
+    compile(selector).is_some_and(|s| s.matches_labels(labels))
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ mod always;
 use std::sync::Arc;
 
 use super::Admission;
+use super::Namespaces;
 use super::Plugin;
 use super::PluginSelection;
 use crate::flavor::Flavor;
@@ -18,6 +19,8 @@ pub struct PluginContext {
     pub storage: Arc<dyn Storage>,
     /// The naming flavor.
     pub flavor: Flavor,
+    /// The replica's namespaces (namespace selectors, `namespaceObject`).
+    pub namespaces: Arc<Namespaces>,
 }
 
 /// The plugin named `name`, or `None` when this server does not have it.
