@@ -30,6 +30,17 @@ impl Operation {
     }
 }
 
+/// The group, version and kind of an admitted object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ObjectKind<'a> {
+    /// The API group (empty: core).
+    pub group: &'a str,
+    /// The version.
+    pub version: &'a str,
+    /// The kind.
+    pub kind: &'a str,
+}
+
 /// One write as admission sees it.
 #[derive(Debug, Clone, Copy)]
 pub struct Attributes<'a> {
@@ -40,6 +51,9 @@ pub struct Attributes<'a> {
     pub resource: &'a ResourceType,
     /// The subresource (`status`, `scale`, `binding`, ...), empty for the object itself.
     pub subresource: &'a str,
+    /// The kind of the object admitted when it is not the resource's own: a subresource's
+    /// (`autoscaling/v1` Scale, `v1` Binding, `policy/v1` Eviction, ...).
+    pub object_kind: Option<ObjectKind<'a>>,
     /// The namespace, empty for cluster-scoped objects.
     pub namespace: &'a str,
     /// The object's name; empty on a create whose name is still to be generated.
@@ -57,6 +71,15 @@ pub struct Attributes<'a> {
 }
 
 impl Attributes<'_> {
+    /// The kind of the object admitted: [`Attributes::object_kind`], else the resource's.
+    pub fn kind(&self) -> ObjectKind<'_> {
+        self.object_kind.unwrap_or(ObjectKind {
+            group: &self.resource.group,
+            version: &self.resource.version,
+            kind: &self.resource.kind,
+        })
+    }
+
     /// The 403 of a plugin refusing this write: `<resource> "<name>" is forbidden: <reason>`
     /// (Kubernetes' `admission.NewForbidden`).
     pub fn forbidden(&self, reason: impl Into<String>) -> crate::error::ApiError {

@@ -26,6 +26,7 @@ fn attributes<'a>(
         operation,
         resource,
         subresource,
+        object_kind: None,
         namespace,
         name: "web",
         user,

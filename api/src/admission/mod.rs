@@ -24,6 +24,7 @@ mod request;
 mod selection;
 
 pub use self::attributes::Attributes;
+pub use self::attributes::ObjectKind;
 pub use self::attributes::Operation;
 pub use self::chain::Admission;
 pub use self::namespaces::Namespaces;

@@ -89,7 +89,8 @@ pub fn admission_request(
     old: Option<&Value>,
 ) -> Value {
     let resource = attributes.resource;
-    let kind = json!({"group": resource.group, "version": resource.version, "kind": resource.kind});
+    let object_kind = attributes.kind();
+    let kind = json!({"group": object_kind.group, "version": object_kind.version, "kind": object_kind.kind});
     let gvr =
         json!({"group": resource.group, "version": resource.version, "resource": resource.plural});
     let mut request = Map::new();

@@ -25,6 +25,7 @@ fn a_create_and_a_delete_as_admission_reviews_carry_them() {
         operation: Operation::Create,
         resource: &deployments,
         subresource: "",
+        object_kind: None,
         namespace: "ns",
         name: "web",
         user: &user,
@@ -74,4 +75,41 @@ fn a_create_and_a_delete_as_admission_reviews_carry_them() {
         json!({"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1",
             "gracePeriodSeconds": 0, "propagationPolicy": "Foreground"})
     );
+}
+
+#[test]
+fn a_subresource_with_its_own_kind_is_sent_as_that_kind() {
+    let deployments = rows()
+        .iter()
+        .map(|row| row.resource_type(Flavor::Kubernetes))
+        .find(|r| r.group == "apps" && r.version == "v1" && r.plural == "deployments")
+        .expect("deployments");
+    let user = UserInfo::default();
+    let attributes = Attributes {
+        operation: Operation::Update,
+        resource: &deployments,
+        subresource: "scale",
+        object_kind: Some(crate::admission::ObjectKind {
+            group: "autoscaling",
+            version: "v1",
+            kind: "Scale",
+        }),
+        namespace: "ns",
+        name: "web",
+        user: &user,
+        dry_run: false,
+        field_manager: None,
+        force: false,
+        delete: None,
+    };
+    let request = admission_request(&attributes, "id", None, None);
+    let scale = json!({"group": "autoscaling", "version": "v1", "kind": "Scale"});
+    assert_eq!(request["kind"], scale);
+    assert_eq!(request["requestKind"], scale);
+    assert_eq!(
+        request["resource"],
+        json!({"group": "apps", "version": "v1", "resource": "deployments"})
+    );
+    assert_eq!(request["subResource"], "scale");
+    assert_eq!(request["options"]["kind"], "UpdateOptions");
 }

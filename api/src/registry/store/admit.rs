@@ -118,6 +118,7 @@ impl Store {
             operation: write.operation,
             resource: &self.resource,
             subresource: write.subresource,
+            object_kind: None,
             namespace: write.namespace,
             name: write.name,
             user: &requester.user,
