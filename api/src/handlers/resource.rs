@@ -351,6 +351,7 @@ async fn dispatch(
             let deleted = store
                 .delete(storage, ns, &info.name, &deletion, req.now, write)
                 .await?;
+            warnings.extend(deleted.warnings);
             // 202 where Kubernetes answers it: the object stays (finalizers, a grace period)
             // and the client asked for its dependents with `orphanDependents: false`.
             let status = match !deleted.removed && deletion.orphan_dependents == Some(false) {

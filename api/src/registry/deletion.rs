@@ -123,6 +123,8 @@ pub struct Deleted {
     pub body: Vec<u8>,
     /// Whether the object is gone (or, on a dry run, would be).
     pub removed: bool,
+    /// Admission's warnings, for the response's `Warning` headers.
+    pub warnings: Vec<String>,
 }
 
 /// `gracePeriodSeconds` as the delete path reads it: negative values count as 1 second.

@@ -48,6 +48,7 @@ pub use store::ListBody;
 pub use store::ProtobufListBody;
 pub(crate) use store::ReadConversion;
 pub use store::Store;
+pub use store::SubresourceWrite;
 pub use store::WriteAuthorization;
 pub use store::WriteManager;
 pub use store::WriteOptions;

@@ -51,6 +51,7 @@ use chrono::SecondsFormat;
 use chrono::Utc;
 use serde_json::Value;
 
+pub use self::admit::SubresourceWrite;
 pub use self::apply::Applied;
 pub use self::authorize_write::WriteAuthorization;
 use self::convert::Shared;
@@ -111,6 +112,9 @@ pub struct WriteOptions {
     pub manager: Option<WriteManager>,
     /// An apply's `force=true` (R-RES-204, R-RES-206): take the conflicting fields over.
     pub force: bool,
+    /// The request's admission already ran on a subresource's own object (a Scale, an
+    /// Eviction): this write of the parent is not admitted again, as in Kubernetes.
+    pub admitted: bool,
 }
 
 /// What a create or update answers: the object, and the warnings for the response's

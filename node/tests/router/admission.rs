@@ -74,3 +74,79 @@ async fn admission_runs_only_after_authorization_allows() {
     assert!(message.contains("User \"bob\" cannot create"), "{message}");
     assert!(!message.contains(DENIED), "{message}");
 }
+
+// Subresources with objects of their own are admitted as those objects (a Scale, a Binding,
+// an Eviction): a plugin that lets everything pass leaves them working through the admitted
+// copy, one that refuses everything refuses them and changes nothing.
+#[tokio::test]
+async fn subresource_objects_are_admitted_in_place_of_their_parents() {
+    use super::subresources::DEPLOYMENTS;
+    use super::subresources::PODS;
+    use super::subresources::assert_success;
+    use super::subresources::binding;
+    use super::subresources::deployment;
+    use super::subresources::eviction;
+    use super::subresources::pod;
+    use super::subresources::scale;
+
+    let (storage, _) = backend_in(Flavor::Kubernetes).await;
+    let admitting_all = admitting(&storage, &["AlwaysAdmit"]);
+    created(&admitting_all, DEPLOYMENTS, &deployment("web", 1)).await;
+    for name in ["a", "b"] {
+        created(&admitting_all, PODS, &pod(name, serde_json::json!({}))).await;
+    }
+    let denying = admitting(&storage, &["AlwaysDeny"]);
+    let before = snapshot(&storage).await;
+    let scale_path = format!("{DEPLOYMENTS}/web/scale");
+    let reply = admin_call(&denying, "PUT", &scale_path, Some(&scale("web", 3, None))).await;
+    let status = assert_status(&reply, 403, "Forbidden");
+    assert_eq!(
+        status["message"],
+        format!("deployments.apps \"web\" is forbidden: {DENIED}")
+    );
+    let bind = admin_call(
+        &denying,
+        "POST",
+        &format!("{PODS}/a/binding"),
+        Some(&binding("a", "n1")),
+    )
+    .await;
+    assert_status(&bind, 403, "Forbidden");
+    let evict = admin_call(
+        &denying,
+        "POST",
+        &format!("{PODS}/b/eviction"),
+        Some(&eviction("b")),
+    )
+    .await;
+    assert_status(&evict, 403, "Forbidden");
+    assert_eq!(snapshot(&storage).await, before, "nothing is stored");
+
+    let reply = admin_call(
+        &admitting_all,
+        "PUT",
+        &scale_path,
+        Some(&scale("web", 3, None)),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    assert_eq!(reply.json()["spec"]["replicas"], 3);
+    let bind = admin_call(
+        &admitting_all,
+        "POST",
+        &format!("{PODS}/a/binding"),
+        Some(&binding("a", "n1")),
+    )
+    .await;
+    assert_success(&bind);
+    let evict = admin_call(
+        &admitting_all,
+        "POST",
+        &format!("{PODS}/b/eviction"),
+        Some(&eviction("b")),
+    )
+    .await;
+    assert_success(&evict);
+    let gone = admin_call(&admitting_all, "GET", &format!("{PODS}/b"), None).await;
+    assert_eq!(gone.status, StatusCode::NOT_FOUND);
+}

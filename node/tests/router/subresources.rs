@@ -21,10 +21,10 @@ use super::patch::patch;
 use super::*;
 use apiary_api::RsaTokenSigner;
 
-const DEPLOYMENTS: &str = "/apis/apps/v1/namespaces/default/deployments";
-const PODS: &str = "/api/v1/namespaces/default/pods";
+pub(super) const DEPLOYMENTS: &str = "/apis/apps/v1/namespaces/default/deployments";
+pub(super) const PODS: &str = "/api/v1/namespaces/default/pods";
 
-fn deployment(name: &str, replicas: i64) -> String {
+pub(super) fn deployment(name: &str, replicas: i64) -> String {
     json!({
         "apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": {"name": name},
@@ -40,7 +40,7 @@ fn deployment(name: &str, replicas: i64) -> String {
     .to_string()
 }
 
-fn pod(name: &str, labels: Value) -> String {
+pub(super) fn pod(name: &str, labels: Value) -> String {
     json!({
         "apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": name, "labels": labels},
@@ -49,7 +49,7 @@ fn pod(name: &str, labels: Value) -> String {
     .to_string()
 }
 
-fn scale(name: &str, replicas: i64, rv: Option<&str>) -> String {
+pub(super) fn scale(name: &str, replicas: i64, rv: Option<&str>) -> String {
     let mut metadata = json!({"name": name});
     if let Some(rv) = rv {
         metadata["resourceVersion"] = rv.into();
@@ -264,13 +264,13 @@ async fn scale_of_every_replicated_kind() {
     }
 }
 
-fn binding(pod: &str, node: &str) -> String {
+pub(super) fn binding(pod: &str, node: &str) -> String {
     json!({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": pod},
         "target": {"apiVersion": "v1", "kind": "Node", "name": node}})
     .to_string()
 }
 
-fn assert_success(reply: &Reply) {
+pub(super) fn assert_success(reply: &Reply) {
     assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.text());
     assert_eq!(
         reply.json(),
@@ -557,7 +557,7 @@ async fn budget(app: &Router, name: &str, label: &str, min_available: Value) {
     created(app, BUDGETS, &pdb.to_string()).await;
 }
 
-fn eviction(name: &str) -> String {
+pub(super) fn eviction(name: &str) -> String {
     json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": name}}).to_string()
 }
 

@@ -18,8 +18,11 @@ use super::ResourceRequest;
 use super::delete_options::delete_options;
 use super::json_response;
 use super::resource::patch_type;
+use super::warnings::with_warnings;
 use super::write_options::WriteKind;
 use super::write_options::write_options;
+use crate::admission::ObjectKind;
+use crate::admission::Operation;
 use crate::error::ApiError;
 use crate::group::GroupResource;
 use crate::patch;
@@ -28,6 +31,7 @@ use crate::patch::Shape;
 use crate::registry::Parent;
 use crate::registry::Registry;
 use crate::registry::WriteOptions;
+use crate::registry::Written;
 use crate::registry::subresource::binding;
 use crate::registry::subresource::eviction;
 use crate::registry::subresource::scale;
@@ -59,30 +63,34 @@ pub(crate) async fn serve_subresource(
         }
         ("scale", Verb::Update) => {
             let typed = typed_scale(&body::parse(&req.body)?)?;
-            let body = scale::update_scale(&parent, typed, write).await?;
-            Ok(json_response(StatusCode::OK, body))
+            let written = scale::update_scale(&parent, typed, write).await?;
+            let response = json_response(StatusCode::OK, written.body);
+            Ok(with_warnings(response, &written.warnings))
         }
         ("scale", Verb::Patch) => {
-            let body = patch_scale(&parent, req, write).await?;
-            Ok(json_response(StatusCode::OK, body))
+            let written = patch_scale(&parent, req, write).await?;
+            let response = json_response(StatusCode::OK, written.body);
+            Ok(with_warnings(response, &written.warnings))
         }
         ("binding", Verb::Create) => {
             let binding: Binding = body::typed(&body::parse(&req.body)?, &["v1"], "Binding")?;
-            binding::bind(&parent, &binding, req.now, write).await?;
-            Ok(success())
+            let warnings = binding::bind(&parent, &binding, req.now, write).await?;
+            Ok(with_warnings(success(), &warnings))
         }
         ("eviction", Verb::Create) => {
-            evict(&parent, req, write).await?;
-            Ok(success())
+            let warnings = evict(&parent, req, write).await?;
+            Ok(with_warnings(success(), &warnings))
         }
         ("token", Verb::Create) => {
             let api_version = format!("authentication.{}/v1", req.flavor.group_domain());
             let value = body::parse(&req.body)?;
             let request: TokenRequest = body::typed(&value, &[&api_version], "TokenRequest")?;
             let signer = req.token_signer.as_deref();
-            let body =
-                token::issue(&parent, request, signer, req.now, req.flavor, &req.random).await?;
-            Ok(json_response(StatusCode::CREATED, body))
+            let at = (req.now, write.dry_run);
+            let issued =
+                token::issue(&parent, request, signer, at, req.flavor, &req.random).await?;
+            let response = json_response(StatusCode::CREATED, issued.body);
+            Ok(with_warnings(response, &issued.warnings))
         }
         _ => Err(ApiError::MethodNotAllowed {
             resource: parent.store.resource().group_resource(),
@@ -110,8 +118,10 @@ pub(crate) async fn serve_bindings(
     }
     let write = write_options(req.query, WriteKind::Create, req.flavor, req.sender())?;
     let binding: Binding = body::typed(&body::parse(&req.body)?, &["v1"], "Binding")?;
-    binding::bind_collection(storage, registry, &info.namespace, &binding, req.now, write).await?;
-    Ok(success())
+    let warnings =
+        binding::bind_collection(storage, registry, &info.namespace, &binding, req.now, write)
+            .await?;
+    Ok(with_warnings(success(), &warnings))
 }
 
 /// `value` as a Scale (400 for another kind or a field of the wrong type).
@@ -128,7 +138,7 @@ async fn patch_scale(
     parent: &Parent<'_>,
     req: &ResourceRequest<'_>,
     write: WriteOptions,
-) -> Result<Vec<u8>, ApiError> {
+) -> Result<Written, ApiError> {
     let kind = patch_type(req.content_type, parent.store.custom().is_some())?;
     if kind == PatchType::Apply {
         return apply_scale(parent, req, write).await;
@@ -150,7 +160,7 @@ async fn apply_scale(
     parent: &Parent<'_>,
     req: &ResourceRequest<'_>,
     write: WriteOptions,
-) -> Result<Vec<u8>, ApiError> {
+) -> Result<Written, ApiError> {
     let decoded = schema::decode(&schema::Schema::any(), &req.body, schema::Format::Yaml)
         .map_err(|e| ApiError::BadRequest(format!("error decoding YAML: {e}")))?;
     let config = decoded.value;
@@ -166,26 +176,43 @@ async fn apply_scale(
     scale::apply_scale(parent, &config, write, req.info).await
 }
 
-/// Evicts the pod `parent` as the Eviction in `req`'s body asks, deleting it with the
-/// Eviction's DeleteOptions (or the query's): 400 when the Eviction names another pod.
+/// Evicts the pod `parent` as the Eviction in `req`'s body asks, once admitted, deleting it
+/// with the Eviction's DeleteOptions (or the query's): 400 when the Eviction names another
+/// pod. Answers admission's warnings.
 async fn evict(
     parent: &Parent<'_>,
     req: &ResourceRequest<'_>,
     write: WriteOptions,
-) -> Result<(), ApiError> {
+) -> Result<Vec<String>, ApiError> {
     let value = body::parse(&req.body)?;
     let typed: Eviction = body::typed(&value, &["policy/v1", "policy/v1beta1"], "Eviction")?;
     eviction::check_name(parent, &typed)?;
-    let options_body = match value.get("deleteOptions") {
-        Some(options) if !options.is_null() => options.to_string().into_bytes(),
-        _ => Vec::new(),
+    let kind = ObjectKind {
+        group: "policy",
+        version: match value.get("apiVersion").and_then(Value::as_str) {
+            Some("policy/v1beta1") => "v1beta1",
+            _ => "v1",
+        },
+        kind: "Eviction",
+    };
+    let create = (Operation::Create, "eviction");
+    let (typed, warnings) = parent
+        .admit(create, kind, &typed, None, write.dry_run)
+        .await?;
+    // The Eviction as admitted: a mutating plugin may have changed its options.
+    let options_body = match &typed.delete_options {
+        Some(options) => serde_json::to_vec(options)
+            .map_err(|e| ApiError::Internal(format!("the eviction's options: {e}")))?,
+        None => Vec::new(),
     };
     let options = delete_options(&options_body, req.query, req.flavor)?;
     let write = WriteOptions {
         dry_run: write.dry_run || options.dry_run,
+        admitted: true,
         ..WriteOptions::default()
     };
-    eviction::evict(parent, &options, req.now, write).await
+    eviction::evict(parent, &options, req.now, write).await?;
+    Ok(warnings)
 }
 
 /// The answer of a subresource create that makes no object (binding, eviction): 201 with a

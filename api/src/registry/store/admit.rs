@@ -12,6 +12,7 @@ use super::WriteOptions;
 use crate::admission::Admission;
 use crate::admission::Attributes;
 use crate::admission::Notes;
+use crate::admission::ObjectKind;
 use crate::admission::Operation;
 use crate::auth::Requester;
 use crate::error::ApiError;
@@ -28,6 +29,8 @@ pub(super) struct AdmittedWrite<'a> {
     pub field_manager: Option<&'a str>,
     pub force: bool,
     pub delete: Option<&'a DeleteOptions>,
+    /// Admission already ran for this request ([`WriteOptions::admitted`]).
+    pub admitted: bool,
 }
 
 impl<'a> AdmittedWrite<'a> {
@@ -46,11 +49,17 @@ impl<'a> AdmittedWrite<'a> {
             field_manager: write.manager.as_ref().map(|m| m.name.as_str()),
             force: write.force,
             delete: None,
+            admitted: write.admitted,
         }
     }
 
-    /// A delete of `namespace`/`name` with `options`.
-    pub fn delete(namespace: &'a str, name: &'a str, options: &'a DeleteOptions) -> Self {
+    /// A delete of `namespace`/`name` with `options`; `admitted` as [`WriteOptions::admitted`].
+    pub fn delete(
+        namespace: &'a str,
+        name: &'a str,
+        options: &'a DeleteOptions,
+        admitted: bool,
+    ) -> Self {
         Self {
             operation: Operation::Delete,
             namespace,
@@ -60,8 +69,26 @@ impl<'a> AdmittedWrite<'a> {
             field_manager: None,
             force: false,
             delete: Some(options),
+            admitted,
         }
     }
+}
+
+/// A write to a subresource with an object of its own ([`Store::admit_subresource`]).
+#[derive(Clone, Copy)]
+pub struct SubresourceWrite<'a> {
+    /// CREATE (binding, eviction, token) or UPDATE (scale).
+    pub operation: Operation,
+    /// The parent's namespace.
+    pub namespace: &'a str,
+    /// The parent's name.
+    pub name: &'a str,
+    /// The subresource.
+    pub subresource: &'a str,
+    /// The subresource object's kind.
+    pub kind: ObjectKind<'a>,
+    /// `dryRun=All`.
+    pub dry_run: bool,
 }
 
 impl Store {
@@ -87,7 +114,9 @@ impl Store {
         old: Option<&Value>,
         notes: &mut Notes,
     ) -> Result<(), ApiError> {
-        let (Some(admission), Some(requester)) = (&self.admission, Requester::current()) else {
+        let (Some(admission), Some(requester), false) =
+            (&self.admission, Requester::current(), write.admitted)
+        else {
             return Ok(());
         };
         let attributes = self.attributes(write, &requester);
@@ -102,11 +131,46 @@ impl Store {
         old: Option<&Value>,
         notes: &mut Notes,
     ) -> Result<(), ApiError> {
-        let (Some(admission), Some(requester)) = (&self.admission, Requester::current()) else {
+        let (Some(admission), Some(requester), false) =
+            (&self.admission, Requester::current(), write.admitted)
+        else {
             return Ok(());
         };
         let attributes = self.attributes(write, &requester);
         admission.validate(&attributes, object, old, notes).await
+    }
+
+    /// Admits a subresource's own object (`kind`: a Scale, a Binding, an Eviction, a
+    /// TokenRequest) for `operation` on `namespace`/`name`/`subresource`: both passes, the
+    /// mutating one changing `object`. Answers the plugins' warnings. The write to the parent
+    /// that follows carries [`WriteOptions::admitted`].
+    pub async fn admit_subresource(
+        &self,
+        write: SubresourceWrite<'_>,
+        object: &mut Value,
+        old: Option<&Value>,
+    ) -> Result<Vec<String>, ApiError> {
+        let (Some(admission), Some(requester)) = (&self.admission, Requester::current()) else {
+            return Ok(Vec::new());
+        };
+        let options = WriteOptions {
+            dry_run: write.dry_run,
+            ..WriteOptions::default()
+        };
+        let target = (write.namespace, write.name, write.subresource);
+        let mut attributes = self.attributes(
+            AdmittedWrite::of(write.operation, target, &options),
+            &requester,
+        );
+        attributes.object_kind = Some(write.kind);
+        let mut notes = Notes::default();
+        admission
+            .mutate(&attributes, Some(object), old, &mut notes)
+            .await?;
+        admission
+            .validate(&attributes, Some(object), old, &mut notes)
+            .await?;
+        Ok(notes.warnings)
     }
 
     fn attributes<'a>(

@@ -320,7 +320,7 @@ impl Store {
                 .delete(storage, namespace, name, options, now, write),
         );
         let deleted = home_delete.await.map_err(|e| shared.rebrand(self, e))?;
-        let removed = deleted.removed;
+        let (removed, warnings) = (deleted.removed, deleted.warnings);
         let obj: Value = serde_json::from_slice(&deleted.body)
             .map_err(|e| ApiError::Internal(format!("stored answer cannot be read: {e}")))?;
         if obj.get("kind").and_then(Value::as_str) == Some("Status") {
@@ -329,9 +329,17 @@ impl Store {
                 .and_then(Value::as_str)
                 .unwrap_or_default();
             let body = self.deleted_status(name, uid);
-            return Ok(Deleted { body, removed });
+            return Ok(Deleted {
+                body,
+                removed,
+                warnings,
+            });
         }
         let body = shared.read.encode(obj).await?;
-        Ok(Deleted { body, removed })
+        Ok(Deleted {
+            body,
+            removed,
+            warnings,
+        })
     }
 }

@@ -55,7 +55,8 @@ impl Store {
         let key = self.resource.object_key(namespace, name);
         let mut writes = Persistence::optimistic(storage, write.dry_run);
         loop {
-            let answer = self.delete_once(&writes, &key, name, options, now).await;
+            let target = (key.as_str(), name, write.admitted);
+            let answer = self.delete_once(&writes, target, options, now).await;
             match writes.again() {
                 Some(quorum) => writes = quorum,
                 None => return answer,
@@ -63,12 +64,12 @@ impl Store {
         }
     }
 
-    /// One delete of the object at `key`, its object read through `writes`.
+    /// One delete of the object at `key`, its object read through `writes`; `target` is
+    /// (key, name, whether admission already ran: [`WriteOptions::admitted`]).
     async fn delete_once(
         &self,
         writes: &Persistence<'_>,
-        key: &str,
-        name: &str,
+        (key, name, admitted): (&str, &str, bool),
         options: &DeleteOptions,
         now: DateTime<Utc>,
     ) -> Result<Deleted, ApiError> {
@@ -79,16 +80,17 @@ impl Store {
             let uid = meta_str(&obj, "uid").to_owned();
             self.check_preconditions(name, &options.preconditions, &uid, &current)?;
             let namespace = meta_str(&obj, "namespace").to_owned();
-            let admitted = AdmittedWrite::delete(&namespace, name, options);
+            let write = AdmittedWrite::delete(&namespace, name, options, admitted);
             let mut notes = Notes::default();
-            self.admit_mutating(admitted, None, None, &mut notes)
+            self.admit_mutating(write, None, None, &mut notes).await?;
+            self.admit_validating(write, None, Some(&obj), &mut notes)
                 .await?;
-            self.admit_validating(admitted, None, Some(&obj), &mut notes)
-                .await?;
-            let kept = |body| Deleted {
+            let answer = |body, removed| Deleted {
                 body,
-                removed: false,
+                removed,
+                warnings: notes.warnings.clone(),
             };
+            let kept = |body| answer(body, false);
             let action = self.strategy.before_delete(&mut obj, now, options);
             let marked = match action {
                 DeleteAction::Mark | DeleteAction::MarkThenRemove => Some(encode(key, &obj)?),
@@ -107,10 +109,7 @@ impl Store {
                     match self.mark(writes, key, value, &current).await {
                         Ok(marked) if writes.is_dry_run() => {
                             let body = self.respond(key, marked)?;
-                            return Ok(Deleted {
-                                body,
-                                removed: true,
-                            });
+                            return Ok(answer(body, true));
                         }
                         Ok(marked) => writes.delete(key, Some(marked.mod_revision)).await,
                         Err(e) => Err(e),
@@ -130,10 +129,7 @@ impl Store {
                         true => self.respond(key, deleted)?,
                         false => self.deleted_status(name, &uid),
                     };
-                    return Ok(Deleted {
-                        body,
-                        removed: true,
-                    });
+                    return Ok(answer(body, true));
                 }
                 Err(StorageError::Conflict { .. }) if attempt < RETRY_ATTEMPTS => continue,
                 Err(e) => return Err(self.storage_error(e, name)),

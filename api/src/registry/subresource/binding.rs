@@ -12,6 +12,8 @@ use serde_json::Value;
 use serde_json::json;
 
 use super::Parent;
+use crate::admission::ObjectKind;
+use crate::admission::Operation;
 use crate::error::ApiError;
 use crate::error::excerpt;
 use crate::group::GroupKind;
@@ -34,14 +36,24 @@ pub(crate) async fn bind(
     binding: &Binding,
     now: DateTime<Utc>,
     write: WriteOptions,
-) -> Result<(), ApiError> {
+) -> Result<Vec<String>, ApiError> {
     if binding.metadata.name.as_deref().unwrap_or_default() != parent.name {
         return Err(ApiError::BadRequest(
             "name in URL does not match name in Binding object".to_owned(),
         ));
     }
-    validate(binding)?;
-    assign(parent, binding, now, write.dry_run).await
+    let kind = ObjectKind {
+        group: "",
+        version: "v1",
+        kind: "Binding",
+    };
+    let create = (Operation::Create, "binding");
+    let (binding, warnings) = parent
+        .admit(create, kind, binding, None, write.dry_run)
+        .await?;
+    validate(&binding)?;
+    assign(parent, &binding, now, write.dry_run).await?;
+    Ok(warnings)
 }
 
 /// Binds the pod `binding` names in `namespace` (POST to the core `bindings` collection,
@@ -53,7 +65,7 @@ pub(crate) async fn bind_collection(
     binding: &Binding,
     now: DateTime<Utc>,
     write: WriteOptions,
-) -> Result<(), ApiError> {
+) -> Result<Vec<String>, ApiError> {
     let pods = registry
         .builtin_store("", "v1", "pods")
         .ok_or(ApiError::UnknownResource)?;

@@ -112,6 +112,7 @@ pub(crate) async fn evict(
 ) -> Result<(), ApiError> {
     let write = WriteOptions {
         dry_run: write.dry_run,
+        admitted: write.admitted,
         ..WriteOptions::default()
     };
     let (storage, pods, ns, name) = (parent.storage, parent.store, parent.namespace, parent.name);

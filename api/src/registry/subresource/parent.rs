@@ -3,9 +3,12 @@
 
 use serde_json::Value;
 
+use crate::admission::ObjectKind;
+use crate::admission::Operation;
 use crate::error::ApiError;
 use crate::registry::Registry;
 use crate::registry::Store;
+use crate::registry::SubresourceWrite;
 use crate::storage::ReadConsistency;
 use crate::storage::Storage;
 
@@ -36,6 +39,40 @@ impl Parent<'_> {
             )
             .await?;
         stored(&body)
+    }
+
+    /// Admits `object`, the subresource's own object of `kind` (a Scale, a Binding, an
+    /// Eviction, a TokenRequest), in place of the parent (crate::admission); `old` is the
+    /// current one where there is one (a Scale). Answers the plugins' warnings.
+    pub(crate) async fn admit<T>(
+        &self,
+        (operation, subresource): (Operation, &str),
+        kind: ObjectKind<'_>,
+        object: &T,
+        old: Option<&Value>,
+        dry_run: bool,
+    ) -> Result<(T, Vec<String>), ApiError>
+    where
+        T: serde::Serialize + serde::de::DeserializeOwned,
+    {
+        let mut value = serde_json::to_value(object)
+            .map_err(|e| ApiError::Internal(format!("{} cannot be admitted: {e}", kind.kind)))?;
+        let write = SubresourceWrite {
+            operation,
+            namespace: self.namespace,
+            name: self.name,
+            subresource,
+            kind,
+            dry_run,
+        };
+        let warnings = self.store.admit_subresource(write, &mut value, old).await?;
+        let admitted = serde_json::from_value(value).map_err(|e| {
+            ApiError::BadRequest(format!(
+                "{} changed by admission is invalid: {e}",
+                kind.kind
+            ))
+        })?;
+        Ok((admitted, warnings))
     }
 }
 

@@ -14,17 +14,27 @@ use serde_json::json;
 
 use super::Parent;
 use super::parent::stored;
+use crate::admission::ObjectKind;
+use crate::admission::Operation;
 use crate::error::ApiError;
 use crate::error::excerpt;
 use crate::group::GroupKind;
 use crate::registry::Store;
 use crate::registry::WriteOptions;
+use crate::registry::Written;
 use crate::registry::store::RETRY_ATTEMPTS;
 use crate::request::RequestInfo;
 use crate::validation::FieldError;
 
 /// The `apiVersion` of Scale in every flavor (`autoscaling` has no domain).
 pub(crate) const SCALE_API_VERSION: &str = "autoscaling/v1";
+
+/// The kind admission sees on a `scale` write.
+const SCALE_KIND: ObjectKind<'static> = ObjectKind {
+    group: "autoscaling",
+    version: "v1",
+    kind: "Scale",
+};
 /// The replicas of a parent without `spec.replicas` (every replicated kind defaults to 1).
 const DEFAULT_REPLICAS: i64 = 1;
 
@@ -246,7 +256,7 @@ pub(crate) async fn update_scale(
     parent: &Parent<'_>,
     typed: Scale,
     write: WriteOptions,
-) -> Result<Vec<u8>, ApiError> {
+) -> Result<Written, ApiError> {
     let body_name = typed.metadata.name.clone().unwrap_or_default();
     if body_name != parent.name {
         return Err(ApiError::BadRequest(format!(
@@ -255,26 +265,32 @@ pub(crate) async fn update_scale(
             excerpt(parent.name)
         )));
     }
-    let replicas = typed.spec.and_then(|s| s.replicas).unwrap_or(0);
-    if replicas < 0 {
-        return Err(invalid(
-            parent.name,
-            vec![FieldError::invalid(
-                "spec.replicas",
-                i64::from(replicas),
-                "must be greater than or equal to 0",
-            )],
-        ));
-    }
-    let requested = typed.metadata.resource_version.filter(|rv| !rv.is_empty());
+    let requested = (typed.metadata.resource_version.clone()).filter(|rv| !rv.is_empty());
     let write = WriteOptions {
         dry_run: write.dry_run,
+        admitted: true,
         ..WriteOptions::default()
     };
     let mut attempt = 0;
     loop {
         attempt += 1;
         let mut obj = parent.read().await?;
+        let old = scale_of(parent.store, &obj);
+        let update = (Operation::Update, "scale");
+        let (admitted, warnings) = parent
+            .admit(update, SCALE_KIND, &typed, Some(&old), write.dry_run)
+            .await?;
+        let replicas = admitted.spec.and_then(|s| s.replicas).unwrap_or(0);
+        if replicas < 0 {
+            return Err(invalid(
+                parent.name,
+                vec![FieldError::invalid(
+                    "spec.replicas",
+                    i64::from(replicas),
+                    "must be greater than or equal to 0",
+                )],
+            ));
+        }
         if let Some(rv) = &requested
             && let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut)
         {
@@ -295,9 +311,11 @@ pub(crate) async fn update_scale(
             .await
         {
             Ok(written) => {
-                return Ok(scale_of(parent.store, &stored(&written.body)?)
-                    .to_string()
-                    .into_bytes());
+                let scale = scale_of(parent.store, &stored(&written.body)?);
+                return Ok(Written {
+                    body: scale.to_string().into_bytes(),
+                    warnings,
+                });
             }
             Err(ApiError::Conflict { .. }) if requested.is_none() && attempt < RETRY_ATTEMPTS => {
                 continue;
@@ -316,8 +334,23 @@ pub(crate) async fn apply_scale(
     config: &Value,
     write: WriteOptions,
     request: &RequestInfo,
-) -> Result<Vec<u8>, ApiError> {
+) -> Result<Written, ApiError> {
     let rt = parent.store.resource();
+    // Admission sees the Scale the apply asks for: the current one with the configuration's
+    // replicas (a mutating plugin may change them).
+    let old = get_scale(parent).await?;
+    let mut asked = old.clone();
+    if let Some(replicas) = config.pointer("/spec/replicas") {
+        asked["spec"]["replicas"] = replicas.clone();
+    }
+    let update = (Operation::Update, "scale");
+    let (admitted, warnings) = parent
+        .admit(update, SCALE_KIND, &asked, Some(&old), write.dry_run)
+        .await?;
+    let write = WriteOptions {
+        admitted: true,
+        ..write
+    };
     let name = config
         .pointer("/metadata/name")
         .and_then(Value::as_str)
@@ -327,7 +360,9 @@ pub(crate) async fn apply_scale(
     if let Some(rv) = config.pointer("/metadata/resourceVersion") {
         on_parent["metadata"]["resourceVersion"] = rv.clone();
     }
-    if let Some(replicas) = config.pointer("/spec/replicas") {
+    if config.pointer("/spec/replicas").is_some()
+        && let Some(replicas) = admitted.pointer("/spec/replicas")
+    {
         set_replicas(parent.store, &mut on_parent, replicas.clone());
     }
     let target = (parent.namespace, parent.name, "scale");
@@ -336,9 +371,11 @@ pub(crate) async fn apply_scale(
         .store
         .apply(parent.storage, target, &body, write, request)
         .await?;
-    Ok(scale_of(parent.store, &stored(&applied.written.body)?)
-        .to_string()
-        .into_bytes())
+    let scale = scale_of(parent.store, &stored(&applied.written.body)?);
+    Ok(Written {
+        body: scale.to_string().into_bytes(),
+        warnings,
+    })
 }
 
 #[cfg(test)]

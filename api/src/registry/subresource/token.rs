@@ -20,12 +20,15 @@ use serde_json::Value;
 use serde_json::json;
 
 use super::Parent;
+use crate::admission::ObjectKind;
+use crate::admission::Operation;
 use crate::error::ApiError;
 use crate::error::excerpt;
 use crate::flavor::Flavor;
 use crate::group::GroupKind;
 use crate::group::GroupResource;
 use crate::random::RandomSource;
+use crate::registry::Written;
 use crate::serviceaccount::Binding;
 use crate::serviceaccount::DEFAULT_EXPIRATION_SECONDS;
 use crate::serviceaccount::EXTENDED_EXPIRATION_SECONDS;
@@ -56,16 +59,25 @@ fn invalid(flavor: Flavor, causes: Vec<FieldError>) -> ApiError {
 /// account), 409 for a bound object whose uid differs, 422 for a lifetime out of range, 404
 /// for a missing service account or bound object, 500 without a signer. Answers the
 /// TokenRequest with its defaults filled in and `status.token` and
-/// `status.expirationTimestamp` set.
+/// `status.expirationTimestamp` set, once admitted (`dry_run`: the request's), with
+/// admission's warnings.
 pub(crate) async fn issue(
     parent: &Parent<'_>,
     request: TokenRequest,
     signer: Option<&dyn TokenSigner>,
-    now: DateTime<Utc>,
+    (now, dry_run): (DateTime<Utc>, bool),
     flavor: Flavor,
     random: &RandomSource,
-) -> Result<Vec<u8>, ApiError> {
+) -> Result<Written, ApiError> {
     let api_version = format!("authentication.{}/v1", flavor.group_domain());
+    let group = format!("authentication.{}", flavor.group_domain());
+    let kind = ObjectKind {
+        group: &group,
+        version: "v1",
+        kind: "TokenRequest",
+    };
+    let create = (Operation::Create, "token");
+    let (request, warnings) = parent.admit(create, kind, &request, None, dry_run).await?;
     let spec = request.spec.unwrap_or_default();
     for (field, given, want) in [
         ("name", &request.metadata.name, parent.name),
@@ -152,7 +164,10 @@ pub(crate) async fn issue(
             "uid": uid,
         });
     }
-    Ok(response.to_string().into_bytes())
+    Ok(Written {
+        body: response.to_string().into_bytes(),
+        warnings,
+    })
 }
 
 /// What `reference` binds a token of the service account `parent` to, and the bound object's
