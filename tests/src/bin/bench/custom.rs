@@ -5,7 +5,7 @@
 //! fields; the requests go round-robin to the three replicas, and each way runs once per level
 //! per round, in an order that rotates from round to round.
 
-use std::fmt::Write as _;
+use std::sync::Arc;
 use std::time::Duration;
 
 use apiary_tests::DevCluster;
@@ -13,17 +13,12 @@ use apiary_tests::DevOptions;
 use apiary_tests::Flavor;
 use apiary_tests::HarnessError;
 use apiary_tests::HttpClient;
-use apiary_tests::load;
-use apiary_tests::load::LevelResult;
 use http::StatusCode;
 use serde_json::Value;
 use serde_json::json;
 
 use super::Args;
-use super::ms;
-use super::report;
-use super::rounds::p50;
-use super::rounds::rate;
+use super::ways;
 
 /// The ten CEL rules of the ruled definition, on its `spec`.
 const RULES: [&str; 10] = [
@@ -50,15 +45,7 @@ enum Way {
 const WAYS: [Way; 3] = [Way::ConfigMap, Way::Plain, Way::Ruled];
 
 impl Way {
-    fn name(self) -> &'static str {
-        match self {
-            Self::ConfigMap => "ConfigMap",
-            Self::Plain => "CR, no rules",
-            Self::Ruled => "CR, 10 rules",
-        }
-    }
-
-    fn collection(self) -> &'static str {
+    fn path(self) -> &'static str {
         match self {
             Self::ConfigMap => "/api/v1/namespaces/default/configmaps",
             Self::Plain => "/apis/bench.example.com/v1/namespaces/default/plains",
@@ -66,8 +53,7 @@ impl Way {
         }
     }
 
-    /// Object `i` of this way.
-    fn object(self, i: u64) -> Value {
+    fn body(self, i: u64) -> Value {
         let name = format!("w-{i}");
         let fields = json!({"replicas": 3, "name": name, "tags": ["a", "b", "c"], "min": 1,
             "max": 5, "mode": "a", "image": "registry.example.com/app:1.0", "port": 8080,
@@ -88,6 +74,25 @@ impl Way {
                 "spec": fields,
             }),
         }
+    }
+}
+
+impl ways::Way for Way {
+    fn name(&self) -> String {
+        match self {
+            Self::ConfigMap => "ConfigMap",
+            Self::Plain => "CR, no rules",
+            Self::Ruled => "CR, 10 rules",
+        }
+        .to_owned()
+    }
+
+    fn collection(&self) -> String {
+        self.path().to_owned()
+    }
+
+    fn object(&self, i: u64) -> Value {
+        self.body(i)
     }
 }
 
@@ -138,13 +143,13 @@ async fn define(client: &HttpClient) -> Result<(), HarnessError> {
     for way in [Way::Plain, Way::Ruled] {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
         loop {
-            let reply = client.get(way.collection()).await?;
+            let reply = client.get(way.path()).await?;
             if reply.status == StatusCode::OK {
                 break;
             }
             if tokio::time::Instant::now() > deadline {
                 return Err(HarnessError::UnexpectedStatus {
-                    what: format!("waiting for {} to be served", way.name()),
+                    what: format!("waiting for {} to be served", way.path()),
                     status: reply.status,
                     body: reply.text(),
                 });
@@ -153,30 +158,6 @@ async fn define(client: &HttpClient) -> Result<(), HarnessError> {
         }
     }
     Ok(())
-}
-
-/// One level of one way: `args.requests` creates from `level` clients, objects numbered from
-/// `first`.
-async fn level(
-    args: &Args,
-    replicas: &[HttpClient],
-    way: Way,
-    level: usize,
-    first: u64,
-) -> LevelResult {
-    let replicas = replicas.to_vec();
-    let budget = Duration::from_secs(args.level_budget);
-    load::run(level, args.requests, budget, move |i| {
-        let client = replicas[(i as usize) % replicas.len()].clone();
-        async move {
-            match client.post(way.collection(), &way.object(first + i)).await {
-                Ok(r) if r.status == StatusCode::CREATED => Ok(()),
-                Ok(r) => Err(format!("{}: {}", r.status, r.text())),
-                Err(e) => Err(e.to_string()),
-            }
-        }
-    })
-    .await
 }
 
 /// Runs the comparison and answers its table.
@@ -191,59 +172,7 @@ pub async fn run(args: &Args) -> Result<String, HarnessError> {
         .collect::<Result<_, _>>()?;
     println!("apiary: 3 replicas in {}", cluster.dir().display());
     define(&replicas[0]).await?;
-    let mut next = 0;
-    for way in WAYS {
-        let warm = level(args, &replicas, way, 16, next).await;
-        report(&format!("warm-up {}", way.name()), &warm);
-    }
-    next += args.requests;
-    let mut results: Vec<Vec<Vec<LevelResult>>> =
-        vec![vec![Vec::new(); WAYS.len()]; args.levels.len()];
-    for round in 0..args.rounds {
-        for (l, &clients) in args.levels.iter().enumerate() {
-            for k in 0..WAYS.len() {
-                let w = (round + k) % WAYS.len();
-                let result = level(args, &replicas, WAYS[w], clients, next).await;
-                report(&format!("round {round} {}", WAYS[w].name()), &result);
-                results[l][w].push(result);
-            }
-            next += args.requests;
-        }
-    }
-    Ok(table(args, &results))
-}
-
-/// The markdown table: per level, each way's mean creates/s and p50, and the ratios of the
-/// ruled kind to the plain one and of the plain one to ConfigMaps.
-fn table(args: &Args, results: &[Vec<Vec<LevelResult>>]) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "\n| clients | ConfigMap/s | CR (no rules)/s | CR (10 rules)/s | ConfigMap p50 | CR (no rules) p50 | CR (10 rules) p50 | 10 rules / no rules | no rules / ConfigMap | errors |"
-    );
-    let _ = writeln!(out, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
-    for (l, clients) in args.levels.iter().enumerate() {
-        let rates: Vec<f64> = results[l].iter().map(|runs| rate(runs).0).collect();
-        let ratio = |a: f64, b: f64| {
-            if b > 0.0 {
-                format!("{:.2}", a / b)
-            } else {
-                "-".into()
-            }
-        };
-        let errors: u64 = results[l].iter().flatten().map(|r| r.errors).sum();
-        let _ = writeln!(
-            out,
-            "| {clients} | {:.0} | {:.0} | {:.0} | {} | {} | {} | {} | {} | {errors} |",
-            rates[0],
-            rates[1],
-            rates[2],
-            ms(p50(&results[l][0])),
-            ms(p50(&results[l][1])),
-            ms(p50(&results[l][2])),
-            ratio(rates[2], rates[1]),
-            ratio(rates[1], rates[0]),
-        );
-    }
-    out
+    let ways: Vec<Arc<dyn ways::Way>> = WAYS.iter().map(|w| Arc::new(*w) as _).collect();
+    let results = ways::compare(args, &replicas, &ways).await;
+    Ok(ways::table(args, &ways, &results, &[(2, 1), (1, 0)]))
 }

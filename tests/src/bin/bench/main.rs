@@ -28,6 +28,7 @@ mod custom;
 mod etcd;
 mod failover;
 mod rounds;
+mod ways;
 
 use std::fmt::Write as _;
 use std::process::ExitCode;
