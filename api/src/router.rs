@@ -106,6 +106,7 @@ pub fn router(storage: Arc<dyn Storage>, config: ApiConfig) -> Router {
     let context = admission::PluginContext {
         storage: storage.clone(),
         flavor: config.flavor,
+        config: config.admission_config.clone(),
     };
     let (chain, missing) = admission::build(&config.admission, &context);
     if !missing.is_empty() {

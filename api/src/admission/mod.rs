@@ -10,9 +10,11 @@
 //!   plugin).
 //! - [`PluginSelection`]: `--enable-admission-plugins` / `--disable-admission-plugins` over
 //!   Kubernetes' ordered plugin list and its default set.
+//! - [`AdmissionConfig`]: `--admission-control-config-file`, each plugin's configuration.
 
 mod attributes;
 mod chain;
+mod config;
 mod plugin;
 mod plugins;
 mod selection;
@@ -20,9 +22,13 @@ mod selection;
 pub use self::attributes::Attributes;
 pub use self::attributes::Operation;
 pub use self::chain::Admission;
+pub use self::config::AdmissionConfig;
+pub use self::config::AdmissionConfigError;
 pub use self::plugin::Notes;
 pub use self::plugin::Plugin;
+pub use self::plugins::NAMESPACE_LIFECYCLE;
 pub use self::plugins::PluginContext;
+pub use self::plugins::PodSecurityConfig;
 pub use self::plugins::build;
 pub use self::selection::ORDERED_PLUGINS;
 pub use self::selection::PluginSelection;

@@ -180,6 +180,12 @@ pub fn replica_specs(args: &DevArgs, dir: &Path, pki: &DevPki, program: &Path) -
                     argv.push(format!("{flag}={}", names.join(",")).into());
                 }
             }
+            if let Some(file) = &admission.admission_control_config_file {
+                // The replicas run elsewhere: the file as an absolute path.
+                let file = std::path::absolute(file).unwrap_or_else(|_| file.clone());
+                argv.push("--admission-control-config-file".into());
+                argv.push(file.into());
+            }
             let flow = &args.flow_control;
             argv.push(
                 format!(
