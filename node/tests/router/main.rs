@@ -4,6 +4,7 @@
 
 mod admission;
 mod admission_namespace_lifecycle;
+mod admission_node_restriction;
 mod admission_pod_security;
 mod apply;
 mod audit;
