@@ -36,7 +36,7 @@ pub enum AdmissionConfigError {
 }
 
 /// The admission configuration: each plugin's configuration document, by plugin name.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AdmissionConfig {
     plugins: BTreeMap<String, Value>,
 }
