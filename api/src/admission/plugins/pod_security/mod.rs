@@ -149,11 +149,7 @@ impl PodSecurity {
         {
             return Some("namespace");
         }
-        if config
-            .exempt_users
-            .iter()
-            .any(|u| *u == attributes.user.name)
-        {
+        if config.exempt_users.contains(&attributes.user.name) {
             return Some("user");
         }
         let runtime_class = spec["runtimeClassName"].as_str().unwrap_or_default();
