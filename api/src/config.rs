@@ -117,6 +117,9 @@ pub struct ApiConfig {
     /// The admission plugins enabled (`--enable-admission-plugins`,
     /// `--disable-admission-plugins`); Kubernetes' default set by default.
     pub admission: crate::admission::PluginSelection,
+    /// The admission plugins' configurations (`--admission-control-config-file`); none by
+    /// default.
+    pub admission_config: crate::admission::AdmissionConfig,
 }
 
 impl ApiConfig {
@@ -154,6 +157,7 @@ impl ApiConfig {
             cluster_admin: None,
             webhooks: None,
             admission: crate::admission::PluginSelection::default(),
+            admission_config: crate::admission::AdmissionConfig::default(),
         }
     }
 }

@@ -266,6 +266,9 @@ pub struct AdmissionArgs {
     /// Admission plugins of the default set to disable, comma separated.
     #[arg(long, value_delimiter = ',')]
     pub disable_admission_plugins: Vec<String>,
+    /// The AdmissionConfiguration file: the plugins' configurations (YAML or JSON).
+    #[arg(long)]
+    pub admission_control_config_file: Option<PathBuf>,
 }
 
 /// `--max-object-bytes`: a positive number of bytes.

@@ -10,6 +10,7 @@ use std::time::Duration;
 use apiary_api::FeatureGates;
 use apiary_api::TokenLimits;
 use apiary_api::WatchSettings;
+use apiary_api::admission::AdmissionConfig;
 use apiary_api::admission::PluginSelection;
 use apiary_api::features::FeatureGateError;
 use apiary_api::features::GateWarning;
@@ -126,6 +127,9 @@ pub enum ConfigError {
     /// plugin, or both name one.
     #[error(transparent)]
     Admission(#[from] apiary_api::admission::SelectionError),
+    /// `--admission-control-config-file` cannot be read or is invalid.
+    #[error(transparent)]
+    AdmissionConfig(#[from] apiary_api::admission::AdmissionConfigError),
     /// `--controllers` names an unknown controller.
     #[error(transparent)]
     Controllers(#[from] UnknownController),
@@ -217,6 +221,8 @@ pub struct ServeConfig {
     /// The admission plugins enabled (`--enable-admission-plugins`,
     /// `--disable-admission-plugins`).
     pub admission: PluginSelection,
+    /// The admission plugins' configurations (`--admission-control-config-file`).
+    pub admission_config: AdmissionConfig,
     /// Which gated features are on (`--feature-gates`).
     pub feature_gates: FeatureGates,
     /// What setting `--feature-gates` left to log: GA or deprecated gates that were set.
@@ -384,6 +390,10 @@ impl ServeConfig {
                 &args.admission.enable_admission_plugins,
                 &args.admission.disable_admission_plugins,
             )?,
+            admission_config: match &args.admission.admission_control_config_file {
+                Some(path) => AdmissionConfig::read(path)?,
+                None => AdmissionConfig::default(),
+            },
             feature_gates,
             feature_gate_warnings,
             gate_record: if args.replace_cluster_feature_gates {

@@ -181,6 +181,7 @@ pub async fn run(
         service_ranges: config.service_ranges,
         max_object_bytes: config.max_object_bytes,
         admission: config.admission,
+        admission_config: config.admission_config,
         feature_gates: config.feature_gates,
         gate_record: config.gate_record,
         protocol: ProtocolRange::CURRENT,

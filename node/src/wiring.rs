@@ -129,6 +129,8 @@ pub struct HostConfig {
     pub max_object_bytes: usize,
     /// The admission plugins enabled.
     pub admission: apiary_api::admission::PluginSelection,
+    /// The admission plugins' configurations.
+    pub admission_config: apiary_api::admission::AdmissionConfig,
     /// Which gated features are on.
     pub feature_gates: FeatureGates,
     /// How the cluster-wide gates meet the cluster's record (before the API admits requests).
@@ -286,6 +288,7 @@ where
     api_config.service_ranges = config.service_ranges;
     api_config.max_object_bytes = config.max_object_bytes;
     api_config.admission = config.admission.clone();
+    api_config.admission_config = config.admission_config.clone();
     api_config.feature_gates = config.feature_gates;
     api_config.audit = config.audit.clone();
     api_config.flow_control = config.flow_control;

@@ -162,6 +162,7 @@ impl Cluster {
             service_ranges: ServiceRanges::default(),
             max_object_bytes: apiary_api::DEFAULT_MAX_OBJECT_BYTES,
             admission: Default::default(),
+            admission_config: Default::default(),
             feature_gates: self.feature_gates,
             feature_gate_warnings: Vec::new(),
             gate_record: self.gate_record,

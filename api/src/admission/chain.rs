@@ -35,6 +35,11 @@ impl Admission {
         self.plugins.iter().map(|(name, _)| *name)
     }
 
+    /// Whether the plugin `name` runs.
+    pub fn runs(&self, name: &str) -> bool {
+        self.plugins.iter().any(|(n, _)| *n == name)
+    }
+
     /// Whether no plugin runs.
     pub fn is_empty(&self) -> bool {
         self.plugins.is_empty()

@@ -13,11 +13,13 @@
 //!   `request` variable); [`Namespaces`]: the replica's namespaces for selectors.
 //! - [`PluginSelection`]: `--enable-admission-plugins` / `--disable-admission-plugins` over
 //!   Kubernetes' ordered plugin list and its default set.
+//! - [`AdmissionConfig`]: `--admission-control-config-file`, each plugin's configuration.
 
 mod attributes;
 mod chain;
 pub mod matching;
 mod namespaces;
+mod config;
 mod plugin;
 mod plugins;
 mod request;
@@ -28,9 +30,13 @@ pub use self::attributes::ObjectKind;
 pub use self::attributes::Operation;
 pub use self::chain::Admission;
 pub use self::namespaces::Namespaces;
+pub use self::config::AdmissionConfig;
+pub use self::config::AdmissionConfigError;
 pub use self::plugin::Notes;
 pub use self::plugin::Plugin;
+pub use self::plugins::NAMESPACE_LIFECYCLE;
 pub use self::plugins::PluginContext;
+pub use self::plugins::PodSecurityConfig;
 pub use self::plugins::build;
 pub use self::request::admission_request;
 pub use self::selection::ORDERED_PLUGINS;

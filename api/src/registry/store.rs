@@ -38,7 +38,6 @@ mod list_protobuf;
 mod managed;
 mod metadata;
 mod namespace;
-mod owner_references;
 mod patch;
 mod persistence;
 mod read_conversion;
@@ -156,6 +155,9 @@ pub struct Store {
     custom: Option<CustomKind>,
     /// The server's admission chain (store/admit.rs); `None` when no plugin runs.
     admission: Option<std::sync::Arc<crate::admission::Admission>>,
+    /// Whether creates check their namespace is open (store/namespace.rs): on unless the
+    /// chain set lacks `NamespaceLifecycle`.
+    namespace_lifecycle: bool,
 }
 
 /// Where a store's body schema comes from.
@@ -214,6 +216,7 @@ impl Store {
             write_authorization: None,
             custom: None,
             admission: None,
+            namespace_lifecycle: true,
         }
     }
 

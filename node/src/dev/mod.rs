@@ -26,6 +26,7 @@ pub use supervisor::Supervisor;
 pub use supervisor::SupervisorError;
 
 use crate::certs::kubeconfig::kubeconfig;
+use crate::cli::AdmissionArgs;
 use crate::cli::DevArgs;
 use crate::duration::format_duration;
 use crate::service_account_key::DEFAULT_KEY_FILE;
@@ -166,11 +167,9 @@ pub fn replica_specs(args: &DevArgs, dir: &Path, pki: &DevPki, program: &Path) -
             argv.push(format!("--service-node-port-range={}", args.service_node_port_range).into());
             argv.push(format!("--max-object-bytes={}", args.max_object_bytes).into());
             let admission = &args.admission;
+            let enabled = dev_enabled_plugins(admission);
             for (flag, names) in [
-                (
-                    "--enable-admission-plugins",
-                    &admission.enable_admission_plugins,
-                ),
+                ("--enable-admission-plugins", &enabled),
                 (
                     "--disable-admission-plugins",
                     &admission.disable_admission_plugins,
@@ -179,6 +178,12 @@ pub fn replica_specs(args: &DevArgs, dir: &Path, pki: &DevPki, program: &Path) -
                 if !names.is_empty() {
                     argv.push(format!("{flag}={}", names.join(",")).into());
                 }
+            }
+            if let Some(file) = &admission.admission_control_config_file {
+                // The replicas run elsewhere: the file as an absolute path.
+                let file = std::path::absolute(file).unwrap_or_else(|_| file.clone());
+                argv.push("--admission-control-config-file".into());
+                argv.push(file.into());
             }
             let flow = &args.flow_control;
             argv.push(
@@ -298,6 +303,26 @@ pub async fn run_dev(args: DevArgs, shutdown: impl Future<Output = ()>) -> Resul
     supervisor.stop().await;
     Ok(())
 }
+
+/// The plugins `apiary dev` enables beyond the default set: the user's, and NodeRestriction
+/// unless the user names it (kubeadm enables it on every control plane).
+fn dev_enabled_plugins(admission: &AdmissionArgs) -> Vec<String> {
+    let mut enabled = admission.enable_admission_plugins.clone();
+    let named = |name: &str| {
+        enabled.iter().any(|n| n == name)
+            || admission
+                .disable_admission_plugins
+                .iter()
+                .any(|n| n == name)
+    };
+    if !named(NODE_RESTRICTION) {
+        enabled.push(NODE_RESTRICTION.to_owned());
+    }
+    enabled
+}
+
+/// The plugin `apiary dev` enables by default.
+const NODE_RESTRICTION: &str = "NodeRestriction";
 
 #[cfg(test)]
 mod tests {
@@ -516,5 +541,26 @@ mod tests {
         );
         assert!(cluster.join("node-5-peer.crt").exists());
         assert!(!cluster.join("node-1.pid").exists());
+    }
+
+    // No CHECKLIST ID (kubeadm's default): `apiary dev` enables NodeRestriction unless the
+    // user enables or disables it.
+    #[test]
+    fn dev_enables_node_restriction_unless_named() {
+        let args = |enable: &[&str], disable: &[&str]| AdmissionArgs {
+            enable_admission_plugins: enable.iter().map(|s| (*s).to_owned()).collect(),
+            disable_admission_plugins: disable.iter().map(|s| (*s).to_owned()).collect(),
+            admission_control_config_file: None,
+        };
+        assert_eq!(dev_enabled_plugins(&args(&[], &[])), ["NodeRestriction"]);
+        assert_eq!(
+            dev_enabled_plugins(&args(&["AlwaysPullImages"], &[])),
+            ["AlwaysPullImages", "NodeRestriction"]
+        );
+        assert!(dev_enabled_plugins(&args(&[], &["NodeRestriction"])).is_empty());
+        assert_eq!(
+            dev_enabled_plugins(&args(&["NodeRestriction"], &[])),
+            ["NodeRestriction"]
+        );
     }
 }

@@ -3,6 +3,9 @@
 //! Each test names the CHECKLIST requirements it proves.
 
 mod admission;
+mod admission_namespace_lifecycle;
+mod admission_node_restriction;
+mod admission_pod_security;
 mod apply;
 mod audit;
 mod auth;

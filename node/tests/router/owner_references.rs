@@ -1,18 +1,21 @@
 //! The permissions owner references need (Kubernetes' `OwnerReferencesPermissionEnforcement`):
 //! setting `blockOwnerDeletion=true` needs `update` on the owner's `finalizers`; changing the
 //! references of an existing object needs `delete` on it; a create may set plain references.
+//! The plugin is off unless enabled, as in Kubernetes.
 
 use serde_json::Value;
 use serde_json::json;
 
 use super::rbac::grant_in;
 use super::rbac::rbac_app;
+use super::rbac::rbac_app_admitting;
 use super::rbac::rule;
 use super::rbac::settled;
 use super::rbac::user;
 use super::*;
 
 const CMS: &str = "/api/v1/namespaces/a/configmaps";
+const ENFORCE: &str = "OwnerReferencesPermissionEnforcement";
 
 fn dependent(name: &str, owner: &Value, block: bool) -> String {
     json!({
@@ -30,7 +33,7 @@ fn dependent(name: &str, owner: &Value, block: bool) -> String {
 // reference needs nothing more than the create; an owner kind that is not served is refused.
 #[tokio::test]
 async fn blocking_an_owner_needs_update_on_its_finalizers() {
-    let (app, storage, rbac) = rbac_app().await;
+    let (app, storage, rbac) = rbac_app_admitting(&[ENFORCE]).await;
     let owner = created(&app, CMS, &cm("owner")).await;
     let carl = || Some(user("carl", "dev"));
     let verbs = ["create", "get", "update", "delete"];
@@ -109,7 +112,7 @@ async fn blocking_an_owner_needs_update_on_its_finalizers() {
 // Changing the references of an existing object needs `delete` on it; other changes do not.
 #[tokio::test]
 async fn changing_references_needs_delete_on_the_object() {
-    let (app, storage, rbac) = rbac_app().await;
+    let (app, storage, rbac) = rbac_app_admitting(&[ENFORCE]).await;
     let owner = created(&app, CMS, &cm("owner")).await;
     let dave = || Some(user("dave", "dev"));
     let verbs = ["create", "get", "update"];
@@ -151,4 +154,31 @@ async fn changing_references_needs_delete_on_the_object() {
     settled(&storage, &rbac).await;
     let allowed = call(&app, "PUT", &path, Some(&owned.to_string()), dave()).await;
     assert_eq!(allowed.status, StatusCode::OK, "{}", allowed.text());
+}
+
+// The plugin is not in Kubernetes' default set: without it, a user who may create and update
+// configmaps sets blocking references and changes references freely.
+#[tokio::test]
+async fn without_the_plugin_references_need_no_more_permissions() {
+    let (app, storage, rbac) = rbac_app().await;
+    let owner = created(&app, CMS, &cm("owner")).await;
+    let erin = || Some(user("erin", "dev"));
+    let verbs = ["create", "get", "update"];
+    grant_in(
+        &app,
+        "a",
+        "cm-editor",
+        "erin",
+        vec![rule(&[""], &["configmaps"], &verbs)],
+    )
+    .await;
+    settled(&storage, &rbac).await;
+    let blocking = dependent("d", &owner, true);
+    let made = call(&app, "POST", CMS, Some(&blocking), erin()).await;
+    assert_eq!(made.status, StatusCode::CREATED, "{}", made.text());
+    let mut changed = made.json();
+    changed["metadata"]["ownerReferences"] = json!([]);
+    let path = format!("{CMS}/d");
+    let edited = call(&app, "PUT", &path, Some(&changed.to_string()), erin()).await;
+    assert_eq!(edited.status, StatusCode::OK, "{}", edited.text());
 }

@@ -18,10 +18,20 @@ const GROUP: &str = "rbac.authorization.k8s.io";
 /// A router with RBAC after the default authorizers, its store and its RBAC authorizer, with
 /// the namespaces `a` and `b`.
 pub(super) async fn rbac_app() -> (Router, Arc<Backend>, Arc<RbacAuthorizer>) {
+    rbac_app_admitting(&[]).await
+}
+
+/// [`rbac_app`] whose admission chain is the default set plus `enable`.
+pub(super) async fn rbac_app_admitting(
+    enable: &[&str],
+) -> (Router, Arc<Backend>, Arc<RbacAuthorizer>) {
     let (storage, _) = backend_in(Flavor::Kubernetes).await;
     let rbac = RbacAuthorizer::new(Flavor::Kubernetes, storage.clone());
     let mut config = ApiConfig::new(Flavor::Kubernetes, Arc::new(AlwaysReady));
     config.authorizers.push(rbac.clone());
+    let enable: Vec<String> = enable.iter().map(|s| (*s).to_owned()).collect();
+    config.admission =
+        apiary_api::admission::PluginSelection::new(&enable, &[]).expect("known plugins");
     let app = apiary_api::router(storage.clone(), config);
     for ns in ["a", "b"] {
         let body = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});

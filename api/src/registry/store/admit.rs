@@ -93,7 +93,8 @@ pub struct SubresourceWrite<'a> {
 
 impl Store {
     /// The store, admitting the writes of requests through `admission` (and so does the
-    /// store of the version it shares storage with).
+    /// store of the version it shares storage with). Creates check their namespace is open
+    /// only when `admission` runs `NamespaceLifecycle`.
     pub fn with_admission(mut self, admission: Arc<Admission>) -> Self {
         self.set_admission(admission);
         self
@@ -103,6 +104,7 @@ impl Store {
         if let Some(shared) = &mut self.shared {
             shared.home.set_admission(admission.clone());
         }
+        self.namespace_lifecycle = admission.runs(crate::admission::NAMESPACE_LIFECYCLE);
         self.admission = (!admission.is_empty()).then_some(admission);
     }
 

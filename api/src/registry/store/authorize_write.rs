@@ -2,8 +2,7 @@
 //! and bindings) has a [`WriteAuthorization`] that weighs the object as it will be stored
 //! (after defaults, patch application and validation, before allocation and the write)
 //! against the requesting user's own permissions. Kinds without one skip the step, and so do
-//! writes the server makes outside any request. Every kind's writes first pass the owner
-//! reference step (store/owner_references.rs).
+//! writes the server makes outside any request.
 
 use std::sync::Arc;
 
@@ -51,8 +50,6 @@ impl Store {
         let Some(requester) = Requester::current() else {
             return Ok(());
         };
-        self.enforce_owner_references(&requester, namespace, new, old)
-            .await?;
         match &self.write_authorization {
             Some(check) => {
                 check

@@ -81,7 +81,8 @@ impl Store {
             name => name,
         }
         .to_owned();
-        let open_namespace = async |quorum| match self.resource.is_namespaced() {
+        let checked = self.resource.is_namespaced() && self.namespace_lifecycle;
+        let open_namespace = async |quorum| match checked {
             true => self
                 .check_namespace_open(storage, namespace, &named, quorum)
                 .await

@@ -45,7 +45,6 @@ impl Store {
         now: DateTime<Utc>,
         write: WriteOptions,
     ) -> Result<Deleted, ApiError> {
-        self.check_namespace_deletable(name)?;
         if let Some(shared) = &self.shared {
             let target = (namespace, name);
             return self

@@ -1,6 +1,6 @@
-//! Namespace lifecycle, as Kubernetes' NamespaceLifecycle admission: a namespaced create
-//! needs its namespace to exist and not be terminating, and the system namespaces cannot be
-//! deleted. The namespace is read from the replica's own state (as the plugin reads its
+//! Namespace lifecycle, the store's part of the NamespaceLifecycle admission plugin
+//! (admission/plugins/namespace_lifecycle.rs): a namespaced create needs its namespace to
+//! exist and not be terminating. The namespace is read from the replica's own state (as the plugin reads its
 //! informer cache), with a quorum read only when it is not open there; the create's own
 //! transaction checks that the namespace has not changed since.
 
@@ -71,29 +71,5 @@ impl Store {
             }),
             Some((mod_revision, false)) => Ok(Guard { key, mod_revision }),
         }
-    }
-
-    /// The system namespaces (the flavor's system and public namespaces, and `default`)
-    /// cannot be deleted: 403, as Kubernetes' NamespaceLifecycle admission answers.
-    pub(super) fn check_namespace_deletable(&self, name: &str) -> Result<(), ApiError> {
-        let Some(flavor) = self.builtin else {
-            return Ok(());
-        };
-        if self.group_resource() != namespace_type().group_resource() {
-            return Ok(());
-        }
-        let immortal = [
-            flavor.system_namespace(),
-            flavor.public_namespace(),
-            "default",
-        ];
-        if immortal.contains(&name) {
-            return Err(ApiError::Forbidden {
-                resource: Some(self.group_resource()),
-                name: name.to_owned(),
-                reason: "this namespace may not be deleted".to_owned(),
-            });
-        }
-        Ok(())
     }
 }

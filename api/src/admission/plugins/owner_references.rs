@@ -1,20 +1,22 @@
-//! The store's owner reference step, Kubernetes' `OwnerReferencesPermissionEnforcement`
-//! admission check: an update that changes `metadata.ownerReferences` needs `delete` on the
-//! object itself (a create may always set them), and a reference that newly sets
-//! `blockOwnerDeletion=true` needs `update` on the owner's `finalizers` subresource, since it
-//! can hold the owner's foreground deletion. Runs beside the kind's own write authorization,
-//! for every kind, on writes made for a request.
+//! `OwnerReferencesPermissionEnforcement` (off unless enabled, as in Kubernetes): an update
+//! that changes `metadata.ownerReferences` needs `delete` on the object itself (a create may
+//! always set them), and a reference that newly sets `blockOwnerDeletion=true` needs `update`
+//! on the owner's `finalizers` subresource, since it can hold the owner's foreground
+//! deletion. Judges the object as it will be stored, for every kind but `pods/status`.
 
 use std::sync::LazyLock;
 
 use serde_json::Value;
 
-use super::Store;
-use super::metadata::meta_str;
+use crate::admission::Attributes as Admitted;
+use crate::admission::Notes;
+use crate::admission::Operation;
+use crate::admission::Plugin;
 use crate::auth::Attributes;
 use crate::auth::Decision;
 use crate::auth::Requester;
 use crate::error::ApiError;
+use crate::flavor::Flavor;
 use crate::registry::builtin;
 use crate::registry::builtin::Row;
 use crate::request::RequestInfo;
@@ -67,16 +69,40 @@ fn request(
     request
 }
 
-impl Store {
-    /// Ok when `requester` may write `new`'s owner references over `old`'s (`None`: a
-    /// create) in `namespace`; 403 worded as Kubernetes' admission plugin words it.
-    pub(super) async fn enforce_owner_references(
+/// The OwnerReferencesPermissionEnforcement admission plugin.
+pub struct OwnerReferencesPermissionEnforcement {
+    flavor: Flavor,
+}
+
+impl OwnerReferencesPermissionEnforcement {
+    /// The plugin of a server of `flavor` (whose kinds owners are resolved to).
+    pub fn new(flavor: Flavor) -> Self {
+        Self { flavor }
+    }
+}
+
+#[async_trait::async_trait]
+impl Plugin for OwnerReferencesPermissionEnforcement {
+    /// Ok when the requester may write `new`'s owner references over `old`'s (`None`: a
+    /// create); 403 worded as Kubernetes' admission plugin words it.
+    async fn validate(
         &self,
-        requester: &Requester,
-        namespace: &str,
-        new: &Value,
+        attributes: &Admitted<'_>,
+        new: Option<&Value>,
         old: Option<&Value>,
+        _notes: &mut Notes,
     ) -> Result<(), ApiError> {
+        let (Some(new), Operation::Create | Operation::Update) = (new, attributes.operation) else {
+            return Ok(());
+        };
+        let r = attributes.resource;
+        if r.group.is_empty() && r.plural == "pods" && attributes.subresource == "status" {
+            return Ok(());
+        }
+        let Some(requester) = Requester::current() else {
+            return Ok(());
+        };
+        let namespace = attributes.namespace;
         let (new_refs, old_refs) = (references(Some(new)), references(old));
         let changing = match old {
             None => !new_refs.is_empty(),
@@ -85,13 +111,15 @@ impl Store {
         if !changing {
             return Ok(());
         }
-        let name = meta_str(new, "name");
+        let name = new
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         let forbidden = |reason: String| ApiError::Forbidden {
-            resource: Some(self.resource.group_resource()),
+            resource: Some(r.group_resource()),
             name: name.to_owned(),
             reason,
         };
-        let r = &self.resource;
         if old.is_some() {
             let own = request(
                 &r.group,
@@ -102,7 +130,7 @@ impl Store {
                 name,
                 Verb::Delete,
             );
-            if let Some(reason) = denied(requester, &own).await {
+            if let Some(reason) = denied(&requester, &own).await {
                 return Err(forbidden(format!(
                     "cannot set an ownerRef on a resource you can't delete: {reason}, <nil>"
                 )));
@@ -113,7 +141,7 @@ impl Store {
             let kind = reference["kind"].as_str().unwrap_or_default();
             let owner_name = reference["name"].as_str().unwrap_or_default();
             let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-            let flavor = self.builtin.unwrap_or_default();
+            let flavor = self.flavor;
             let owners: Vec<_> = KINDS
                 .iter()
                 .filter(|row| row.kind == kind && row.version == version && row.is_servable())
@@ -138,7 +166,7 @@ impl Store {
                     owner_name,
                     Verb::Update,
                 );
-                if let Some(reason) = denied(requester, &finalizers).await {
+                if let Some(reason) = denied(&requester, &finalizers).await {
                     return Err(forbidden(format!(
                         "cannot set blockOwnerDeletion if an ownerReference refers to a \
                          resource you can't set finalizers on: {reason}, <nil>"
