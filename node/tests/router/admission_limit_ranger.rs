@@ -49,14 +49,26 @@ async fn new_pods_get_the_container_defaults_and_the_annotation() {
         r.status == StatusCode::CREATED && r.json()["metadata"]["annotations"].is_object()
     })
     .await;
-    let stored = created(&app, PODS, &pod("p", json!({"limits": {"cpu": "1"}}))).await;
+    let stored = created(
+        &app,
+        PODS,
+        &pod("p", json!({"requests": {"memory": "64Mi"}})),
+    )
+    .await;
     assert_eq!(
         stored["spec"]["containers"][0]["resources"],
-        json!({"requests": {"cpu": "100m"}, "limits": {"cpu": "1", "memory": "256Mi"}})
+        json!({"requests": {"cpu": "100m", "memory": "64Mi"},
+               "limits": {"cpu": "500m", "memory": "256Mi"}})
     );
     assert_eq!(
         stored["metadata"]["annotations"]["kubernetes.io/limit-ranger"],
-        "LimitRanger plugin set: cpu request for container c; memory limit for container c"
+        "LimitRanger plugin set: cpu request for container c; cpu, memory limit for container c"
+    );
+    // The pod defaults (requests from limits) come first, as in Kubernetes.
+    let stored = created(&app, PODS, &pod("q", json!({"limits": {"cpu": "1"}}))).await;
+    assert_eq!(
+        stored["spec"]["containers"][0]["resources"],
+        json!({"requests": {"cpu": "1"}, "limits": {"cpu": "1", "memory": "256Mi"}})
     );
 }
 

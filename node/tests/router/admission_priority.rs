@@ -84,12 +84,9 @@ async fn a_named_class_gives_its_value_and_preemption_policy() {
         "the computed value may be given"
     );
 
-    let node = created(
-        &app,
-        PODS,
-        &pod("n", json!({"priorityClassName": "system-node-critical"})),
-    );
-    assert_eq!(node.await["spec"]["priority"], 2_000_001_000);
+    let node = json!({"priorityClassName": "system-node-critical"});
+    let stored = created(&app, PODS, &pod("n", node)).await;
+    assert_eq!(stored["spec"]["priority"], 2_000_001_000);
     let cluster = json!({"priorityClassName": "system-cluster-critical"});
     let stored = created(&app, PODS, &pod("c", cluster)).await;
     assert_eq!(stored["spec"]["priority"], 2_000_000_000);

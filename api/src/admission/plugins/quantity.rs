@@ -180,7 +180,12 @@ mod tests {
         assert_eq!(a.plus(b).to_string(), "1536Mi");
         assert_eq!(b.plus(a).to_string(), "1536Mi");
         let milli = Quantity::parse("500m").expect("quantity");
-        assert_eq!(milli.plus(Quantity::parse("1.5").expect("quantity")).to_string(), "2");
+        assert_eq!(
+            milli
+                .plus(Quantity::parse("1.5").expect("quantity"))
+                .to_string(),
+            "2"
+        );
     }
 
     #[test]
