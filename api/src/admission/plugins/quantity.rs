@@ -102,11 +102,11 @@ impl fmt::Display for Quantity {
         let magnitude = self.nanos.unsigned_abs();
         let binary = self.format == Format::BinarySi
             && magnitude >= 1024 * NANOS.unsigned_abs()
-            && magnitude % NANOS.unsigned_abs() == 0;
+            && magnitude.is_multiple_of(NANOS.unsigned_abs());
         if binary {
             let mut units = magnitude / NANOS.unsigned_abs();
             let mut power = 0;
-            while power < 6 && units % 1024 == 0 {
+            while power < 6 && units.is_multiple_of(1024) {
                 units /= 1024;
                 power += 1;
             }
@@ -114,7 +114,7 @@ impl fmt::Display for Quantity {
             return write!(f, "{sign}{units}{suffix}");
         }
         let (mut mantissa, mut exponent) = (magnitude, -9i32);
-        while mantissa % 1000 == 0 {
+        while mantissa.is_multiple_of(1000) {
             mantissa /= 1000;
             exponent += 3;
         }

@@ -66,7 +66,7 @@ fn same_quantities(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
         })
 }
 
-fn non_empty_map<'a>(value: Option<&'a Value>) -> Option<&'a Map<String, Value>> {
+fn non_empty_map(value: Option<&Value>) -> Option<&Map<String, Value>> {
     value.and_then(Value::as_object).filter(|m| !m.is_empty())
 }
 

@@ -109,7 +109,7 @@ mod tests {
     fn shorter_no_execute_seconds_are_not_wider() {
         let short = json!({"key": "a", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 10});
         let long = json!({"key": "a", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 60});
-        let merged = merge(&[short.clone()], &[long.clone()]).expect("small");
+        let merged = merge(&[short], std::slice::from_ref(&long)).expect("small");
         assert_eq!(
             merged,
             vec![long],
