@@ -17,9 +17,9 @@
 
 mod attributes;
 mod chain;
+mod config;
 pub mod matching;
 mod namespaces;
-mod config;
 mod plugin;
 mod plugins;
 mod request;
@@ -29,9 +29,9 @@ pub use self::attributes::Attributes;
 pub use self::attributes::ObjectKind;
 pub use self::attributes::Operation;
 pub use self::chain::Admission;
-pub use self::namespaces::Namespaces;
 pub use self::config::AdmissionConfig;
 pub use self::config::AdmissionConfigError;
+pub use self::namespaces::Namespaces;
 pub use self::plugin::Notes;
 pub use self::plugin::Plugin;
 pub use self::plugins::NAMESPACE_LIFECYCLE;

@@ -12,7 +12,8 @@
 //! set, `name` turns one on, `-name` off; an unknown name is a start-up error. The bootstrap
 //! token controllers ([`token_cleaner`], [`bootstrap_signer`]) are off in `*` and on by name
 //! (R-ACC-120); the RBAC controllers ([`rbac_bootstrap`], [`clusterrole_aggregation`]), the
-//! [`garbage_collector`], pod garbage collection ([`pod_gc`]), the [`namespace`] controller
+//! [`garbage_collector`], pod garbage collection ([`pod_gc`]), the claim and volume
+//! protection controllers ([`volume_protection`]), the [`namespace`] controller
 //! and the CustomResourceDefinition controllers ([`custom_resource_definitions`]: naming,
 //! establishing, cleanup of deleted CRDs) are on in `*`.
 
@@ -26,6 +27,7 @@ pub mod pod_gc;
 pub mod rbac_bootstrap;
 pub mod runner;
 pub mod token_cleaner;
+pub mod volume_protection;
 
 use std::sync::Arc;
 
@@ -74,6 +76,8 @@ const KNOWN: &[(&str, bool)] = &[
     (garbage_collector::NAME, true),
     (namespace::NAME, true),
     (pod_gc::NAME, true),
+    (volume_protection::VOLUMES, true),
+    (volume_protection::CLAIMS, true),
     (rbac_bootstrap::NAME, true),
     (token_cleaner::NAME, false),
 ];
@@ -169,6 +173,12 @@ impl ControllerSelection {
                     garbage_collector::NAME => Some(Arc::new(garbage_collector::GarbageCollector)),
                     namespace::NAME => Some(Arc::new(namespace::NamespaceController)),
                     pod_gc::NAME => Some(Arc::new(pod_gc::PodGc::default())),
+                    volume_protection::CLAIMS => {
+                        Some(Arc::new(volume_protection::VolumeProtection::Claims))
+                    }
+                    volume_protection::VOLUMES => {
+                        Some(Arc::new(volume_protection::VolumeProtection::Volumes))
+                    }
                     _ => None,
                 }
             })
@@ -186,7 +196,7 @@ mod tests {
     }
 
     /// The controllers `*` runs.
-    const DEFAULT_ON: [&str; 8] = [
+    const DEFAULT_ON: [&str; 10] = [
         "clusterrole-aggregation",
         "crd-establishing",
         "crd-finalizer",
@@ -194,6 +204,8 @@ mod tests {
         "garbagecollector",
         "namespace",
         "podgc",
+        "pv-protection",
+        "pvc-protection",
         "rbac-bootstrap",
     ];
 
@@ -217,6 +229,8 @@ mod tests {
                 "garbagecollector",
                 "namespace",
                 "podgc",
+                "pv-protection",
+                "pvc-protection",
                 "rbac-bootstrap",
                 "tokencleaner"
             ])
@@ -237,7 +251,9 @@ mod tests {
                 "crd-naming",
                 "garbagecollector",
                 "namespace",
-                "podgc"
+                "podgc",
+                "pv-protection",
+                "pvc-protection"
             ])
         );
         assert_eq!(select(&["-tokencleaner", "tokencleaner"]), Ok(vec![]));

@@ -484,6 +484,8 @@ mod tests {
                     "garbagecollector",
                     "namespace",
                     "podgc",
+                    "pv-protection",
+                    "pvc-protection",
                     "rbac-bootstrap",
                     "tokencleaner"
                 ]

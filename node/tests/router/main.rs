@@ -3,9 +3,18 @@
 //! Each test names the CHECKLIST requirements it proves.
 
 mod admission;
+mod admission_default_ingress_class;
+mod admission_default_storage_class;
+mod admission_default_toleration_seconds;
+mod admission_limit_ranger;
 mod admission_namespace_lifecycle;
 mod admission_node_restriction;
+mod admission_persistent_volume_claim_resize;
 mod admission_pod_security;
+mod admission_priority;
+mod admission_runtime_class;
+mod admission_storage_object_in_use_protection;
+mod admission_taint_nodes_by_condition;
 mod apply;
 mod audit;
 mod auth;

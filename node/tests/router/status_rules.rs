@@ -26,7 +26,8 @@ fn spec_change(gvr: &str) -> Option<(&'static str, Value)> {
     Some(match gvr {
         "v1/namespaces" => ("/spec/finalizers", json!([])),
         "v1/nodes" => ("/spec/unschedulable", json!(false)),
-        "v1/persistentvolumeclaims" => ("/spec/resources/requests/storage", json!("2Gi")),
+        // Growing the request needs a class that allows expansion (PersistentVolumeClaimResize).
+        "v1/persistentvolumeclaims" => ("/spec/volumeAttributesClassName", json!("gold")),
         "v1/persistentvolumes" => ("/spec/capacity/storage", json!("2Gi")),
         "v1/pods" => ("/spec/containers/0/image", json!("busybox:2")),
         "v1/replicationcontrollers" => ("/spec/replicas", json!(2)),

@@ -2,10 +2,23 @@
 //! [`PluginSelection`] enables. One file (or folder) per plugin.
 
 mod always;
+mod default_class;
+mod default_ingress_class;
+mod default_storage_class;
+mod default_toleration_seconds;
+mod limit_ranger;
 mod namespace_lifecycle;
 mod node_restriction;
+mod objects;
 mod owner_references;
+mod persistent_volume_claim_resize;
 mod pod_security;
+mod priority;
+mod quantity;
+mod runtime_class;
+mod storage_object_in_use_protection;
+mod taint_nodes_by_condition;
+mod tolerations;
 
 use std::sync::Arc;
 
@@ -14,8 +27,8 @@ use serde_json::Value;
 pub use self::namespace_lifecycle::NAME as NAMESPACE_LIFECYCLE;
 pub use self::pod_security::PodSecurityConfig;
 use super::Admission;
-use super::Namespaces;
 use super::AdmissionConfig;
+use super::Namespaces;
 use super::Plugin;
 use super::PluginSelection;
 use crate::flavor::Flavor;
@@ -47,20 +60,15 @@ pub(super) fn check_configuration(name: &str, configuration: &Value) -> Result<(
 
 /// The plugin named `name`, or `None` when this server does not have it.
 fn plugin(name: &str, context: &PluginContext) -> Option<Arc<dyn Plugin>> {
-    let flavor = context.flavor;
-    match name {
-        "AlwaysAdmit" => Some(Arc::new(always::AlwaysAdmit)),
-        "AlwaysDeny" => Some(Arc::new(always::AlwaysDeny)),
-        NAMESPACE_LIFECYCLE => Some(Arc::new(namespace_lifecycle::NamespaceLifecycle::new(
-            flavor,
-        ))),
-        "NodeRestriction" => Some(Arc::new(node_restriction::NodeRestriction::new(
-            context.storage.clone(),
-            flavor,
-        ))),
-        "OwnerReferencesPermissionEnforcement" => Some(Arc::new(
+    let (storage, flavor) = (context.storage.clone(), context.flavor);
+    Some(match name {
+        "AlwaysAdmit" => Arc::new(always::AlwaysAdmit),
+        "AlwaysDeny" => Arc::new(always::AlwaysDeny),
+        NAMESPACE_LIFECYCLE => Arc::new(namespace_lifecycle::NamespaceLifecycle::new(flavor)),
+        "NodeRestriction" => Arc::new(node_restriction::NodeRestriction::new(storage, flavor)),
+        "OwnerReferencesPermissionEnforcement" => Arc::new(
             owner_references::OwnerReferencesPermissionEnforcement::new(flavor),
-        )),
+        ),
         "PodSecurity" => {
             // The configuration was checked when the file was read.
             let config = context
@@ -68,14 +76,31 @@ fn plugin(name: &str, context: &PluginContext) -> Option<Arc<dyn Plugin>> {
                 .plugin(name)
                 .and_then(|doc| PodSecurityConfig::parse(doc).ok())
                 .unwrap_or_default();
-            Some(Arc::new(pod_security::PodSecurity::new(
-                context.storage.clone(),
-                flavor,
-                config,
-            )))
+            Arc::new(pod_security::PodSecurity::new(storage, flavor, config))
         }
-        _ => None,
-    }
+        "DefaultTolerationSeconds" => Arc::new(
+            default_toleration_seconds::DefaultTolerationSeconds::new(flavor),
+        ),
+        "LimitRanger" => Arc::new(limit_ranger::LimitRanger::new(storage, flavor)),
+        "Priority" => Arc::new(priority::Priority::new(storage, flavor)),
+        "RuntimeClass" => Arc::new(runtime_class::RuntimeClass::new(storage, flavor)),
+        "TaintNodesByCondition" => {
+            Arc::new(taint_nodes_by_condition::TaintNodesByCondition::new(flavor))
+        }
+        "DefaultStorageClass" => Arc::new(default_storage_class::DefaultStorageClass::new(
+            storage, flavor,
+        )),
+        "DefaultIngressClass" => Arc::new(default_ingress_class::DefaultIngressClass::new(
+            storage, flavor,
+        )),
+        "PersistentVolumeClaimResize" => Arc::new(
+            persistent_volume_claim_resize::PersistentVolumeClaimResize::new(storage, flavor),
+        ),
+        "StorageObjectInUseProtection" => {
+            Arc::new(storage_object_in_use_protection::StorageObjectInUseProtection::new(flavor))
+        }
+        _ => return None,
+    })
 }
 
 /// The chain of `selection`'s plugins, and the names of the enabled plugins this server does
