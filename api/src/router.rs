@@ -111,6 +111,9 @@ pub fn router(storage: Arc<dyn Storage>, config: ApiConfig) -> Router {
         storage: storage.clone(),
         flavor: config.flavor,
         namespaces: admission::Namespaces::follow(storage.clone(), namespaces),
+        webhooks: config.webhooks.clone(),
+        authorizers: AuthorizerChain::new(config.authorizers.clone()),
+        random: config.random.clone(),
     };
     let (chain, missing) = admission::build(&config.admission, &context);
     if !missing.is_empty() {

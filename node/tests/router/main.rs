@@ -3,6 +3,7 @@
 //! Each test names the CHECKLIST requirements it proves.
 
 mod admission;
+mod admission_webhooks;
 mod apply;
 mod audit;
 mod auth;
@@ -56,6 +57,7 @@ mod table;
 mod tokens;
 mod validation;
 mod watch;
+mod webhook_configurations;
 
 use std::sync::Arc;
 use std::sync::OnceLock;
