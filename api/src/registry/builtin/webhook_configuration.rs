@@ -184,7 +184,7 @@ fn validate_webhook(hook: &Value, kind: WebhookKind, path: &str) -> Vec<FieldErr
     if kind == WebhookKind::Mutating {
         choice("reinvocationPolicy", &["IfNeeded", "Never"], &mut errs);
     }
-    match hook.get("sideEffects").filter(|v| !v.is_null()) {
+    match hook.get("sideEffects").filter(|v| !v.is_null() && *v != "") {
         None => errs.push(FieldError::required(
             format!("{path}.sideEffects"),
             "must specify one of None, NoneOnDryRun",
