@@ -112,6 +112,9 @@ pub fn router(storage: Arc<dyn Storage>, config: ApiConfig) -> Router {
         flavor: config.flavor,
         namespaces: admission::Namespaces::follow(storage.clone(), namespaces),
         config: config.admission_config.clone(),
+        webhooks: config.webhooks.clone(),
+        authorizers: AuthorizerChain::new(config.authorizers.clone()),
+        random: config.random.clone(),
     };
     let (chain, missing) = admission::build(&config.admission, &context);
     if !missing.is_empty() {

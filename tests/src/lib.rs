@@ -28,11 +28,13 @@
 //! - [`review_webhook`] is a review webhook server (TLS, records every review it answers);
 //!   [`token_webhook`] makes it a TokenReview server (answers per token), [`authz_webhook`] a
 //!   SubjectAccessReview server (answers per user), [`conversion_webhook`] a CRD conversion
-//!   webhook (Widgets between two versions, without loss).
+//!   webhook (Widgets between two versions, without loss), [`admission_webhook`] admission
+//!   webhooks (a labelling mutating one, a denying validating one, a silent server).
 //! - [`retry`] retries a request, bounded in time, across a replica crash or leader election.
 //!
 //! Everything the harness starts listens on loopback only, and every wait is bounded in time.
 
+pub mod admission_webhook;
 pub mod authz_webhook;
 pub mod binary;
 pub mod conversion_webhook;

@@ -11,6 +11,7 @@
 //! - [`matching`]: the rules and label selectors that say which writes a webhook or policy
 //!   covers; [`admission_request`]: the AdmissionRequest of a write (webhook bodies, the CEL
 //!   `request` variable); [`Namespaces`]: the replica's namespaces for selectors.
+//! - [`webhook`]: the mutating and validating admission webhooks.
 //! - [`PluginSelection`]: `--enable-admission-plugins` / `--disable-admission-plugins` over
 //!   Kubernetes' ordered plugin list and its default set.
 //! - [`AdmissionConfig`]: `--admission-control-config-file`, each plugin's configuration.
@@ -24,6 +25,7 @@ mod plugin;
 mod plugins;
 mod request;
 mod selection;
+pub mod webhook;
 
 pub use self::attributes::Attributes;
 pub use self::attributes::ObjectKind;

@@ -17,6 +17,8 @@ pub struct Notes {
     pub reinvoke: bool,
     /// Whether this is the second mutating pass.
     pub reinvoking: bool,
+    /// What the mutating webhooks remember between the passes.
+    pub webhooks: super::webhook::Reinvocation,
 }
 
 /// An admission plugin: Kubernetes' `admission.MutationInterface` and

@@ -15,6 +15,7 @@ mod admission_priority;
 mod admission_runtime_class;
 mod admission_storage_object_in_use_protection;
 mod admission_taint_nodes_by_condition;
+mod admission_webhooks;
 mod apply;
 mod audit;
 mod auth;
@@ -68,6 +69,7 @@ mod table;
 mod tokens;
 mod validation;
 mod watch;
+mod webhook_configurations;
 
 use std::sync::Arc;
 use std::sync::OnceLock;

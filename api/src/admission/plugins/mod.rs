@@ -31,8 +31,15 @@ use super::AdmissionConfig;
 use super::Namespaces;
 use super::Plugin;
 use super::PluginSelection;
+use super::webhook;
+use crate::RandomSource;
+use crate::auth::AuthorizerChain;
 use crate::flavor::Flavor;
 use crate::storage::Storage;
+use crate::webhook::WebhookTransport;
+
+/// Where the webhook configurations are stored (the same keys in every flavor).
+const WEBHOOK_CONFIGURATIONS: &str = "/registry/admissionregistration.k8s.io/";
 
 /// What plugins are built with.
 #[derive(Clone)]
@@ -45,6 +52,12 @@ pub struct PluginContext {
     pub namespaces: Arc<Namespaces>,
     /// The plugins' configurations (`--admission-control-config-file`).
     pub config: AdmissionConfig,
+    /// How admission webhooks are called (`ApiConfig::webhooks`); `None`: every call fails.
+    pub webhooks: Option<Arc<dyn WebhookTransport>>,
+    /// The server's authorizers (the CEL `authorizer` variable).
+    pub authorizers: AuthorizerChain,
+    /// The server's randomness (review uids).
+    pub random: RandomSource,
 }
 
 /// What is wrong with `configuration`, given for the plugin `name` in the admission
@@ -56,6 +69,22 @@ pub(super) fn check_configuration(name: &str, configuration: &Value) -> Result<(
         }
         _ => Ok(()),
     }
+}
+
+/// The webhooks of the configurations stored as `plural`, followed from now on.
+fn webhooks(context: &PluginContext, plural: &str) -> Arc<webhook::Dispatcher> {
+    let prefix = format!("{WEBHOOK_CONFIGURATIONS}{plural}/");
+    Arc::new(webhook::Dispatcher {
+        configurations: webhook::Configurations::follow(context.storage.clone(), &prefix),
+        caller: webhook::Caller {
+            transport: context.webhooks.clone(),
+            storage: context.storage.clone(),
+            flavor: context.flavor,
+            random: context.random.clone(),
+        },
+        namespaces: context.namespaces.clone(),
+        authorizers: context.authorizers.clone(),
+    })
 }
 
 /// The plugin named `name`, or `None` when this server does not have it.
@@ -99,6 +128,14 @@ fn plugin(name: &str, context: &PluginContext) -> Option<Arc<dyn Plugin>> {
         "StorageObjectInUseProtection" => {
             Arc::new(storage_object_in_use_protection::StorageObjectInUseProtection::new(flavor))
         }
+        "MutatingAdmissionWebhook" => Arc::new(webhook::MutatingWebhooks::new(webhooks(
+            context,
+            "mutatingwebhookconfigurations",
+        ))),
+        "ValidatingAdmissionWebhook" => Arc::new(webhook::ValidatingWebhooks::new(webhooks(
+            context,
+            "validatingwebhookconfigurations",
+        ))),
         _ => return None,
     })
 }
@@ -118,4 +155,26 @@ pub fn build(
         }
     }
     (Admission::new(plugins), missing)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::builtin::rows;
+
+    #[test]
+    fn webhook_configurations_are_followed_where_they_are_stored() {
+        for flavor in [Flavor::Kubernetes, Flavor::Platform] {
+            let prefixes: Vec<String> = (rows().iter())
+                .map(|r| r.resource_type(flavor).key_prefix())
+                .collect();
+            for plural in [
+                "mutatingwebhookconfigurations",
+                "validatingwebhookconfigurations",
+            ] {
+                let prefix = format!("{WEBHOOK_CONFIGURATIONS}{plural}/");
+                assert!(prefixes.contains(&prefix), "{prefix} in {flavor:?}");
+            }
+        }
+    }
 }

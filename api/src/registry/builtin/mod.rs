@@ -33,6 +33,7 @@ mod stateful_set;
 mod table;
 #[cfg(test)]
 mod table_tests;
+mod webhook_configuration;
 mod workload;
 
 pub use config_map::ConfigMapStrategy;
@@ -72,6 +73,10 @@ pub use service::ServiceStrategy;
 pub use service_account::ServiceAccountStrategy;
 pub use stateful_set::StatefulSetStrategy;
 pub use table::rows;
+pub use webhook_configuration::ADMISSION_REVIEW_VERSIONS;
+pub use webhook_configuration::MATCH_CONDITION_VARIABLES;
+pub use webhook_configuration::WebhookConfigurationStrategy;
+pub use webhook_configuration::WebhookKind;
 
 use super::ResourceType;
 use crate::flavor::Flavor;

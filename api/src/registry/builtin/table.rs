@@ -73,6 +73,8 @@ use super::SecretStrategy;
 use super::ServiceAccountStrategy;
 use super::ServiceStrategy;
 use super::StatefulSetStrategy;
+use super::WebhookConfigurationStrategy;
+use super::WebhookKind;
 use super::row::Row;
 use super::row::Verbs;
 use super::row::kind;
@@ -274,12 +276,26 @@ fn named_groups_b() -> Vec<Row> {
     vec![
         kind::<ar::MutatingAdmissionPolicy>().api_extensions(),
         kind::<ar::MutatingAdmissionPolicyBinding>().api_extensions(),
-        kind::<ar::MutatingWebhookConfiguration>().api_extensions(),
+        kind::<ar::MutatingWebhookConfiguration>()
+            .api_extensions()
+            .strategy(|flavor| {
+                Box::new(WebhookConfigurationStrategy::new(
+                    WebhookKind::Mutating,
+                    flavor,
+                ))
+            }),
         kind::<ar::ValidatingAdmissionPolicy>()
             .api_extensions()
             .status(),
         kind::<ar::ValidatingAdmissionPolicyBinding>().api_extensions(),
-        kind::<ar::ValidatingWebhookConfiguration>().api_extensions(),
+        kind::<ar::ValidatingWebhookConfiguration>()
+            .api_extensions()
+            .strategy(|flavor| {
+                Box::new(WebhookConfigurationStrategy::new(
+                    WebhookKind::Validating,
+                    flavor,
+                ))
+            }),
         kind::<admissionregistration_v1beta1::MutatingAdmissionPolicy>()
             .api_extensions()
             .same_as::<ar::MutatingAdmissionPolicy>(),
