@@ -111,6 +111,7 @@ pub fn router(storage: Arc<dyn Storage>, config: ApiConfig) -> Router {
         storage: storage.clone(),
         flavor: config.flavor,
         namespaces: admission::Namespaces::follow(storage.clone(), namespaces),
+        resources: admission::policy::ResourceTable::new(&registry),
     };
     let (chain, missing) = admission::build(&config.admission, &context);
     if !missing.is_empty() {

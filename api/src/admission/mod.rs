@@ -11,6 +11,7 @@
 //! - [`matching`]: the rules and label selectors that say which writes a webhook or policy
 //!   covers; [`admission_request`]: the AdmissionRequest of a write (webhook bodies, the CEL
 //!   `request` variable); [`Namespaces`]: the replica's namespaces for selectors.
+//! - [`policy`]: ValidatingAdmissionPolicy and its bindings, compiled and dispatched.
 //! - [`PluginSelection`]: `--enable-admission-plugins` / `--disable-admission-plugins` over
 //!   Kubernetes' ordered plugin list and its default set.
 
@@ -20,6 +21,7 @@ pub mod matching;
 mod namespaces;
 mod plugin;
 mod plugins;
+pub mod policy;
 mod request;
 mod selection;
 

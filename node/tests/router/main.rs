@@ -54,6 +54,7 @@ mod store;
 mod subresources;
 mod table;
 mod tokens;
+mod validating_admission_policy;
 mod validation;
 mod watch;
 

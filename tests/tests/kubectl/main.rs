@@ -16,6 +16,7 @@ mod t60_apply;
 mod t62_crds;
 mod t64_custom_resources;
 mod t66_conversion_webhook;
+mod t67_admission_policy;
 mod t70_subresources;
 mod t80_auth;
 mod t85_bootstrap_tokens;

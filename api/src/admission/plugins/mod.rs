@@ -2,6 +2,7 @@
 //! [`PluginSelection`] enables. One file per plugin.
 
 mod always;
+mod validating_admission_policy;
 
 use std::sync::Arc;
 
@@ -9,6 +10,7 @@ use super::Admission;
 use super::Namespaces;
 use super::Plugin;
 use super::PluginSelection;
+use super::policy::ResourceTable;
 use crate::flavor::Flavor;
 use crate::storage::Storage;
 
@@ -21,13 +23,25 @@ pub struct PluginContext {
     pub flavor: Flavor,
     /// The replica's namespaces (namespace selectors, `namespaceObject`).
     pub namespaces: Arc<Namespaces>,
+    /// The served resource types (a policy's `paramKind`).
+    pub resources: ResourceTable,
 }
 
 /// The plugin named `name`, or `None` when this server does not have it.
-fn plugin(name: &str, _context: &PluginContext) -> Option<Arc<dyn Plugin>> {
+fn plugin(name: &str, context: &PluginContext) -> Option<Arc<dyn Plugin>> {
     match name {
         "AlwaysAdmit" => Some(Arc::new(always::AlwaysAdmit)),
         "AlwaysDeny" => Some(Arc::new(always::AlwaysDeny)),
+        "ValidatingAdmissionPolicy" => Some(Arc::new(
+            validating_admission_policy::ValidatingAdmissionPolicy::new(
+                crate::admission::policy::Dispatcher::start(
+                    &context.storage,
+                    context.resources.clone(),
+                    context.namespaces.clone(),
+                    context.flavor,
+                ),
+            ),
+        )),
         _ => None,
     }
 }

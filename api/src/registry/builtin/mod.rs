@@ -33,6 +33,7 @@ mod stateful_set;
 mod table;
 #[cfg(test)]
 mod table_tests;
+mod validating_admission_policy;
 mod workload;
 
 pub use config_map::ConfigMapStrategy;
@@ -52,6 +53,8 @@ pub use namespace::NamespaceStrategy;
 pub use persistent_volume_claim::PersistentVolumeClaimStrategy;
 pub use pod::PodStrategy;
 pub use pod_disruption_budget::PodDisruptionBudgetStrategy;
+pub use validating_admission_policy::ValidatingAdmissionPolicyBindingStrategy;
+pub use validating_admission_policy::ValidatingAdmissionPolicyStrategy;
 pub use rbac::RbacKind;
 pub use rbac::RbacStrategy;
 pub use replica_set::ReplicaSetStrategy;

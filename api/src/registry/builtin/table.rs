@@ -60,6 +60,8 @@ use super::FlowSchemaStrategy;
 use super::IngressStrategy;
 use super::JobStrategy;
 use super::LeaseStrategy;
+use super::ValidatingAdmissionPolicyBindingStrategy;
+use super::ValidatingAdmissionPolicyStrategy;
 use super::NamespaceStrategy;
 use super::PersistentVolumeClaimStrategy;
 use super::PodDisruptionBudgetStrategy;
@@ -277,8 +279,11 @@ fn named_groups_b() -> Vec<Row> {
         kind::<ar::MutatingWebhookConfiguration>().api_extensions(),
         kind::<ar::ValidatingAdmissionPolicy>()
             .api_extensions()
-            .status(),
-        kind::<ar::ValidatingAdmissionPolicyBinding>().api_extensions(),
+            .status()
+            .strategy(|_| Box::new(ValidatingAdmissionPolicyStrategy)),
+        kind::<ar::ValidatingAdmissionPolicyBinding>()
+            .api_extensions()
+            .strategy(|_| Box::new(ValidatingAdmissionPolicyBindingStrategy)),
         kind::<ar::ValidatingWebhookConfiguration>().api_extensions(),
         kind::<admissionregistration_v1beta1::MutatingAdmissionPolicy>()
             .api_extensions()
