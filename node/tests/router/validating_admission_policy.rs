@@ -75,7 +75,10 @@ async fn until_status(app: &Router, path: &str, body: &str, code: u16) -> Reply 
             break;
         }
         if reply.status == StatusCode::CREATED {
-            let name = reply.json()["metadata"]["name"].as_str().unwrap_or_default().to_owned();
+            let name = reply.json()["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
             admin_call(app, "DELETE", &format!("{path}/{name}"), None).await;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
@@ -101,14 +104,22 @@ async fn deny_refuses_with_the_message_reason_and_code() {
         {"expression": "object.data.a == '1'", "message": "a must be 1"},
         {"expression": "!has(object.data.b)", "reason": "Forbidden"},
     ]});
-    install(&app, &policy("only-one", spec), &binding("only-one-b", "only-one", json!({}))).await;
+    install(
+        &app,
+        &policy("only-one", spec),
+        &binding("only-one-b", "only-one", json!({})),
+    )
+    .await;
 
     let bad = config_map("bad", json!({"a": "2"}), json!({}));
     let reply = until_status(&app, CM_PATH, &bad, 422).await;
     let status = assert_status(&reply, 422, "Invalid");
     let message = denied("configmaps", "bad", "only-one", "only-one-b", "a must be 1");
     assert_eq!(status["message"], message);
-    assert_eq!(status["details"]["causes"], json!([{"message": message.split_once("forbidden: ").map(|(_, m)| m).unwrap_or_default()}]));
+    assert_eq!(
+        status["details"]["causes"],
+        json!([{"message": message.split_once("forbidden: ").map(|(_, m)| m).unwrap_or_default()}])
+    );
     assert_eq!(status["details"]["kind"], "configmaps");
 
     let forbidden = config_map("b", json!({"a": "1", "b": "x"}), json!({}));
@@ -116,9 +127,20 @@ async fn deny_refuses_with_the_message_reason_and_code() {
     let status = assert_status(&reply, 403, "Forbidden");
     assert_eq!(
         status["message"],
-        denied("configmaps", "b", "only-one", "only-one-b", "failed expression: !has(object.data.b)")
+        denied(
+            "configmaps",
+            "b",
+            "only-one",
+            "only-one-b",
+            "failed expression: !has(object.data.b)"
+        )
     );
-    created(&app, CM_PATH, &config_map("good", json!({"a": "1"}), json!({}))).await;
+    created(
+        &app,
+        CM_PATH,
+        &config_map("good", json!({"a": "1"}), json!({})),
+    )
+    .await;
 }
 
 // messageExpression gives the message; one that fails or gives no string falls back to
@@ -131,7 +153,12 @@ async fn message_expressions_give_the_message() {
         {"expression": "object.data.a == '1'", "message": "fallback",
          "messageExpression": "object.data.missing"},
     ]});
-    install(&app, &policy("msg", spec), &binding("msg-b", "msg", json!({}))).await;
+    install(
+        &app,
+        &policy("msg", spec),
+        &binding("msg-b", "msg", json!({})),
+    )
+    .await;
     let bad = config_map("x", json!({"a": "7"}), json!({}));
     let reply = until_status(&app, CM_PATH, &bad, 422).await;
     assert_eq!(
@@ -145,7 +172,12 @@ async fn message_expressions_give_the_message() {
 async fn warn_adds_a_warning_and_admits() {
     let (app, _) = app().await;
     let spec = json!({"validations": [{"expression": "object.data.a == '1'", "message": "a should be 1"}]});
-    install(&app, &policy("w", spec), &binding("w-b", "w", json!({"validationActions": ["Warn"]}))).await;
+    install(
+        &app,
+        &policy("w", spec),
+        &binding("w-b", "w", json!({"validationActions": ["Warn"]})),
+    )
+    .await;
     let body = config_map("x", json!({"a": "2"}), json!({}));
     let mut reply = admin_call(&app, "POST", CM_PATH, Some(&body)).await;
     for i in 0..200 {
@@ -161,7 +193,9 @@ async fn warn_adds_a_warning_and_admits() {
     assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.text());
     assert_eq!(
         warnings(&reply),
-        ["299 - \"Validation failed for ValidatingAdmissionPolicy 'w' with binding 'w-b': a should be 1\""]
+        [
+            "299 - \"Validation failed for ValidatingAdmissionPolicy 'w' with binding 'w-b': a should be 1\""
+        ]
     );
 }
 
@@ -185,7 +219,9 @@ async fn audit_annotations_reach_the_audit_log() {
     let captured = Arc::new(Captured::default());
     let text = "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n";
     let audit = AuditConfig {
-        policy: Some(Arc::new(AuditPolicy::parse(text, Flavor::Kubernetes).expect("policy"))),
+        policy: Some(Arc::new(
+            AuditPolicy::parse(text, Flavor::Kubernetes).expect("policy"),
+        )),
         backends: vec![captured.clone()],
     };
     let (storage, _) = backend_in(Flavor::Kubernetes).await;
@@ -197,7 +233,12 @@ async fn audit_annotations_reach_the_audit_log() {
         "auditAnnotations": [{"key": "seen", "valueExpression": "'a=' + object.data.a"}],
     });
     let actions = json!({"validationActions": ["Audit", "Warn"]});
-    install(&app, &policy("aud", spec), &binding("aud-b", "aud", actions)).await;
+    install(
+        &app,
+        &policy("aud", spec),
+        &binding("aud-b", "aud", actions),
+    )
+    .await;
     let mut found = None;
     for i in 0..200 {
         let body = config_map(&format!("x{i}"), json!({"a": "2"}), json!({}));
@@ -250,9 +291,20 @@ async fn expressions_see_the_request_objects_namespace_and_variables() {
              "message": "delete sees the old object"},
         ],
     });
-    install(&app, &policy("vars", spec), &binding("vars-b", "vars", json!({}))).await;
+    install(
+        &app,
+        &policy("vars", spec),
+        &binding("vars-b", "vars", json!({})),
+    )
+    .await;
     let path = "/api/v1/namespaces/team/configmaps";
-    let reply = until_status(&app, path, &config_map("x", json!({"a": "2"}), json!({})), 422).await;
+    let reply = until_status(
+        &app,
+        path,
+        &config_map("x", json!({"a": "2"}), json!({})),
+        422,
+    )
+    .await;
     assert_eq!(
         assert_status(&reply, 422, "Invalid")["message"],
         denied("configmaps", "x", "vars", "vars-b", "create: <2>")
@@ -278,7 +330,12 @@ async fn the_authorizer_checks_the_requester() {
         {"expression": "authorizer.serviceAccount('default', 'nobody').group('').resource('configmaps').check('create').allowed()",
          "message": "nobody may not"},
     ]});
-    install(&app, &policy("authz", spec), &binding("authz-b", "authz", json!({}))).await;
+    install(
+        &app,
+        &policy("authz", spec),
+        &binding("authz-b", "authz", json!({})),
+    )
+    .await;
     let reply = until_status(&app, CM_PATH, &cm("x"), 422).await;
     assert_eq!(
         assert_status(&reply, 422, "Invalid")["message"],
@@ -316,7 +373,8 @@ const DEPLOYMENTS: &str = "/apis/apps/v1/namespaces/default/deployments";
 #[tokio::test]
 async fn params_by_name_selector_and_not_found_actions() {
     let (app, _) = app().await;
-    let limits = |name: &str, max: &str| config_map(name, json!({"max": max}), json!({"limit": "yes"}));
+    let limits =
+        |name: &str, max: &str| config_map(name, json!({"max": max}), json!({"limit": "yes"}));
     created(&app, CM_PATH, &limits("limit-5", "5")).await;
     created(&app, CM_PATH, &limits("limit-3", "3")).await;
     created(&app, &format!("{POLICIES}"), &param_policy("max")).await;
@@ -326,7 +384,13 @@ async fn params_by_name_selector_and_not_found_actions() {
     let reply = until_status(&app, DEPLOYMENTS, &deployment("big", 6), 422).await;
     assert_eq!(
         assert_status(&reply, 422, "Invalid")["message"],
-        denied("deployments.apps", "big", "max", "by-name", "at most 5 replicas")
+        denied(
+            "deployments.apps",
+            "big",
+            "max",
+            "by-name",
+            "at most 5 replicas"
+        )
     );
     created(&app, DEPLOYMENTS, &deployment("ok", 5)).await;
 
@@ -336,7 +400,13 @@ async fn params_by_name_selector_and_not_found_actions() {
     let reply = until_status(&app, DEPLOYMENTS, &deployment("four", 4), 422).await;
     assert_eq!(
         assert_status(&reply, 422, "Invalid")["message"],
-        denied("deployments.apps", "four", "max", "by-label", "at most 3 replicas")
+        denied(
+            "deployments.apps",
+            "four",
+            "max",
+            "by-label",
+            "at most 3 replicas"
+        )
     );
     admin_call(&app, "DELETE", &format!("{BINDINGS}/by-label"), None).await;
 
@@ -367,25 +437,45 @@ async fn params_by_name_selector_and_not_found_actions() {
 async fn failure_policy_decides_errors() {
     let (app, _) = app().await;
     let failing = json!({"validations": [{"expression": "object.data.missing == 'x'"}]});
-    install(&app, &policy("fails", failing.clone()), &binding("fails-b", "fails", json!({}))).await;
+    install(
+        &app,
+        &policy("fails", failing),
+        &binding("fails-b", "fails", json!({})),
+    )
+    .await;
     let reply = until_status(&app, CM_PATH, &cm("x"), 422).await;
     assert_eq!(
         assert_status(&reply, 422, "Invalid")["message"],
-        denied("configmaps", "x", "fails", "fails-b",
-            "expression 'object.data.missing == 'x'' resulted in error: no such key: missing")
+        denied(
+            "configmaps",
+            "x",
+            "fails",
+            "fails-b",
+            "expression 'object.data.missing == 'x'' resulted in error: no such key: missing"
+        )
     );
-    let mut ignored = failing;
-    ignored["failurePolicy"] = "Ignore".into();
     let update = json!({"metadata": {"name": "fails"}, "spec": {"failurePolicy": "Ignore"}});
     let merge = "application/merge-patch+json";
-    let patch = send_as(&app, "PATCH", &format!("{POLICIES}/fails"), merge, &update.to_string()).await;
+    let patch = send_as(
+        &app,
+        "PATCH",
+        &format!("{POLICIES}/fails"),
+        merge,
+        &update.to_string(),
+    )
+    .await;
     assert_eq!(patch.status, StatusCode::OK, "{}", patch.text());
     until_status(&app, CM_PATH, &cm("y"), 201).await;
 
     let unknown = json!({"paramKind": {"apiVersion": "example.com/v1", "kind": "Nope"},
         "validations": [{"expression": "true"}]});
     let refs = json!({"paramRef": {"name": "p", "parameterNotFoundAction": "Allow"}});
-    install(&app, &policy("unknown", unknown), &binding("unknown-b", "unknown", refs)).await;
+    install(
+        &app,
+        &policy("unknown", unknown),
+        &binding("unknown-b", "unknown", refs),
+    )
+    .await;
     let reply = until_status(&app, CM_PATH, &cm("z"), 422).await;
     assert_eq!(
         assert_status(&reply, 422, "Invalid")["message"],
@@ -402,19 +492,34 @@ async fn match_conditions_select_the_writes_judged() {
         "matchConditions": [{"name": "only-strict", "expression": "object.metadata.name.startsWith('strict')"}],
         "validations": [{"expression": "false", "message": "strict"}],
     });
-    install(&app, &policy("cond", spec), &binding("cond-b", "cond", json!({}))).await;
+    install(
+        &app,
+        &policy("cond", spec),
+        &binding("cond-b", "cond", json!({})),
+    )
+    .await;
     until_status(&app, CM_PATH, &cm("strict-1"), 422).await;
     created(&app, CM_PATH, &cm("relaxed")).await;
     let erring = json!({
         "matchConditions": [{"name": "boom", "expression": "object.data.nope == 'x'"}],
         "validations": [{"expression": "true"}],
     });
-    install(&app, &policy("cond-err", erring), &binding("cond-err-b", "cond-err", json!({}))).await;
+    install(
+        &app,
+        &policy("cond-err", erring),
+        &binding("cond-err-b", "cond-err", json!({})),
+    )
+    .await;
     let reply = until_status(&app, CM_PATH, &cm("other"), 422).await;
     assert_eq!(
         assert_status(&reply, 422, "Invalid")["message"],
-        denied("configmaps", "other", "cond-err", "cond-err-b",
-            "expression 'object.data.nope == 'x'' resulted in error: no such key: nope")
+        denied(
+            "configmaps",
+            "other",
+            "cond-err",
+            "cond-err-b",
+            "expression 'object.data.nope == 'x'' resulted in error: no such key: nope"
+        )
     );
 }
 
@@ -437,13 +542,28 @@ async fn exclusions_and_selectors_narrow_the_writes() {
         "namespaceSelector": {"matchLabels": {"guard": "on"}},
         "objectSelector": {"matchExpressions": [{"key": "free", "operator": "DoesNotExist"}]},
     }});
-    install(&app, &policy("guard", spec), &binding("guard-b", "guard", selectors)).await;
+    install(
+        &app,
+        &policy("guard", spec),
+        &binding("guard-b", "guard", selectors),
+    )
+    .await;
     let guarded = "/api/v1/namespaces/guarded/configmaps";
     until_status(&app, guarded, &cm("x"), 422).await;
     created(&app, CM_PATH, &cm("elsewhere")).await;
-    created(&app, guarded, &config_map("free", json!({}), json!({"free": "yes"}))).await;
+    created(
+        &app,
+        guarded,
+        &config_map("free", json!({}), json!({"free": "yes"})),
+    )
+    .await;
     let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}});
-    created(&app, "/api/v1/namespaces/guarded/secrets", &secret.to_string()).await;
+    created(
+        &app,
+        "/api/v1/namespaces/guarded/secrets",
+        &secret.to_string(),
+    )
+    .await;
 }
 
 // R-RES-192: a dry run is judged like the write it stands for, and stores nothing.
@@ -451,10 +571,21 @@ async fn exclusions_and_selectors_narrow_the_writes() {
 async fn dry_runs_are_judged() {
     let (app, storage) = app().await;
     let spec = json!({"validations": [{"expression": "false", "message": "never"}]});
-    install(&app, &policy("never", spec), &binding("never-b", "never", json!({}))).await;
+    install(
+        &app,
+        &policy("never", spec),
+        &binding("never-b", "never", json!({})),
+    )
+    .await;
     until_status(&app, CM_PATH, &cm("probe"), 422).await;
     let before = snapshot(&storage).await;
-    let dry = admin_call(&app, "POST", &format!("{CM_PATH}?dryRun=All"), Some(&cm("x"))).await;
+    let dry = admin_call(
+        &app,
+        "POST",
+        &format!("{CM_PATH}?dryRun=All"),
+        Some(&cm("x")),
+    )
+    .await;
     assert_eq!(
         assert_status(&dry, 422, "Invalid")["message"],
         denied("configmaps", "x", "never", "never-b", "never")
@@ -468,27 +599,53 @@ async fn dry_runs_are_judged() {
 #[tokio::test]
 async fn policies_and_bindings_are_validated_on_write() {
     let (app, _) = app().await;
-    let bad = policy("bad", json!({"validations": [{"expression": "object."}, {"expression": "params.x"}],
-        "failurePolicy": "Sometimes"}));
+    let bad = policy(
+        "bad",
+        json!({"validations": [{"expression": "object."}, {"expression": "params.x"}],
+        "failurePolicy": "Sometimes"}),
+    );
     let reply = admin_call(&app, "POST", POLICIES, Some(&bad)).await;
     let status = assert_status(&reply, 422, "Invalid");
     let message = status["message"].as_str().expect("message");
-    assert!(message.starts_with("ValidatingAdmissionPolicy.admissionregistration.k8s.io \"bad\" is invalid: "), "{message}");
+    assert!(
+        message.starts_with(
+            "ValidatingAdmissionPolicy.admissionregistration.k8s.io \"bad\" is invalid: "
+        ),
+        "{message}"
+    );
     assert!(message.contains("spec.failurePolicy: Unsupported value: \"Sometimes\": supported values: \"Fail\", \"Ignore\""), "{message}");
-    assert!(message.contains("spec.validations[0].expression: Invalid value: \"object.\": compilation failed: "), "{message}");
+    assert!(
+        message.contains(
+            "spec.validations[0].expression: Invalid value: \"object.\": compilation failed: "
+        ),
+        "{message}"
+    );
     assert!(message.contains("spec.validations[1].expression: Invalid value: \"params.x\": compilation failed: undeclared reference to 'params'"), "{message}");
 
     let empty = json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
         "metadata": {"name": "empty"}, "spec": {}});
     let reply = admin_call(&app, "POST", POLICIES, Some(&empty.to_string())).await;
-    let message = assert_status(&reply, 422, "Invalid")["message"].as_str().unwrap_or_default().to_owned();
-    assert!(message.contains("spec.matchConstraints: Required value"), "{message}");
+    let message = assert_status(&reply, 422, "Invalid")["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        message.contains("spec.matchConstraints: Required value"),
+        "{message}"
+    );
     assert!(message.contains("spec.validations: Required value: validations or auditAnnotations must contain at least one item"), "{message}");
 
-    let both = binding("both", "p", json!({"validationActions": ["Deny", "Warn", "Deny"],
-        "paramRef": {"name": "a", "selector": {}}}));
+    let both = binding(
+        "both",
+        "p",
+        json!({"validationActions": ["Deny", "Warn", "Deny"],
+        "paramRef": {"name": "a", "selector": {}}}),
+    );
     let reply = admin_call(&app, "POST", BINDINGS, Some(&both)).await;
-    let message = assert_status(&reply, 422, "Invalid")["message"].as_str().unwrap_or_default().to_owned();
+    let message = assert_status(&reply, 422, "Invalid")["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
     for part in [
         "spec.validationActions[2]: Duplicate value: \"Deny\"",
         "must not contain both Deny and Warn",
@@ -498,13 +655,31 @@ async fn policies_and_bindings_are_validated_on_write() {
         assert!(message.contains(part), "{part} in {message}");
     }
 
-    let good = created(&app, POLICIES, &policy("good", json!({"validations": [{"expression": "true"}]}))).await;
+    let good = created(
+        &app,
+        POLICIES,
+        &policy("good", json!({"validations": [{"expression": "true"}]})),
+    )
+    .await;
     assert_eq!(good["spec"]["failurePolicy"], "Fail");
-    assert_eq!(good["spec"]["matchConstraints"]["matchPolicy"], "Equivalent");
-    assert_eq!(good["status"], json!({"observedGeneration": 1, "typeChecking": {}}));
+    assert_eq!(
+        good["spec"]["matchConstraints"]["matchPolicy"],
+        "Equivalent"
+    );
+    assert_eq!(
+        good["status"],
+        json!({"observedGeneration": 1, "typeChecking": {}})
+    );
     let change = json!({"spec": {"validations": [{"expression": "1 == 1"}]}});
     let merge = "application/merge-patch+json";
-    let patched = send_as(&app, "PATCH", &format!("{POLICIES}/good"), merge, &change.to_string()).await;
+    let patched = send_as(
+        &app,
+        "PATCH",
+        &format!("{POLICIES}/good"),
+        merge,
+        &change.to_string(),
+    )
+    .await;
     assert_eq!(patched.status, StatusCode::OK, "{}", patched.text());
     assert_eq!(patched.json()["status"]["observedGeneration"], 2);
 }

@@ -68,7 +68,9 @@ async fn kubectl_apply_is_judged_by_an_admission_policy_with_params() {
     let policy = write_file(&cluster, "policy.yaml", POLICY);
     let out = kubectl(&kubeconfig, &["apply", "-f", &policy]).await;
     assert!(
-        out.contains("validatingadmissionpolicy.admissionregistration.k8s.io/replica-limit created"),
+        out.contains(
+            "validatingadmissionpolicy.admissionregistration.k8s.io/replica-limit created"
+        ),
         "{out}"
     );
 
@@ -84,7 +86,11 @@ async fn kubectl_apply_is_judged_by_an_admission_policy_with_params() {
         if !ok {
             break;
         }
-        kubectl(&kubeconfig, &["delete", "deployment", "web", "--wait=false"]).await;
+        kubectl(
+            &kubeconfig,
+            &["delete", "deployment", "web", "--wait=false"],
+        )
+        .await;
         until(&kubeconfig, &["get", "deployment", "web"], |ok, _| !ok).await;
     }
     assert!(out.contains(message), "{out}");
@@ -98,7 +104,13 @@ async fn kubectl_apply_is_judged_by_an_admission_policy_with_params() {
     assert!(out.contains("deployment.apps/web created"), "{out}");
     let status = kubectl(
         &kubeconfig,
-        &["get", "validatingadmissionpolicy", "replica-limit", "-o", "jsonpath={.status.observedGeneration}"],
+        &[
+            "get",
+            "validatingadmissionpolicy",
+            "replica-limit",
+            "-o",
+            "jsonpath={.status.observedGeneration}",
+        ],
     )
     .await;
     assert_eq!(status, "1");

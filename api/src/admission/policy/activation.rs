@@ -132,7 +132,13 @@ impl<'a> Activation<'a> {
             if !needed.get(i).copied().unwrap_or(false) {
                 continue;
             }
-            let Some((_, Expression { program: Ok(own), .. })) = declared.get(i) else {
+            let Some((
+                _,
+                Expression {
+                    program: Ok(own), ..
+                },
+            )) = declared.get(i)
+            else {
                 continue;
             };
             for (j, (name, _)) in declared.iter().enumerate().take(i) {

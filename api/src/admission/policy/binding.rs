@@ -64,12 +64,15 @@ impl Binding {
     /// The binding `object`.
     pub fn read(object: &Value) -> Self {
         let spec = object.get("spec").unwrap_or(&Value::Null);
-        let param_ref = spec.get("paramRef").filter(|p| p.is_object()).map(|p| ParamRef {
-            name: text(p, "name").to_owned(),
-            namespace: text(p, "namespace").to_owned(),
-            selector: p.get("selector").filter(|s| s.is_object()).cloned(),
-            deny_when_missing: text(p, "parameterNotFoundAction") == "Deny",
-        });
+        let param_ref = spec
+            .get("paramRef")
+            .filter(|p| p.is_object())
+            .map(|p| ParamRef {
+                name: text(p, "name").to_owned(),
+                namespace: text(p, "namespace").to_owned(),
+                selector: p.get("selector").filter(|s| s.is_object()).cloned(),
+                deny_when_missing: text(p, "parameterNotFoundAction") == "Deny",
+            });
         let actions = (spec.get("validationActions").and_then(Value::as_array))
             .into_iter()
             .flatten()

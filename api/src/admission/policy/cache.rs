@@ -75,7 +75,9 @@ impl PolicyCache {
 
     fn upsert(&self, state: &mut State, prefix: &str, key: String, object: &Value) {
         if prefix == self.policies_prefix {
-            let uid = super::definition::meta(object, "uid").as_str().unwrap_or_default();
+            let uid = super::definition::meta(object, "uid")
+                .as_str()
+                .unwrap_or_default();
             let generation = super::definition::meta(object, "generation").as_i64();
             let current = state.policies.get(&key);
             if current.is_some_and(|p| p.version.0 == uid && Some(p.version.1) == generation) {
@@ -103,8 +105,10 @@ impl PolicyCache {
                 bindings: by_policy.remove(policy.name.as_str()).unwrap_or_default(),
             })
             .collect();
-        *self.snapshot.write().unwrap_or_else(PoisonError::into_inner) =
-            Arc::new(Snapshot { hooks });
+        *self
+            .snapshot
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = Arc::new(Snapshot { hooks });
     }
 }
 

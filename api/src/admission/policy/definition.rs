@@ -59,7 +59,6 @@ impl Expression {
         }
     }
 }
-}
 
 /// One `spec.validations[]` entry.
 #[derive(Debug)]
@@ -121,11 +120,16 @@ const WITHOUT_AUTHORIZER: &[&str] = &[
 
 /// The `metadata` field `field` of `object`.
 pub(super) fn meta<'a>(object: &'a Value, field: &str) -> &'a Value {
-    object.pointer(&format!("/metadata/{field}")).unwrap_or(&Value::Null)
+    object
+        .pointer(&format!("/metadata/{field}"))
+        .unwrap_or(&Value::Null)
 }
 
 fn text<'a>(object: &'a Value, field: &str) -> &'a str {
-    object.get(field).and_then(Value::as_str).unwrap_or_default()
+    object
+        .get(field)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
 }
 
 fn entries<'a>(spec: &'a Value, field: &str) -> impl Iterator<Item = &'a Value> {
@@ -147,10 +151,13 @@ impl CompiledPolicy {
     /// Compiles the ValidatingAdmissionPolicy `object`.
     pub fn compile(object: &Value) -> Self {
         let spec = object.get("spec").unwrap_or(&Value::Null);
-        let param_kind = spec.get("paramKind").filter(|p| p.is_object()).map(|p| ParamKind {
-            api_version: text(p, "apiVersion").to_owned(),
-            kind: text(p, "kind").to_owned(),
-        });
+        let param_kind = spec
+            .get("paramKind")
+            .filter(|p| p.is_object())
+            .map(|p| ParamKind {
+                api_version: text(p, "apiVersion").to_owned(),
+                kind: text(p, "kind").to_owned(),
+            });
         let full = variables(WITH_AUTHORIZER, param_kind.is_some());
         let plain = variables(WITHOUT_AUTHORIZER, param_kind.is_some());
         let named = |field: &str, key: &str, value: &str, declared: &[&str]| {

@@ -207,7 +207,12 @@ impl Dispatcher {
 
     /// The values of the write: `object`, `oldObject`, `request`, `namespaceObject`, and the
     /// requester's `authorizer`.
-    fn inputs(&self, attributes: &Attributes<'_>, object: Option<&Value>, old: Option<&Value>) -> Inputs {
+    fn inputs(
+        &self,
+        attributes: &Attributes<'_>,
+        object: Option<&Value>,
+        old: Option<&Value>,
+    ) -> Inputs {
         let mut request = admission_request(attributes, "", None, None);
         if let Value::Object(fields) = &mut request {
             for field in ["uid", "object", "oldObject"] {
@@ -236,7 +241,12 @@ impl Dispatcher {
                 is_resource_request: true,
                 path: String::new(),
                 verb: Verb::Create,
-                api_prefix: if resource.group.is_empty() { "api" } else { "apis" }.to_owned(),
+                api_prefix: if resource.group.is_empty() {
+                    "api"
+                } else {
+                    "apis"
+                }
+                .to_owned(),
                 api_group: resource.group.clone(),
                 api_version: resource.version.clone(),
                 namespace: attributes.namespace.to_owned(),

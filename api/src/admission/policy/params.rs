@@ -107,8 +107,7 @@ impl Params {
         };
         if params.is_empty() && param_ref.deny_when_missing {
             return Err(
-                "no params found for policy binding with `Deny` parameterNotFoundAction"
-                    .to_owned(),
+                "no params found for policy binding with `Deny` parameterNotFoundAction".to_owned(),
             );
         }
         Ok(params.into_iter().map(Some).collect())

@@ -88,7 +88,10 @@ pub async fn validate(policy: &CompiledPolicy, activation: &mut Activation<'_>) 
     let mut verdict = Verdict::default();
     let mut budget = POLICY_BUDGET;
     for (index, validation) in policy.validations.iter().enumerate() {
-        match activation.evaluate(&validation.expression, &mut budget).await {
+        match activation
+            .evaluate(&validation.expression, &mut budget)
+            .await
+        {
             Ok(cel::Value::Bool(true)) => continue,
             Ok(_) => {}
             Err(Failure::Error(e)) => {
@@ -119,10 +122,7 @@ pub async fn validate(policy: &CompiledPolicy, activation: &mut Activation<'_>) 
             }
         }
         if message.is_empty() {
-            message = format!(
-                "failed expression: {}",
-                validation.expression.source.trim()
-            );
+            message = format!("failed expression: {}", validation.expression.source.trim());
         }
         verdict.decisions.push(Decision {
             index,

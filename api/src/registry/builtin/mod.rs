@@ -53,8 +53,6 @@ pub use namespace::NamespaceStrategy;
 pub use persistent_volume_claim::PersistentVolumeClaimStrategy;
 pub use pod::PodStrategy;
 pub use pod_disruption_budget::PodDisruptionBudgetStrategy;
-pub use validating_admission_policy::ValidatingAdmissionPolicyBindingStrategy;
-pub use validating_admission_policy::ValidatingAdmissionPolicyStrategy;
 pub use rbac::RbacKind;
 pub use rbac::RbacStrategy;
 pub use replica_set::ReplicaSetStrategy;
@@ -75,6 +73,8 @@ pub use service::ServiceStrategy;
 pub use service_account::ServiceAccountStrategy;
 pub use stateful_set::StatefulSetStrategy;
 pub use table::rows;
+pub use validating_admission_policy::ValidatingAdmissionPolicyBindingStrategy;
+pub use validating_admission_policy::ValidatingAdmissionPolicyStrategy;
 
 use super::ResourceType;
 use crate::flavor::Flavor;

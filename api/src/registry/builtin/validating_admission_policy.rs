@@ -31,7 +31,12 @@ const MATCH_POLICIES: &[&str] = &["Equivalent", "Exact"];
 /// Rule `operations` values.
 const OPERATIONS: &[&str] = &["*", "CONNECT", "CREATE", "DELETE", "UPDATE"];
 /// Validation `reason` values.
-const REASONS: &[&str] = &["Forbidden", "Invalid", "RequestEntityTooLarge", "Unauthorized"];
+const REASONS: &[&str] = &[
+    "Forbidden",
+    "Invalid",
+    "RequestEntityTooLarge",
+    "Unauthorized",
+];
 /// `validationActions` values.
 const ACTIONS: &[&str] = &["Audit", "Deny", "Warn"];
 /// The most match conditions a policy may have.
@@ -50,14 +55,22 @@ const FULL: &[&str] = &[
     "variables",
     AUTHORIZER_VARIABLE,
 ];
-const PLAIN: &[&str] = &["object", "oldObject", "request", "namespaceObject", "variables"];
+const PLAIN: &[&str] = &[
+    "object",
+    "oldObject",
+    "request",
+    "namespaceObject",
+    "variables",
+];
 
 fn text<'a>(v: &'a Value, field: &str) -> &'a str {
     v.get(field).and_then(Value::as_str).unwrap_or_default()
 }
 
 fn items<'a>(v: &'a Value, field: &str) -> &'a [Value] {
-    v.get(field).and_then(Value::as_array).map_or(&[], Vec::as_slice)
+    v.get(field)
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
 }
 
 fn set_default(object: &mut Map<String, Value>, field: &str, value: Value) {
@@ -75,7 +88,12 @@ fn default_match_resources(holder: &mut Value) {
     set_default(m, "namespaceSelector", json!({}));
     set_default(m, "objectSelector", json!({}));
     for field in ["resourceRules", "excludeResourceRules"] {
-        for rule in m.get_mut(field).and_then(Value::as_array_mut).into_iter().flatten() {
+        for rule in m
+            .get_mut(field)
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+        {
             if let Some(rule) = rule.as_object_mut() {
                 set_default(rule, "scope", json!("*"));
             }
@@ -152,7 +170,10 @@ fn validate_rule(rule: &Value, path: &str) -> Vec<FieldError> {
     for (i, name) in items(rule, "resourceNames").iter().enumerate() {
         let name = name.as_str().unwrap_or_default();
         if names.contains(&name) {
-            errs.push(FieldError::duplicate(format!("{path}.resourceNames[{i}]"), name));
+            errs.push(FieldError::duplicate(
+                format!("{path}.resourceNames[{i}]"),
+                name,
+            ));
         }
         names.push(name);
     }
@@ -209,7 +230,10 @@ impl ValidatingAdmissionPolicyStrategy {
             let path = format!("spec.variables[{i}]");
             let name = text(variable, "name");
             if name.trim().is_empty() {
-                errs.push(FieldError::required(format!("{path}.name"), "name is not specified"));
+                errs.push(FieldError::required(
+                    format!("{path}.name"),
+                    "name is not specified",
+                ));
             } else if !is_cel_identifier(name) {
                 errs.push(FieldError::invalid(
                     format!("{path}.name"),
@@ -224,7 +248,12 @@ impl ValidatingAdmissionPolicyStrategy {
                     "expression is not specified",
                 ));
             } else {
-                errs.extend(compiled(expression, &format!("{path}.expression"), FULL, params));
+                errs.extend(compiled(
+                    expression,
+                    &format!("{path}.expression"),
+                    FULL,
+                    params,
+                ));
             }
         }
         let validations = items(spec, "validations");
@@ -236,7 +265,11 @@ impl ValidatingAdmissionPolicyStrategy {
             return errs;
         }
         for (i, validation) in validations.iter().enumerate() {
-            errs.extend(validate_validation(validation, &format!("spec.validations[{i}]"), params));
+            errs.extend(validate_validation(
+                validation,
+                &format!("spec.validations[{i}]"),
+                params,
+            ));
         }
         if annotations.len() > MAX_AUDIT_ANNOTATIONS {
             errs.push(FieldError::invalid(
@@ -258,7 +291,11 @@ impl ValidatingAdmissionPolicyStrategy {
             } else {
                 let qualified = format!("{name}/{key}");
                 for detail in validate_qualified_name(&qualified) {
-                    errs.push(FieldError::invalid(format!("{path}.key"), qualified.clone(), detail));
+                    errs.push(FieldError::invalid(
+                        format!("{path}.key"),
+                        qualified.clone(),
+                        detail,
+                    ));
                 }
             }
             let expression = text(annotation, "valueExpression").trim();
@@ -303,7 +340,12 @@ fn validate_match_conditions(spec: &Value, params: bool) -> Vec<FieldError> {
         if expression.is_empty() {
             errs.push(FieldError::required(format!("{path}.expression"), ""));
         } else {
-            errs.extend(compiled(expression, &format!("{path}.expression"), FULL, params));
+            errs.extend(compiled(
+                expression,
+                &format!("{path}.expression"),
+                FULL,
+                params,
+            ));
         }
         let name = text(condition, "name");
         if name.is_empty() {
@@ -331,7 +373,12 @@ fn validate_validation(validation: &Value, path: &str, params: bool) -> Vec<Fiel
             "expression is not specified",
         ));
     } else {
-        errs.extend(compiled(expression, &format!("{path}.expression"), FULL, params));
+        errs.extend(compiled(
+            expression,
+            &format!("{path}.expression"),
+            FULL,
+            params,
+        ));
     }
     let message_expression = text(validation, "messageExpression");
     if !message_expression.is_empty() && message_expression.trim().is_empty() {
@@ -361,7 +408,11 @@ fn validate_validation(validation: &Value, path: &str, params: bool) -> Vec<Fiel
     if let Some(reason) = validation.get("reason").and_then(Value::as_str)
         && !REASONS.contains(&reason)
     {
-        errs.push(FieldError::not_supported(format!("{path}.reason"), reason, REASONS));
+        errs.push(FieldError::not_supported(
+            format!("{path}.reason"),
+            reason,
+            REASONS,
+        ));
     }
     errs
 }
@@ -407,9 +458,7 @@ impl Strategy for ValidatingAdmissionPolicyStrategy {
             let status = o.entry("status").or_insert_with(|| json!({}));
             if let Some(status) = status.as_object_mut() {
                 status.insert("observedGeneration".to_owned(), generation);
-                status
-                    .entry("typeChecking")
-                    .or_insert_with(|| json!({}));
+                status.entry("typeChecking").or_insert_with(|| json!({}));
             }
         }
     }
@@ -432,7 +481,10 @@ impl Strategy for ValidatingAdmissionPolicyBindingStrategy {
         if policy.is_empty() {
             errs.push(FieldError::required("spec.policyName", ""));
         }
-        for detail in validate_dns_subdomain(policy).into_iter().filter(|_| !policy.is_empty()) {
+        for detail in validate_dns_subdomain(policy)
+            .into_iter()
+            .filter(|_| !policy.is_empty())
+        {
             errs.push(FieldError::invalid("spec.policyName", policy, detail));
         }
         if let Some(param_ref) = spec.get("paramRef").filter(|p| p.is_object()) {
@@ -456,7 +508,10 @@ fn validate_param_ref(param_ref: &Value) -> Vec<FieldError> {
         errs.push(FieldError::forbidden("spec.paramRef.name", exclusive));
     }
     if let Some(selector) = selector {
-        errs.extend(validate_label_selector(Some(selector), "spec.paramRef.selector"));
+        errs.extend(validate_label_selector(
+            Some(selector),
+            "spec.paramRef.selector",
+        ));
         if !name.is_empty() {
             errs.push(FieldError::forbidden("spec.paramRef.selector", exclusive));
         }
@@ -468,7 +523,10 @@ fn validate_param_ref(param_ref: &Value) -> Vec<FieldError> {
         ));
     }
     match text(param_ref, "parameterNotFoundAction") {
-        "" => errs.push(FieldError::required("spec.paramRef.parameterNotFoundAction", "")),
+        "" => errs.push(FieldError::required(
+            "spec.paramRef.parameterNotFoundAction",
+            "",
+        )),
         "Allow" | "Deny" => {}
         other => errs.push(FieldError::not_supported(
             "spec.paramRef.parameterNotFoundAction",
