@@ -55,6 +55,7 @@ mod subresources;
 mod table;
 mod tokens;
 mod validating_admission_policy;
+mod validating_admission_policy_params;
 mod validation;
 mod watch;
 

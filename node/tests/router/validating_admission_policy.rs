@@ -17,11 +17,13 @@ use serde_json::json;
 
 use super::*;
 
-const POLICIES: &str = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies";
-const BINDINGS: &str = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings";
+pub(super) const POLICIES: &str =
+    "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies";
+pub(super) const BINDINGS: &str =
+    "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings";
 
 /// A policy `name` over ConfigMaps with `spec` merged over the defaults.
-fn policy(name: &str, spec: Value) -> String {
+pub(super) fn policy(name: &str, spec: Value) -> String {
     let mut body = json!({
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "ValidatingAdmissionPolicy",
@@ -40,7 +42,7 @@ fn policy(name: &str, spec: Value) -> String {
 }
 
 /// A binding `name` of `policy` with `spec` merged over `validationActions: [Deny]`.
-fn binding(name: &str, policy: &str, spec: Value) -> String {
+pub(super) fn binding(name: &str, policy: &str, spec: Value) -> String {
     let mut body = json!({
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "ValidatingAdmissionPolicyBinding",
@@ -54,21 +56,21 @@ fn binding(name: &str, policy: &str, spec: Value) -> String {
 }
 
 /// A ConfigMap `name` with `data` and `labels`.
-fn config_map(name: &str, data: Value, labels: Value) -> String {
+pub(super) fn config_map(name: &str, data: Value, labels: Value) -> String {
     json!({"apiVersion": "v1", "kind": "ConfigMap",
         "metadata": {"name": name, "labels": labels}, "data": data})
     .to_string()
 }
 
 /// Stores `policy` and its `binding`.
-async fn install(app: &Router, policy: &str, binding: &str) {
+pub(super) async fn install(app: &Router, policy: &str, binding: &str) {
     created(app, POLICIES, policy).await;
     created(app, BINDINGS, binding).await;
 }
 
 /// POSTs `body` to `path` until the answer has status `code` (the policy cache follows the
 /// store a moment behind); the last reply.
-async fn until_status(app: &Router, path: &str, body: &str, code: u16) -> Reply {
+pub(super) async fn until_status(app: &Router, path: &str, body: &str, code: u16) -> Reply {
     let mut reply = admin_call(app, "POST", path, Some(body)).await;
     for _ in 0..200 {
         if reply.status.as_u16() == code {
@@ -88,7 +90,13 @@ async fn until_status(app: &Router, path: &str, body: &str, code: u16) -> Reply 
 }
 
 /// The message of a refusal by `policy` with `binding`.
-fn denied(resource: &str, name: &str, policy: &str, binding: &str, message: &str) -> String {
+pub(super) fn denied(
+    resource: &str,
+    name: &str,
+    policy: &str,
+    binding: &str,
+    message: &str,
+) -> String {
     format!(
         "{resource} \"{name}\" is forbidden: ValidatingAdmissionPolicy '{policy}' with binding '{binding}' denied request: {message}"
     )
@@ -340,146 +348,6 @@ async fn the_authorizer_checks_the_requester() {
     assert_eq!(
         assert_status(&reply, 422, "Invalid")["message"],
         denied("configmaps", "x", "authz", "authz-b", "nobody may not")
-    );
-}
-
-/// A policy reading the maximum of `a` from a ConfigMap param.
-fn param_policy(name: &str) -> String {
-    policy(
-        name,
-        json!({
-            "paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
-            "matchConstraints": {"resourceRules": [{"apiGroups": ["apps"], "apiVersions": ["v1"],
-                "operations": ["CREATE"], "resources": ["deployments"]}]},
-            "validations": [{"expression": "object.spec.replicas <= int(params.data.max)",
-                "messageExpression": "'at most ' + params.data.max + ' replicas'"}],
-        }),
-    )
-}
-
-fn deployment(name: &str, replicas: i64) -> String {
-    json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name},
-        "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "w"}},
-            "template": {"metadata": {"labels": {"app": "w"}},
-                "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}})
-    .to_string()
-}
-
-const DEPLOYMENTS: &str = "/apis/apps/v1/namespaces/default/deployments";
-
-// A binding's params by name, in the request's namespace when the paramRef names none; every
-// param a selector picks is evaluated; missing params admit under Allow and refuse under
-// Deny with Kubernetes' message.
-#[tokio::test]
-async fn params_by_name_selector_and_not_found_actions() {
-    let (app, _) = app().await;
-    let limits =
-        |name: &str, max: &str| config_map(name, json!({"max": max}), json!({"limit": "yes"}));
-    created(&app, CM_PATH, &limits("limit-5", "5")).await;
-    created(&app, CM_PATH, &limits("limit-3", "3")).await;
-    created(&app, &format!("{POLICIES}"), &param_policy("max")).await;
-    let by_name = json!({"paramRef": {"name": "limit-5", "parameterNotFoundAction": "Deny"}});
-    created(&app, BINDINGS, &binding("by-name", "max", by_name)).await;
-
-    let reply = until_status(&app, DEPLOYMENTS, &deployment("big", 6), 422).await;
-    assert_eq!(
-        assert_status(&reply, 422, "Invalid")["message"],
-        denied(
-            "deployments.apps",
-            "big",
-            "max",
-            "by-name",
-            "at most 5 replicas"
-        )
-    );
-    created(&app, DEPLOYMENTS, &deployment("ok", 5)).await;
-
-    let selector = json!({"paramRef": {"selector": {"matchLabels": {"limit": "yes"}},
-        "namespace": "default", "parameterNotFoundAction": "Allow"}});
-    created(&app, BINDINGS, &binding("by-label", "max", selector)).await;
-    let reply = until_status(&app, DEPLOYMENTS, &deployment("four", 4), 422).await;
-    assert_eq!(
-        assert_status(&reply, 422, "Invalid")["message"],
-        denied(
-            "deployments.apps",
-            "four",
-            "max",
-            "by-label",
-            "at most 3 replicas"
-        )
-    );
-    admin_call(&app, "DELETE", &format!("{BINDINGS}/by-label"), None).await;
-
-    let missing = json!({"paramRef": {"name": "absent", "parameterNotFoundAction": "Deny"}});
-    admin_call(&app, "DELETE", &format!("{BINDINGS}/by-name"), None).await;
-    created(&app, BINDINGS, &binding("missing", "max", missing)).await;
-    let reply = until_status(&app, DEPLOYMENTS, &deployment("one", 1), 422).await;
-    assert_eq!(
-        assert_status(&reply, 422, "Invalid")["message"],
-        denied(
-            "deployments.apps",
-            "one",
-            "max",
-            "missing",
-            "failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction"
-        )
-    );
-    let allowed = json!({"paramRef": {"name": "absent", "parameterNotFoundAction": "Allow"}});
-    admin_call(&app, "DELETE", &format!("{BINDINGS}/missing"), None).await;
-    created(&app, BINDINGS, &binding("allowed", "max", allowed)).await;
-    until_status(&app, DEPLOYMENTS, &deployment("nine", 9), 201).await;
-}
-
-// failurePolicy: an expression that fails refuses the write under Fail with Kubernetes'
-// message and is skipped under Ignore; a paramKind that names no served kind is a
-// configuration error of the policy.
-#[tokio::test]
-async fn failure_policy_decides_errors() {
-    let (app, _) = app().await;
-    let failing = json!({"validations": [{"expression": "object.data.missing == 'x'"}]});
-    install(
-        &app,
-        &policy("fails", failing),
-        &binding("fails-b", "fails", json!({})),
-    )
-    .await;
-    let reply = until_status(&app, CM_PATH, &cm("x"), 422).await;
-    assert_eq!(
-        assert_status(&reply, 422, "Invalid")["message"],
-        denied(
-            "configmaps",
-            "x",
-            "fails",
-            "fails-b",
-            "expression 'object.data.missing == 'x'' resulted in error: no such key: missing"
-        )
-    );
-    let update = json!({"metadata": {"name": "fails"}, "spec": {"failurePolicy": "Ignore"}});
-    let merge = "application/merge-patch+json";
-    let patch = send_as(
-        &app,
-        "PATCH",
-        &format!("{POLICIES}/fails"),
-        merge,
-        &update.to_string(),
-    )
-    .await;
-    assert_eq!(patch.status, StatusCode::OK, "{}", patch.text());
-    until_status(&app, CM_PATH, &cm("y"), 201).await;
-
-    let unknown = json!({"paramKind": {"apiVersion": "example.com/v1", "kind": "Nope"},
-        "validations": [{"expression": "true"}]});
-    let refs = json!({"paramRef": {"name": "p", "parameterNotFoundAction": "Allow"}});
-    install(
-        &app,
-        &policy("unknown", unknown),
-        &binding("unknown-b", "unknown", refs),
-    )
-    .await;
-    let reply = until_status(&app, CM_PATH, &cm("z"), 422).await;
-    assert_eq!(
-        assert_status(&reply, 422, "Invalid")["message"],
-        "configmaps \"z\" is forbidden: ValidatingAdmissionPolicy 'unknown' denied request: failed to configure policy: failed to find resource referenced by paramKind: 'example.com/v1, Kind=Nope'"
     );
 }
 

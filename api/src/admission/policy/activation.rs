@@ -142,10 +142,10 @@ impl<'a> Activation<'a> {
                 continue;
             };
             for (j, (name, _)) in declared.iter().enumerate().take(i) {
-                if reads(own, name) {
-                    if let Some(n) = needed.get_mut(j) {
-                        *n = true;
-                    }
+                if reads(own, name)
+                    && let Some(n) = needed.get_mut(j)
+                {
+                    *n = true;
                 }
             }
         }

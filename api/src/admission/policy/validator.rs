@@ -116,10 +116,10 @@ pub async fn validate(policy: &CompiledPolicy, activation: &mut Activation<'_>) 
                 }
             }
         }
-        if message.is_empty() {
-            if let Some(text) = &validation.message {
-                text.trim().clone_into(&mut message);
-            }
+        if message.is_empty()
+            && let Some(text) = &validation.message
+        {
+            text.trim().clone_into(&mut message);
         }
         if message.is_empty() {
             message = format!("failed expression: {}", validation.expression.source.trim());
