@@ -1,16 +1,10 @@
 //! ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding (`admissionregistration/v1`):
 //! Kubernetes' v1 defaults and `ValidateValidatingAdmissionPolicy` /
 //! `ValidateValidatingAdmissionPolicyBinding` with their field paths and messages (every
-//! expression compiled: one that does not compile is a 422 naming it), and the policy's
-//! status.
+//! expression compiled: one that does not compile is a 422 naming it).
 //!
-//! ### Status: written by the strategy
-//! Kubernetes' type-checking controller writes `status.observedGeneration` and
-//! `status.typeChecking` shortly after each spec change. Here the strategy writes them on
-//! every write, so a kubectl user sees the same status (observed generation equal to the
-//! generation, `typeChecking` present) at once, on every replica, with no leader controller
-//! and no second write. Apiary's CEL engine has no type checker: an expression that does not
-//! compile is refused at write time, so `typeChecking` never carries `expressionWarnings`.
+//! `status` is kept from the object before on updates and cleared on creates, as
+//! Kubernetes' strategy does; nothing writes `observedGeneration` or `typeChecking` yet.
 
 use serde_json::Map;
 use serde_json::Value;
@@ -449,18 +443,6 @@ impl Strategy for ValidatingAdmissionPolicyStrategy {
             .and_then(Value::as_str)
             .unwrap_or_default();
         Self::validate_spec(name, obj.get("spec").unwrap_or(&Value::Null))
-    }
-
-    /// The status of the generation stored (see the module's documentation).
-    fn canonicalize(&self, obj: &mut Value) {
-        let generation = obj.pointer("/metadata/generation").cloned();
-        if let (Some(o), Some(generation)) = (obj.as_object_mut(), generation) {
-            let status = o.entry("status").or_insert_with(|| json!({}));
-            if let Some(status) = status.as_object_mut() {
-                status.insert("observedGeneration".to_owned(), generation);
-                status.entry("typeChecking").or_insert_with(|| json!({}));
-            }
-        }
     }
 }
 
