@@ -312,6 +312,23 @@ pub enum ApiError {
         /// `(reason, message)` of each cause (`DisruptionBudget`, ...).
         causes: Vec<(String, String)>,
     },
+    /// An admission policy's refusal (Kubernetes' `admission.NewForbidden` with the policy's
+    /// reason and its code): `<resource> "<name>" is forbidden: <message>`, the message
+    /// repeated as the one cause.
+    #[error("{}", forbidden_message(&Some(.resource.clone()), .name, .message))]
+    PolicyDenied {
+        /// The resource written.
+        resource: GroupResource,
+        /// The object's name, if known.
+        name: String,
+        /// The `Status.reason` (`Invalid`, `Forbidden`, `Unauthorized`,
+        /// `RequestEntityTooLarge`).
+        reason: &'static str,
+        /// The HTTP status code of `reason`.
+        code: u16,
+        /// The policy's message.
+        message: String,
+    },
     /// A failure answered with an explicit Kubernetes status code and message (upstream
     /// handlers that return a `Status` of their own, like the eviction of a pod with more
     /// than one disruption budget: 500 without a reason).
@@ -444,7 +461,7 @@ impl ApiError {
             Self::TooManyRequests { .. } | Self::ShuttingDown | Self::Throttled { .. } => {
                 StatusCode::TOO_MANY_REQUESTS
             }
-            Self::StatusFailure { code, .. } => {
+            Self::StatusFailure { code, .. } | Self::PolicyDenied { code, .. } => {
                 StatusCode::from_u16(*code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
             }
         }
@@ -478,6 +495,7 @@ impl ApiError {
                 "TooManyRequests"
             }
             Self::StatusFailure { .. } => "",
+            Self::PolicyDenied { reason, .. } => reason,
         }
     }
 
@@ -503,6 +521,18 @@ impl ApiError {
             Self::Forbidden { resource, name, .. } => {
                 let r = resource.clone().unwrap_or_default();
                 Some(resource_details(&r, name))
+            }
+            Self::PolicyDenied {
+                resource,
+                name,
+                message,
+                ..
+            } => {
+                let mut d = resource_details(resource, name);
+                if let Value::Object(m) = &mut d {
+                    m.insert("causes".to_owned(), json!([{ "message": message }]));
+                }
+                Some(d)
             }
             Self::NamespaceTerminating {
                 resource,

@@ -115,6 +115,7 @@ pub fn router(storage: Arc<dyn Storage>, config: ApiConfig) -> Router {
         webhooks: config.webhooks.clone(),
         authorizers: AuthorizerChain::new(config.authorizers.clone()),
         random: config.random.clone(),
+        resources: admission::policy::ResourceTable::new(&registry),
     };
     let (chain, missing) = admission::build(&config.admission, &context);
     if !missing.is_empty() {

@@ -12,6 +12,7 @@
 //!   covers; [`admission_request`]: the AdmissionRequest of a write (webhook bodies, the CEL
 //!   `request` variable); [`Namespaces`]: the replica's namespaces for selectors.
 //! - [`webhook`]: the mutating and validating admission webhooks.
+//! - [`policy`]: ValidatingAdmissionPolicy and its bindings, compiled and dispatched.
 //! - [`PluginSelection`]: `--enable-admission-plugins` / `--disable-admission-plugins` over
 //!   Kubernetes' ordered plugin list and its default set.
 //! - [`AdmissionConfig`]: `--admission-control-config-file`, each plugin's configuration.
@@ -23,6 +24,7 @@ pub mod matching;
 mod namespaces;
 mod plugin;
 mod plugins;
+pub mod policy;
 mod request;
 mod selection;
 pub mod webhook;

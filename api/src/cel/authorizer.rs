@@ -141,6 +141,17 @@ impl CelAuthorizer {
         program: &Program,
         variables: &[(&str, &serde_json::Value)],
     ) -> Result<serde_json::Value, EvalError> {
+        self.evaluate_values(program, variables, &[]).await
+    }
+
+    /// [`CelAuthorizer::evaluate`] with further variables that are CEL values already (an
+    /// admission policy's `variables`, its objects converted once per request).
+    pub async fn evaluate_values(
+        &self,
+        program: &Program,
+        variables: &[(&str, &serde_json::Value)],
+        values: &[(&str, Value)],
+    ) -> Result<serde_json::Value, EvalError> {
         let checks = self.budget / CHECK_COST;
         let most_asked = checks.saturating_mul(checks.saturating_add(1));
         let mut answers: Vec<(Check, Decision)> = Vec::new();
@@ -152,7 +163,9 @@ impl CelAuthorizer {
                 budget: self.budget,
                 exceeded: AtomicBool::new(false),
             });
-            let result = evaluate_with(program, variables, self.values(&round));
+            let mut round_values: Vec<(&str, Value)> = self.values(&round);
+            round_values.extend(values.iter().map(|(n, v)| (*n, v.clone())));
+            let result = evaluate_with(program, variables, round_values);
             let pending = round.take_pending();
             if pending.is_empty() {
                 return if round.exceeded.load(Ordering::Relaxed) {

@@ -121,16 +121,24 @@ pub(super) fn stub(gvr: &str) -> Option<Value> {
             "source": {"persistentVolumeName": "pv"}
         }}),
         "storage.k8s.io/v1/volumeattributesclasses" => json!({"driverName": "example.com/walk"}),
-        "admissionregistration.k8s.io/v1/mutatingadmissionpolicies"
-        | "admissionregistration.k8s.io/v1/validatingadmissionpolicies" => json!({"spec": {
+        "admissionregistration.k8s.io/v1/mutatingadmissionpolicies" => json!({"spec": {
             "matchConstraints": {"resourceRules": [{
                 "apiGroups": [""], "apiVersions": ["v1"],
                 "operations": ["CREATE"], "resources": ["pods"]
             }]}
         }}),
-        "admissionregistration.k8s.io/v1/mutatingadmissionpolicybindings"
-        | "admissionregistration.k8s.io/v1/validatingadmissionpolicybindings" => {
+        "admissionregistration.k8s.io/v1/validatingadmissionpolicies" => json!({"spec": {
+            "matchConstraints": {"resourceRules": [{
+                "apiGroups": [""], "apiVersions": ["v1"],
+                "operations": ["CREATE"], "resources": ["pods"]
+            }]},
+            "validations": [{"expression": "true"}]
+        }}),
+        "admissionregistration.k8s.io/v1/mutatingadmissionpolicybindings" => {
             json!({"spec": {"policyName": "p"}})
+        }
+        "admissionregistration.k8s.io/v1/validatingadmissionpolicybindings" => {
+            json!({"spec": {"policyName": "p", "validationActions": ["Deny"]}})
         }
         "admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
         | "admissionregistration.k8s.io/v1/validatingwebhookconfigurations" => json!({}),

@@ -67,6 +67,8 @@ mod store;
 mod subresources;
 mod table;
 mod tokens;
+mod validating_admission_policy;
+mod validating_admission_policy_params;
 mod validation;
 mod watch;
 mod webhook_configurations;

@@ -16,6 +16,7 @@ mod t60_apply;
 mod t62_crds;
 mod t64_custom_resources;
 mod t66_conversion_webhook;
+mod t67_admission_policy;
 mod t68_admission_webhooks;
 mod t69_pod_security;
 mod t70_subresources;

@@ -19,6 +19,7 @@ mod runtime_class;
 mod storage_object_in_use_protection;
 mod taint_nodes_by_condition;
 mod tolerations;
+mod validating_admission_policy;
 
 use std::sync::Arc;
 
@@ -31,6 +32,7 @@ use super::AdmissionConfig;
 use super::Namespaces;
 use super::Plugin;
 use super::PluginSelection;
+use super::policy::ResourceTable;
 use super::webhook;
 use crate::RandomSource;
 use crate::auth::AuthorizerChain;
@@ -58,6 +60,8 @@ pub struct PluginContext {
     pub authorizers: AuthorizerChain,
     /// The server's randomness (review uids).
     pub random: RandomSource,
+    /// The served resource types (a policy's `paramKind`).
+    pub resources: ResourceTable,
 }
 
 /// What is wrong with `configuration`, given for the plugin `name` in the admission
@@ -136,6 +140,16 @@ fn plugin(name: &str, context: &PluginContext) -> Option<Arc<dyn Plugin>> {
             context,
             "validatingwebhookconfigurations",
         ))),
+        "ValidatingAdmissionPolicy" => {
+            Arc::new(validating_admission_policy::ValidatingAdmissionPolicy::new(
+                crate::admission::policy::Dispatcher::start(
+                    &context.storage,
+                    context.resources.clone(),
+                    context.namespaces.clone(),
+                    context.flavor,
+                ),
+            ))
+        }
         _ => return None,
     })
 }

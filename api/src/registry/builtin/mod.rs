@@ -33,6 +33,7 @@ mod stateful_set;
 mod table;
 #[cfg(test)]
 mod table_tests;
+mod validating_admission_policy;
 mod webhook_configuration;
 mod workload;
 
@@ -73,6 +74,8 @@ pub use service::ServiceStrategy;
 pub use service_account::ServiceAccountStrategy;
 pub use stateful_set::StatefulSetStrategy;
 pub use table::rows;
+pub use validating_admission_policy::ValidatingAdmissionPolicyBindingStrategy;
+pub use validating_admission_policy::ValidatingAdmissionPolicyStrategy;
 pub use webhook_configuration::ADMISSION_REVIEW_VERSIONS;
 pub use webhook_configuration::MATCH_CONDITION_VARIABLES;
 pub use webhook_configuration::WebhookConfigurationStrategy;

@@ -73,6 +73,8 @@ use super::SecretStrategy;
 use super::ServiceAccountStrategy;
 use super::ServiceStrategy;
 use super::StatefulSetStrategy;
+use super::ValidatingAdmissionPolicyBindingStrategy;
+use super::ValidatingAdmissionPolicyStrategy;
 use super::WebhookConfigurationStrategy;
 use super::WebhookKind;
 use super::row::Row;
@@ -286,8 +288,11 @@ fn named_groups_b() -> Vec<Row> {
             }),
         kind::<ar::ValidatingAdmissionPolicy>()
             .api_extensions()
-            .status(),
-        kind::<ar::ValidatingAdmissionPolicyBinding>().api_extensions(),
+            .status()
+            .strategy(|_| Box::new(ValidatingAdmissionPolicyStrategy)),
+        kind::<ar::ValidatingAdmissionPolicyBinding>()
+            .api_extensions()
+            .strategy(|_| Box::new(ValidatingAdmissionPolicyBindingStrategy)),
         kind::<ar::ValidatingWebhookConfiguration>()
             .api_extensions()
             .strategy(|flavor| {
