@@ -11,6 +11,7 @@ mod snapshot_dir;
 mod snapshot_file;
 mod store;
 mod watch;
+mod watch_hub;
 
 pub use backup::Backup;
 pub use backup::BackupError;

@@ -1,5 +1,6 @@
 //! The part of the state machine that readers share with the apply loop: the MVCC store behind
-//! a lock, the applied revision on a watch channel and the apply notices on a broadcast channel.
+//! a lock, the applied revision on a watch channel, the apply notices on a broadcast channel and
+//! their dispatch to the replica's watches.
 
 use std::sync::Arc;
 use std::sync::RwLock;
@@ -11,6 +12,8 @@ use tokio::sync::broadcast;
 use tokio::sync::watch;
 
 use super::ApplyNotice;
+use super::watch_hub::Registration;
+use super::watch_hub::WatchHub;
 use crate::command::Command;
 use crate::command::CommandResponse;
 use crate::command::command;
@@ -24,14 +27,15 @@ const NOTICE_CAPACITY: usize = 4096;
 /// State shared between the raft state machine (the only writer) and any number of readers.
 ///
 /// ### Lock order
-/// `store` is the only lock. It is never held across an `.await`, and the channels are
-/// published after it is released, so a reader that saw `applied >= R` on the watch channel
+/// `store` is never held across an `.await`, and the channels and the watches are published to
+/// after it is released, so a reader that saw `applied >= R` on the watch channel
 /// always finds the store at `R` or later.
 #[derive(Debug)]
 pub struct SharedState {
     store: RwLock<Store>,
     applied: watch::Sender<Revision>,
     notices: broadcast::Sender<Arc<ApplyNotice>>,
+    watches: Arc<WatchHub>,
     metrics: StoreMetrics,
 }
 
@@ -44,6 +48,7 @@ impl SharedState {
             store: RwLock::new(Store::new()),
             applied,
             notices,
+            watches: Arc::default(),
             metrics: StoreMetrics::default(),
         })
     }
@@ -73,6 +78,18 @@ impl SharedState {
     /// from the store: apply never waits for it.
     pub fn subscribe_notices(&self) -> broadcast::Receiver<Arc<ApplyNotice>> {
         self.notices.subscribe()
+    }
+
+    /// Files a watch on `prefix`: it is handed every notice published after this returns that
+    /// concerns the prefix, and is told when it must catch up from history.
+    pub(super) fn register_watch(&self, prefix: &str) -> Registration {
+        self.watches.register(prefix)
+    }
+
+    /// How many watches are filed.
+    #[cfg(test)]
+    pub(super) fn watch_count(&self) -> usize {
+        self.watches.len()
     }
 
     /// Waits until the applied revision reaches `revision`; `false` when `timeout` passed first.
@@ -118,8 +135,10 @@ impl SharedState {
     /// Publishes a notice and the applied revision. Called after the store lock is released.
     pub(super) fn publish(&self, revision: Revision, notice: Option<ApplyNotice>) {
         if let Some(notice) = notice {
+            let notice = Arc::new(notice);
+            self.watches.dispatch(&notice);
             // An error only means nobody subscribes right now.
-            let _ = self.notices.send(Arc::new(notice));
+            let _ = self.notices.send(notice);
         }
         self.applied.send_if_modified(|applied| {
             let grew = revision > *applied;

@@ -1,20 +1,22 @@
 //! A watch on one replica: the changes under a key prefix after a revision, replayed from the
 //! MVCC history and then followed live on the apply notices (DESIGN.md §3, "Watches").
 //!
-//! A watch pulls; apply never waits for it. It follows the broadcast of apply notices, and when
-//! it falls behind (the broadcast dropped notices it had not read, or a snapshot replaced the
+//! A watch pulls; apply never waits for it. It follows the apply notices that concern its prefix
+//! (the watch hub hands each revision only to the watches whose prefix one of its keys starts
+//! with), and when it falls behind (its bounded queue overflowed, or a snapshot replaced the
 //! store) it catches up from the store's history, so a slow watcher costs nothing until it
 //! reads again, and fails with [`MvccError::Compacted`] only once the history it still needs is
 //! compacted away.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
-
-use tokio::sync::broadcast;
-use tokio::sync::broadcast::error::RecvError;
+use std::sync::atomic::AtomicU64;
+use std::sync::atomic::Ordering;
 
 use super::ApplyNotice;
 use super::SharedState;
+use super::watch_hub::Received;
+use super::watch_hub::Registration;
 use crate::mvcc::Event;
 use crate::mvcc::MvccError;
 use crate::mvcc::Revision;
@@ -37,7 +39,7 @@ pub struct WatchBatch {
 pub struct WatchStream {
     shared: Arc<SharedState>,
     prefix: String,
-    notices: broadcast::Receiver<Arc<ApplyNotice>>,
+    notices: Registration,
     /// Batches read from history and not yet returned.
     pending: VecDeque<WatchBatch>,
     /// Every change up to here has been returned (or is not under the prefix).
@@ -46,6 +48,9 @@ pub struct WatchStream {
     read: Revision,
     /// Whether the next changes must come from history rather than the notices.
     catching_up: bool,
+    /// The highest progress reported while nothing was queued (revisions that did not concern
+    /// the prefix are never queued, yet move the progress).
+    reported: AtomicU64,
 }
 
 impl WatchStream {
@@ -53,8 +58,8 @@ impl WatchStream {
     /// [`MvccError::Compacted`] when `after` is below the compaction point. A revision the
     /// store has not reached yet is fine: the watch waits for it.
     pub fn new(shared: Arc<SharedState>, prefix: &str, after: Revision) -> Result<Self, MvccError> {
-        // Subscribe before looking at the store, so no notice falls between the two.
-        let notices = shared.subscribe_notices();
+        // Register before looking at the store, so no notice falls between the two.
+        let notices = shared.register_watch(prefix);
         let compacted = shared.with_store(|s| s.compacted());
         if after < compacted {
             return Err(MvccError::Compacted {
@@ -70,18 +75,33 @@ impl WatchStream {
             delivered: after,
             read: after,
             catching_up: true,
+            reported: AtomicU64::new(after),
         })
     }
 
     /// The revision up to which every change under the prefix has been returned: a watch
     /// resumed after it misses nothing (what a BOOKMARK reports).
     pub fn progress(&self) -> Revision {
-        self.delivered
+        let progress = self.delivered.max(self.reported.load(Ordering::Relaxed));
+        if self.catching_up || !self.pending.is_empty() {
+            return progress;
+        }
+        // Every notice up to the applied revision was queued before that revision was
+        // published, so when the queue, looked at after it, holds nothing unread, all the
+        // changes up to it have been returned.
+        let applied = self.shared.applied();
+        if !self.notices.nothing_after(self.read) {
+            return progress;
+        }
+        let progress = progress.max(applied);
+        self.reported.fetch_max(progress, Ordering::Relaxed);
+        progress
     }
 
-    /// The next revision's changes under the prefix. Waits while there are none; `Ok(None)`
-    /// when the replica stopped. Fails with [`MvccError::Compacted`] when this watch fell so
-    /// far behind that the history it needs is gone.
+    /// The next revision's changes under the prefix. Waits while there are none (the stream
+    /// lasts as long as the replica's state, so it never answers `Ok(None)`). Fails with
+    /// [`MvccError::Compacted`] when this watch fell so far behind that the history it needs is
+    /// gone.
     ///
     /// Cancel safe: dropping the future loses nothing.
     pub async fn next(&mut self) -> Result<Option<WatchBatch>, MvccError> {
@@ -98,15 +118,15 @@ impl WatchStream {
                 self.catch_up()?;
                 continue;
             }
-            match self.notices.recv().await {
-                Ok(notice) => {
+            match self.notices.try_next() {
+                Some(Received::Notice(notice)) => {
                     if let Some(batch) = self.follow(&notice) {
                         self.delivered = batch.revision;
                         return Ok(Some(batch));
                     }
                 }
-                Err(RecvError::Lagged(_)) => self.catching_up = true,
-                Err(RecvError::Closed) => return Ok(None),
+                Some(Received::Lagged) => self.catching_up = true,
+                None => self.notices.queued().await,
             }
         }
     }

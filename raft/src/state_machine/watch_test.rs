@@ -9,6 +9,7 @@ use crate::command::Command;
 use crate::command::Op;
 use crate::command::Txn;
 use crate::mvcc::EventKind;
+use crate::mvcc::Store;
 
 fn put(shared: &SharedState, revision: Revision, key: &str, value: &str) {
     let txn = Txn {
@@ -59,9 +60,12 @@ async fn replays_history_then_follows_live_changes_once_each() {
     assert_eq!(got[2].events[0].kind, EventKind::Delete);
     assert_eq!(&got[2].events[0].prev_kv.as_ref().unwrap().value[..], b"1");
     assert_eq!(watch.progress(), 5);
-    // A change elsewhere moves the progress without a batch.
+    // A change elsewhere moves the progress without a batch (and without waking the watch).
     put(&shared, 6, "/q/a", "2");
+    assert_eq!(watch.progress(), 6);
+    // It never goes back while a change under the prefix waits to be read.
     put(&shared, 7, "/p/c", "1");
+    assert_eq!(watch.progress(), 6);
     assert_eq!(next(&mut watch).await.revision, 7);
 }
 
@@ -142,4 +146,35 @@ async fn a_watch_that_never_reads_holds_back_neither_apply_nor_other_watches() {
         sleeper.next().await,
         Err(MvccError::Compacted { requested: 0, .. })
     ));
+}
+
+// R-HA-010: a snapshot installed under a waiting watch (a follower far behind) is caught up from
+// the new store's history: the watch gets what the snapshot brought under its prefix, once each,
+// then follows live changes again.
+#[tokio::test]
+async fn a_restore_is_caught_up_from_the_new_store() {
+    let shared = SharedState::new();
+    put(&shared, 1, "/p/a", "1");
+    let mut watch = WatchStream::new(shared.clone(), "/p/", 1).unwrap();
+    let mut other = WatchStream::new(shared.clone(), "/q/", 1).unwrap();
+    let leader = SharedState::new();
+    put(&leader, 1, "/p/a", "1");
+    put(&leader, 2, "/p/b", "1");
+    put(&leader, 3, "/q/a", "1");
+    put(&leader, 4, "/p/a", "2");
+    let snapshot = leader.with_store(Store::to_snapshot);
+    let waiting = tokio::spawn(async move {
+        let first = next(&mut watch).await;
+        let second = next(&mut watch).await;
+        (watch, [first, second])
+    });
+    tokio::task::yield_now().await;
+    *shared.write() = Store::from_snapshot(snapshot);
+    shared.publish(4, Some(ApplyNotice::Restored { revision: 4 }));
+    let (mut watch, got) = waiting.await.unwrap();
+    assert_eq!(revisions(&got), [2, 4]);
+    assert_eq!(next(&mut other).await.revision, 3);
+    put(&shared, 5, "/p/c", "1");
+    assert_eq!(next(&mut watch).await.revision, 5);
+    assert_eq!(watch.progress(), 5);
 }

@@ -20,13 +20,16 @@
 //! `--apply` measures instead writes of a Deployment by PUT, merge patch and server-side apply,
 //! interleaved (`apply.rs`); `--failover` the time from killing the leader to the first write a
 //! survivor accepts, for Apiary and etcd (`failover.rs`); `--custom` creates of ConfigMaps and
-//! of custom resources without and with ten CEL validation rules (`custom.rs`).
+//! of custom resources without and with ten CEL validation rules (`custom.rs`). `--idle-watches`
+//! holds watches open on every replica, on resource types the creates do not write, during the
+//! create levels (`idle_watches.rs`).
 
 mod apply;
 mod cpu;
 mod custom;
 mod etcd;
 mod failover;
+mod idle_watches;
 mod rounds;
 mod ways;
 
@@ -100,6 +103,10 @@ struct Args {
     /// to compare a setting against the default in interleaved runs.
     #[arg(long = "apiary-flag", allow_hyphen_values = true)]
     apiary_flags: Vec<String>,
+    /// Watches to hold open on every replica during the create levels, on resource types the
+    /// creates do not write (Secrets, Services, Pods, ServiceAccounts, Deployments, Jobs).
+    #[arg(long, default_value_t = 0)]
+    idle_watches: usize,
 }
 
 /// Objects created before the read levels; reads cycle through them.
@@ -220,6 +227,7 @@ async fn bench_apiary(args: &Args) -> Result<ApiaryScores, apiary_tests::Harness
             Some(endpoint.tls.clone()),
         ));
     }
+    let _idle = idle_watches::open(&replicas, args.idle_watches).await?;
     let protocols = [("http1", &replicas), ("http2", &http2)];
     for (protocol, clients) in protocols {
         let warm = creates(
