@@ -435,6 +435,7 @@ async fn run_replica(software: HostSoftware, disk: SimDisk) -> turmoil::Result {
         service_ranges: ServiceRanges::default(),
         max_object_bytes: DEFAULT_MAX_OBJECT_BYTES,
         admission: Default::default(),
+        admission_config: Default::default(),
         feature_gates: FeatureGates::default(),
         gate_record: GateRecord::Agree,
         protocol: ProtocolRange::capped(software.protocol.load(Ordering::Relaxed)),
