@@ -94,8 +94,10 @@ async fn kubectl_apply_is_judged_by_an_admission_policy_with_params() {
         until(&kubeconfig, &["get", "deployment", "web"], |ok, _| !ok).await;
     }
     assert!(out.contains(message), "{out}");
+    // The validation gives no reason, so the refusal is Invalid (422), which kubectl prints
+    // as kube-apiserver's: the message as the one cause, with no field.
     assert!(
-        out.contains("deployments.apps \"web\" is forbidden"),
+        out.contains("The deployments \"web\" is invalid: : ValidatingAdmissionPolicy"),
         "{out}"
     );
 

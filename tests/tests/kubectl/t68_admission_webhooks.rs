@@ -124,7 +124,11 @@ async fn kubectl_writes_pass_a_mutating_and_a_validating_webhook() {
         return;
     };
     let kubeconfig = cluster.kubeconfig();
-    let dir = tempfile::tempdir().expect("dir");
+    // One directory per webhook: each makes its own CA there.
+    let (dir, other) = (
+        tempfile::tempdir().expect("dir"),
+        tempfile::tempdir().expect("dir"),
+    );
     let labeller = admission_webhook::labelling(
         dir.path(),
         &["label.default.svc"],
@@ -133,7 +137,7 @@ async fn kubectl_writes_pass_a_mutating_and_a_validating_webhook() {
     )
     .await
     .expect("the mutating webhook starts");
-    let denier = admission_webhook::denying(dir.path(), &[])
+    let denier = admission_webhook::denying(other.path(), &[])
         .await
         .expect("the validating webhook starts");
     let ca = |pem: String| base64::engine::general_purpose::STANDARD.encode(pem);
@@ -255,11 +259,15 @@ async fn kubectl_writes_reinvoke_if_needed_webhooks() {
     let Some(cluster) = kubernetes_cluster().await else {
         return;
     };
-    let dir = tempfile::tempdir().expect("dir");
+    // One directory per webhook: each makes its own CA there.
+    let (dir, other) = (
+        tempfile::tempdir().expect("dir"),
+        tempfile::tempdir().expect("dir"),
+    );
     let first = admission_webhook::labelling(dir.path(), &[], "example.com/first", "1")
         .await
         .expect("starts");
-    let second = admission_webhook::labelling(dir.path(), &[], "example.com/second", "2")
+    let second = admission_webhook::labelling(other.path(), &[], "example.com/second", "2")
         .await
         .expect("starts");
     let config = |hook: &apiary_tests::review_webhook::ReviewWebhook| {
