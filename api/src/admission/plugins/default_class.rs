@@ -1,10 +1,63 @@
 //! The default class of a kind of class (StorageClass, IngressClass): the classes marked
 //! default by an annotation; of several, the newest, then the first by name (Kubernetes'
-//! `GetDefaultClass`).
+//! `GetDefaultClass`), and what DefaultStorageClass and DefaultIngressClass do with it: give
+//! a new object that names no class the default's name.
 
 use std::sync::Arc;
 
 use serde_json::Value;
+use serde_json::json;
+
+use super::objects::ObjectCache;
+use crate::admission::Attributes;
+use crate::error::ApiError;
+
+/// The classes of one kind, and how an object names one of them.
+pub struct DefaultClass {
+    /// The classes, followed by a reflector.
+    pub classes: ObjectCache,
+    /// The annotations that mark a class default (any of them `"true"`).
+    pub marks: Vec<String>,
+    /// The `spec` field that names an object's class (`storageClassName`, ...).
+    pub field: &'static str,
+    /// The annotation that also names an object's class.
+    pub annotation: String,
+}
+
+impl DefaultClass {
+    /// Sets `spec.<field>` of `object` to the default class's name, unless the object names a
+    /// class (by the field or the annotation) or no class is the default.
+    pub async fn fill(
+        &self,
+        attributes: &Attributes<'_>,
+        object: &mut Value,
+    ) -> Result<(), ApiError> {
+        let named = (object.get("spec").and_then(|s| s.get(self.field)))
+            .is_some_and(|c| !c.is_null())
+            || (object.pointer("/metadata/annotations"))
+                .and_then(|a| a.get(&self.annotation))
+                .is_some();
+        if named {
+            return Ok(());
+        }
+        let classes = (self.classes.list().await).map_err(|e| attributes.forbidden(e))?;
+        let Some(default) = newest_default(classes, &self.marks) else {
+            return Ok(());
+        };
+        let name = default
+            .pointer("/metadata/name")
+            .cloned()
+            .unwrap_or(json!(""));
+        let Some(object) = object.as_object_mut() else {
+            return Ok(());
+        };
+        let spec = object.entry("spec").or_insert_with(|| json!({}));
+        if let Some(spec) = spec.as_object_mut() {
+            spec.insert(self.field.to_owned(), name);
+        }
+        Ok(())
+    }
+}
 
 fn text<'a>(object: &'a Value, pointer: &str) -> &'a str {
     object

@@ -5,9 +5,8 @@
 use std::sync::Arc;
 
 use serde_json::Value;
-use serde_json::json;
 
-use super::default_class::newest_default;
+use super::default_class::DefaultClass;
 use super::objects::ObjectCache;
 use crate::admission::Attributes;
 use crate::admission::Notes;
@@ -19,12 +18,8 @@ use crate::storage::Storage;
 
 /// Sets the default class of new Ingresses.
 pub struct DefaultIngressClass {
-    classes: ObjectCache,
+    default: DefaultClass,
     group: String,
-    /// The default-class annotation.
-    default_mark: [String; 1],
-    /// The annotation that names an Ingress's class.
-    class_annotation: String,
 }
 
 impl DefaultIngressClass {
@@ -34,12 +29,13 @@ impl DefaultIngressClass {
             format!("networking.{}", flavor.group_domain()),
             flavor.label_domain(),
         );
-        Self {
+        let default = DefaultClass {
             classes: ObjectCache::new(storage, &group, "ingressclasses"),
-            group,
-            default_mark: [format!("ingressclass.{domain}/is-default-class")],
-            class_annotation: format!("{domain}/ingress.class"),
-        }
+            marks: vec![format!("ingressclass.{domain}/is-default-class")],
+            field: "ingressClassName",
+            annotation: format!("{domain}/ingress.class"),
+        };
+        Self { default, group }
     }
 }
 
@@ -62,30 +58,6 @@ impl Plugin for DefaultIngressClass {
         {
             return Ok(());
         }
-        let named = ingress
-            .pointer("/spec/ingressClassName")
-            .is_some_and(|c| !c.is_null())
-            || (ingress.pointer("/metadata/annotations"))
-                .and_then(|a| a.get(&self.class_annotation))
-                .is_some();
-        if named {
-            return Ok(());
-        }
-        let classes = (self.classes.list().await).map_err(|e| attributes.forbidden(e))?;
-        let Some(default) = newest_default(classes, &self.default_mark) else {
-            return Ok(());
-        };
-        let name = default
-            .pointer("/metadata/name")
-            .cloned()
-            .unwrap_or(json!(""));
-        let Some(ingress) = ingress.as_object_mut() else {
-            return Ok(());
-        };
-        let spec = ingress.entry("spec").or_insert_with(|| json!({}));
-        if let Some(spec) = spec.as_object_mut() {
-            spec.insert("ingressClassName".into(), name);
-        }
-        Ok(())
+        self.default.fill(attributes, ingress).await
     }
 }

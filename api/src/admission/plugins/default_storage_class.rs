@@ -4,9 +4,8 @@
 use std::sync::Arc;
 
 use serde_json::Value;
-use serde_json::json;
 
-use super::default_class::newest_default;
+use super::default_class::DefaultClass;
 use super::objects::ObjectCache;
 use crate::admission::Attributes;
 use crate::admission::Notes;
@@ -18,25 +17,25 @@ use crate::storage::Storage;
 
 /// Sets the default storage class of new claims.
 pub struct DefaultStorageClass {
-    classes: ObjectCache,
-    /// The GA and beta default-class annotations.
-    default_marks: [String; 2],
-    /// The beta annotation that names a claim's class.
-    class_annotation: String,
+    default: DefaultClass,
 }
 
 impl DefaultStorageClass {
     /// The plugin reading `storage`'s StorageClasses.
     pub fn new(storage: Arc<dyn Storage>, flavor: Flavor) -> Self {
         let (group, domain) = (flavor.group_domain(), flavor.label_domain());
-        Self {
+        let default = DefaultClass {
             classes: ObjectCache::new(storage, &format!("storage.{group}"), "storageclasses"),
-            default_marks: [
+            // The GA and the beta default-class annotations.
+            marks: vec![
                 format!("storageclass.{domain}/is-default-class"),
                 format!("storageclass.beta.{domain}/is-default-class"),
             ],
-            class_annotation: format!("volume.beta.{domain}/storage-class"),
-        }
+            field: "storageClassName",
+            // The beta annotation that names a claim's class.
+            annotation: format!("volume.beta.{domain}/storage-class"),
+        };
+        Self { default }
     }
 }
 
@@ -62,26 +61,6 @@ impl Plugin for DefaultStorageClass {
         if attributes.operation != Operation::Create || !is_claim(attributes) {
             return Ok(());
         }
-        let named = claim
-            .pointer("/spec/storageClassName")
-            .is_some_and(|c| !c.is_null())
-            || (claim.pointer("/metadata/annotations"))
-                .and_then(|a| a.get(&self.class_annotation))
-                .is_some();
-        if named {
-            return Ok(());
-        }
-        let classes = (self.classes.list().await).map_err(|e| attributes.forbidden(e))?;
-        let Some(default) = newest_default(classes, &self.default_marks) else {
-            return Ok(());
-        };
-        let name = default
-            .pointer("/metadata/name")
-            .cloned()
-            .unwrap_or(json!(""));
-        if let Some(spec) = claim.get_mut("spec").and_then(Value::as_object_mut) {
-            spec.insert("storageClassName".into(), name);
-        }
-        Ok(())
+        self.default.fill(attributes, claim).await
     }
 }

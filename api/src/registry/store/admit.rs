@@ -108,6 +108,15 @@ impl Store {
         self.admission = (!admission.is_empty()).then_some(admission);
     }
 
+    /// The chain and the requester when `write` is to be admitted: a request's write, not
+    /// admitted already, on a server with plugins.
+    fn admitting(&self, write: AdmittedWrite<'_>) -> Option<(&Admission, Arc<Requester>)> {
+        match (&self.admission, Requester::current(), write.admitted) {
+            (Some(admission), Some(requester), false) => Some((admission, requester)),
+            _ => None,
+        }
+    }
+
     /// The mutating pass over `object` (`None` on a delete).
     pub(super) async fn admit_mutating(
         &self,
@@ -116,9 +125,7 @@ impl Store {
         old: Option<&Value>,
         notes: &mut Notes,
     ) -> Result<(), ApiError> {
-        let (Some(admission), Some(requester), false) =
-            (&self.admission, Requester::current(), write.admitted)
-        else {
+        let Some((admission, requester)) = self.admitting(write) else {
             return Ok(());
         };
         let attributes = self.attributes(write, &requester);
@@ -133,9 +140,7 @@ impl Store {
         old: Option<&Value>,
         notes: &mut Notes,
     ) -> Result<(), ApiError> {
-        let (Some(admission), Some(requester), false) =
-            (&self.admission, Requester::current(), write.admitted)
-        else {
+        let Some((admission, requester)) = self.admitting(write) else {
             return Ok(());
         };
         let attributes = self.attributes(write, &requester);
