@@ -167,10 +167,7 @@ pub async fn run(args: &Args) -> Result<String, HarnessError> {
         ..DevOptions::default()
     })
     .await?;
-    let replicas: Vec<HttpClient> = (1..=cluster.nodes())
-        .map(|i| cluster.client(i).cloned())
-        .collect::<Result<_, _>>()?;
-    println!("apiary: 3 replicas in {}", cluster.dir().display());
+    let replicas = ways::replicas(&cluster)?;
     define(&replicas[0]).await?;
     let ways: Vec<Arc<dyn ways::Way>> = WAYS.iter().map(|w| Arc::new(*w) as _).collect();
     let results = ways::compare(args, &replicas, &ways).await;

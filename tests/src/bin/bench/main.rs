@@ -20,10 +20,13 @@
 //! `--apply` measures instead writes of a Deployment by PUT, merge patch and server-side apply,
 //! interleaved (`apply.rs`); `--failover` the time from killing the leader to the first write a
 //! survivor accepts, for Apiary and etcd (`failover.rs`); `--custom` creates of ConfigMaps and
-//! of custom resources without and with ten CEL validation rules (`custom.rs`). `--idle-watches`
+//! of custom resources without and with ten CEL validation rules (`custom.rs`); `--admission`
+//! creates that no admission configuration selects, that a ValidatingAdmissionPolicy selects,
+//! and that both the policy and a validating webhook select (`admission.rs`). `--idle-watches`
 //! holds watches open on every replica, on resource types the creates do not write, during the
 //! create levels (`idle_watches.rs`).
 
+mod admission;
 mod apply;
 mod cpu;
 mod custom;
@@ -84,7 +87,12 @@ struct Args {
     /// ten CEL validation rules, interleaved, `--requests` per way and level, `--rounds` rounds.
     #[arg(long)]
     custom: bool,
-    /// With `--apply` or `--custom`: rounds over the three ways.
+    /// Instead of the above: creates that no admission configuration selects, that one
+    /// ValidatingAdmissionPolicy selects, and that the policy and one validating webhook
+    /// select, interleaved, `--requests` per way and level, `--rounds` rounds.
+    #[arg(long)]
+    admission: bool,
+    /// With `--apply`, `--custom` or `--admission`: rounds over the three ways.
     #[arg(long, default_value_t = 3)]
     rounds: usize,
     /// Instead of the above: the time from killing the leader (SIGKILL) to the first write a
@@ -125,45 +133,35 @@ struct ApiaryScores {
     writes_http2: Vec<LevelResult>,
 }
 
+/// Prints the table of the `what` benchmark, or why it failed.
+fn finish(what: &str, result: Result<String, apiary_tests::HarnessError>) -> ExitCode {
+    match result {
+        Ok(table) => {
+            println!("{table}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("{what} benchmark failed: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 #[tokio::main]
 async fn main() -> ExitCode {
     let args = Args::parse();
     println!("{}", apiary_tests::machine::describe());
     if args.apply {
-        return match apply::run(&args).await {
-            Ok(table) => {
-                println!("{table}");
-                ExitCode::SUCCESS
-            }
-            Err(e) => {
-                eprintln!("apply benchmark failed: {e}");
-                ExitCode::FAILURE
-            }
-        };
+        return finish("apply", apply::run(&args).await);
     }
     if args.custom {
-        return match custom::run(&args).await {
-            Ok(table) => {
-                println!("{table}");
-                ExitCode::SUCCESS
-            }
-            Err(e) => {
-                eprintln!("custom resource benchmark failed: {e}");
-                ExitCode::FAILURE
-            }
-        };
+        return finish("custom resource", custom::run(&args).await);
+    }
+    if args.admission {
+        return finish("admission", admission::run(&args).await);
     }
     if args.failover {
-        return match failover::run(&args).await {
-            Ok(table) => {
-                println!("{table}");
-                ExitCode::SUCCESS
-            }
-            Err(e) => {
-                eprintln!("failover benchmark failed: {e}");
-                ExitCode::FAILURE
-            }
-        };
+        return finish("failover", failover::run(&args).await);
     }
     let apiary = match bench_apiary(&args).await {
         Ok(scores) => scores,

@@ -7,6 +7,8 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 
+use apiary_tests::DevCluster;
+use apiary_tests::HarnessError;
 use apiary_tests::HttpClient;
 use apiary_tests::load;
 use apiary_tests::load::LevelResult;
@@ -31,6 +33,18 @@ pub trait Way: Send + Sync + 'static {
 
 /// Each way's results: `[level][way][round]`.
 pub type Results = Vec<Vec<Vec<LevelResult>>>;
+
+/// A client of each of `cluster`'s replicas, once their number and directory are printed.
+pub fn replicas(cluster: &DevCluster) -> Result<Vec<HttpClient>, HarnessError> {
+    println!(
+        "apiary: {} replicas in {}",
+        cluster.nodes(),
+        cluster.dir().display()
+    );
+    (1..=cluster.nodes())
+        .map(|i| cluster.client(i).cloned())
+        .collect()
+}
 
 /// One level of one way: `args.requests` creates from `level` clients, objects numbered from
 /// `first`.
