@@ -1,6 +1,7 @@
 //! Kubeconfig files as a client of a server reads them: the chosen context's cluster (its
 //! `server` URL and CA) and user (a client certificate and key, or a bearer token), turned into
-//! an [`Endpoint`] that sends requests over TLS (HTTP/1.1, one connection per request). The
+//! an [`Endpoint`] that sends requests over TLS (HTTP/1.1, pooled keep-alive connections of
+//! [`crate::tls_client`]). The
 //! webhooks (audit, authentication, authorization; CRD conversion through
 //! [`crate::webhook_transport`]) and the operator commands (`apiary member`,
 //! `apiary status`, `apiary snapshot`) use it.
@@ -13,16 +14,15 @@ use axum::body::Body;
 use base64::Engine;
 use http::Method;
 use http::Uri;
-use hyper_util::rt::TokioIo;
 use rustls::ClientConfig;
 use rustls::RootCertStore;
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::PrivateKeyDer;
-use rustls::pki_types::ServerName;
 use rustls::pki_types::pem::PemObject;
 use serde::Deserialize;
-use tokio::net::TcpStream;
-use tokio_rustls::TlsConnector;
+
+use crate::tls_client;
+use crate::tls_client::TlsClient;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -82,11 +82,11 @@ struct Context {
 pub struct Endpoint {
     /// The `server` URL.
     pub uri: Uri,
+    /// The `Host` header: the URL's host and port.
     host: String,
-    port: u16,
-    /// The name the server's certificate must carry (the host, unless told otherwise).
-    server_name: String,
-    tls: TlsConnector,
+    /// Connections verifying the server's certificate (for the URL's host, unless told
+    /// otherwise).
+    client: TlsClient,
     token: Option<String>,
 }
 
@@ -172,11 +172,9 @@ impl Endpoint {
             _ => return Err("the user needs both a client certificate and its key".into()),
         };
         Ok(Self {
+            client: tls_client::client(Arc::new(tls), &host)?,
+            host: format!("{host}:{port}"),
             uri,
-            server_name: host.clone(),
-            host,
-            port,
-            tls: TlsConnector::from(Arc::new(tls)),
             token: user.and_then(|u| u.token.clone()),
         })
     }
@@ -209,17 +207,15 @@ impl Endpoint {
             .with_root_certificates(roots)
             .with_no_client_auth();
         Ok(Self {
+            client: tls_client::client(Arc::new(tls), server_name)?,
+            host: format!("{host}:{port}"),
             uri,
-            host,
-            port,
-            server_name: server_name.to_owned(),
-            tls: TlsConnector::from(Arc::new(tls)),
             token: None,
         })
     }
 
     /// Sends one request to `path_and_query` on the server (`None`: the `server` URL itself)
-    /// over a new TLS connection, with JSON as the accepted answer and `content_type` for a
+    /// over a pooled TLS connection, with JSON as the accepted answer and `content_type` for a
     /// body, and returns the answer with its body unread. Errors name no part of the body.
     pub async fn send(
         &self,
@@ -237,23 +233,10 @@ impl Endpoint {
             }
             None => self.uri.clone(),
         };
-        let tcp = TcpStream::connect((self.host.as_str(), self.port))
-            .await
-            .map_err(|e| format!("connect to {}:{}: {e}", self.host, self.port))?;
-        let name = ServerName::try_from(self.server_name.clone()).map_err(|e| e.to_string())?;
-        let tls = self
-            .tls
-            .connect(name, tcp)
-            .await
-            .map_err(|e| format!("TLS: {e}"))?;
-        let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
-            .await
-            .map_err(|e| e.to_string())?;
-        tokio::spawn(connection);
         let mut request = http::Request::builder()
             .method(method)
             .uri(uri)
-            .header(http::header::HOST, format!("{}:{}", self.host, self.port))
+            .header(http::header::HOST, &self.host)
             .header(http::header::ACCEPT, "application/json")
             .header(
                 http::header::USER_AGENT,
@@ -268,10 +251,10 @@ impl Endpoint {
         let request = request
             .body(Body::from(body))
             .map_err(|_| "the request could not be built".to_owned())?;
-        sender
-            .send_request(request)
+        self.client
+            .request(request)
             .await
-            .map_err(|e| e.to_string())
+            .map_err(|e| tls_client::describe(&e))
     }
 }
 

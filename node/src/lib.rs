@@ -17,7 +17,8 @@
 //!   on by `apiary dev`.
 //! - [`compactor`] is the leader's history compaction (`--watch-history`); [`controllers`]
 //!   the leader-only controllers and their runner (`--controllers`).
-//! - [`webhook_transport`] carries the API's webhook calls (CRD conversion) over HTTPS.
+//! - [`webhook_transport`] carries the API's webhook calls (admission, CRD conversion) over
+//!   HTTPS, on kept-alive connections of [`tls_client`].
 //! - [`tls`] holds PEM loading and the rustls configurations of the listeners and the peer
 //!   client; [`https`] the TLS accept loop that serves a router within the connection budgets
 //!   of [`https::HttpLimits`].
@@ -70,6 +71,7 @@ pub mod service_account_key;
 pub mod shutdown;
 pub mod testing;
 pub mod tls;
+pub mod tls_client;
 pub mod webhook_transport;
 pub mod wiring;
 

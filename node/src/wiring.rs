@@ -297,7 +297,7 @@ where
         let bootstrap_tokens = Arc::new(BootstrapTokenAuthenticator);
         api_config.authentication.tokens.push(bootstrap_tokens);
     }
-    api_config.webhooks = Some(Arc::new(HttpsWebhooks));
+    api_config.webhooks = Some(Arc::new(HttpsWebhooks::default()));
     api_config.cluster_admin = Some(Arc::new(NodeAdmin {
         replica: replica.clone(),
     }));

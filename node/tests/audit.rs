@@ -361,6 +361,11 @@ async fn batch_mode_posts_event_lists_over_tls_in_batches() {
         !presented.is_empty() && presented.iter().all(|p| *p),
         "{presented:?}"
     );
+    assert_eq!(
+        presented.len(),
+        1,
+        "the three posts, one after the other, share one kept-alive connection"
+    );
     assert_eq!(backend.dropped(), 0);
 }
 
