@@ -5,6 +5,7 @@
 use serde_json::Value;
 use serde_json::json;
 
+use super::pods::is_pod;
 use super::tolerations;
 use crate::admission::Attributes;
 use crate::admission::Notes;
@@ -34,13 +35,6 @@ impl DefaultTolerationSeconds {
             ],
         }
     }
-}
-
-/// Whether the write is of a pod itself (not a subresource).
-pub(super) fn is_pod(attributes: &Attributes<'_>) -> bool {
-    attributes.resource.group.is_empty()
-        && attributes.resource.plural == "pods"
-        && attributes.subresource.is_empty()
 }
 
 #[async_trait::async_trait]

@@ -11,8 +11,8 @@ use serde_json::Value;
 use serde_json::json;
 
 use super::default_storage_class::is_claim;
-use super::default_toleration_seconds::is_pod;
 use super::objects::ObjectCache;
+use super::pods::is_pod;
 use super::quantity::Quantity;
 use crate::admission::Attributes;
 use crate::admission::Notes;

@@ -13,6 +13,7 @@ mod objects;
 mod owner_references;
 mod persistent_volume_claim_resize;
 mod pod_security;
+mod pods;
 mod priority;
 mod quantity;
 mod runtime_class;

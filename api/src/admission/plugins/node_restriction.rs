@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::pods;
 use crate::admission::Attributes;
 use crate::admission::Notes;
 use crate::admission::Operation;
@@ -85,78 +86,6 @@ fn modified_labels(new: &Value, old: &Value) -> BTreeSet<String> {
         .chain(old.iter().filter(|(k, v)| new.get(*k) != Some(*v)))
         .map(|(k, _)| k.clone())
         .collect()
-}
-
-/// Whether `pod` references a secret (Kubernetes' `VisitPodSecretNames`).
-fn references_secrets(pod: &Value) -> bool {
-    let spec = &pod["spec"];
-    let env_refs = |c: &Value| {
-        let env = c["env"].as_array().into_iter().flatten();
-        let from = c["envFrom"].as_array().into_iter().flatten();
-        env.into_iter()
-            .any(|e| e.pointer("/valueFrom/secretKeyRef").is_some())
-            || from
-                .into_iter()
-                .any(|e| e.get("secretRef").is_some_and(|r| !r.is_null()))
-    };
-    let volume_refs = |v: &Value| {
-        let with_ref = [
-            "cephfs",
-            "cinder",
-            "flexVolume",
-            "rbd",
-            "scaleIO",
-            "iscsi",
-            "storageos",
-        ];
-        v.get("secret").is_some_and(|s| !s.is_null())
-            || v.get("azureFile").is_some_and(|s| !s.is_null())
-            || with_ref.iter().any(|k| !v[*k]["secretRef"].is_null())
-            || !v["csi"]["nodePublishSecretRef"].is_null()
-            || v["projected"]["sources"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .any(|s| !s["secret"].is_null())
-    };
-    spec["imagePullSecrets"]
-        .as_array()
-        .is_some_and(|l| !l.is_empty())
-        || containers(spec).any(env_refs)
-        || volumes(spec).any(volume_refs)
-}
-
-/// Whether `pod` references a config map (Kubernetes' `VisitPodConfigmapNames`).
-fn references_config_maps(pod: &Value) -> bool {
-    let spec = &pod["spec"];
-    let env_refs = |c: &Value| {
-        let env = c["env"].as_array().into_iter().flatten();
-        let from = c["envFrom"].as_array().into_iter().flatten();
-        env.into_iter()
-            .any(|e| e.pointer("/valueFrom/configMapKeyRef").is_some())
-            || from
-                .into_iter()
-                .any(|e| e.get("configMapRef").is_some_and(|r| !r.is_null()))
-    };
-    let volume_refs = |v: &Value| {
-        !v["configMap"].is_null()
-            || v["projected"]["sources"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .any(|s| !s["configMap"].is_null())
-    };
-    containers(spec).any(env_refs) || volumes(spec).any(volume_refs)
-}
-
-fn containers(spec: &Value) -> impl Iterator<Item = &Value> {
-    ["initContainers", "containers", "ephemeralContainers"]
-        .into_iter()
-        .flat_map(move |key| spec[key].as_array().into_iter().flatten())
-}
-
-fn volumes(spec: &Value) -> impl Iterator<Item = &Value> {
-    spec["volumes"].as_array().into_iter().flatten()
 }
 
 impl NodeRestriction {
@@ -384,17 +313,17 @@ impl NodeRestriction {
                 "node {node:?} can not create pods that reference a service account"
             ));
         }
-        if references_secrets(pod) {
+        if pods::references_secrets(pod) {
             return forbid(format!(
                 "node {node:?} can not create pods that reference secrets"
             ));
         }
-        if references_config_maps(pod) {
+        if pods::references_config_maps(pod) {
             return forbid(format!(
                 "node {node:?} can not create pods that reference configmaps"
             ));
         }
-        let sources = volumes(&pod["spec"])
+        let sources = pods::volumes(&pod["spec"])
             .flat_map(|v| v["projected"]["sources"].as_array().into_iter().flatten());
         if sources
             .into_iter()
@@ -404,7 +333,7 @@ impl NodeRestriction {
                 "node {node:?} can not create pods that reference clustertrustbundles"
             ));
         }
-        if volumes(&pod["spec"]).any(|v| !v["persistentVolumeClaim"].is_null()) {
+        if pods::volumes(&pod["spec"]).any(|v| !v["persistentVolumeClaim"].is_null()) {
             return forbid(format!(
                 "node {node:?} can not create pods that reference persistentvolumeclaims"
             ));

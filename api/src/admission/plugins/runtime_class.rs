@@ -8,8 +8,8 @@ use std::sync::Arc;
 use serde_json::Map;
 use serde_json::Value;
 
-use super::default_toleration_seconds::is_pod;
 use super::objects::ObjectCache;
+use super::pods::is_pod;
 use super::tolerations;
 use crate::admission::Attributes;
 use crate::admission::Notes;

@@ -40,10 +40,7 @@ pub(super) struct Pod<'a> {
 impl<'a> Pod<'a> {
     /// The containers, init containers first, then the regular and the ephemeral ones.
     pub fn containers(&self) -> impl Iterator<Item = &'a Value> + 'a {
-        let spec = self.spec;
-        ["initContainers", "containers", "ephemeralContainers"]
-            .into_iter()
-            .flat_map(move |key| spec[key].as_array().into_iter().flatten())
+        super::super::pods::containers(self.spec)
     }
 
     /// The pod's security context (`Null` when unset).
