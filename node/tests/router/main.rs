@@ -3,6 +3,7 @@
 //! Each test names the CHECKLIST requirements it proves.
 
 mod admission;
+mod admission_certificates;
 mod admission_default_ingress_class;
 mod admission_default_storage_class;
 mod admission_default_toleration_seconds;
