@@ -69,6 +69,7 @@ mod subresources;
 mod table;
 mod tokens;
 mod validating_admission_policy;
+mod validating_admission_policy_equivalent;
 mod validating_admission_policy_params;
 mod validation;
 mod watch;

@@ -89,6 +89,7 @@ fn webhooks(context: &PluginContext, plural: &str) -> Arc<webhook::Dispatcher> {
         },
         namespaces: context.namespaces.clone(),
         authorizers: context.authorizers.clone(),
+        resources: context.resources.clone(),
     })
 }
 
