@@ -350,7 +350,7 @@ pub enum ApiError {
         /// The webhook's `status.reason` (may be empty).
         reason: String,
         /// The webhook's `status.details`, when it gave an object.
-        details: Option<Value>,
+        details: Option<Box<Value>>,
     },
 }
 
@@ -616,7 +616,7 @@ impl ApiError {
             | Self::Unauthorized
             | Self::PatchTooLarge(_)
             | Self::StatusFailure { .. } => None,
-            Self::WebhookDenied { details, .. } => details.clone(),
+            Self::WebhookDenied { details, .. } => details.as_deref().cloned(),
         }
     }
 

@@ -20,7 +20,7 @@ pub enum Matched {
     /// By a rule naming the written resource as it is.
     Exact,
     /// Only by a rule naming an equivalent resource: the write is judged as of this type.
-    Equivalent(ResourceType),
+    Equivalent(Box<ResourceType>),
 }
 
 /// `MatchResources`.
@@ -100,7 +100,7 @@ impl MatchResources {
                     ..*attributes
                 };
                 rule.matches(&other)
-                    .then(|| Matched::Equivalent(resource.clone()))
+                    .then(|| Matched::Equivalent(Box::new(resource.clone())))
             })
         })
     }

@@ -123,7 +123,7 @@ pub fn denied(hook: &Webhook, status: Option<&Value>) -> ApiError {
     let details = status
         .and_then(|s| s.get("details"))
         .filter(|d| d.as_object().is_some_and(|d| !d.is_empty()))
-        .cloned();
+        .map(|d| Box::new(d.clone()));
     ApiError::WebhookDenied {
         code,
         message,
