@@ -339,6 +339,19 @@ pub enum ApiError {
         /// The message.
         message: String,
     },
+    /// An admission webhook's refusal (Kubernetes' `ToStatusErr`): the webhook's own
+    /// `status` with the message prefixed by who denied, its reason, details and code kept.
+    #[error("{message}")]
+    WebhookDenied {
+        /// The code the webhook gave (403 when it gave none below 400).
+        code: u16,
+        /// `admission webhook "<name>" denied the request[: <message or reason>]`.
+        message: String,
+        /// The webhook's `status.reason` (may be empty).
+        reason: String,
+        /// The webhook's `status.details`, when it gave an object.
+        details: Option<Box<Value>>,
+    },
 }
 
 impl From<crate::patch::PatchError> for ApiError {
@@ -461,14 +474,16 @@ impl ApiError {
             Self::TooManyRequests { .. } | Self::ShuttingDown | Self::Throttled { .. } => {
                 StatusCode::TOO_MANY_REQUESTS
             }
-            Self::StatusFailure { code, .. } | Self::PolicyDenied { code, .. } => {
+            Self::StatusFailure { code, .. }
+            | Self::PolicyDenied { code, .. }
+            | Self::WebhookDenied { code, .. } => {
                 StatusCode::from_u16(*code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
             }
         }
     }
 
     /// The `Status.reason`.
-    pub fn reason(&self) -> &'static str {
+    pub fn reason(&self) -> &str {
         match self {
             Self::NotFound { .. } | Self::UnknownResource => "NotFound",
             Self::AlreadyExists { .. } => "AlreadyExists",
@@ -496,6 +511,7 @@ impl ApiError {
             }
             Self::StatusFailure { .. } => "",
             Self::PolicyDenied { reason, .. } => reason,
+            Self::WebhookDenied { reason, .. } => reason,
         }
     }
 
@@ -600,6 +616,7 @@ impl ApiError {
             | Self::Unauthorized
             | Self::PatchTooLarge(_)
             | Self::StatusFailure { .. } => None,
+            Self::WebhookDenied { details, .. } => details.as_deref().cloned(),
         }
     }
 

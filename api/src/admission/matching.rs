@@ -87,6 +87,14 @@ impl Rule {
             && (self.names.is_empty() || self.names.iter().any(|n| n == attributes.name))
     }
 
+    /// Whether the rule's resources name `plural` (or any resource), whatever the
+    /// subresource: a cheap test before equivalent resources are looked up.
+    pub fn names_resource(&self, plural: &str) -> bool {
+        self.resources
+            .iter()
+            .any(|(res, _)| res == "*" || res == plural)
+    }
+
     fn matches_operation(&self, operation: Operation) -> bool {
         any_or(&self.operations, operation.as_str())
     }

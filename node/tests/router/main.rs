@@ -3,6 +3,7 @@
 //! Each test names the CHECKLIST requirements it proves.
 
 mod admission;
+mod admission_certificates;
 mod admission_default_ingress_class;
 mod admission_default_storage_class;
 mod admission_default_toleration_seconds;
@@ -68,6 +69,7 @@ mod subresources;
 mod table;
 mod tokens;
 mod validating_admission_policy;
+mod validating_admission_policy_equivalent;
 mod validating_admission_policy_params;
 mod validation;
 mod watch;

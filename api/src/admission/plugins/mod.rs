@@ -2,6 +2,7 @@
 //! [`PluginSelection`] enables. One file (or folder) per plugin.
 
 mod always;
+mod certificates;
 mod default_class;
 mod default_ingress_class;
 mod default_storage_class;
@@ -89,7 +90,13 @@ fn webhooks(context: &PluginContext, plural: &str) -> Arc<webhook::Dispatcher> {
         },
         namespaces: context.namespaces.clone(),
         authorizers: context.authorizers.clone(),
+        resources: context.resources.clone(),
     })
+}
+
+/// The signers of the context's flavor, authorized by its authorizers.
+fn signers(context: &PluginContext) -> certificates::Signers {
+    certificates::Signers::new(context.flavor, context.authorizers.clone())
 }
 
 /// The plugin named `name`, or `None` when this server does not have it.
@@ -103,6 +110,14 @@ fn plugin(name: &str, context: &PluginContext) -> Option<Arc<dyn Plugin>> {
         "OwnerReferencesPermissionEnforcement" => Arc::new(
             owner_references::OwnerReferencesPermissionEnforcement::new(flavor),
         ),
+        "CertificateApproval" => Arc::new(certificates::CertificateApproval::new(signers(context))),
+        "CertificateSigning" => Arc::new(certificates::CertificateSigning::new(signers(context))),
+        "CertificateSubjectRestriction" => {
+            Arc::new(certificates::CertificateSubjectRestriction::new(flavor))
+        }
+        "ClusterTrustBundleAttest" => Arc::new(certificates::ClusterTrustBundleAttest::new(
+            signers(context),
+        )),
         "PodSecurity" => {
             // The configuration was checked when the file was read.
             let config = context

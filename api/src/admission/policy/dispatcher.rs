@@ -14,7 +14,9 @@ use super::binding::ValidationAction;
 use super::cache::PolicyCache;
 use super::definition::CompiledPolicy;
 use super::definition::FailurePolicy;
+use super::match_resources::Matched;
 use super::params::Params;
+use super::resources::Equivalents;
 use super::resources::ResourceTable;
 use super::validator::Decision;
 use super::validator::validate;
@@ -48,6 +50,7 @@ pub struct Dispatcher {
     params: Params,
     namespaces: Arc<Namespaces>,
     flavor: Flavor,
+    resources: ResourceTable,
 }
 
 /// The values every expression of one write sees.
@@ -71,9 +74,10 @@ impl Dispatcher {
         let cache = PolicyCache::start(storage, policies.key_prefix(), bindings.key_prefix());
         Some(Self {
             cache,
-            params: Params::new(storage.clone(), resources),
+            params: Params::new(storage.clone(), resources.clone()),
             namespaces,
             flavor,
+            resources,
         })
     }
 
@@ -90,13 +94,18 @@ impl Dispatcher {
             return Ok(());
         }
         let namespace = |name: &str| self.namespaces.get(name);
-        let mut inputs: Option<Inputs> = None;
+        let equivalents = Equivalents::new(&self.resources, attributes.resource);
+        // The values of the write, per version it is judged in.
+        let mut inputs: Vec<(Matched, Inputs)> = Vec::new();
         let mut refusal: Option<Refusal> = None;
         for hook in &snapshot.hooks {
             let policy = &hook.policy;
-            if !(policy.match_constraints).matches(attributes, object, old, namespace) {
+            let constraints = &policy.match_constraints;
+            let Some(matched) =
+                constraints.matched(attributes, object, old, namespace, &equivalents)
+            else {
                 continue;
-            }
+            };
             let param_type = match &policy.param_kind {
                 Some(kind) => match self.params.resolve(kind) {
                     Ok(resource) => Some((kind, resource)),
@@ -107,11 +116,11 @@ impl Dispatcher {
                 },
                 None => None,
             };
-            let inputs = inputs.get_or_insert_with(|| self.inputs(attributes, object, old));
             let mut annotations: Vec<(String, Vec<String>)> = Vec::new();
             for binding in &hook.bindings {
-                let covered = (binding.match_resources.as_ref())
-                    .is_none_or(|m| m.matches(attributes, object, old, namespace));
+                let covered = (binding.match_resources.as_ref()).is_none_or(|m| {
+                    (m.matched(attributes, object, old, namespace, &equivalents)).is_some()
+                });
                 if !covered {
                     continue;
                 }
@@ -129,6 +138,23 @@ impl Dispatcher {
                         }
                     }
                     _ => vec![None],
+                };
+                let index = match inputs.iter().position(|(m, _)| *m == matched) {
+                    Some(index) => index,
+                    None => match self.inputs(attributes, object, old, &matched).await {
+                        Ok(made) => {
+                            inputs.push((matched.clone(), made));
+                            inputs.len() - 1
+                        }
+                        Err(e) => {
+                            let e = format!("failed to convert object version: {e}");
+                            configuration_error(&mut refusal, policy, Some(binding), &e);
+                            continue;
+                        }
+                    },
+                };
+                let Some((_, inputs)) = inputs.get(index) else {
+                    continue;
                 };
                 for param in params {
                     let mut values = inputs.values.clone();
@@ -205,20 +231,40 @@ impl Dispatcher {
         }
     }
 
-    /// The values of the write: `object`, `oldObject`, `request`, `namespaceObject`, and the
-    /// requester's `authorizer`.
-    fn inputs(
+    /// The values of the write judged as `matched`: `object`, `oldObject`, `request`,
+    /// `namespaceObject`, and the requester's `authorizer`. An equivalent match sees the
+    /// objects converted to its version (a subresource's own object as it is) and names its
+    /// resource and kind in `request.resource` and `request.kind`.
+    async fn inputs(
         &self,
         attributes: &Attributes<'_>,
         object: Option<&Value>,
         old: Option<&Value>,
-    ) -> Inputs {
+        matched: &Matched,
+    ) -> Result<Inputs, ApiError> {
         let mut request = admission_request(attributes, "", None, None);
         if let Value::Object(fields) = &mut request {
             for field in ["uid", "object", "oldObject"] {
                 fields.remove(field);
             }
         }
+        let (mut converted, mut converted_old) = (None, None);
+        if let Matched::Equivalent(to) = matched {
+            request["resource"] =
+                json!({"group": to.group, "version": to.version, "resource": to.plural});
+            if attributes.object_kind.is_none() {
+                request["kind"] =
+                    json!({"group": to.group, "version": to.version, "kind": to.kind});
+                if let Some(object) = object {
+                    converted = Some(self.resources.convert(to, object.clone()).await?);
+                }
+                if let Some(old) = old {
+                    converted_old = Some(self.resources.convert(to, old.clone()).await?);
+                }
+            }
+        }
+        let object = converted.as_ref().or(object);
+        let old = converted_old.as_ref().or(old);
         let resource = attributes.resource;
         let of_namespace = resource.group.is_empty() && resource.plural == "namespaces";
         let namespace_object = match attributes.namespace {
@@ -260,7 +306,7 @@ impl Dispatcher {
             CelAuthorizer::new(requester.authz.clone(), attributes.user.clone())
                 .with_request_resource(&info)
         });
-        Inputs { values, authorizer }
+        Ok(Inputs { values, authorizer })
     }
 }
 

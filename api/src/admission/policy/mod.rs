@@ -20,4 +20,5 @@ mod resources;
 mod validator;
 
 pub use self::dispatcher::Dispatcher;
+pub use self::resources::Equivalents;
 pub use self::resources::ResourceTable;

@@ -99,7 +99,8 @@ pub fn call_failed(hook: &Webhook, failure: &CallFailure) -> ApiError {
 }
 
 /// The refusal of `hook`, from its answer's `status` (Kubernetes' `ToStatusErr`): the code
-/// given (403 when below 400), the message prefixed with who denied.
+/// given (403 when below 400), the message prefixed with who denied, the reason and details
+/// as given.
 pub fn denied(hook: &Webhook, status: Option<&Value>) -> ApiError {
     let denied_by = format!("admission webhook \"{}\" denied the request", hook.name);
     let text = |key: &str| {
@@ -119,7 +120,16 @@ pub fn denied(hook: &Webhook, status: Option<&Value>) -> ApiError {
         ("", reason) => format!("{denied_by}: {reason}"),
         (message, _) => format!("{denied_by}: {message}"),
     };
-    ApiError::StatusFailure { code, message }
+    let details = status
+        .and_then(|s| s.get("details"))
+        .filter(|d| d.as_object().is_some_and(|d| !d.is_empty()))
+        .map(|d| Box::new(d.clone()));
+    ApiError::WebhookDenied {
+        code,
+        message,
+        reason: text("reason").to_owned(),
+        details,
+    }
 }
 
 /// The 400 of a dry run that would call `hook`, which may have side effects (R-RES-194).
@@ -139,3 +149,7 @@ pub fn record(hook: &Webhook, answer: &Answer, warnings: &mut Vec<String>) {
         crate::audit::annotate(&format!("{}/{key}", hook.name), value);
     }
 }
+
+#[cfg(test)]
+#[path = "call_tests.rs"]
+mod tests;

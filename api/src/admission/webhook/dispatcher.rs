@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use serde_json::Value;
+use serde_json::json;
 
 use super::Caller;
 use super::Configurations;
@@ -13,8 +14,11 @@ use super::call::CallFailure;
 use crate::admission::Attributes;
 use crate::admission::Namespaces;
 use crate::admission::admission_request;
+use crate::admission::policy::Equivalents;
+use crate::admission::policy::ResourceTable;
 use crate::auth::AuthorizerChain;
 use crate::cel::CelAuthorizer;
+use crate::error::ApiError;
 use crate::registry::ResourceType;
 
 /// The resources whose writes are never sent to webhooks, so that a broken webhook cannot
@@ -38,6 +42,8 @@ pub struct Dispatcher {
     pub namespaces: Arc<Namespaces>,
     /// The authorizers the `authorizer` variable of `matchConditions` asks.
     pub authorizers: AuthorizerChain,
+    /// The served types: a write's equivalent resources and their conversions.
+    pub resources: ResourceTable,
 }
 
 /// One webhook a write goes to and the request it is sent (in the version it asked for).
@@ -46,10 +52,10 @@ pub struct Invocation {
     pub hook: Arc<Webhook>,
     /// Its AdmissionRequest (the uid is set per call).
     pub request: Value,
-    /// The `apiVersion` the object is sent in, when the webhook asked for another version
-    /// of the resource than the one written (`matchPolicy: Equivalent`): a patched object
-    /// is given back the written `apiVersion`.
-    pub version: Option<String>,
+    /// The type the objects are sent as, when the webhook asked for another version of the
+    /// resource than the one written (`matchPolicy: Equivalent`): a patched object is
+    /// converted back from it.
+    pub converted: Option<ResourceType>,
 }
 
 /// Whether the write is of a resource webhooks never see.
@@ -59,47 +65,53 @@ pub fn exempt(attributes: &Attributes<'_>) -> bool {
         && EXEMPT_RESOURCES.contains(&resource.plural.as_str())
 }
 
-/// `object` with `apiVersion` `api_version`.
-fn in_version(object: Option<&Value>, api_version: &str) -> Option<Value> {
-    let mut object = object?.clone();
-    if let Some(map) = object.as_object_mut() {
-        map.insert("apiVersion".to_owned(), api_version.into());
-    }
-    Some(object)
-}
-
 impl Dispatcher {
-    /// The version `hook`'s rules take the write in: `Some(None)` when a rule names the
-    /// write as it is; `Some(Some(v))` when only an Equivalent match of version `v` of the
-    /// same resource does; `None` when no rule covers it.
-    fn matched_version(hook: &Webhook, attributes: &Attributes<'_>) -> Option<Option<String>> {
-        if hook.rules.iter().any(|r| r.rule.matches(attributes)) {
+    /// The type `hook`'s rules take the write as: `Some(None)` when a rule names the write
+    /// as it is; `Some(Some(t))` when only an Equivalent match of the equivalent type `t`
+    /// does (rule by rule, as Kubernetes tries them); `None` when no rule covers it.
+    fn matched_type(
+        hook: &Webhook,
+        attributes: &Attributes<'_>,
+        equivalents: &Equivalents<'_>,
+    ) -> Option<Option<ResourceType>> {
+        if hook.rules.iter().any(|r| r.matches(attributes)) {
             return Some(None);
         }
-        if hook.exact {
+        let plural = &attributes.resource.plural;
+        if hook.exact || !hook.rules.iter().any(|r| r.names_resource(plural)) {
             return None;
         }
-        let resource = attributes.resource;
-        let names = |list: &[String], value: &str| list.iter().any(|v| v == "*" || v == value);
-        for rule in &hook.rules {
-            if !names(&rule.groups, &resource.group) || !names(&rule.resources, &resource.plural) {
-                continue;
-            }
-            for version in rule.versions.iter().filter(|v| **v != resource.version) {
-                let other = ResourceType {
-                    version: version.clone(),
-                    ..resource.clone()
-                };
-                let attributes = Attributes {
-                    resource: &other,
+        hook.rules.iter().find_map(|rule| {
+            equivalents.get().iter().find_map(|resource| {
+                let other = Attributes {
+                    resource,
                     ..*attributes
                 };
-                if rule.rule.matches(&attributes) {
-                    return Some(Some(version.clone()));
-                }
-            }
+                rule.matches(&other).then(|| Some(resource.clone()))
+            })
+        })
+    }
+
+    /// `object` and `old` as `to` (a subresource's own object stays as it is).
+    async fn converted(
+        &self,
+        attributes: &Attributes<'_>,
+        to: &ResourceType,
+        object: Option<&Value>,
+        old: Option<&Value>,
+    ) -> Result<(Option<Value>, Option<Value>), ApiError> {
+        if attributes.object_kind.is_some() {
+            return Ok((object.cloned(), old.cloned()));
         }
-        None
+        let mut converted = Vec::with_capacity(2);
+        for value in [object, old] {
+            converted.push(match value {
+                Some(value) => Some(self.resources.convert(to, value.clone()).await?),
+                None => None,
+            });
+        }
+        let old = converted.pop().flatten();
+        Ok((converted.pop().flatten(), old))
     }
 
     /// The invocation of `hook` for this write, if its rules, selectors and match conditions
@@ -111,7 +123,8 @@ impl Dispatcher {
         object: Option<&Value>,
         old: Option<&Value>,
     ) -> Result<Option<Invocation>, CallFailure> {
-        let Some(version) = Self::matched_version(hook, attributes) else {
+        let equivalents = Equivalents::new(&self.resources, attributes.resource);
+        let Some(matched) = Self::matched_type(hook, attributes, &equivalents) else {
             return Ok(None);
         };
         if !hook.selectors.matches_object(object, old)
@@ -120,21 +133,17 @@ impl Dispatcher {
         {
             return Ok(None);
         }
-        let resource = attributes.resource;
-        let request = match &version {
+        let request = match &matched {
             None => admission_request(attributes, "", object, old),
-            Some(v) => {
-                let api_version = match resource.group.as_str() {
-                    "" => v.clone(),
-                    group => format!("{group}/{v}"),
-                };
-                let object = in_version(object, &api_version);
-                let old = in_version(old, &api_version);
+            Some(to) => {
+                let (object, old) = (self.converted(attributes, to, object, old).await)
+                    .map_err(|e| CallFailure(format!("failed to convert object version: {e}")))?;
                 let mut request = admission_request(attributes, "", object.as_ref(), old.as_ref());
-                for field in ["kind", "resource"] {
-                    if let Some(gv) = request.get_mut(field).and_then(Value::as_object_mut) {
-                        gv.insert("version".to_owned(), v.as_str().into());
-                    }
+                request["resource"] =
+                    json!({"group": to.group, "version": to.version, "resource": to.plural});
+                if attributes.object_kind.is_none() {
+                    request["kind"] =
+                        json!({"group": to.group, "version": to.version, "kind": to.kind});
                 }
                 request
             }
@@ -145,7 +154,7 @@ impl Dispatcher {
         Ok(Some(Invocation {
             hook: hook.clone(),
             request,
-            version: version.map(|_| api_version_of(object)),
+            converted: matched,
         }))
     }
 
@@ -193,12 +202,4 @@ impl Dispatcher {
             ))),
         }
     }
-}
-
-fn api_version_of(object: Option<&Value>) -> String {
-    (object
-        .and_then(|o| o.get("apiVersion"))
-        .and_then(Value::as_str))
-    .unwrap_or_default()
-    .to_owned()
 }

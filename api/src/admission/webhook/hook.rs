@@ -28,43 +28,6 @@ pub enum SideEffects {
     Some,
 }
 
-/// One rule, with what an Equivalent match reads of it: the groups, versions and resources
-/// it names.
-#[derive(Debug)]
-pub struct RuleVersions {
-    /// The rule.
-    pub rule: Rule,
-    /// Its `apiGroups`.
-    pub groups: Vec<String>,
-    /// Its `apiVersions`.
-    pub versions: Vec<String>,
-    /// The resources of its `resources` (what precedes any `/`).
-    pub resources: Vec<String>,
-}
-
-impl RuleVersions {
-    fn from_value(rule: &Value) -> Self {
-        let strings = |key: &str| -> Vec<String> {
-            (rule
-                .get(key)
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten())
-            .filter_map(Value::as_str)
-            .map(str::to_owned)
-            .collect()
-        };
-        Self {
-            rule: Rule::from_value(rule),
-            groups: strings("apiGroups"),
-            versions: strings("apiVersions"),
-            resources: (strings("resources").into_iter())
-                .map(|r| r.split('/').next().unwrap_or_default().to_owned())
-                .collect(),
-        }
-    }
-}
-
 /// One `matchConditions` entry, compiled.
 #[derive(Debug)]
 pub struct MatchCondition {
@@ -84,7 +47,7 @@ pub struct Webhook {
     /// Where it is, or why its `clientConfig` cannot be used.
     pub client: Result<ClientConfig, String>,
     /// Its `rules`, compiled.
-    pub rules: Vec<RuleVersions>,
+    pub rules: Vec<Rule>,
     /// `matchPolicy: Exact` (the default, Equivalent, is `false`).
     pub exact: bool,
     /// Its `namespaceSelector` and `objectSelector`.
@@ -143,7 +106,7 @@ impl Webhook {
                 .and_then(Value::as_array)
                 .into_iter()
                 .flatten())
-            .map(RuleVersions::from_value)
+            .map(Rule::from_value)
             .collect(),
             exact: text(hook, "matchPolicy") == Some("Exact"),
             selectors: Selectors::from_value(hook),

@@ -116,8 +116,10 @@ impl Plugin for MutatingWebhooks {
                 let mut patched =
                     crate::patch::apply(PatchType::Json, sent, patch, Shape::untyped())
                         .map_err(|e| ApiError::Internal(e.to_string()))?;
-                if let (Some(written), Some(map)) = (&invocation.version, patched.as_object_mut()) {
-                    map.insert("apiVersion".to_owned(), written.as_str().into());
+                if let (Some(sent_as), None) = (&invocation.converted, attributes.object_kind) {
+                    patched = (self.dispatcher.resources)
+                        .convert_back(sent_as, attributes.resource, patched)
+                        .await?;
                 }
                 mutated = patched != *current;
                 *current = patched;

@@ -234,7 +234,7 @@ impl ReadConversion {
     }
 
     /// A stored object (or a home store's answer) in the served version.
-    pub(super) async fn served(&self, obj: Value) -> Result<Value, ApiError> {
+    pub(crate) async fn served(&self, obj: Value) -> Result<Value, ApiError> {
         match &self.conversion {
             Converter::Versions(versions) if versions.calls_out() => {
                 let mut obj = (versions.convert(vec![obj], &self.api_version).await?)
@@ -245,6 +245,33 @@ impl ReadConversion {
             }
             _ => self.served_in_place(obj),
         }
+    }
+
+    /// `obj`, in the served version, in the version of `home`, the storage version (a
+    /// built-in conversion's way back; a custom resource's conversion to it).
+    pub(crate) async fn stored(
+        &self,
+        obj: Value,
+        home: &crate::registry::ResourceType,
+    ) -> Result<Value, ApiError> {
+        let api_version = home.api_version();
+        let mut obj = match &self.conversion {
+            Converter::Builtin(conversion) => {
+                let mut obj = obj;
+                if let Value::Object(m) = &mut obj {
+                    m.remove("apiVersion");
+                    m.remove("kind");
+                }
+                conversion
+                    .to_storage(obj, self.flavor)
+                    .map_err(|e| ApiError::BadRequest(e.to_string()))?
+            }
+            Converter::Versions(versions) => (versions.convert(vec![obj], &api_version).await?)
+                .pop()
+                .ok_or_else(|| ApiError::Internal("no object was converted".into()))?,
+        };
+        set_type(&mut obj, &api_version, &home.kind);
+        Ok(obj)
     }
 
     /// A stored object in the served version, as JSON.
