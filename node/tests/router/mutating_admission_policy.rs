@@ -248,7 +248,7 @@ async fn params_and_match_conditions() {
     .await;
     assert_eq!(label(&reply.json(), "owner"), "ops", "{}", reply.text());
     let other = created(&app, CM_PATH, &config_map("other", json!({}))).await;
-    assert_eq!(label(&other, "owner"), Value::Null, "{other}");
+    assert_eq!(label(&other, "owner"), &Value::Null, "{other}");
 }
 
 // A policy whose object a later policy changes is invoked again under `IfNeeded`, not under
