@@ -329,6 +329,20 @@ pub enum ApiError {
         /// The policy's message.
         message: String,
     },
+    /// The refusal of a write by admission policies' errors (Kubernetes' generic policy
+    /// dispatcher, MutatingAdmissionPolicy's): 403 with the first error's reason, the first
+    /// error as the whole message, every error a cause.
+    #[error("{}", .messages.first().map(String::as_str).unwrap_or_default())]
+    PolicyErrors {
+        /// The resource written.
+        resource: GroupResource,
+        /// The object's name, if known.
+        name: String,
+        /// The `Status.reason` (`Invalid`, `Forbidden`).
+        reason: &'static str,
+        /// Each error's message, in order.
+        messages: Vec<String>,
+    },
     /// A failure answered with an explicit Kubernetes status code and message (upstream
     /// handlers that return a `Status` of their own, like the eviction of a pod with more
     /// than one disruption budget: 500 without a reason).
@@ -462,7 +476,9 @@ impl ApiError {
             Self::Gone { .. } | Self::ListExpired | Self::ContinueExpired { .. } => {
                 StatusCode::GONE
             }
-            Self::Forbidden { .. } | Self::NamespaceTerminating { .. } => StatusCode::FORBIDDEN,
+            Self::Forbidden { .. }
+            | Self::NamespaceTerminating { .. }
+            | Self::PolicyErrors { .. } => StatusCode::FORBIDDEN,
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
             Self::TooLargeResourceVersion { .. } | Self::Timeout { .. } => {
                 StatusCode::GATEWAY_TIMEOUT
@@ -510,7 +526,7 @@ impl ApiError {
                 "TooManyRequests"
             }
             Self::StatusFailure { .. } => "",
-            Self::PolicyDenied { reason, .. } => reason,
+            Self::PolicyDenied { reason, .. } | Self::PolicyErrors { reason, .. } => reason,
             Self::WebhookDenied { reason, .. } => reason,
         }
     }
@@ -547,6 +563,19 @@ impl ApiError {
                 let mut d = resource_details(resource, name);
                 if let Value::Object(m) = &mut d {
                     m.insert("causes".to_owned(), json!([{ "message": message }]));
+                }
+                Some(d)
+            }
+            Self::PolicyErrors {
+                resource,
+                name,
+                messages,
+                ..
+            } => {
+                let mut d = resource_details(resource, name);
+                if let Value::Object(m) = &mut d {
+                    let causes = messages.iter().map(|m| json!({ "message": m })).collect();
+                    m.insert("causes".to_owned(), Value::Array(causes));
                 }
                 Some(d)
             }

@@ -2,6 +2,7 @@
 //! objects, which the plugin receives beside them.
 
 use crate::auth::UserInfo;
+use crate::patch::Shape;
 use crate::registry::DeleteOptions;
 use crate::registry::ResourceType;
 
@@ -68,6 +69,9 @@ pub struct Attributes<'a> {
     pub force: bool,
     /// A delete's options.
     pub delete: Option<&'a DeleteOptions>,
+    /// The schema of the object admitted, as server-side apply merges into it (a mutating
+    /// policy's apply configuration); untyped for a subresource's own object.
+    pub shape: Shape<'a>,
 }
 
 impl Attributes<'_> {

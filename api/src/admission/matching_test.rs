@@ -34,6 +34,7 @@ fn attributes<'a>(
         field_manager: None,
         force: false,
         delete: None,
+        shape: crate::patch::Shape::untyped(),
     }
 }
 

@@ -12,7 +12,8 @@
 //!   covers; [`admission_request`]: the AdmissionRequest of a write (webhook bodies, the CEL
 //!   `request` variable); [`Namespaces`]: the replica's namespaces for selectors.
 //! - [`webhook`]: the mutating and validating admission webhooks.
-//! - [`policy`]: ValidatingAdmissionPolicy and its bindings, compiled and dispatched.
+//! - [`policy`]: Validating- and MutatingAdmissionPolicy and their bindings, compiled and
+//!   dispatched.
 //! - [`PluginSelection`]: `--enable-admission-plugins` / `--disable-admission-plugins` over
 //!   Kubernetes' ordered plugin list and its default set.
 //! - [`AdmissionConfig`]: `--admission-control-config-file`, each plugin's configuration.

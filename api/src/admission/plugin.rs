@@ -19,6 +19,8 @@ pub struct Notes {
     pub reinvoking: bool,
     /// What the mutating webhooks remember between the passes.
     pub webhooks: super::webhook::Reinvocation,
+    /// What the MutatingAdmissionPolicy plugin remembers between the passes.
+    pub policies: super::policy::mutating::Reinvocation,
 }
 
 /// An admission plugin: Kubernetes' `admission.MutationInterface` and

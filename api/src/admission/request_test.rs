@@ -33,6 +33,7 @@ fn a_create_and_a_delete_as_admission_reviews_carry_them() {
         field_manager: Some("kubectl"),
         force: false,
         delete: None,
+        shape: crate::patch::Shape::untyped(),
     };
     let object = json!({"kind": "Deployment"});
     let request = admission_request(&attributes, "id-1", Some(&object), None);
@@ -101,6 +102,7 @@ fn a_subresource_with_its_own_kind_is_sent_as_that_kind() {
         field_manager: None,
         force: false,
         delete: None,
+        shape: crate::patch::Shape::untyped(),
     };
     let request = admission_request(&attributes, "id", None, None);
     let scale = json!({"group": "autoscaling", "version": "v1", "kind": "Scale"});

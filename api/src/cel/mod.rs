@@ -17,7 +17,8 @@
 //! [`ValidationRules`] evaluates a custom resource's `x-kubernetes-validations` ([`rules`]).
 //! Expressions are parsed with CEL's optional syntax, the optional macros expanded
 //! (`optional`); `==` and `!=` are cel-go's heterogeneous equality (`equality`); the URL
-//! library is `url`.
+//! library is `url`. MutatingAdmissionPolicy's expressions ([`Program::compile_mutation`])
+//! construct the patch types `Object{...}` and `JSONPatch{...}` as maps (`construction`).
 
 use std::collections::BTreeSet;
 use std::collections::HashMap;
@@ -31,6 +32,9 @@ use kube_cel::KubeCelExt;
 pub mod authorizer;
 #[cfg(test)]
 mod conformance;
+mod construction;
+#[cfg(test)]
+mod construction_test;
 mod equality;
 pub mod estimate;
 #[cfg(test)]
@@ -119,6 +123,21 @@ impl Program {
     /// Compiles `expression`, which may use the variables named in `variables` (and no
     /// other), once.
     pub fn compile(expression: &str, variables: &[&str]) -> Result<Self, CompileError> {
+        Self::compile_with(expression, variables, false)
+    }
+
+    /// Compiles a MutatingAdmissionPolicy mutation's `expression`, which may also construct
+    /// the patch types `Object{...}` (an apply configuration) and `JSONPatch{...}` (a patch
+    /// operation): they evaluate to maps of their fields.
+    pub fn compile_mutation(expression: &str, variables: &[&str]) -> Result<Self, CompileError> {
+        Self::compile_with(expression, variables, true)
+    }
+
+    fn compile_with(
+        expression: &str,
+        variables: &[&str],
+        patch_types: bool,
+    ) -> Result<Self, CompileError> {
         if expression.len() > MAX_EXPRESSION_BYTES {
             return Err(CompileError::TooComplex(format!(
                 "expression is longer than {MAX_EXPRESSION_BYTES} bytes"
@@ -129,6 +148,10 @@ impl Program {
             .parse(expression)
             .map_err(|e| CompileError::Syntax(e.to_string()))?;
         let parsed = optional::expand(&parsed)?;
+        let parsed = match patch_types {
+            true => construction::rewrite(&parsed),
+            false => parsed,
+        };
         let mut walk = Walk {
             declared: variables.iter().copied().collect(),
             scope: Vec::new(),

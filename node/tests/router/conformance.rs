@@ -125,7 +125,10 @@ pub(super) fn stub(gvr: &str) -> Option<Value> {
             "matchConstraints": {"resourceRules": [{
                 "apiGroups": [""], "apiVersions": ["v1"],
                 "operations": ["CREATE"], "resources": ["pods"]
-            }]}
+            }]},
+            "mutations": [{"patchType": "ApplyConfiguration",
+                "applyConfiguration": {"expression": "Object{}"}}],
+            "reinvocationPolicy": "Never"
         }}),
         "admissionregistration.k8s.io/v1/validatingadmissionpolicies" => json!({"spec": {
             "matchConstraints": {"resourceRules": [{

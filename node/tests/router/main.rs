@@ -50,6 +50,7 @@ mod list;
 mod list_stream;
 mod local_reads;
 mod metrics;
+mod mutating_admission_policy;
 mod namespace_lifecycle;
 mod negotiation;
 mod node_authorizer;

@@ -8,6 +8,7 @@ mod default_ingress_class;
 mod default_storage_class;
 mod default_toleration_seconds;
 mod limit_ranger;
+mod mutating_admission_policy;
 mod namespace_lifecycle;
 mod node_restriction;
 mod objects;
@@ -156,6 +157,16 @@ fn plugin(name: &str, context: &PluginContext) -> Option<Arc<dyn Plugin>> {
             context,
             "validatingwebhookconfigurations",
         ))),
+        "MutatingAdmissionPolicy" => {
+            Arc::new(mutating_admission_policy::MutatingAdmissionPolicy::new(
+                crate::admission::policy::mutating::MutatingDispatcher::start(
+                    &context.storage,
+                    context.resources.clone(),
+                    context.namespaces.clone(),
+                    context.flavor,
+                ),
+            ))
+        }
         "ValidatingAdmissionPolicy" => {
             Arc::new(validating_admission_policy::ValidatingAdmissionPolicy::new(
                 crate::admission::policy::Dispatcher::start(

@@ -54,6 +54,14 @@ impl<'a> Activation<'a> {
         }
     }
 
+    /// Replaces `object` by `object` (a mutation's result); the policy's variables already
+    /// evaluated are kept, as Kubernetes keeps them for the rest of an invocation.
+    pub fn set_object(&mut self, object: &serde_json::Value) {
+        if let Some((_, value)) = self.values.iter_mut().find(|(name, _)| *name == "object") {
+            *value = crate::cel::to_cel(object);
+        }
+    }
+
     /// Evaluates `expression` against `budget` (decreased by what it costs): its value, or
     /// Kubernetes' `expression '<source>' resulted in error: ...`.
     pub async fn evaluate(

@@ -13,6 +13,9 @@ use serde_json::Value;
 
 use super::binding::Binding;
 use super::definition::CompiledPolicy;
+use super::definition::PolicyBody;
+use super::resources::ResourceTable;
+use crate::flavor::Flavor;
 use crate::reflector::Cache;
 use crate::reflector::CacheEvent;
 use crate::reflector::Reflector;
@@ -20,37 +23,51 @@ use crate::storage::Storage;
 
 /// A policy with the bindings that name it.
 #[derive(Debug)]
-pub struct Hook {
+pub struct Hook<B> {
     /// The compiled policy.
-    pub policy: Arc<CompiledPolicy>,
+    pub policy: Arc<CompiledPolicy<B>>,
     /// Its bindings, by name.
     pub bindings: Vec<Arc<Binding>>,
 }
 
 /// The policies in force at one moment, by name.
-#[derive(Debug, Default)]
-pub struct Snapshot {
+#[derive(Debug)]
+pub struct Snapshot<B> {
     /// Every policy, with its bindings.
-    pub hooks: Vec<Hook>,
+    pub hooks: Vec<Hook<B>>,
 }
 
-#[derive(Default)]
-struct State {
-    policies: BTreeMap<String, Arc<CompiledPolicy>>,
+impl<B> Default for Snapshot<B> {
+    fn default() -> Self {
+        Self { hooks: Vec::new() }
+    }
+}
+
+struct State<B> {
+    policies: BTreeMap<String, Arc<CompiledPolicy<B>>>,
     bindings: BTreeMap<String, Arc<Binding>>,
 }
 
-/// The policies and bindings, compiled.
-pub struct PolicyCache {
-    policies_prefix: String,
-    state: Mutex<State>,
-    snapshot: RwLock<Arc<Snapshot>>,
+impl<B> Default for State<B> {
+    fn default() -> Self {
+        Self {
+            policies: BTreeMap::new(),
+            bindings: BTreeMap::new(),
+        }
+    }
 }
 
-impl PolicyCache {
+/// The policies (of one kind, `B` its body) and their bindings, compiled.
+pub struct PolicyCache<B> {
+    policies_prefix: String,
+    state: Mutex<State<B>>,
+    snapshot: RwLock<Arc<Snapshot<B>>>,
+}
+
+impl<B: PolicyBody> PolicyCache<B> {
     /// A cache following the policies under `policies_prefix` and the bindings under
     /// `bindings_prefix` of `storage`.
-    pub fn start(
+    fn start(
         storage: &Arc<dyn Storage>,
         policies_prefix: String,
         bindings_prefix: String,
@@ -65,15 +82,35 @@ impl PolicyCache {
         cache
     }
 
+    /// A cache following the `kind` (`validating`, `mutating`) admission policies and their
+    /// bindings `resources` serves in `flavor`'s admissionregistration group (`None` when
+    /// it serves neither).
+    pub fn follow(
+        storage: &Arc<dyn Storage>,
+        resources: &ResourceTable,
+        flavor: Flavor,
+        kind: &str,
+    ) -> Option<Arc<Self>> {
+        let group = format!("admissionregistration.{}", flavor.group_domain());
+        let policies = resources.by_resource(&group, "v1", &format!("{kind}admissionpolicies"))?;
+        let bindings =
+            resources.by_resource(&group, "v1", &format!("{kind}admissionpolicybindings"))?;
+        Some(Self::start(
+            storage,
+            policies.key_prefix(),
+            bindings.key_prefix(),
+        ))
+    }
+
     /// The policies in force now.
-    pub fn snapshot(&self) -> Arc<Snapshot> {
+    pub fn snapshot(&self) -> Arc<Snapshot<B>> {
         self.snapshot
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
     }
 
-    fn upsert(&self, state: &mut State, prefix: &str, key: String, object: &Value) {
+    fn upsert(&self, state: &mut State<B>, prefix: &str, key: String, object: &Value) {
         if prefix == self.policies_prefix {
             let uid = super::definition::meta(object, "uid")
                 .as_str()
@@ -91,7 +128,7 @@ impl PolicyCache {
         }
     }
 
-    fn publish(&self, state: &State) {
+    fn publish(&self, state: &State<B>) {
         let mut by_policy: BTreeMap<&str, Vec<Arc<Binding>>> = BTreeMap::new();
         for binding in state.bindings.values() {
             by_policy
@@ -112,7 +149,7 @@ impl PolicyCache {
     }
 }
 
-impl Cache for PolicyCache {
+impl<B: PolicyBody> Cache for PolicyCache<B> {
     fn replace(&self, prefix: &str, objects: Vec<(String, Arc<Value>)>) {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         let kept: BTreeSet<String> = objects.iter().map(|(k, _)| k.clone()).collect();

@@ -1,6 +1,8 @@
-//! A ValidatingAdmissionPolicy compiled once per generation: its expressions parsed and
-//! checked against the variables each kind of expression may read, its failure policy and
-//! param kind read.
+//! An admission policy compiled once per generation: what Validating- and
+//! MutatingAdmissionPolicies share (failure policy, param kind, match constraints, match
+//! conditions, variables), its expressions parsed and checked against the variables each
+//! kind of expression may read, and the kind's own body ([`PolicyBody`]: validations, or
+//! mutations).
 
 use serde_json::Value;
 
@@ -52,30 +54,36 @@ pub struct Expression {
 }
 
 impl Expression {
-    fn compile(source: &str, variables: &[&str]) -> Self {
+    /// `source` compiled with the variables `variables`.
+    pub fn compile(source: &str, variables: &[&str]) -> Self {
         Self {
             source: source.to_owned(),
             program: Program::compile(source, variables).map_err(|e| e.to_string()),
         }
     }
+
+    /// A mutation's `source`, which may construct the patch types, compiled with the
+    /// variables `variables`.
+    pub fn compile_mutation(source: &str, variables: &[&str]) -> Self {
+        Self {
+            source: source.to_owned(),
+            program: Program::compile_mutation(source, variables).map_err(|e| e.to_string()),
+        }
+    }
 }
 
-/// One `spec.validations[]` entry.
-#[derive(Debug)]
-pub struct Validation {
-    /// `expression`.
-    pub expression: Expression,
-    /// `message`, if set.
-    pub message: Option<String>,
-    /// `messageExpression`, if set.
-    pub message_expression: Option<Expression>,
-    /// `reason` (`Invalid` when unset).
-    pub reason: &'static str,
+/// What one kind of policy does beside what every policy has: its validations, or its
+/// mutations.
+pub trait PolicyBody: std::fmt::Debug + Send + Sync + 'static {
+    /// The body of the policy `spec`. `full` are the variables of expressions that may call
+    /// the authorizer, `plain` those of expressions that may not (both with `params` when
+    /// the policy has a param kind).
+    fn compile(spec: &Value, full: &[&str], plain: &[&str]) -> Self;
 }
 
 /// A policy ready to evaluate.
 #[derive(Debug)]
-pub struct CompiledPolicy {
+pub struct CompiledPolicy<B> {
     /// `metadata.name`.
     pub name: String,
     /// `metadata.uid` and `metadata.generation`: what the compilation is of.
@@ -90,10 +98,8 @@ pub struct CompiledPolicy {
     pub match_conditions: Vec<(String, Expression)>,
     /// `spec.variables`: name and expression, in order.
     pub variables: Vec<(String, Expression)>,
-    /// `spec.validations`.
-    pub validations: Vec<Validation>,
-    /// `spec.auditAnnotations`: key and value expression.
-    pub audit_annotations: Vec<(String, Expression)>,
+    /// What the policy's kind does.
+    pub body: B,
 }
 
 /// The variables of expressions that may call the authorizer (validations, match
@@ -125,30 +131,24 @@ pub(super) fn meta<'a>(object: &'a Value, field: &str) -> &'a Value {
         .unwrap_or(&Value::Null)
 }
 
-fn text<'a>(object: &'a Value, field: &str) -> &'a str {
+/// The text of `object`'s `field`, empty when absent.
+pub(super) fn text<'a>(object: &'a Value, field: &str) -> &'a str {
     object
         .get(field)
         .and_then(Value::as_str)
         .unwrap_or_default()
 }
 
-fn entries<'a>(spec: &'a Value, field: &str) -> impl Iterator<Item = &'a Value> {
+/// The items of `spec`'s list `field`.
+pub(super) fn entries<'a>(spec: &'a Value, field: &str) -> impl Iterator<Item = &'a Value> {
     spec.get(field)
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
 }
 
-/// The `reason` values a validation may give, as static text.
-pub(super) const REASONS: &[&str] = &[
-    "Unauthorized",
-    "Forbidden",
-    "Invalid",
-    "RequestEntityTooLarge",
-];
-
-impl CompiledPolicy {
-    /// Compiles the ValidatingAdmissionPolicy `object`.
+impl<B: PolicyBody> CompiledPolicy<B> {
+    /// Compiles the policy `object`.
     pub fn compile(object: &Value) -> Self {
         let spec = object.get("spec").unwrap_or(&Value::Null);
         let param_kind = spec
@@ -160,27 +160,14 @@ impl CompiledPolicy {
             });
         let full = variables(WITH_AUTHORIZER, param_kind.is_some());
         let plain = variables(WITHOUT_AUTHORIZER, param_kind.is_some());
-        let named = |field: &str, key: &str, value: &str, declared: &[&str]| {
+        let named = |field: &str, declared: &[&str]| {
             entries(spec, field)
                 .map(|e| {
-                    let name = text(e, key).to_owned();
-                    (name, Expression::compile(text(e, value), declared))
+                    let name = text(e, "name").to_owned();
+                    (name, Expression::compile(text(e, "expression"), declared))
                 })
                 .collect::<Vec<_>>()
         };
-        let validations = entries(spec, "validations")
-            .map(|v| Validation {
-                expression: Expression::compile(text(v, "expression"), full),
-                message: v.get("message").and_then(Value::as_str).map(str::to_owned),
-                message_expression: (v.get("messageExpression").and_then(Value::as_str))
-                    .map(|source| Expression::compile(source, plain)),
-                reason: REASONS
-                    .iter()
-                    .find(|r| **r == text(v, "reason"))
-                    .copied()
-                    .unwrap_or("Invalid"),
-            })
-            .collect();
         Self {
             name: meta(object, "name").as_str().unwrap_or_default().to_owned(),
             version: (
@@ -195,10 +182,9 @@ impl CompiledPolicy {
             match_constraints: MatchResources::compile(
                 spec.get("matchConstraints").unwrap_or(&Value::Null),
             ),
-            match_conditions: named("matchConditions", "name", "expression", full),
-            variables: named("variables", "name", "expression", full),
-            validations,
-            audit_annotations: named("auditAnnotations", "key", "valueExpression", plain),
+            match_conditions: named("matchConditions", full),
+            variables: named("variables", full),
+            body: B::compile(spec, full, plain),
         }
     }
 }

@@ -12,25 +12,24 @@ use super::activation::Activation;
 use super::binding::Binding;
 use super::binding::ValidationAction;
 use super::cache::PolicyCache;
-use super::definition::CompiledPolicy;
 use super::definition::FailurePolicy;
+use super::inputs::Inputs;
+use super::invocations::Step;
+use super::invocations::invocations;
 use super::match_resources::Matched;
 use super::params::Params;
 use super::resources::Equivalents;
 use super::resources::ResourceTable;
+use super::validations::ValidatingPolicy;
+use super::validations::Validations;
 use super::validator::Decision;
 use super::validator::validate;
 use crate::admission::Attributes;
 use crate::admission::Namespaces;
 use crate::admission::Notes;
-use crate::admission::admission_request;
-use crate::auth::Requester;
-use crate::cel::CelAuthorizer;
 use crate::cel::to_cel;
 use crate::error::ApiError;
 use crate::flavor::Flavor;
-use crate::request::RequestInfo;
-use crate::request::Verb;
 use crate::storage::Storage;
 
 /// The longest `auditAnnotations` value published (Kubernetes' 10 KiB).
@@ -46,17 +45,11 @@ struct Refusal {
 
 /// Judges writes by the replica's policies.
 pub struct Dispatcher {
-    cache: Arc<PolicyCache>,
+    cache: Arc<PolicyCache<Validations>>,
     params: Params,
     namespaces: Arc<Namespaces>,
     flavor: Flavor,
     resources: ResourceTable,
-}
-
-/// The values every expression of one write sees.
-struct Inputs {
-    values: Vec<(&'static str, cel::Value)>,
-    authorizer: Option<CelAuthorizer>,
 }
 
 impl Dispatcher {
@@ -68,10 +61,7 @@ impl Dispatcher {
         namespaces: Arc<Namespaces>,
         flavor: Flavor,
     ) -> Option<Self> {
-        let group = format!("admissionregistration.{}", flavor.group_domain());
-        let policies = resources.by_resource(&group, "v1", "validatingadmissionpolicies")?;
-        let bindings = resources.by_resource(&group, "v1", "validatingadmissionpolicybindings")?;
-        let cache = PolicyCache::start(storage, policies.key_prefix(), bindings.key_prefix());
+        let cache = PolicyCache::follow(storage, &resources, flavor, "validating")?;
         Some(Self {
             cache,
             params: Params::new(storage.clone(), resources.clone()),
@@ -93,96 +83,98 @@ impl Dispatcher {
         if snapshot.hooks.is_empty() {
             return Ok(());
         }
-        let namespace = |name: &str| self.namespaces.get(name);
         let equivalents = Equivalents::new(&self.resources, attributes.resource);
+        let steps = invocations(
+            &snapshot,
+            &self.params,
+            &self.namespaces,
+            &equivalents,
+            attributes,
+            object,
+            old,
+        )
+        .await;
         // The values of the write, per version it is judged in.
         let mut inputs: Vec<(Matched, Inputs)> = Vec::new();
         let mut refusal: Option<Refusal> = None;
-        for hook in &snapshot.hooks {
-            let policy = &hook.policy;
-            let constraints = &policy.match_constraints;
-            let Some(matched) =
-                constraints.matched(attributes, object, old, namespace, &equivalents)
-            else {
-                continue;
-            };
-            let param_type = match &policy.param_kind {
-                Some(kind) => match self.params.resolve(kind) {
-                    Ok(resource) => Some((kind, resource)),
-                    Err(e) => {
-                        configuration_error(&mut refusal, policy, None, &e);
-                        continue;
-                    }
-                },
-                None => None,
-            };
-            let mut annotations: Vec<(String, Vec<String>)> = Vec::new();
-            for binding in &hook.bindings {
-                let covered = (binding.match_resources.as_ref()).is_none_or(|m| {
-                    (m.matched(attributes, object, old, namespace, &equivalents)).is_some()
-                });
-                if !covered {
+        let mut annotations: Vec<(String, Vec<String>)> = Vec::new();
+        let mut current: Option<(usize, &ValidatingPolicy)> = None;
+        for step in steps {
+            let (policy, binding, param, matched) = match step {
+                Step::Misconfigured {
+                    policy,
+                    binding,
+                    message,
+                } => {
+                    configuration_error(&mut refusal, policy, binding, message);
                     continue;
                 }
-                let params = match (&param_type, &binding.param_ref) {
-                    (Some((kind, resource)), Some(param_ref)) => {
-                        let collected = (self.params)
-                            .collect(kind, resource, param_ref, attributes.namespace)
-                            .await;
-                        match collected {
-                            Ok(params) => params,
-                            Err(e) => {
-                                configuration_error(&mut refusal, policy, Some(binding), &e);
-                                continue;
-                            }
-                        }
+                Step::Invoke {
+                    hook,
+                    policy,
+                    binding,
+                    param,
+                    matched,
+                } => {
+                    if current.is_some_and(|(at, _)| at != hook) {
+                        publish(current, &mut annotations);
                     }
-                    _ => vec![None],
-                };
-                let index = match inputs.iter().position(|(m, _)| *m == matched) {
-                    Some(index) => index,
-                    None => match self.inputs(attributes, object, old, &matched).await {
+                    current = Some((hook, policy));
+                    (policy, binding, param, matched)
+                }
+            };
+            let index = match inputs.iter().position(|(m, _)| *m == matched) {
+                Some(index) => index,
+                None => {
+                    let namespaces = &self.namespaces;
+                    let made = Inputs::of(
+                        attributes,
+                        object,
+                        old,
+                        namespaces,
+                        &matched,
+                        &self.resources,
+                    );
+                    match made.await {
                         Ok(made) => {
-                            inputs.push((matched.clone(), made));
+                            inputs.push((matched, made));
                             inputs.len() - 1
                         }
                         Err(e) => {
-                            let e = format!("failed to convert object version: {e}");
-                            configuration_error(&mut refusal, policy, Some(binding), &e);
+                            let message = format!(
+                                "failed to configure binding: failed to convert object version: {e}"
+                            );
+                            configuration_error(&mut refusal, policy, Some(binding), message);
                             continue;
                         }
-                    },
-                };
-                let Some((_, inputs)) = inputs.get(index) else {
-                    continue;
-                };
-                for param in params {
-                    let mut values = inputs.values.clone();
-                    let param = param.map_or(cel::Value::Null, |p| to_cel(&p));
-                    values.push(("params", param));
-                    let mut activation =
-                        Activation::new(values, &policy.variables, inputs.authorizer.as_ref());
-                    let verdict = validate(policy, &mut activation).await;
-                    for decision in &verdict.decisions {
-                        self.act(&mut refusal, policy, binding, decision, notes);
-                    }
-                    for message in verdict.refusals {
-                        refusal.get_or_insert(Refusal {
-                            policy: policy.name.clone(),
-                            binding: Some(binding.name.clone()),
-                            message,
-                            reason: "Invalid",
-                        });
-                    }
-                    for (key, value) in verdict.annotations {
-                        collect(&mut annotations, key, value);
                     }
                 }
+            };
+            let Some((_, inputs)) = inputs.get(index) else {
+                continue;
+            };
+            let mut values = inputs.values.clone();
+            let param = param.map_or(cel::Value::Null, |p| to_cel(&p));
+            values.push(("params", param));
+            let mut activation =
+                Activation::new(values, &policy.variables, inputs.authorizer.as_ref());
+            let verdict = validate(policy, &mut activation).await;
+            for decision in &verdict.decisions {
+                self.act(&mut refusal, policy, binding, decision, notes);
             }
-            for (key, values) in annotations {
-                crate::audit::annotate(&format!("{}/{key}", policy.name), &values.join(", "));
+            for message in verdict.refusals {
+                refusal.get_or_insert(Refusal {
+                    policy: policy.name.clone(),
+                    binding: Some(binding.name.clone()),
+                    message,
+                    reason: "Invalid",
+                });
+            }
+            for (key, value) in verdict.annotations {
+                collect(&mut annotations, key, value);
             }
         }
+        publish(current, &mut annotations);
         match refusal {
             None => Ok(()),
             Some(refusal) => Err(refused(attributes, refusal)),
@@ -193,7 +185,7 @@ impl Dispatcher {
     fn act(
         &self,
         refusal: &mut Option<Refusal>,
-        policy: &CompiledPolicy,
+        policy: &ValidatingPolicy,
         binding: &Binding,
         decision: &Decision,
         notes: &mut Notes,
@@ -230,117 +222,18 @@ impl Dispatcher {
             }
         }
     }
-
-    /// The values of the write judged as `matched`: `object`, `oldObject`, `request`,
-    /// `namespaceObject`, and the requester's `authorizer`. An equivalent match sees the
-    /// objects converted to its version (a subresource's own object as it is) and names its
-    /// resource and kind in `request.resource` and `request.kind`.
-    async fn inputs(
-        &self,
-        attributes: &Attributes<'_>,
-        object: Option<&Value>,
-        old: Option<&Value>,
-        matched: &Matched,
-    ) -> Result<Inputs, ApiError> {
-        let mut request = admission_request(attributes, "", None, None);
-        if let Value::Object(fields) = &mut request {
-            for field in ["uid", "object", "oldObject"] {
-                fields.remove(field);
-            }
-        }
-        let (mut converted, mut converted_old) = (None, None);
-        if let Matched::Equivalent(to) = matched {
-            request["resource"] =
-                json!({"group": to.group, "version": to.version, "resource": to.plural});
-            if attributes.object_kind.is_none() {
-                request["kind"] =
-                    json!({"group": to.group, "version": to.version, "kind": to.kind});
-                if let Some(object) = object {
-                    converted = Some(self.resources.convert(to, object.clone()).await?);
-                }
-                if let Some(old) = old {
-                    converted_old = Some(self.resources.convert(to, old.clone()).await?);
-                }
-            }
-        }
-        let object = converted.as_ref().or(object);
-        let old = converted_old.as_ref().or(old);
-        let resource = attributes.resource;
-        let of_namespace = resource.group.is_empty() && resource.plural == "namespaces";
-        let namespace_object = match attributes.namespace {
-            "" => None,
-            _ if of_namespace => None,
-            name => self.namespaces.get(name),
-        };
-        let as_cel = |v: Option<&Value>| v.map_or(cel::Value::Null, to_cel);
-        let values = vec![
-            ("object", as_cel(object)),
-            ("oldObject", as_cel(old)),
-            ("request", to_cel(&request)),
-            (
-                "namespaceObject",
-                as_cel(namespace_object.map(|ns| trimmed_namespace(&ns)).as_ref()),
-            ),
-        ];
-        let authorizer = Requester::current().map(|requester| {
-            let info = RequestInfo {
-                is_resource_request: true,
-                path: String::new(),
-                verb: Verb::Create,
-                api_prefix: if resource.group.is_empty() {
-                    "api"
-                } else {
-                    "apis"
-                }
-                .to_owned(),
-                api_group: resource.group.clone(),
-                api_version: resource.version.clone(),
-                namespace: attributes.namespace.to_owned(),
-                resource: resource.plural.clone(),
-                subresource: attributes.subresource.to_owned(),
-                name: attributes.name.to_owned(),
-                parts: Vec::new(),
-                field_selector: String::new(),
-                label_selector: String::new(),
-            };
-            CelAuthorizer::new(requester.authz.clone(), attributes.user.clone())
-                .with_request_resource(&info)
-        });
-        Ok(Inputs { values, authorizer })
-    }
 }
 
-/// Kubernetes' `namespaceObject`: the Namespace's spec, status and metadata without its
-/// managed fields and owner references.
-fn trimmed_namespace(namespace: &Value) -> Value {
-    const KEPT: &[&str] = &[
-        "name",
-        "generateName",
-        "namespace",
-        "uid",
-        "resourceVersion",
-        "generation",
-        "creationTimestamp",
-        "deletionTimestamp",
-        "deletionGracePeriodSeconds",
-        "labels",
-        "annotations",
-        "finalizers",
-    ];
-    let mut trimmed = serde_json::Map::new();
-    if let Some(Value::Object(metadata)) = namespace.get("metadata") {
-        let kept = (metadata.iter())
-            .filter(|(k, _)| KEPT.contains(&k.as_str()))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        trimmed.insert("metadata".to_owned(), Value::Object(kept));
-    }
-    for field in ["spec", "status"] {
-        if let Some(value) = namespace.get(field) {
-            trimmed.insert(field.to_owned(), value.clone());
+/// Publishes the audit annotations a policy's evaluations collected, as `<policy>/<key>`.
+fn publish(
+    current: Option<(usize, &ValidatingPolicy)>,
+    annotations: &mut Vec<(String, Vec<String>)>,
+) {
+    if let Some((_, policy)) = current {
+        for (key, values) in annotations.drain(..) {
+            crate::audit::annotate(&format!("{}/{key}", policy.name), &values.join(", "));
         }
     }
-    Value::Object(trimmed)
 }
 
 /// Adds `value` under `key`, once (Kubernetes' audit annotation collector).
@@ -362,17 +255,13 @@ fn collect(annotations: &mut Vec<(String, Vec<String>)>, key: String, mut value:
 /// A policy or binding that cannot be used: the write is refused under `Fail`.
 fn configuration_error(
     refusal: &mut Option<Refusal>,
-    policy: &CompiledPolicy,
+    policy: &ValidatingPolicy,
     binding: Option<&Binding>,
-    error: &str,
+    message: String,
 ) {
     if policy.failure_policy == FailurePolicy::Ignore {
         return;
     }
-    let message = match binding {
-        None => format!("failed to configure policy: {error}"),
-        Some(_) => format!("failed to configure binding: {error}"),
-    };
     refusal.get_or_insert_with(|| Refusal {
         policy: policy.name.clone(),
         binding: binding.map(|b| b.name.clone()),

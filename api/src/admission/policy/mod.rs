@@ -1,11 +1,15 @@
-//! ValidatingAdmissionPolicy (Kubernetes' `plugin/policy/validating`): policies and their
-//! bindings, compiled once per generation and kept current by reflectors, judge every write
-//! with CEL.
+//! Admission policies (Kubernetes' `plugin/policy`): ValidatingAdmissionPolicies judge every
+//! write with CEL, MutatingAdmissionPolicies ([`mutating`]) change its object; both kinds,
+//! with their bindings, are compiled once per generation and kept current by reflectors.
 //!
-//! - [`Dispatcher`]: the plugin's work on one write (matching, params, actions).
-//! - `cache`: the policies and bindings of the replica, compiled (`definition`, `binding`).
-//! - `params`: the param objects, a reflector per param resource (`objects`).
-//! - `activation` and `validator`: one policy's expressions evaluated for one write.
+//! - [`Dispatcher`]: the validating plugin's work on one write (params, actions).
+//! - `cache`: the policies (of one kind, `definition` with its body: `validations`, or
+//!   `mutating`'s mutations) and bindings of the replica, compiled (`binding`).
+//! - `invocations`: the policies, bindings and params a write is dispatched to
+//!   (`match_resources`); `params`: the param objects, a reflector per param resource
+//!   (`objects`).
+//! - `inputs`, `activation` and `validator`: one policy's expressions evaluated for one
+//!   write.
 //! - [`ResourceTable`]: the served resource types, by kind (`paramKind`) or resource.
 
 mod activation;
@@ -13,10 +17,14 @@ mod binding;
 mod cache;
 mod definition;
 mod dispatcher;
+mod inputs;
+mod invocations;
 mod match_resources;
+pub mod mutating;
 mod objects;
 mod params;
 mod resources;
+mod validations;
 mod validator;
 
 pub use self::dispatcher::Dispatcher;

@@ -8,6 +8,7 @@ use super::activation::OUT_OF_BUDGET;
 use super::activation::POLICY_BUDGET;
 use super::definition::CompiledPolicy;
 use super::definition::FailurePolicy;
+use super::validations::ValidatingPolicy;
 
 /// The longest message a `messageExpression` may give (Kubernetes'
 /// `MaxEvaluatedMessageExpressionSizeBytes`).
@@ -39,7 +40,7 @@ pub struct Verdict {
 }
 
 impl Verdict {
-    fn failed(policy: &CompiledPolicy, message: String) -> Self {
+    fn failed(policy: &ValidatingPolicy, message: String) -> Self {
         let mut verdict = Self::default();
         verdict.error(policy, 0, message);
         verdict
@@ -47,7 +48,7 @@ impl Verdict {
 
     /// An expression that could not be decided: a decision under `Fail`, nothing under
     /// `Ignore`.
-    fn error(&mut self, policy: &CompiledPolicy, index: usize, message: String) {
+    fn error(&mut self, policy: &ValidatingPolicy, index: usize, message: String) {
         if policy.failure_policy == FailurePolicy::Fail {
             self.decisions.push(Decision {
                 index,
@@ -60,7 +61,10 @@ impl Verdict {
 
 /// The match conditions' outcome: `Ok(true)` when the policy applies, `Err` with the
 /// errors' message when none is false and some failed.
-async fn matches(policy: &CompiledPolicy, activation: &mut Activation<'_>) -> Result<bool, String> {
+pub async fn matches<B>(
+    policy: &CompiledPolicy<B>,
+    activation: &mut Activation<'_>,
+) -> Result<bool, String> {
     let mut budget = POLICY_BUDGET;
     let mut errors = Vec::new();
     for (_, condition) in &policy.match_conditions {
@@ -79,7 +83,7 @@ async fn matches(policy: &CompiledPolicy, activation: &mut Activation<'_>) -> Re
 }
 
 /// Judges the request `activation` describes by `policy`.
-pub async fn validate(policy: &CompiledPolicy, activation: &mut Activation<'_>) -> Verdict {
+pub async fn validate(policy: &ValidatingPolicy, activation: &mut Activation<'_>) -> Verdict {
     match matches(policy, activation).await {
         Ok(true) => {}
         Ok(false) => return Verdict::default(),
@@ -87,7 +91,7 @@ pub async fn validate(policy: &CompiledPolicy, activation: &mut Activation<'_>) 
     }
     let mut verdict = Verdict::default();
     let mut budget = POLICY_BUDGET;
-    for (index, validation) in policy.validations.iter().enumerate() {
+    for (index, validation) in policy.body.validations.iter().enumerate() {
         match activation
             .evaluate(&validation.expression, &mut budget)
             .await
@@ -131,7 +135,7 @@ pub async fn validate(policy: &CompiledPolicy, activation: &mut Activation<'_>) 
         });
     }
     let mut budget = POLICY_BUDGET;
-    for (key, expression) in &policy.audit_annotations {
+    for (key, expression) in &policy.body.audit_annotations {
         match activation.evaluate(expression, &mut budget).await {
             Ok(cel::Value::String(value)) if !value.trim().is_empty() => {
                 verdict
@@ -159,7 +163,7 @@ pub async fn validate(policy: &CompiledPolicy, activation: &mut Activation<'_>) 
 }
 
 /// cel-go's name of a value's type.
-fn type_name(value: &cel::Value) -> &'static str {
+pub fn type_name(value: &cel::Value) -> &'static str {
     match value {
         cel::Value::List(_) => "list",
         cel::Value::Map(_) => "map",

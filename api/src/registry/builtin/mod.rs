@@ -2,6 +2,7 @@
 //! over k8s-openapi's constants, the generic strategy, and the strategies of the kinds with
 //! rules of their own. Types and schemas come from `k8s-openapi`; the rules are Kubernetes'.
 
+mod admission_policy;
 mod config_map;
 mod cron_job;
 mod cron_schedule;
@@ -17,6 +18,7 @@ mod generic;
 mod ingress;
 mod job;
 mod lease;
+mod mutating_admission_policy;
 mod namespace;
 mod persistent_volume_claim;
 mod pod;
@@ -50,6 +52,8 @@ pub use generic::GenericStrategy;
 pub use ingress::IngressStrategy;
 pub use job::JobStrategy;
 pub use lease::LeaseStrategy;
+pub use mutating_admission_policy::MutatingAdmissionPolicyBindingStrategy;
+pub use mutating_admission_policy::MutatingAdmissionPolicyStrategy;
 pub use namespace::NamespaceStrategy;
 pub use persistent_volume_claim::PersistentVolumeClaimStrategy;
 pub use pod::PodStrategy;

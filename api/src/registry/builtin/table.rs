@@ -60,6 +60,8 @@ use super::FlowSchemaStrategy;
 use super::IngressStrategy;
 use super::JobStrategy;
 use super::LeaseStrategy;
+use super::MutatingAdmissionPolicyBindingStrategy;
+use super::MutatingAdmissionPolicyStrategy;
 use super::NamespaceStrategy;
 use super::PersistentVolumeClaimStrategy;
 use super::PodDisruptionBudgetStrategy;
@@ -276,8 +278,12 @@ fn named_groups_a() -> Vec<Row> {
 fn named_groups_b() -> Vec<Row> {
     use admissionregistration_v1 as ar;
     vec![
-        kind::<ar::MutatingAdmissionPolicy>().api_extensions(),
-        kind::<ar::MutatingAdmissionPolicyBinding>().api_extensions(),
+        kind::<ar::MutatingAdmissionPolicy>()
+            .api_extensions()
+            .strategy(|_| Box::new(MutatingAdmissionPolicyStrategy)),
+        kind::<ar::MutatingAdmissionPolicyBinding>()
+            .api_extensions()
+            .strategy(|_| Box::new(MutatingAdmissionPolicyBindingStrategy)),
         kind::<ar::MutatingWebhookConfiguration>()
             .api_extensions()
             .strategy(|flavor| {
@@ -303,15 +309,19 @@ fn named_groups_b() -> Vec<Row> {
             }),
         kind::<admissionregistration_v1beta1::MutatingAdmissionPolicy>()
             .api_extensions()
+            .strategy(|_| Box::new(MutatingAdmissionPolicyStrategy))
             .same_as::<ar::MutatingAdmissionPolicy>(),
         kind::<admissionregistration_v1beta1::MutatingAdmissionPolicyBinding>()
             .api_extensions()
+            .strategy(|_| Box::new(MutatingAdmissionPolicyBindingStrategy))
             .same_as::<ar::MutatingAdmissionPolicyBinding>(),
         kind::<admissionregistration_v1alpha1::MutatingAdmissionPolicy>()
             .api_extensions()
+            .strategy(|_| Box::new(MutatingAdmissionPolicyStrategy))
             .same_as::<ar::MutatingAdmissionPolicy>(),
         kind::<admissionregistration_v1alpha1::MutatingAdmissionPolicyBinding>()
             .api_extensions()
+            .strategy(|_| Box::new(MutatingAdmissionPolicyBindingStrategy))
             .same_as::<ar::MutatingAdmissionPolicyBinding>(),
         kind::<apiextensions_v1::CustomResourceDefinition>()
             .short(&["crd", "crds"])

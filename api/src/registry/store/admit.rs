@@ -16,6 +16,7 @@ use crate::admission::ObjectKind;
 use crate::admission::Operation;
 use crate::auth::Requester;
 use crate::error::ApiError;
+use crate::patch::Shape;
 use crate::registry::DeleteOptions;
 
 /// The write admitted, less the objects and the user.
@@ -128,7 +129,9 @@ impl Store {
         let Some((admission, requester)) = self.admitting(write) else {
             return Ok(());
         };
-        let attributes = self.attributes(write, &requester);
+        let schema = self.compiled_schema()?;
+        let shape = self.apply_shape(schema.as_deref());
+        let attributes = self.attributes(write, &requester, shape);
         admission.mutate(&attributes, object, old, notes).await
     }
 
@@ -143,7 +146,9 @@ impl Store {
         let Some((admission, requester)) = self.admitting(write) else {
             return Ok(());
         };
-        let attributes = self.attributes(write, &requester);
+        let schema = self.compiled_schema()?;
+        let shape = self.apply_shape(schema.as_deref());
+        let attributes = self.attributes(write, &requester, shape);
         admission.validate(&attributes, object, old, notes).await
     }
 
@@ -168,6 +173,7 @@ impl Store {
         let mut attributes = self.attributes(
             AdmittedWrite::of(write.operation, target, &options),
             &requester,
+            Shape::untyped(),
         );
         attributes.object_kind = Some(write.kind);
         let mut notes = Notes::default();
@@ -184,6 +190,7 @@ impl Store {
         &'a self,
         write: AdmittedWrite<'a>,
         requester: &'a Requester,
+        shape: Shape<'a>,
     ) -> Attributes<'a> {
         Attributes {
             operation: write.operation,
@@ -197,6 +204,7 @@ impl Store {
             field_manager: write.field_manager,
             force: write.force,
             delete: write.delete,
+            shape,
         }
     }
 }

@@ -27,14 +27,23 @@ impl Store {
         let schema = self.compiled_schema()?;
         let now = rfc3339(now);
         let manager = FieldManager {
-            shape: match self.strategy.apply_schema() {
-                Some(structural) => Shape::structural(structural),
-                None => schema.as_deref().map_or(Shape::untyped(), Shape::of),
-            },
+            shape: self.apply_shape(schema.as_deref()),
             flavor: self.builtin.unwrap_or_default(),
             now: &now,
         };
         work(&manager)
+    }
+
+    /// Where server-side apply merges into this kind's objects: the structural schema of a
+    /// custom kind's version, else `schema`, the store's compiled body schema.
+    pub(super) fn apply_shape<'s>(
+        &'s self,
+        schema: Option<&'s crate::schema::Schema>,
+    ) -> Shape<'s> {
+        match self.strategy.apply_schema() {
+            Some(structural) => Shape::structural(structural),
+            None => schema.map_or(Shape::untyped(), Shape::of),
+        }
     }
 
     /// Records the Update entry of `write`'s manager on `new`, the object about to be stored

@@ -173,6 +173,7 @@ async fn approval_needs_approve_on_the_stored_signer() {
         field_manager: None,
         force: false,
         delete: None,
+        shape: crate::patch::Shape::untyped(),
     };
     let stored = json!({"spec": {"signerName": "example.com/signer"}});
     let renamed = json!({"spec": {"signerName": "example.com/allowed"}});
