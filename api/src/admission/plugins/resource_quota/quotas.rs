@@ -1,6 +1,8 @@
 //! The ResourceQuotas of every namespace as the plugin reads them: parsed once per stored
 //! version into an in-memory map by namespace that a [`Reflector`] keeps current, so a write
-//! in a namespace without a quota costs one map lookup.
+//! in a namespace without a quota costs one map lookup. Until the first listing is in, the
+//! namespace's quotas are read from this replica's store (Kubernetes' live lookup before its
+//! informer synced).
 
 use std::collections::BTreeMap;
 use std::collections::HashMap;
@@ -8,7 +10,6 @@ use std::sync::Arc;
 use std::sync::OnceLock;
 use std::sync::PoisonError;
 use std::sync::RwLock;
-use std::time::Duration;
 
 use serde_json::Value;
 
@@ -16,14 +17,12 @@ use super::check::Quota;
 use crate::reflector::Cache;
 use crate::reflector::CacheEvent;
 use crate::reflector::Reflector;
+use crate::registry::StoredJson;
+use crate::storage::ReadConsistency;
 use crate::storage::Storage;
 
 /// Where ResourceQuotas are stored (the same key in every flavor).
 pub const PREFIX: &str = "/registry/core/resourcequotas/";
-
-/// How long a write waits for the first listing before it is refused as Kubernetes refuses
-/// before its informer synced.
-const FIRST_SYNC_WAIT: Duration = Duration::from_secs(10);
 
 /// The quotas by namespace, then name.
 #[derive(Default)]
@@ -105,12 +104,8 @@ impl QuotaCache {
         let reflector = (self.reflector).get_or_init(|| {
             Reflector::start(self.storage.clone(), PREFIX.to_owned(), &self.quotas)
         });
-        if reflector.revision() == 0
-            && tokio::time::timeout(FIRST_SYNC_WAIT, reflector.wait_for(1))
-                .await
-                .is_err()
-        {
-            return Err("not yet ready to handle request".to_owned());
+        if reflector.revision() == 0 {
+            return self.read(namespace).await;
         }
         let quotas = self
             .quotas
@@ -121,5 +116,22 @@ impl QuotaCache {
             .get(namespace)
             .map(|names| names.values().cloned().collect())
             .unwrap_or_default())
+    }
+
+    /// The quotas of `namespace` as this replica's store holds them.
+    async fn read(&self, namespace: &str) -> Result<Vec<Quota>, String> {
+        let prefix = format!("{PREFIX}{namespace}/");
+        let page = (self
+            .storage
+            .list(&prefix, None, 0, ReadConsistency::Any)
+            .await)
+            .map_err(|e| format!("error resolving quota: {e}"))?;
+        (page.items.into_iter())
+            .map(|item| {
+                let json = StoredJson::from_stored(item.value).map_err(|e| e.to_string())?;
+                let object = json.to_value().map_err(|e| e.to_string())?;
+                Ok(Quota::from_object(&object))
+            })
+            .collect()
     }
 }
