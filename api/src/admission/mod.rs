@@ -17,6 +17,8 @@
 //! - [`PluginSelection`]: `--enable-admission-plugins` / `--disable-admission-plugins` over
 //!   Kubernetes' ordered plugin list and its default set.
 //! - [`AdmissionConfig`]: `--admission-control-config-file`, each plugin's configuration.
+//! - [`resource_quota`]: the ResourceQuota plugin and the quota evaluators the
+//!   `resourcequota` controller shares.
 
 mod attributes;
 mod chain;
@@ -43,6 +45,7 @@ pub use self::plugins::NAMESPACE_LIFECYCLE;
 pub use self::plugins::PluginContext;
 pub use self::plugins::PodSecurityConfig;
 pub use self::plugins::build;
+pub use self::plugins::resource_quota;
 pub use self::request::admission_request;
 pub use self::selection::ORDERED_PLUGINS;
 pub use self::selection::PluginSelection;

@@ -13,7 +13,8 @@
 //! token controllers ([`token_cleaner`], [`bootstrap_signer`]) are off in `*` and on by name
 //! (R-ACC-120); the RBAC controllers ([`rbac_bootstrap`], [`clusterrole_aggregation`]), the
 //! [`garbage_collector`], pod garbage collection ([`pod_gc`]), the claim and volume
-//! protection controllers ([`volume_protection`]), the [`namespace`] controller
+//! protection controllers ([`volume_protection`]), the [`namespace`] controller, the
+//! [`resource_quota`] controller
 //! and the CustomResourceDefinition controllers ([`custom_resource_definitions`]: naming,
 //! establishing, cleanup of deleted CRDs) are on in `*`.
 
@@ -25,6 +26,7 @@ pub mod garbage_collector;
 pub mod namespace;
 pub mod pod_gc;
 pub mod rbac_bootstrap;
+pub mod resource_quota;
 pub mod runner;
 pub mod token_cleaner;
 pub mod volume_protection;
@@ -79,6 +81,7 @@ const KNOWN: &[(&str, bool)] = &[
     (volume_protection::VOLUMES, true),
     (volume_protection::CLAIMS, true),
     (rbac_bootstrap::NAME, true),
+    (resource_quota::NAME, true),
     (token_cleaner::NAME, false),
 ];
 
@@ -172,6 +175,7 @@ impl ControllerSelection {
                     }
                     garbage_collector::NAME => Some(Arc::new(garbage_collector::GarbageCollector)),
                     namespace::NAME => Some(Arc::new(namespace::NamespaceController)),
+                    resource_quota::NAME => Some(Arc::new(resource_quota::ResourceQuotaController)),
                     pod_gc::NAME => Some(Arc::new(pod_gc::PodGc::default())),
                     volume_protection::CLAIMS => {
                         Some(Arc::new(volume_protection::VolumeProtection::Claims))
@@ -196,7 +200,7 @@ mod tests {
     }
 
     /// The controllers `*` runs.
-    const DEFAULT_ON: [&str; 10] = [
+    const DEFAULT_ON: [&str; 11] = [
         "clusterrole-aggregation",
         "crd-establishing",
         "crd-finalizer",
@@ -207,6 +211,7 @@ mod tests {
         "pv-protection",
         "pvc-protection",
         "rbac-bootstrap",
+        "resourcequota",
     ];
 
     // R-ACC-120: `*` leaves the bootstrap token controllers off; naming them turns them on.
@@ -232,6 +237,7 @@ mod tests {
                 "pv-protection",
                 "pvc-protection",
                 "rbac-bootstrap",
+                "resourcequota",
                 "tokencleaner"
             ])
         );
@@ -253,7 +259,8 @@ mod tests {
                 "namespace",
                 "podgc",
                 "pv-protection",
-                "pvc-protection"
+                "pvc-protection",
+                "resourcequota"
             ])
         );
         assert_eq!(select(&["-tokencleaner", "tokencleaner"]), Ok(vec![]));

@@ -487,6 +487,7 @@ mod tests {
                     "pv-protection",
                     "pvc-protection",
                     "rbac-bootstrap",
+                    "resourcequota",
                     "tokencleaner"
                 ]
             );

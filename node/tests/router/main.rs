@@ -13,6 +13,7 @@ mod admission_node_restriction;
 mod admission_persistent_volume_claim_resize;
 mod admission_pod_security;
 mod admission_priority;
+mod admission_resource_quota;
 mod admission_runtime_class;
 mod admission_storage_object_in_use_protection;
 mod admission_taint_nodes_by_condition;

@@ -19,6 +19,7 @@ mod t66_conversion_webhook;
 mod t67_admission_policy;
 mod t68_admission_webhooks;
 mod t69_pod_security;
+mod t70_resource_quota;
 mod t70_subresources;
 mod t71_mutating_policy;
 mod t80_auth;

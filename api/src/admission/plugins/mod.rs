@@ -18,6 +18,7 @@ mod pod_security;
 mod pods;
 mod priority;
 mod quantity;
+pub mod resource_quota;
 mod runtime_class;
 mod storage_object_in_use_protection;
 mod taint_nodes_by_condition;
@@ -73,6 +74,9 @@ pub(super) fn check_configuration(name: &str, configuration: &Value) -> Result<(
     match name {
         "PodSecurity" if !configuration.is_null() => {
             PodSecurityConfig::parse(configuration).map(|_| ())
+        }
+        resource_quota::NAME if !configuration.is_null() => {
+            resource_quota::QuotaConfig::parse(configuration).map(|_| ())
         }
         _ => Ok(()),
     }
@@ -176,6 +180,13 @@ fn plugin(name: &str, context: &PluginContext) -> Option<Arc<dyn Plugin>> {
                     context.flavor,
                 ),
             ))
+        }
+        resource_quota::NAME => {
+            // The configuration was checked when the file was read.
+            let config = (context.config.plugin(name))
+                .and_then(|doc| resource_quota::QuotaConfig::parse(doc).ok())
+                .unwrap_or_default();
+            Arc::new(resource_quota::ResourceQuota::new(storage, config))
         }
         _ => return None,
     })

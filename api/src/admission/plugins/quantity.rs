@@ -49,6 +49,30 @@ impl Quantity {
         self.nanos
     }
 
+    /// The whole number `count`, written without a suffix (an object count).
+    pub fn count(count: i64) -> Self {
+        Self {
+            nanos: i128::from(count) * NANOS,
+            format: Format::DecimalSi,
+        }
+    }
+
+    /// The difference, in this quantity's format (saturating).
+    pub fn minus(self, other: Self) -> Self {
+        Self {
+            nanos: self.nanos.saturating_sub(other.nanos),
+            format: self.format,
+        }
+    }
+
+    /// Rounded up to a whole unit (`RoundUp(0)`), in this quantity's format.
+    pub fn whole(self) -> Self {
+        Self {
+            nanos: self.value().saturating_mul(NANOS),
+            format: self.format,
+        }
+    }
+
     /// The sum, in this quantity's format (saturating).
     pub fn plus(self, other: Self) -> Self {
         Self {
