@@ -13,9 +13,11 @@
 //! token controllers ([`token_cleaner`], [`bootstrap_signer`]) are off in `*` and on by name
 //! (R-ACC-120); the RBAC controllers ([`rbac_bootstrap`], [`clusterrole_aggregation`]), the
 //! [`garbage_collector`], pod garbage collection ([`pod_gc`]), the claim and volume
-//! protection controllers ([`volume_protection`]), the [`namespace`] controller
-//! and the CustomResourceDefinition controllers ([`custom_resource_definitions`]: naming,
-//! establishing, cleanup of deleted CRDs) are on in `*`.
+//! protection controllers ([`volume_protection`]), the [`namespace`] controller, the
+//! `default` ServiceAccount of every namespace ([`service_accounts`]), the CA bundle of
+//! every namespace ([`root_ca_publisher`]) and the CustomResourceDefinition controllers
+//! ([`custom_resource_definitions`]: naming, establishing, cleanup of deleted CRDs) are on in
+//! `*`.
 
 pub mod bootstrap_signer;
 pub mod client;
@@ -25,7 +27,9 @@ pub mod garbage_collector;
 pub mod namespace;
 pub mod pod_gc;
 pub mod rbac_bootstrap;
+pub mod root_ca_publisher;
 pub mod runner;
+pub mod service_accounts;
 pub mod token_cleaner;
 pub mod volume_protection;
 
@@ -79,6 +83,8 @@ const KNOWN: &[(&str, bool)] = &[
     (volume_protection::VOLUMES, true),
     (volume_protection::CLAIMS, true),
     (rbac_bootstrap::NAME, true),
+    (root_ca_publisher::NAME, true),
+    (service_accounts::NAME, true),
     (token_cleaner::NAME, false),
 ];
 
@@ -149,8 +155,8 @@ impl ControllerSelection {
             .collect()
     }
 
-    /// The controllers that run.
-    pub fn build(&self) -> Vec<Arc<dyn Controller>> {
+    /// The controllers that run; `root_ca` is the CA bundle the root CA publisher publishes.
+    pub fn build(&self, root_ca: &Arc<str>) -> Vec<Arc<dyn Controller>> {
         self.enabled()
             .into_iter()
             .filter_map(|name| -> Option<Arc<dyn Controller>> {
@@ -161,6 +167,10 @@ impl ControllerSelection {
                         Some(Arc::new(clusterrole_aggregation::ClusterRoleAggregation))
                     }
                     rbac_bootstrap::NAME => Some(Arc::new(rbac_bootstrap::RbacBootstrap)),
+                    root_ca_publisher::NAME => Some(Arc::new(root_ca_publisher::RootCaPublisher {
+                        bundle: root_ca.clone(),
+                    })),
+                    service_accounts::NAME => Some(Arc::new(service_accounts::ServiceAccounts)),
                     custom_resource_definitions::NAMING => {
                         Some(Arc::new(custom_resource_definitions::CrdNaming))
                     }
@@ -196,7 +206,7 @@ mod tests {
     }
 
     /// The controllers `*` runs.
-    const DEFAULT_ON: [&str; 10] = [
+    const DEFAULT_ON: [&str; 12] = [
         "clusterrole-aggregation",
         "crd-establishing",
         "crd-finalizer",
@@ -207,6 +217,8 @@ mod tests {
         "pv-protection",
         "pvc-protection",
         "rbac-bootstrap",
+        "root-ca-cert-publisher",
+        "serviceaccount",
     ];
 
     // R-ACC-120: `*` leaves the bootstrap token controllers off; naming them turns them on.
@@ -232,6 +244,8 @@ mod tests {
                 "pv-protection",
                 "pvc-protection",
                 "rbac-bootstrap",
+                "root-ca-cert-publisher",
+                "serviceaccount",
                 "tokencleaner"
             ])
         );
@@ -253,7 +267,9 @@ mod tests {
                 "namespace",
                 "podgc",
                 "pv-protection",
-                "pvc-protection"
+                "pvc-protection",
+                "root-ca-cert-publisher",
+                "serviceaccount"
             ])
         );
         assert_eq!(select(&["-tokencleaner", "tokencleaner"]), Ok(vec![]));

@@ -20,6 +20,7 @@ mod t67_admission_policy;
 mod t68_admission_webhooks;
 mod t69_pod_security;
 mod t70_subresources;
+mod t72_service_accounts;
 mod t80_auth;
 mod t85_bootstrap_tokens;
 mod t85_impersonation;

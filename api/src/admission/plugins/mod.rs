@@ -16,6 +16,7 @@ mod pod_security;
 mod priority;
 mod quantity;
 mod runtime_class;
+mod service_account;
 mod storage_object_in_use_protection;
 mod taint_nodes_by_condition;
 mod tolerations;
@@ -117,6 +118,11 @@ fn plugin(name: &str, context: &PluginContext) -> Option<Arc<dyn Plugin>> {
         "LimitRanger" => Arc::new(limit_ranger::LimitRanger::new(storage, flavor)),
         "Priority" => Arc::new(priority::Priority::new(storage, flavor)),
         "RuntimeClass" => Arc::new(runtime_class::RuntimeClass::new(storage, flavor)),
+        "ServiceAccount" => Arc::new(service_account::ServiceAccount::new(
+            storage,
+            flavor,
+            context.random.clone(),
+        )),
         "TaintNodesByCondition" => {
             Arc::new(taint_nodes_by_condition::TaintNodesByCondition::new(flavor))
         }
