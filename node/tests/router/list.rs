@@ -548,7 +548,7 @@ async fn field_selectors_per_kind() {
             "spec.schedulerName=default-scheduler,spec.nodeName=n1",
             "bound",
         ),
-        ("spec.serviceAccountName=,spec.nodeName=", "pending"),
+        ("spec.serviceAccountName=default,spec.nodeName=", "pending"),
         ("status.phase=Pending,metadata.name=pending", "pending"),
     ] {
         let l = get(format!("{pods}?{}", sel(selector))).await;

@@ -158,8 +158,7 @@ fn references_secrets(pod: &Value) -> bool {
         .iter()
         .flat_map(|field| list(pod, &format!("/spec/{field}")));
     for container in containers {
-        let env_from = list(container, "/envFrom").iter();
-        if env_from.into_iter().any(|e| e.get("secretRef").is_some())
+        if (list(container, "/envFrom").iter()).any(|e| e.get("secretRef").is_some())
             || (list(container, "/env").iter())
                 .any(|e| e.pointer("/valueFrom/secretKeyRef").is_some())
         {
