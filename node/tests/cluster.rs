@@ -174,7 +174,6 @@ impl Cluster {
             metrics_exposure: apiary_api::metrics::Exposure::default(),
             bootstrap_token_auth: false,
             controllers: apiary_node::controllers::ControllerSelection::default(),
-            root_ca: std::sync::Arc::from(""),
             jwt: None,
             request_header: None,
             authorization: Default::default(),
