@@ -487,6 +487,8 @@ mod tests {
                     "pv-protection",
                     "pvc-protection",
                     "rbac-bootstrap",
+                    "root-ca-cert-publisher",
+                    "serviceaccount",
                     "tokencleaner"
                 ]
             );
