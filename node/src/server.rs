@@ -77,6 +77,21 @@ pub fn flavor(name: FlavorName) -> Flavor {
     }
 }
 
+/// The CA bundle published in every namespace (`kube-root-ca.crt`): what clients verify the
+/// API with. kube-controller-manager publishes its `--root-ca-file`; a replica has no file of
+/// its own for the CA that issued its serving certificate, and in the layouts `apiary certs`
+/// and `apiary dev` write one CA issues both the serving and the client certificates, so the
+/// bundle is `--client-ca-file`, or without it the served chain (`--tls-cert-file`).
+fn root_ca_bundle(files: &crate::config::ApiTlsFiles) -> Result<Arc<str>, tls::TlsError> {
+    let path = files.client_ca.as_ref().unwrap_or(&files.cert);
+    std::fs::read_to_string(path)
+        .map(Arc::from)
+        .map_err(|e| tls::TlsError::Pem {
+            path: path.clone(),
+            source: rustls::pki_types::pem::Error::Io(e),
+        })
+}
+
 /// Runs one replica on `listeners` until `shutdown` resolves, then shuts it down gracefully.
 /// Fails only at start-up (certificates, data directory); once serving, failures are answered
 /// per request.
@@ -101,6 +116,7 @@ pub async fn run(
         .map(|proxy| tls::CaFile::load(&proxy.client_ca))
         .transpose()?;
     let cas: Vec<_> = client_ca.iter().chain(&proxy_ca).cloned().collect();
+    let root_ca = root_ca_bundle(&config.api_tls)?;
     for ca in &cas {
         tls::CaFile::follow(ca);
     }
@@ -195,6 +211,7 @@ pub async fn run(
         metrics_exposure: config.metrics_exposure,
         bootstrap_token_auth: config.bootstrap_token_auth,
         controllers: config.controllers,
+        root_ca,
         jwt: config.jwt,
         authorization: config.authorization,
     };

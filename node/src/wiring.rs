@@ -152,6 +152,8 @@ pub struct HostConfig {
     pub bootstrap_token_auth: bool,
     /// The controllers run while this replica leads (`--controllers`).
     pub controllers: ControllerSelection,
+    /// The PEM CA bundle clients verify the API with, published in every namespace.
+    pub root_ca: Arc<str>,
     /// JWT authentication, if configured.
     pub jwt: Option<JwtConfig>,
     /// The authorization modes consulted after `system:masters` and the always-on
@@ -442,7 +444,7 @@ where
         config.protocol,
         stop_api.clone(),
     ));
-    let selected = config.controllers.build();
+    let selected = config.controllers.build(&config.root_ca);
     let controllers = (!selected.is_empty()).then(|| {
         tokio::spawn(run_controllers(
             replica.clone(),

@@ -446,6 +446,7 @@ async fn run_replica(software: HostSoftware, disk: SimDisk) -> turmoil::Result {
         metrics_exposure: Exposure::default(),
         bootstrap_token_auth: false,
         controllers: ControllerSelection::default(),
+        root_ca: std::sync::Arc::from(""),
         jwt: None,
         authorization: Default::default(),
     };

@@ -22,6 +22,8 @@ mod stored_json;
 mod strategy;
 pub(crate) mod subresource;
 
+pub(crate) use store::generated_name;
+
 pub use corrupt::CorruptObject;
 pub use corrupt::CorruptObjects;
 pub use corrupt::IGNORE_READ_ERRORS;

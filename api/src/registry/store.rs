@@ -56,6 +56,7 @@ pub use self::authorize_write::WriteAuthorization;
 use self::convert::Shared;
 pub use self::list_body::ListBody;
 pub use self::list_protobuf::ProtobufListBody;
+pub(crate) use self::metadata::generated_name;
 pub(crate) use self::metadata::keep_fields;
 use self::persistence::Persistence;
 pub(crate) use self::read_conversion::ReadConversion;

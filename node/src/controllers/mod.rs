@@ -14,8 +14,9 @@
 //! (R-ACC-120); the RBAC controllers ([`rbac_bootstrap`], [`clusterrole_aggregation`]), the
 //! [`garbage_collector`], pod garbage collection ([`pod_gc`]), the claim and volume
 //! protection controllers ([`volume_protection`]), the [`namespace`] controller, the
-//! [`resource_quota`] controller
-//! and the CustomResourceDefinition controllers ([`custom_resource_definitions`]: naming,
+//! [`resource_quota`] controller, the `default` ServiceAccount of every namespace
+//! ([`service_accounts`]), the CA bundle of every namespace ([`root_ca_publisher`]) and the
+//! CustomResourceDefinition controllers ([`custom_resource_definitions`]: naming,
 //! establishing, cleanup of deleted CRDs) are on in `*`.
 
 pub mod bootstrap_signer;
@@ -27,7 +28,9 @@ pub mod namespace;
 pub mod pod_gc;
 pub mod rbac_bootstrap;
 pub mod resource_quota;
+pub mod root_ca_publisher;
 pub mod runner;
+pub mod service_accounts;
 pub mod token_cleaner;
 pub mod volume_protection;
 
@@ -82,6 +85,8 @@ const KNOWN: &[(&str, bool)] = &[
     (volume_protection::CLAIMS, true),
     (rbac_bootstrap::NAME, true),
     (resource_quota::NAME, true),
+    (root_ca_publisher::NAME, true),
+    (service_accounts::NAME, true),
     (token_cleaner::NAME, false),
 ];
 
@@ -152,8 +157,8 @@ impl ControllerSelection {
             .collect()
     }
 
-    /// The controllers that run.
-    pub fn build(&self) -> Vec<Arc<dyn Controller>> {
+    /// The controllers that run; `root_ca` is the CA bundle the root CA publisher publishes.
+    pub fn build(&self, root_ca: &Arc<str>) -> Vec<Arc<dyn Controller>> {
         self.enabled()
             .into_iter()
             .filter_map(|name| -> Option<Arc<dyn Controller>> {
@@ -164,6 +169,10 @@ impl ControllerSelection {
                         Some(Arc::new(clusterrole_aggregation::ClusterRoleAggregation))
                     }
                     rbac_bootstrap::NAME => Some(Arc::new(rbac_bootstrap::RbacBootstrap)),
+                    root_ca_publisher::NAME => Some(Arc::new(root_ca_publisher::RootCaPublisher {
+                        bundle: root_ca.clone(),
+                    })),
+                    service_accounts::NAME => Some(Arc::new(service_accounts::ServiceAccounts)),
                     custom_resource_definitions::NAMING => {
                         Some(Arc::new(custom_resource_definitions::CrdNaming))
                     }
@@ -200,7 +209,7 @@ mod tests {
     }
 
     /// The controllers `*` runs.
-    const DEFAULT_ON: [&str; 11] = [
+    const DEFAULT_ON: [&str; 13] = [
         "clusterrole-aggregation",
         "crd-establishing",
         "crd-finalizer",
@@ -212,6 +221,8 @@ mod tests {
         "pvc-protection",
         "rbac-bootstrap",
         "resourcequota",
+        "root-ca-cert-publisher",
+        "serviceaccount",
     ];
 
     // R-ACC-120: `*` leaves the bootstrap token controllers off; naming them turns them on.
@@ -238,6 +249,8 @@ mod tests {
                 "pvc-protection",
                 "rbac-bootstrap",
                 "resourcequota",
+                "root-ca-cert-publisher",
+                "serviceaccount",
                 "tokencleaner"
             ])
         );
@@ -260,7 +273,9 @@ mod tests {
                 "podgc",
                 "pv-protection",
                 "pvc-protection",
-                "resourcequota"
+                "resourcequota",
+                "root-ca-cert-publisher",
+                "serviceaccount"
             ])
         );
         assert_eq!(select(&["-tokencleaner", "tokencleaner"]), Ok(vec![]));

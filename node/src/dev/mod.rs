@@ -488,6 +488,8 @@ mod tests {
                     "pvc-protection",
                     "rbac-bootstrap",
                     "resourcequota",
+                    "root-ca-cert-publisher",
+                    "serviceaccount",
                     "tokencleaner"
                 ]
             );

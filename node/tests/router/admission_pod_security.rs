@@ -39,6 +39,10 @@ async fn labelled(app: &Router, name: &str, labels: &[(&str, &str)]) {
         .collect();
     let body = json!({"metadata": {"name": name, "labels": labels}});
     created(app, "/api/v1/namespaces", &body.to_string()).await;
+    // The account the `serviceaccount` controller would create.
+    let account = json!({"metadata": {"name": "default"}});
+    let accounts = format!("/api/v1/namespaces/{name}/serviceaccounts");
+    created(app, &accounts, &account.to_string()).await;
 }
 
 fn pod(name: &str, security_context: Value) -> String {

@@ -472,6 +472,30 @@ fn content(mut object: Value) -> Value {
             }
         }
     }
+    // A pod's token volume has a generated name (the `ServiceAccount` admission plugin's).
+    let unnamed = |named: &mut Value| {
+        if named["name"]
+            .as_str()
+            .is_some_and(|n| n.starts_with("kube-api-access-"))
+        {
+            named["name"] = json!("kube-api-access-");
+        }
+    };
+    if let Some(volumes) = object
+        .pointer_mut("/spec/volumes")
+        .and_then(Value::as_array_mut)
+    {
+        volumes.iter_mut().for_each(unnamed);
+    }
+    let containers = object
+        .pointer_mut("/spec/containers")
+        .and_then(Value::as_array_mut);
+    for container in containers.into_iter().flatten() {
+        let mounts = container
+            .get_mut("volumeMounts")
+            .and_then(Value::as_array_mut);
+        mounts.into_iter().flatten().for_each(unnamed);
+    }
     object
 }
 

@@ -534,6 +534,9 @@ async fn field_selectors_per_kind() {
             r#"{{"metadata":{{"name":"{name}"}},"spec":{{"containers":[{{"name":"c","image":"i"}}]{node}}}}}"#
         )
     };
+    // The account the `serviceaccount` controller would create.
+    let accounts = "/api/v1/namespaces/f/serviceaccounts";
+    post(&app, accounts, r#"{"metadata":{"name":"default"}}"#).await;
     post(&app, pods, &pod("bound", "n1")).await;
     post(&app, pods, &pod("pending", "")).await;
     for (selector, want) in [
@@ -545,7 +548,7 @@ async fn field_selectors_per_kind() {
             "spec.schedulerName=default-scheduler,spec.nodeName=n1",
             "bound",
         ),
-        ("spec.serviceAccountName=,spec.nodeName=", "pending"),
+        ("spec.serviceAccountName=default,spec.nodeName=", "pending"),
         ("status.phase=Pending,metadata.name=pending", "pending"),
     ] {
         let l = get(format!("{pods}?{}", sel(selector))).await;

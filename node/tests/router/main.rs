@@ -15,6 +15,7 @@ mod admission_pod_security;
 mod admission_priority;
 mod admission_resource_quota;
 mod admission_runtime_class;
+mod admission_service_account;
 mod admission_storage_object_in_use_protection;
 mod admission_taint_nodes_by_condition;
 mod admission_webhooks;
@@ -63,6 +64,7 @@ mod rbac;
 mod rbac_policy;
 mod reviews;
 mod service;
+mod service_account_controllers;
 mod serviceaccount_tokens;
 mod shared_storage;
 mod status_rules;
@@ -125,13 +127,42 @@ fn empty_backend() -> Backend {
 }
 
 /// The adapter over a fresh one-replica store with the system namespaces created by the
-/// bootstrap every replica runs, and that replica.
+/// bootstrap every replica runs, each with its `default` ServiceAccount (which the
+/// `serviceaccount` controller creates in a cluster; router tests run no controllers), and
+/// that replica.
 async fn backend_in(flavor: Flavor) -> (Arc<Backend>, Arc<LocalReplica>) {
     let (storage, replica) = fresh();
     ensure_system_namespaces(&storage, flavor, &SystemClock, &RandomSource::seeded(0))
         .await
         .expect("bootstrap");
+    let namespaces = [
+        "default",
+        flavor.system_namespace(),
+        flavor.public_namespace(),
+        flavor.node_lease_namespace(),
+    ];
+    for namespace in namespaces {
+        default_account(&storage, flavor, namespace).await;
+    }
     (Arc::new(storage), replica)
+}
+
+/// Creates the `default` ServiceAccount of `namespace` as the `serviceaccount` controller
+/// does, so pods can be created there.
+async fn default_account(storage: &dyn Storage, flavor: Flavor, namespace: &str) {
+    let registry = apiary_api::registry::Registry::builtin(flavor);
+    let accounts = (registry.builtin_store("", "v1", "serviceaccounts")).expect("served");
+    let body = r#"{"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"default"}}"#;
+    accounts
+        .create(
+            storage,
+            namespace,
+            body.as_bytes(),
+            chrono::Utc::now(),
+            apiary_api::registry::WriteOptions::default(),
+        )
+        .await
+        .expect("the default ServiceAccount");
 }
 
 /// What tests read of a store's state, through the [`Storage`] trait.

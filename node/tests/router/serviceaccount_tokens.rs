@@ -394,6 +394,9 @@ async fn bound_tokens_follow_their_object() {
     assert_eq!(gone.status, StatusCode::OK);
     assert_eq!(whoami(&app, &token).await, Err(StatusCode::UNAUTHORIZED));
 
+    let other = json!({"apiVersion": "v1", "kind": "ServiceAccount",
+                       "metadata": {"name": "someone-else"}});
+    make(&app, "serviceaccounts", other).await;
     make(&app, "pods", pod("other", "someone-else")).await;
     let path = format!("{ACCOUNTS}/robot/token");
     let ask = |spec: Value| {

@@ -64,11 +64,12 @@ async fn kubectl_scale_and_a_token_request() {
     let replicas = web_replicas(&kubeconfig).await;
     assert_eq!(replicas.trim(), "2");
 
-    // From a manifest (t12 runs `kubectl create serviceaccount` itself).
+    // From a manifest (t12 runs `kubectl create serviceaccount` itself; `default` is the
+    // serviceaccount controller's).
     let account = write_file(
         &cluster,
         "sa.yaml",
-        "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: default\n  namespace: default\n",
+        "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: deployer\n  namespace: default\n",
     );
     kubectl(&kubeconfig, &["create", "-f", &account]).await;
     // The TokenRequest in JSON through `kubectl create --raw` (t12 runs `kubectl create
@@ -83,7 +84,7 @@ async fn kubectl_scale_and_a_token_request() {
         &[
             "create",
             "--raw",
-            "/api/v1/namespaces/default/serviceaccounts/default/token",
+            "/api/v1/namespaces/default/serviceaccounts/deployer/token",
             "-f",
             &request,
         ],
@@ -97,8 +98,11 @@ async fn kubectl_scale_and_a_token_request() {
     let header: Value = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(parts[0]).unwrap()).unwrap();
     assert_eq!(header["alg"], "RS256");
     let claims: Value = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(parts[1]).unwrap()).unwrap();
-    assert_eq!(claims["sub"], "system:serviceaccount:default:default");
-    assert_eq!(claims["kubernetes.io"]["serviceaccount"]["name"], "default");
+    assert_eq!(claims["sub"], "system:serviceaccount:default:deployer");
+    assert_eq!(
+        claims["kubernetes.io"]["serviceaccount"]["name"],
+        "deployer"
+    );
     assert_eq!(claims["kubernetes.io"]["namespace"], "default");
     assert_eq!(
         claims["exp"].as_i64().unwrap() - claims["iat"].as_i64().unwrap(),

@@ -20,6 +20,7 @@ mod priority;
 mod quantity;
 pub mod resource_quota;
 mod runtime_class;
+mod service_account;
 mod storage_object_in_use_protection;
 mod taint_nodes_by_condition;
 mod tolerations;
@@ -138,6 +139,11 @@ fn plugin(name: &str, context: &PluginContext) -> Option<Arc<dyn Plugin>> {
         "LimitRanger" => Arc::new(limit_ranger::LimitRanger::new(storage, flavor)),
         "Priority" => Arc::new(priority::Priority::new(storage, flavor)),
         "RuntimeClass" => Arc::new(runtime_class::RuntimeClass::new(storage, flavor)),
+        "ServiceAccount" => Arc::new(service_account::ServiceAccount::new(
+            storage,
+            flavor,
+            context.random.clone(),
+        )),
         "TaintNodesByCondition" => {
             Arc::new(taint_nodes_by_condition::TaintNodesByCondition::new(flavor))
         }

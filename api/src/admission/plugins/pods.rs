@@ -35,7 +35,9 @@ pub(super) fn references_secrets(pod: &Value) -> bool {
             "storageos",
         ];
         v.get("secret").is_some_and(|s| !s.is_null())
-            || v.get("azureFile").is_some_and(|s| !s.is_null())
+            || v["azureFile"]["secretName"]
+                .as_str()
+                .is_some_and(|name| !name.is_empty())
             || with_ref.iter().any(|k| !v[*k]["secretRef"].is_null())
             || !v["csi"]["nodePublishSecretRef"].is_null()
             || v["projected"]["sources"]

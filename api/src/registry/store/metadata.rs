@@ -33,7 +33,7 @@ pub(super) fn meta_mut(obj: &mut Value) -> Result<&mut Map<String, Value>, ApiEr
 }
 
 /// `prefix` (cut to fit) and a suffix drawn from `random`.
-pub(super) fn generated_name(prefix: &str, random: &RandomSource) -> String {
+pub(crate) fn generated_name(prefix: &str, random: &RandomSource) -> String {
     let cut = prefix
         .char_indices()
         .nth(MAX_PREFIX_LEN)
