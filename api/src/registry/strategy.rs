@@ -84,15 +84,7 @@ pub trait Strategy: Send + Sync + 'static {
     /// annotations, finalizers and owner references.
     fn prepare_for_subresource_update(&self, subresource: &str, new: &mut Value, old: &Value) {
         if subresource == "status" {
-            let status = new.get("status").cloned();
-            let mut merged = old.clone();
-            if let Value::Object(m) = &mut merged {
-                match status {
-                    Some(s) => m.insert("status".to_owned(), s),
-                    None => m.remove("status"),
-                };
-            }
-            *new = merged;
+            take_status(new, old);
         }
     }
 
@@ -182,4 +174,18 @@ pub fn has_finalizers(obj: &Value) -> bool {
     obj.pointer("/metadata/finalizers")
         .and_then(Value::as_array)
         .is_some_and(|f| !f.is_empty())
+}
+
+/// A `status` update as Kubernetes' status strategies prepare it: `new` becomes `old` with
+/// `new`'s status.
+pub fn take_status(new: &mut Value, old: &Value) {
+    let status = new.get("status").cloned();
+    let mut merged = old.clone();
+    if let Value::Object(m) = &mut merged {
+        match status {
+            Some(s) => m.insert("status".to_owned(), s),
+            None => m.remove("status"),
+        };
+    }
+    *new = merged;
 }

@@ -75,17 +75,18 @@ impl Subresource {
     }
 
     /// Whether requests to it are served now: the generic store serves `status` (only the
-    /// status part is taken) and `finalize` (the namespace strategy); `scale`, `eviction`,
-    /// `binding` and `token` have handlers of their own; the others stay out of discovery
-    /// until they have them.
+    /// status part is taken), `finalize` (the namespace strategy) and `approval` (the
+    /// CertificateSigningRequest strategy); `scale`, `eviction`, `binding` and `token` have
+    /// handlers of their own; the others stay out of discovery until they have them.
     pub fn is_served(self) -> bool {
         Self::SERVED.contains(&self)
     }
 
     /// The served subresources.
-    const SERVED: [Self; 6] = [
+    const SERVED: [Self; 7] = [
         Self::Status,
         Self::Finalize,
+        Self::Approval,
         Self::Scale,
         Self::Eviction,
         Self::Binding,

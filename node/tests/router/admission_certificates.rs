@@ -1,7 +1,9 @@
-//! The certificate admission plugins (on by default, as in Kubernetes): issuing a
-//! CertificateSigningRequest's certificate needs `sign` on its signer, a ClusterTrustBundle for a signer needs `attest` (each granted by the signer's name
+//! The certificate admission plugins (on by default, as in Kubernetes): approving a
+//! CertificateSigningRequest needs `approve` on its signer and issuing its certificate
+//! `sign`, a ClusterTrustBundle for a signer needs `attest` (each granted by the signer's name
 //! or its domain's `<domain>/*`), and the API server client signer refuses `system:masters`
-//! subjects even to an administrator. Refusals are worded as kube-apiserver words them.
+//! subjects even to an administrator; the `approval` subresource changes only the
+//! conditions. Refusals are worded as kube-apiserver words them.
 
 use base64::Engine as _;
 use serde_json::Value;
@@ -81,8 +83,7 @@ fn message(reply: &Reply) -> String {
 
 // Issuing the certificate or changing the conditions through `/status` needs `sign` on the
 // signer (here granted by name; another domain's wildcard grants nothing); the write itself
-// is allowed by RBAC all along. (The `approval` subresource is not served yet, so
-// CertificateApproval is proved by its unit tests.)
+// is allowed by RBAC all along.
 #[tokio::test]
 async fn signing_needs_the_sign_verb() {
     let (app, storage, rbac) = rbac_app().await;
@@ -125,6 +126,71 @@ async fn signing_needs_the_sign_verb() {
     let allowed = call(&app, "PUT", &status, Some(&body), carl()).await;
     assert_eq!(allowed.status, StatusCode::OK, "{}", allowed.text());
     assert!(allowed.json()["status"]["certificate"].is_string());
+}
+
+// The `approval` subresource (what `kubectl certificate approve` writes) needs `approve` on
+// the stored request's signer, takes only the conditions, and may not take back a decision;
+// a status writer may not decide the approval.
+#[tokio::test]
+async fn approval_needs_the_approve_verb_and_changes_only_the_conditions() {
+    let (app, storage, rbac) = rbac_app().await;
+    let carl = || Some(user("carl", "dev"));
+    let writes = json!([{"apiGroups": ["certificates.k8s.io"],
+        "resources": ["certificatesigningrequests", "certificatesigningrequests/approval"],
+        "verbs": ["create", "get", "update"]}]);
+    grant(&app, "csr-approver", "carl", writes).await;
+    settled(&storage, &rbac).await;
+    let made = call(&app, "POST", CSRS, Some(&csr("a1", SIGNER, "dev")), carl()).await;
+    assert_eq!(made.status, StatusCode::CREATED, "{}", made.text());
+    let mut approved = made.json();
+    approved["spec"]["signerName"] = json!("example.com/allowed");
+    approved["status"]["conditions"] = json!([{"type": "Approved", "status": "True",
+        "reason": "KubectlApprove", "message": "approved by carl"}]);
+    let approval = format!("{CSRS}/a1/approval");
+    let body = approved.to_string();
+    let refused = call(&app, "PUT", &approval, Some(&body), carl()).await;
+    assert_eq!(
+        message(&refused),
+        "certificatesigningrequests.certificates.k8s.io \"a1\" is forbidden: user not \
+         permitted to approve requests with signerName \"example.com/signer\""
+    );
+    grant(&app, "approver", "carl", on_signers("approve", &[SIGNER])).await;
+    settled(&storage, &rbac).await;
+    let allowed = call(&app, "PUT", &approval, Some(&body), carl()).await;
+    assert_eq!(allowed.status, StatusCode::OK, "{}", allowed.text());
+    let stored = allowed.json();
+    assert_eq!(stored["spec"]["signerName"], SIGNER);
+    assert_eq!(stored["status"]["conditions"][0]["type"], "Approved");
+
+    let mut taken_back = stored.clone();
+    taken_back["status"]["conditions"] = json!([]);
+    let refused = call(
+        &app,
+        "PUT",
+        &approval,
+        Some(&taken_back.to_string()),
+        carl(),
+    )
+    .await;
+    let status = assert_status(&refused, 422, "Invalid");
+    assert!(
+        status["message"].as_str().unwrap_or_default().contains(
+            "status.conditions: Forbidden: updates may not remove a condition of type \"Approved\""
+        ),
+        "{status}"
+    );
+    let mut denied = stored.clone();
+    denied["status"]["conditions"] = json!([stored["status"]["conditions"][0],
+        {"type": "Denied", "status": "True"}]);
+    let path = format!("{CSRS}/a1/status");
+    let refused = admin_call(&app, "PUT", &path, Some(&denied.to_string())).await;
+    let status = assert_status(&refused, 422, "Invalid");
+    let text = status["message"].as_str().unwrap_or_default();
+    assert!(
+        text.contains("updates may not add a condition of type \"Denied\"")
+            && text.contains("Approved and Denied conditions are mutually exclusive"),
+        "{status}"
+    );
 }
 
 // A status write that issues nothing and changes no condition needs no `sign`.

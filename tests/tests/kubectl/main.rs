@@ -22,6 +22,7 @@ mod t69_pod_security;
 mod t70_resource_quota;
 mod t70_subresources;
 mod t71_mutating_policy;
+mod t72_certificate_approval;
 mod t72_service_accounts;
 mod t80_auth;
 mod t85_bootstrap_tokens;

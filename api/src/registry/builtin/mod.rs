@@ -3,6 +3,7 @@
 //! rules of their own. Types and schemas come from `k8s-openapi`; the rules are Kubernetes'.
 
 mod admission_policy;
+mod certificate_signing_request;
 mod config_map;
 mod cron_job;
 mod cron_schedule;
@@ -39,6 +40,7 @@ mod validating_admission_policy;
 mod webhook_configuration;
 mod workload;
 
+pub use certificate_signing_request::CertificateSigningRequestStrategy;
 pub use config_map::ConfigMapStrategy;
 pub use cron_job::CronJobStrategy;
 pub use custom_resource_definition::CustomResourceDefinitionStrategy;

@@ -50,6 +50,7 @@ use k8s_openapi::api::storagemigration::v1beta1 as storagemigration_v1beta1;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiextensions_v1;
 use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1 as apiregistration_v1;
 
+use super::CertificateSigningRequestStrategy;
 use super::ConfigMapStrategy;
 use super::CronJobStrategy;
 use super::CustomResourceDefinitionStrategy;
@@ -234,7 +235,8 @@ fn named_groups_a() -> Vec<Row> {
         kind::<certificates_v1::CertificateSigningRequest>()
             .short(&["csr"])
             .subresource(Approval)
-            .status(),
+            .status()
+            .strategy(|_| Box::new(CertificateSigningRequestStrategy)),
         kind::<certificates_v1::ClusterTrustBundle>(),
         kind::<certificates_v1::PodCertificateRequest>().status(),
         kind::<certificates_v1beta1::ClusterTrustBundle>()
