@@ -34,6 +34,7 @@ use apiary_api::registry::RuntimeConfig;
 use apiary_api::registry::allocator::ServiceRanges;
 use apiary_node::cluster_gates::GateRecord;
 use apiary_node::controllers::ControllerSelection;
+use apiary_node::controllers::root_ca_publisher;
 use apiary_node::drain::ShutdownSettings;
 use apiary_node::wiring::HostConfig;
 use apiary_node::wiring::HostParts;
@@ -445,7 +446,13 @@ async fn run_replica(software: HostSoftware, disk: SimDisk) -> turmoil::Result {
         flow_control: Default::default(),
         metrics_exposure: Exposure::default(),
         bootstrap_token_auth: false,
-        controllers: ControllerSelection::default(),
+        // The workload owns every ConfigMap of its namespace (its checkers read them all as
+        // its writes), so the controller that publishes `kube-root-ca.crt` there stays off.
+        controllers: ControllerSelection::parse(&[
+            "*".to_owned(),
+            format!("-{}", root_ca_publisher::NAME),
+        ])
+        .expect("known controllers"),
         root_ca: std::sync::Arc::from(""),
         jwt: None,
         authorization: Default::default(),
