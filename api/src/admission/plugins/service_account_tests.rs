@@ -1,3 +1,5 @@
+//! Tests of the ServiceAccount plugin: the token volume, mounts, automount, mirror pods.
+
 use super::*;
 
 fn spec_of(pod: &mut Value) -> &mut Map<String, Value> {

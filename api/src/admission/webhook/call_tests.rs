@@ -1,3 +1,5 @@
+//! Tests of a webhook call's answer: a denial keeps the webhook's reason, details and code.
+
 use serde_json::json;
 
 use super::*;

@@ -1,3 +1,5 @@
+//! Tests of AdmissionReview answers: verdicts, patches, warnings, annotations, versions.
+
 use serde_json::json;
 
 use super::*;

@@ -91,6 +91,23 @@ pub(super) fn compiled(
     compiled_with(Program::compile, source, path, variables, params)
 }
 
+/// The errors of the required `expression` field of `holder` at `path`: unset, or not
+/// compiling with `variables` (Kubernetes' `expression is not specified`, then its compile
+/// error).
+pub(super) fn required_expression(
+    holder: &Value,
+    path: &str,
+    variables: &[&str],
+    params: bool,
+) -> Option<FieldError> {
+    let expression = text(holder, "expression");
+    let at = format!("{path}.expression");
+    match expression.trim().is_empty() {
+        true => Some(FieldError::required(at, "expression is not specified")),
+        false => compiled(expression, &at, variables, params),
+    }
+}
+
 /// The error of the mutation `source` (which may construct the patch types) at `path` that
 /// does not compile with `variables`.
 pub(super) fn compiled_mutation(
@@ -335,20 +352,7 @@ pub(super) fn validate_policy_common(
                 "name is not a valid CEL identifier",
             ));
         }
-        let expression = text(variable, "expression");
-        if expression.trim().is_empty() {
-            errs.push(FieldError::required(
-                format!("{path}.expression"),
-                "expression is not specified",
-            ));
-        } else {
-            errs.extend(compiled(
-                expression,
-                &format!("{path}.expression"),
-                FULL,
-                params,
-            ));
-        }
+        errs.extend(required_expression(variable, &path, FULL, params));
     }
     (errs, params)
 }

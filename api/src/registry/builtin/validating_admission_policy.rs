@@ -14,6 +14,7 @@ use super::admission_policy::compiled;
 use super::admission_policy::default_binding;
 use super::admission_policy::default_policy;
 use super::admission_policy::items;
+use super::admission_policy::required_expression;
 use super::admission_policy::text;
 use super::admission_policy::validate_binding_common;
 use super::admission_policy::validate_policy_common;
@@ -110,20 +111,7 @@ impl ValidatingAdmissionPolicyStrategy {
 /// `validateValidation` at `path`.
 fn validate_validation(validation: &Value, path: &str, params: bool) -> Vec<FieldError> {
     let mut errs = Vec::new();
-    let expression = text(validation, "expression");
-    if expression.trim().is_empty() {
-        errs.push(FieldError::required(
-            format!("{path}.expression"),
-            "expression is not specified",
-        ));
-    } else {
-        errs.extend(compiled(
-            expression,
-            &format!("{path}.expression"),
-            FULL,
-            params,
-        ));
-    }
+    errs.extend(required_expression(validation, path, FULL, params));
     let message_expression = text(validation, "messageExpression");
     if !message_expression.is_empty() && message_expression.trim().is_empty() {
         errs.push(FieldError::invalid(

@@ -7,11 +7,7 @@
 //! from round to round.
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use apiary_tests::DevCluster;
-use apiary_tests::DevOptions;
-use apiary_tests::Flavor;
 use apiary_tests::HarnessError;
 use apiary_tests::HttpClient;
 use apiary_tests::admission_webhook;
@@ -145,35 +141,17 @@ async fn wait_refused(
     body: &Value,
     status: StatusCode,
 ) -> Result<(), HarnessError> {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     let path = ways::Way::collection(&way);
+    let what = format!("{path} to refuse {}", body["metadata"]["name"]);
     for client in replicas {
-        loop {
-            let reply = client.post(&path, body).await?;
-            if reply.status == status {
-                break;
-            }
-            if tokio::time::Instant::now() > deadline {
-                return Err(HarnessError::UnexpectedStatus {
-                    what: format!("waiting for {path} to refuse {}", body["metadata"]["name"]),
-                    status: reply.status,
-                    body: reply.text(),
-                });
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        ways::until(&what, status, || client.post(&path, body)).await?;
     }
     Ok(())
 }
 
 /// Runs the comparison and answers its table.
 pub async fn run(args: &Args) -> Result<String, HarnessError> {
-    let cluster = DevCluster::start(DevOptions {
-        flavor: Flavor::Kubernetes,
-        ..DevOptions::default()
-    })
-    .await?;
-    let replicas = ways::replicas(&cluster)?;
+    let (cluster, replicas) = ways::cluster().await?;
     let dir = cluster.dir().join("webhook");
     std::fs::create_dir_all(&dir).map_err(|source| HarnessError::Io {
         path: dir.clone(),

@@ -6,11 +6,7 @@
 //! per round, in an order that rotates from round to round.
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use apiary_tests::DevCluster;
-use apiary_tests::DevOptions;
-use apiary_tests::Flavor;
 use apiary_tests::HarnessError;
 use apiary_tests::HttpClient;
 use http::StatusCode;
@@ -141,33 +137,15 @@ async fn define(client: &HttpClient) -> Result<(), HarnessError> {
         }
     }
     for way in [Way::Plain, Way::Ruled] {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-        loop {
-            let reply = client.get(way.path()).await?;
-            if reply.status == StatusCode::OK {
-                break;
-            }
-            if tokio::time::Instant::now() > deadline {
-                return Err(HarnessError::UnexpectedStatus {
-                    what: format!("waiting for {} to be served", way.path()),
-                    status: reply.status,
-                    body: reply.text(),
-                });
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        let what = format!("{} to be served", way.path());
+        ways::until(&what, StatusCode::OK, || client.get(way.path())).await?;
     }
     Ok(())
 }
 
 /// Runs the comparison and answers its table.
 pub async fn run(args: &Args) -> Result<String, HarnessError> {
-    let cluster = DevCluster::start(DevOptions {
-        flavor: Flavor::Kubernetes,
-        ..DevOptions::default()
-    })
-    .await?;
-    let replicas = ways::replicas(&cluster)?;
+    let (_cluster, replicas) = ways::cluster().await?;
     define(&replicas[0]).await?;
     let ways: Vec<Arc<dyn ways::Way>> = WAYS.iter().map(|w| Arc::new(*w) as _).collect();
     let results = ways::compare(args, &replicas, &ways).await;

@@ -8,8 +8,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use apiary_tests::DevCluster;
+use apiary_tests::DevOptions;
+use apiary_tests::Flavor;
 use apiary_tests::HarnessError;
 use apiary_tests::HttpClient;
+use apiary_tests::Reply;
 use apiary_tests::load;
 use apiary_tests::load::LevelResult;
 use http::StatusCode;
@@ -34,16 +37,47 @@ pub trait Way: Send + Sync + 'static {
 /// Each way's results: `[level][way][round]`.
 pub type Results = Vec<Vec<Vec<LevelResult>>>;
 
-/// A client of each of `cluster`'s replicas, once their number and directory are printed.
-pub fn replicas(cluster: &DevCluster) -> Result<Vec<HttpClient>, HarnessError> {
+/// A 3-replica cluster of the kubernetes flavor and a client of each replica, once their
+/// directory is printed.
+pub async fn cluster() -> Result<(DevCluster, Vec<HttpClient>), HarnessError> {
+    let cluster = DevCluster::start(DevOptions {
+        flavor: Flavor::Kubernetes,
+        ..DevOptions::default()
+    })
+    .await?;
     println!(
         "apiary: {} replicas in {}",
         cluster.nodes(),
         cluster.dir().display()
     );
-    (1..=cluster.nodes())
+    let replicas = (1..=cluster.nodes())
         .map(|i| cluster.client(i).cloned())
-        .collect()
+        .collect::<Result<_, _>>()?;
+    Ok((cluster, replicas))
+}
+
+/// Sends `probe` every 100 ms until it is answered `wanted`, for at most 30 s (`what` names
+/// the wait in the error).
+pub async fn until<F, A>(what: &str, wanted: StatusCode, mut probe: F) -> Result<(), HarnessError>
+where
+    F: FnMut() -> A,
+    A: Future<Output = Result<Reply, HarnessError>>,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let reply = probe().await?;
+        if reply.status == wanted {
+            return Ok(());
+        }
+        if tokio::time::Instant::now() > deadline {
+            return Err(HarnessError::UnexpectedStatus {
+                what: format!("waiting for {what}"),
+                status: reply.status,
+                body: reply.text(),
+            });
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// One level of one way: `args.requests` creates from `level` clients, objects numbered from

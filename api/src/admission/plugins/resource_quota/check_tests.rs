@@ -1,3 +1,5 @@
+//! Tests of judging one write against the quotas: Kubernetes' messages and charges.
+
 use serde_json::json;
 
 use super::*;

@@ -1,3 +1,5 @@
+//! Tests of the evaluators: which writes each handles and the usage it counts.
+
 use chrono::Utc;
 use serde_json::json;
 

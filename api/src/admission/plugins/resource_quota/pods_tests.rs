@@ -1,3 +1,5 @@
+//! Tests of a pod's quota usage: compute resources, scopes, finished pods.
+
 use chrono::TimeZone;
 use serde_json::json;
 

@@ -1,3 +1,5 @@
+//! Tests of the usage a quota counts: its evaluators, and the sums over a namespace.
+
 use chrono::Utc;
 use serde_json::json;
 
