@@ -128,9 +128,9 @@ async fn signing_needs_the_sign_verb() {
     assert!(allowed.json()["status"]["certificate"].is_string());
 }
 
-// The `approval` subresource (what `kubectl certificate approve` writes) needs `approve` on
-// the stored request's signer, takes only the conditions, and may not take back a decision;
-// a status writer may not decide the approval.
+// A request is created undecided. The `approval` subresource (what `kubectl certificate
+// approve` writes) needs `approve` on the stored request's signer, takes only the conditions,
+// and may not take back a decision; a status writer may not decide the approval.
 #[tokio::test]
 async fn approval_needs_the_approve_verb_and_changes_only_the_conditions() {
     let (app, storage, rbac) = rbac_app().await;
@@ -140,8 +140,11 @@ async fn approval_needs_the_approve_verb_and_changes_only_the_conditions() {
         "verbs": ["create", "get", "update"]}]);
     grant(&app, "csr-approver", "carl", writes).await;
     settled(&storage, &rbac).await;
-    let made = call(&app, "POST", CSRS, Some(&csr("a1", SIGNER, "dev")), carl()).await;
+    let mut sent: Value = serde_json::from_str(&csr("a1", SIGNER, "dev")).expect("JSON");
+    sent["status"] = json!({"conditions": [{"type": "Approved", "status": "True"}]});
+    let made = call(&app, "POST", CSRS, Some(&sent.to_string()), carl()).await;
     assert_eq!(made.status, StatusCode::CREATED, "{}", made.text());
+    assert_eq!(made.json()["status"], json!({}), "created undecided");
     let mut approved = made.json();
     approved["spec"]["signerName"] = json!("example.com/allowed");
     approved["status"]["conditions"] = json!([{"type": "Approved", "status": "True",

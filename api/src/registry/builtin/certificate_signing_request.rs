@@ -1,5 +1,6 @@
 //! CertificateSigningRequests (Kubernetes' certificates strategies and condition validation):
-//! the `approval` subresource changes only `status.conditions`, `status` changes the status
+//! a request is created with an empty status, the `approval` subresource changes only
+//! `status.conditions`, `status` changes the status
 //! but may not add or change an `Approved` or `Denied` condition, no update removes an
 //! `Approved`, `Denied` or `Failed` condition, and an issued certificate never changes.
 
@@ -49,8 +50,8 @@ fn tolerated(csr: &Value) -> (bool, bool, bool) {
 }
 
 /// Kubernetes' `validateConditions` of `csr`, with what `old` tolerates.
-fn validate_conditions(csr: &Value, old: Option<&Value>) -> Vec<FieldError> {
-    let (both, repeated, empty) = old.map_or((false, false, false), tolerated);
+fn validate_conditions(csr: &Value, old: &Value) -> Vec<FieldError> {
+    let (both, repeated, empty) = tolerated(old);
     let mut errs = Vec::new();
     let (mut approved, mut denied) = (false, false);
     let mut seen: Vec<&str> = Vec::new();
@@ -95,8 +96,12 @@ impl Strategy for CertificateSigningRequestStrategy {
         true
     }
 
-    fn validate_create(&self, obj: &Value) -> Vec<FieldError> {
-        validate_conditions(obj, None)
+    /// A request is created undecided: whatever status it was sent with is dropped, so only
+    /// `approval` can approve it.
+    fn prepare_for_create(&self, obj: &mut Value) {
+        if let Some(csr) = obj.as_object_mut() {
+            csr.insert("status".to_owned(), json!({}));
+        }
     }
 
     /// `approval` takes only the conditions; `status` the status.
@@ -124,7 +129,7 @@ impl Strategy for CertificateSigningRequestStrategy {
     }
 
     fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
-        let mut errs = validate_conditions(new, Some(old));
+        let mut errs = validate_conditions(new, old);
         for kind in FINAL {
             if of_type(new, kind).len() < of_type(old, kind).len() {
                 errs.push(FieldError::forbidden(
@@ -184,6 +189,14 @@ mod tests {
     }
 
     #[test]
+    fn a_request_is_created_undecided() {
+        let mut sent = csr(json!([approved()]));
+        CertificateSigningRequestStrategy.prepare_for_create(&mut sent);
+        assert_eq!(sent["status"], json!({}));
+        assert_eq!(sent["spec"]["signerName"], "example.com/signer");
+    }
+
+    #[test]
     fn approval_takes_only_the_conditions() {
         let old = json!({"spec": {"signerName": "example.com/signer"}, "status": {}});
         let mut new = csr(json!([approved()]));
@@ -198,15 +211,17 @@ mod tests {
     #[test]
     fn conditions_follow_kubernetes_rules() {
         let denied = json!({"type": "Denied", "status": "True"});
-        let errs = validate_conditions(&csr(json!([approved(), denied])), None);
+        let errs = validate_conditions(&csr(json!([approved(), denied])), &json!({}));
         assert_eq!(
             rendered(&errs),
             [
                 "status.conditions[1].type: Invalid value: \"Denied\": Approved and Denied conditions are mutually exclusive"
             ]
         );
-        let errs =
-            validate_conditions(&csr(json!([{"type": "Approved", "status": "False"}])), None);
+        let errs = validate_conditions(
+            &csr(json!([{"type": "Approved", "status": "False"}])),
+            &json!({}),
+        );
         assert_eq!(
             rendered(&errs),
             [
@@ -216,11 +231,11 @@ mod tests {
         let twice =
             csr(json!([{"type": "Ready", "status": "True"}, {"type": "Ready", "status": "False"}]));
         assert_eq!(
-            rendered(&validate_conditions(&twice, None)),
+            rendered(&validate_conditions(&twice, &json!({}))),
             ["status.conditions[1].type: Duplicate value: \"Ready\""]
         );
         assert!(
-            validate_conditions(&twice, Some(&twice)).is_empty(),
+            validate_conditions(&twice, &twice).is_empty(),
             "tolerated when stored"
         );
     }
