@@ -11,14 +11,11 @@ use serde_json::json;
 use super::activation::Activation;
 use super::binding::Binding;
 use super::binding::ValidationAction;
-use super::cache::PolicyCache;
 use super::definition::FailurePolicy;
 use super::inputs::Inputs;
+use super::invocations::Followed;
 use super::invocations::Step;
-use super::invocations::invocations;
 use super::match_resources::Matched;
-use super::params::Params;
-use super::resources::Equivalents;
 use super::resources::ResourceTable;
 use super::validations::ValidatingPolicy;
 use super::validations::Validations;
@@ -45,11 +42,8 @@ struct Refusal {
 
 /// Judges writes by the replica's policies.
 pub struct Dispatcher {
-    cache: Arc<PolicyCache<Validations>>,
-    params: Params,
-    namespaces: Arc<Namespaces>,
+    policies: Followed<Validations>,
     flavor: Flavor,
-    resources: ResourceTable,
 }
 
 impl Dispatcher {
@@ -61,13 +55,9 @@ impl Dispatcher {
         namespaces: Arc<Namespaces>,
         flavor: Flavor,
     ) -> Option<Self> {
-        let cache = PolicyCache::follow(storage, &resources, flavor, "validating")?;
         Some(Self {
-            cache,
-            params: Params::new(storage.clone(), resources.clone()),
-            namespaces,
+            policies: Followed::start(storage, resources, namespaces, flavor, "validating")?,
             flavor,
-            resources,
         })
     }
 
@@ -79,21 +69,13 @@ impl Dispatcher {
         old: Option<&Value>,
         notes: &mut Notes,
     ) -> Result<(), ApiError> {
-        let snapshot = self.cache.snapshot();
+        let snapshot = self.policies.cache.snapshot();
         if snapshot.hooks.is_empty() {
             return Ok(());
         }
-        let equivalents = Equivalents::new(&self.resources, attributes.resource);
-        let steps = invocations(
-            &snapshot,
-            &self.params,
-            &self.namespaces,
-            &equivalents,
-            attributes,
-            object,
-            old,
-        )
-        .await;
+        let steps = (self.policies)
+            .invocations(&snapshot, attributes, object, old)
+            .await;
         // The values of the write, per version it is judged in.
         let mut inputs: Vec<(Matched, Inputs)> = Vec::new();
         let mut refusal: Option<Refusal> = None;
@@ -126,14 +108,14 @@ impl Dispatcher {
             let index = match inputs.iter().position(|(m, _)| *m == matched) {
                 Some(index) => index,
                 None => {
-                    let namespaces = &self.namespaces;
+                    let namespaces = &self.policies.namespaces;
                     let made = Inputs::of(
                         attributes,
                         object,
                         old,
                         namespaces,
                         &matched,
-                        &self.resources,
+                        &self.policies.resources,
                     );
                     match made.await {
                         Ok(made) => {

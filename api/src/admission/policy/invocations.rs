@@ -8,14 +8,18 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::binding::Binding;
+use super::cache::PolicyCache;
 use super::cache::Snapshot;
 use super::definition::CompiledPolicy;
 use super::definition::PolicyBody;
 use super::match_resources::Matched;
 use super::params::Params;
 use super::resources::Equivalents;
+use super::resources::ResourceTable;
 use crate::admission::Attributes;
 use crate::admission::Namespaces;
+use crate::flavor::Flavor;
+use crate::storage::Storage;
 
 /// One step of a write's dispatch.
 pub enum Step<'s, B> {
@@ -45,9 +49,65 @@ pub enum Step<'s, B> {
     },
 }
 
+/// What a policy dispatcher follows and reads: the cache of one kind's policies and bindings,
+/// their params, the namespaces and the served types.
+pub struct Followed<B> {
+    /// The policies and bindings, compiled.
+    pub cache: Arc<PolicyCache<B>>,
+    /// The params they name.
+    pub params: Params,
+    /// The replica's namespaces.
+    pub namespaces: Arc<Namespaces>,
+    /// The served types (`paramKind`, equivalent resources, conversion).
+    pub resources: ResourceTable,
+}
+
+impl<B: PolicyBody> Followed<B> {
+    /// Follows the `kind` (`validating`, `mutating`) policies and bindings `resources` serves
+    /// (`None` when it serves neither kind).
+    pub fn start(
+        storage: &Arc<dyn Storage>,
+        resources: ResourceTable,
+        namespaces: Arc<Namespaces>,
+        flavor: Flavor,
+        kind: &str,
+    ) -> Option<Self> {
+        let cache = PolicyCache::follow(storage, &resources, flavor, kind)?;
+        Some(Self {
+            cache,
+            params: Params::new(storage.clone(), resources.clone()),
+            namespaces,
+            resources,
+        })
+    }
+
+    /// The steps of the write `attributes` describes over `snapshot` (a snapshot of
+    /// [`Self::cache`]).
+    pub async fn invocations<'s>(
+        &self,
+        snapshot: &'s Snapshot<B>,
+        attributes: &Attributes<'_>,
+        object: Option<&Value>,
+        old: Option<&Value>,
+    ) -> Vec<Step<'s, B>> {
+        let equivalents = Equivalents::new(&self.resources, attributes.resource);
+        let (params, namespaces) = (&self.params, &self.namespaces);
+        invocations(
+            snapshot,
+            params,
+            namespaces,
+            &equivalents,
+            attributes,
+            object,
+            old,
+        )
+        .await
+    }
+}
+
 /// The steps of the write `attributes` describes, over the policies of `snapshot`
 /// (`equivalents`: the resources equivalent to the written one).
-pub async fn invocations<'s, B: PolicyBody>(
+async fn invocations<'s, B: PolicyBody>(
     snapshot: &'s Snapshot<B>,
     params: &Params,
     namespaces: &Namespaces,

@@ -27,14 +27,11 @@ use crate::admission::policy::activation::Failure;
 use crate::admission::policy::activation::OUT_OF_BUDGET;
 use crate::admission::policy::activation::POLICY_BUDGET;
 use crate::admission::policy::binding::Binding;
-use crate::admission::policy::cache::PolicyCache;
 use crate::admission::policy::definition::FailurePolicy;
 use crate::admission::policy::inputs::Inputs;
+use crate::admission::policy::invocations::Followed;
 use crate::admission::policy::invocations::Step;
-use crate::admission::policy::invocations::invocations;
 use crate::admission::policy::match_resources::Matched;
-use crate::admission::policy::params::Params;
-use crate::admission::policy::resources::Equivalents;
 use crate::admission::policy::validator::matches;
 use crate::cel::to_cel;
 use crate::error::ApiError;
@@ -53,10 +50,7 @@ struct PolicyError {
 
 /// Mutates writes by the replica's MutatingAdmissionPolicies.
 pub struct MutatingDispatcher {
-    cache: Arc<PolicyCache<Mutations>>,
-    params: Params,
-    namespaces: Arc<Namespaces>,
-    resources: ResourceTable,
+    policies: Followed<Mutations>,
 }
 
 impl MutatingDispatcher {
@@ -68,13 +62,8 @@ impl MutatingDispatcher {
         namespaces: Arc<Namespaces>,
         flavor: Flavor,
     ) -> Option<Self> {
-        let cache = PolicyCache::follow(storage, &resources, flavor, "mutating")?;
-        Some(Self {
-            cache,
-            params: Params::new(storage.clone(), resources.clone()),
-            namespaces,
-            resources,
-        })
+        let policies = Followed::start(storage, resources, namespaces, flavor, "mutating")?;
+        Some(Self { policies })
     }
 
     /// Mutates `object`, the object of the create, update or connect `attributes` describes
@@ -92,21 +81,13 @@ impl MutatingDispatcher {
         if attributes.operation == Operation::Delete {
             return Ok(());
         }
-        let snapshot = self.cache.snapshot();
+        let snapshot = self.policies.cache.snapshot();
         if snapshot.hooks.is_empty() {
             return Ok(());
         }
-        let equivalents = Equivalents::new(&self.resources, attributes.resource);
-        let steps = invocations(
-            &snapshot,
-            &self.params,
-            &self.namespaces,
-            &equivalents,
-            attributes,
-            Some(&*object),
-            old,
-        )
-        .await;
+        let steps = (self.policies)
+            .invocations(&snapshot, attributes, Some(&*object), old)
+            .await;
         if steps.is_empty() {
             return Ok(());
         }
@@ -120,9 +101,9 @@ impl MutatingDispatcher {
             attributes,
             Some(&*object),
             old,
-            &self.namespaces,
+            &self.policies.namespaces,
             &Matched::Exact,
-            &self.resources,
+            &self.policies.resources,
         )
         .await?;
         let mut errors = Vec::new();
