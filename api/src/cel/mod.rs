@@ -17,8 +17,10 @@
 //! [`ValidationRules`] evaluates a custom resource's `x-kubernetes-validations` ([`rules`]).
 //! Expressions are parsed with CEL's optional syntax, the optional macros expanded
 //! (`optional`); `==` and `!=` are cel-go's heterogeneous equality (`equality`); the URL
-//! library is `url`. MutatingAdmissionPolicy's expressions ([`Program::compile_mutation`])
-//! construct the patch types `Object{...}` and `JSONPatch{...}` as maps (`construction`).
+//! library is `url`. [`check`] types an expression against declared variable types, for the
+//! warnings of a policy's status. MutatingAdmissionPolicy's expressions
+//! ([`Program::compile_mutation`]) construct the patch types `Object{...}` and `JSONPatch{...}`
+//! as maps (`construction`).
 
 use std::collections::BTreeSet;
 use std::collections::HashMap;
@@ -30,6 +32,9 @@ use cel::common::ast::IdedExpr;
 use kube_cel::KubeCelExt;
 
 pub mod authorizer;
+pub mod check;
+#[cfg(test)]
+mod check_test;
 #[cfg(test)]
 mod conformance;
 mod construction;
@@ -46,6 +51,7 @@ mod optional;
 mod optional_test;
 pub mod rules;
 mod syntax;
+mod tokens;
 mod url;
 #[cfg(test)]
 mod url_test;

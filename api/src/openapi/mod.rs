@@ -205,3 +205,10 @@ impl IntoResponse for Answer {
         }
     }
 }
+
+/// The OpenAPI 3.0 schemas of the built-in kinds in `flavor` (tests type expressions by them).
+#[cfg(test)]
+pub(crate) fn builtin_v3_schemas(flavor: Flavor) -> serde_json::Map<String, serde_json::Value> {
+    let registry = Registry::builtin(flavor);
+    components::definitions(&served::served(&registry, flavor), components::Spec::V3).schemas
+}

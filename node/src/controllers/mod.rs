@@ -17,7 +17,8 @@
 //! [`resource_quota`] controller, the `default` ServiceAccount of every namespace
 //! ([`service_accounts`]), the CA bundle of every namespace ([`root_ca_publisher`]) and the
 //! CustomResourceDefinition controllers ([`custom_resource_definitions`]: naming,
-//! establishing, cleanup of deleted CRDs) are on in `*`.
+//! establishing, cleanup of deleted CRDs) and the ValidatingAdmissionPolicy type checks
+//! ([`policy_status`]) are on in `*`.
 
 pub mod bootstrap_signer;
 pub mod client;
@@ -26,6 +27,7 @@ pub mod custom_resource_definitions;
 pub mod garbage_collector;
 pub mod namespace;
 pub mod pod_gc;
+pub mod policy_status;
 pub mod rbac_bootstrap;
 pub mod resource_quota;
 pub mod root_ca_publisher;
@@ -88,6 +90,7 @@ const KNOWN: &[(&str, bool)] = &[
     (root_ca_publisher::NAME, true),
     (service_accounts::NAME, true),
     (token_cleaner::NAME, false),
+    (policy_status::NAME, true),
 ];
 
 /// `--controllers` names a controller Apiary does not have.
@@ -186,6 +189,7 @@ impl ControllerSelection {
                     namespace::NAME => Some(Arc::new(namespace::NamespaceController)),
                     resource_quota::NAME => Some(Arc::new(resource_quota::ResourceQuotaController)),
                     pod_gc::NAME => Some(Arc::new(pod_gc::PodGc::default())),
+                    policy_status::NAME => Some(Arc::new(policy_status::PolicyStatus)),
                     volume_protection::CLAIMS => {
                         Some(Arc::new(volume_protection::VolumeProtection::Claims))
                     }
@@ -209,7 +213,7 @@ mod tests {
     }
 
     /// The controllers `*` runs.
-    const DEFAULT_ON: [&str; 13] = [
+    const DEFAULT_ON: [&str; 14] = [
         "clusterrole-aggregation",
         "crd-establishing",
         "crd-finalizer",
@@ -223,6 +227,7 @@ mod tests {
         "resourcequota",
         "root-ca-cert-publisher",
         "serviceaccount",
+        "validatingadmissionpolicy-status-controller",
     ];
 
     // R-ACC-120: `*` leaves the bootstrap token controllers off; naming them turns them on.
@@ -251,7 +256,8 @@ mod tests {
                 "resourcequota",
                 "root-ca-cert-publisher",
                 "serviceaccount",
-                "tokencleaner"
+                "tokencleaner",
+                "validatingadmissionpolicy-status-controller"
             ])
         );
         assert_eq!(select(&["tokencleaner"]), Ok(vec!["tokencleaner"]));
@@ -275,7 +281,8 @@ mod tests {
                 "pvc-protection",
                 "resourcequota",
                 "root-ca-cert-publisher",
-                "serviceaccount"
+                "serviceaccount",
+                "validatingadmissionpolicy-status-controller"
             ])
         );
         assert_eq!(select(&["-tokencleaner", "tokencleaner"]), Ok(vec![]));

@@ -490,7 +490,8 @@ mod tests {
                     "resourcequota",
                     "root-ca-cert-publisher",
                     "serviceaccount",
-                    "tokencleaner"
+                    "tokencleaner",
+                    "validatingadmissionpolicy-status-controller"
                 ]
             );
         }

@@ -17,6 +17,7 @@ mod t62_crds;
 mod t64_custom_resources;
 mod t66_conversion_webhook;
 mod t67_admission_policy;
+mod t67_policy_type_checking;
 mod t68_admission_webhooks;
 mod t69_pod_security;
 mod t70_resource_quota;

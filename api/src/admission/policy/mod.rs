@@ -11,6 +11,8 @@
 //! - `inputs`, `activation` and `validator`: one policy's expressions evaluated for one
 //!   write.
 //! - [`ResourceTable`]: the served resource types, by kind (`paramKind`) or resource.
+//! - [`type_check`]: a policy's expressions typed by the schemas of the kinds it matches, for
+//!   its status (the status controller in the node crate writes it).
 
 mod activation;
 mod binding;
@@ -24,6 +26,9 @@ pub mod mutating;
 mod objects;
 mod params;
 mod resources;
+pub mod type_check;
+#[cfg(test)]
+mod type_check_test;
 mod validations;
 mod validator;
 

@@ -4,7 +4,8 @@
 //! expression compiled: one that does not compile is a 422 naming it).
 //!
 //! `status` is kept from the object before on updates and cleared on creates, as
-//! Kubernetes' strategy does; nothing writes `observedGeneration` or `typeChecking` yet.
+//! Kubernetes' strategy does; the policy status controller writes `observedGeneration` and
+//! `typeChecking` through the `status` subresource.
 
 use serde_json::Value;
 
