@@ -22,6 +22,9 @@ pub enum NameRule {
     DnsLabel,
     /// Any name usable as one path segment (RBAC kinds: Kubernetes' `ValidatePathSegmentName`).
     PathSegment,
+    /// The strategy's own validation checks the name, whose rule depends on the object
+    /// (ClusterTrustBundle's signer prefix); nothing is checked here.
+    Strategy,
 }
 
 impl NameRule {
@@ -40,6 +43,7 @@ impl NameRule {
             Self::DnsSubdomain => validate_dns_subdomain(name),
             Self::DnsLabel => validate_dns_label(name),
             Self::PathSegment => validate_path_segment(name, prefix),
+            Self::Strategy => Vec::new(),
         }
     }
 }

@@ -233,8 +233,16 @@ async fn the_client_signer_refuses_system_masters() {
     created(&app, CSRS, &csr("o", SIGNER, "system:masters")).await;
 }
 
+/// A CA certificate, as a bundle holds them.
+fn trust_anchor() -> String {
+    let key = rcgen::KeyPair::generate().expect("key");
+    let mut params = rcgen::CertificateParams::new(vec!["ca".to_owned()]).expect("params");
+    params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    params.self_signed(&key).expect("cert").pem()
+}
+
 fn bundle(name: &str, signer: Option<&str>) -> String {
-    let mut spec = json!({"trustBundle": issued()});
+    let mut spec = json!({"trustBundle": trust_anchor()});
     if let Some(signer) = signer {
         spec["signerName"] = json!(signer);
     }
@@ -255,7 +263,7 @@ async fn a_signer_bundle_needs_attest() {
         "resources": ["clustertrustbundles"], "verbs": ["create", "get", "update"]}]);
     grant(&app, "bundle-writer", "carl", writes).await;
     settled(&storage, &rbac).await;
-    let name = "b1";
+    let name = "example.com:signer:b1";
     let refused = call(
         &app,
         "POST",
@@ -266,7 +274,7 @@ async fn a_signer_bundle_needs_attest() {
     .await;
     assert_eq!(
         message(&refused),
-        "clustertrustbundles.certificates.k8s.io \"b1\" is forbidden: \
+        "clustertrustbundles.certificates.k8s.io \"example.com:signer:b1\" is forbidden: \
          user not permitted to attest for signerName \"example.com/signer\""
     );
     let plain = call(&app, "POST", BUNDLES, Some(&bundle("plain", None)), carl()).await;
@@ -288,7 +296,36 @@ async fn a_signer_bundle_needs_attest() {
     settled(&storage, &rbac).await;
     let allowed = call(&app, "PUT", &path, Some(&body), carl()).await;
     assert_eq!(allowed.status, StatusCode::OK, "{}", allowed.text());
-    let other = bundle("b2", Some(SIGNER));
+    let other = bundle("example.com:signer:b2", Some(SIGNER));
     let made = call(&app, "POST", BUNDLES, Some(&other), carl()).await;
     assert_eq!(made.status, StatusCode::CREATED, "{}", made.text());
+}
+
+// A bundle for a signer is named after it (`example.com:signer:<name>`), and one without a
+// signer has no `:` in its name; the signer of a stored bundle cannot change.
+#[tokio::test]
+async fn signer_bundles_are_named_after_their_signer() {
+    let (app, _) = app().await;
+    let refused = admin_call(&app, "POST", BUNDLES, Some(&bundle("b3", Some(SIGNER)))).await;
+    let status = assert_status(&refused, 422, "Invalid");
+    assert_eq!(
+        status["details"]["causes"][0]["message"],
+        "Invalid value: \"b3\": ClusterTrustBundle for signerName example.com/signer must be \
+         named with prefix example.com:signer:"
+    );
+    let colon = admin_call(&app, "POST", BUNDLES, Some(&bundle("a:b", None))).await;
+    assert_status(&colon, 422, "Invalid");
+    let name = "example.com:signer:b3";
+    let stored = created(&app, BUNDLES, &bundle(name, Some(SIGNER))).await;
+    let mut moved = stored.clone();
+    moved["spec"]["signerName"] = json!("example.com/other");
+    let path = format!("{BUNDLES}/{name}");
+    let refused = admin_call(&app, "PUT", &path, Some(&moved.to_string())).await;
+    let status = assert_status(&refused, 422, "Invalid");
+    let causes = status["details"]["causes"].as_array().expect("causes");
+    assert!(
+        (causes.iter()).any(|c| c["field"] == "spec.signerName"
+            && c["message"] == "Invalid value: \"example.com/other\": field is immutable"),
+        "{causes:?}"
+    );
 }

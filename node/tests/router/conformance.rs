@@ -86,7 +86,10 @@ pub(super) fn stub(gvr: &str) -> Option<Value> {
             "request": "aGVsbG8=", "signerName": "example.com/walk", "usages": ["digital signature"]
         }}),
         "certificates.k8s.io/v1/clustertrustbundles" => {
-            json!({"spec": {"trustBundle": "-----BEGIN CERTIFICATE-----"}})
+            let key = rcgen::KeyPair::generate().expect("key");
+            let mut ca = rcgen::CertificateParams::new(vec!["walk".to_owned()]).expect("ca");
+            ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+            json!({"spec": {"trustBundle": ca.self_signed(&key).expect("signed").pem()}})
         }
         "certificates.k8s.io/v1/podcertificaterequests" => json!({"spec": {
             "nodeName": "n", "nodeUID": "u1", "podName": "p", "podUID": "u2",

@@ -4,6 +4,7 @@
 
 mod admission_policy;
 mod certificate_signing_request;
+mod cluster_trust_bundle;
 mod config_map;
 mod cron_job;
 mod cron_schedule;
@@ -41,6 +42,7 @@ mod webhook_configuration;
 mod workload;
 
 pub use certificate_signing_request::CertificateSigningRequestStrategy;
+pub use cluster_trust_bundle::ClusterTrustBundleStrategy;
 pub use config_map::ConfigMapStrategy;
 pub use cron_job::CronJobStrategy;
 pub use custom_resource_definition::CustomResourceDefinitionStrategy;

@@ -51,6 +51,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiext
 use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1 as apiregistration_v1;
 
 use super::CertificateSigningRequestStrategy;
+use super::ClusterTrustBundleStrategy;
 use super::ConfigMapStrategy;
 use super::CronJobStrategy;
 use super::CustomResourceDefinitionStrategy;
@@ -237,10 +238,12 @@ fn named_groups_a() -> Vec<Row> {
             .subresource(Approval)
             .status()
             .strategy(|_| Box::new(CertificateSigningRequestStrategy)),
-        kind::<certificates_v1::ClusterTrustBundle>(),
+        kind::<certificates_v1::ClusterTrustBundle>()
+            .strategy(|_| Box::new(ClusterTrustBundleStrategy)),
         kind::<certificates_v1::PodCertificateRequest>().status(),
         kind::<certificates_v1beta1::ClusterTrustBundle>()
-            .same_as::<certificates_v1::ClusterTrustBundle>(),
+            .same_as::<certificates_v1::ClusterTrustBundle>()
+            .strategy(|_| Box::new(ClusterTrustBundleStrategy)),
         kind::<certificates_v1beta1::PodCertificateRequest>()
             .status()
             .shares::<certificates_v1::PodCertificateRequest>(),
