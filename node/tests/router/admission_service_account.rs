@@ -1,7 +1,7 @@
 //! The `ServiceAccount` plugin: a new pod runs as `default` unless it names an account, the
 //! account must exist, and the pod gets the projected `kube-api-access-` token volume mounted
-//! in every container unless automounting is off; mirror pods reference no accounts or
-//! secrets.
+//! in every container unless automounting is off; an account enforcing mountable secrets
+//! limits its pods to the secrets it lists; mirror pods reference no accounts or secrets.
 
 use axum::Router;
 use serde_json::Value;
@@ -139,6 +139,33 @@ async fn the_named_account_must_exist() {
         "pods \"r\" is forbidden: error looking up service account x/default: \
          serviceaccount \"default\" not found"
     );
+}
+
+// An account annotated `kubernetes.io/enforce-mountable-secrets: "true"` limits its pods to
+// the secrets it lists: a secret volume it lists passes, an environment variable from another
+// secret is refused with Kubernetes' message; the same pod passes under an account without
+// the annotation.
+#[tokio::test]
+async fn an_enforcing_account_limits_its_pods_to_the_secrets_it_lists() {
+    let (app, _) = app().await;
+    let locked = json!({"metadata": {"name": "locked",
+        "annotations": {"kubernetes.io/enforce-mountable-secrets": "true"}},
+        "secrets": [{"name": "mine"}]});
+    created(&app, ACCOUNTS, &account("locked", locked)).await;
+    created(&app, ACCOUNTS, &account("open", json!({}))).await;
+    let volume = json!([{"name": "v", "secret": {"secretName": "mine"}}]);
+    let listed = json!({"serviceAccountName": "locked", "volumes": volume});
+    created(&app, PODS, &pod("listed", listed)).await;
+    let containers = json!([{"name": "c", "image": "i", "env": [{"name": "TOKEN",
+        "valueFrom": {"secretKeyRef": {"name": "theirs", "key": "k"}}}]}]);
+    let spec = |account: &str| json!({"serviceAccountName": account, "containers": containers});
+    assert_eq!(
+        refused(&app, PODS, &pod("unlisted", spec("locked"))).await,
+        "pods \"unlisted\" is forbidden: container c with envVar TOKEN referencing \
+         secret.secretName=\"theirs\" is not allowed because service account locked does not \
+         reference that secret"
+    );
+    created(&app, PODS, &pod("unlimited", spec("open"))).await;
 }
 
 // R-ACC-124: `automountServiceAccountToken: false` on the pod, or on its account when the

@@ -3,6 +3,9 @@
 //! `automountServiceAccountToken` off, the pod gets the projected `kube-api-access-<suffix>`
 //! volume (a bound token, the cluster's CA bundle, its namespace) mounted read-only in every
 //! container at [`TOKEN_MOUNT_PATH`], and the account's image pull secrets when it has none.
+//! An account annotated `<domain>/enforce-mountable-secrets: "true"` limits the secrets its
+//! pods reference (secret volumes, environment variables and `envFrom` of every container,
+//! image pull secrets) to those it lists, on creates and on updates of `ephemeralcontainers`.
 //! Mirror pods (created by a node agent) are left as they are and may reference neither
 //! service accounts nor secrets (Kubernetes' plugin of that name).
 
@@ -55,6 +58,8 @@ pub struct ServiceAccount {
     random: RandomSource,
     /// `<domain>/config.mirror`.
     mirror: String,
+    /// `<domain>/enforce-mountable-secrets`.
+    enforce_mountable: String,
 }
 
 impl ServiceAccount {
@@ -64,6 +69,7 @@ impl ServiceAccount {
             accounts: ObjectCache::new(storage, "core", "serviceaccounts"),
             random,
             mirror: format!("{}/config.mirror", flavor.label_domain()),
+            enforce_mountable: format!("{}/enforce-mountable-secrets", flavor.label_domain()),
         }
     }
 
@@ -101,6 +107,28 @@ impl ServiceAccount {
         )))
     }
 
+    /// The 403 of `pod` referencing a secret `account` does not list, when the account
+    /// limits its pods to the secrets it lists; `ephemeral`: only the ephemeral containers
+    /// are looked at (an update of `ephemeralcontainers`).
+    fn limit_secrets(
+        &self,
+        attributes: &Attributes<'_>,
+        account: &Value,
+        pod: &Value,
+        ephemeral: bool,
+    ) -> Result<(), ApiError> {
+        let annotation = (account.pointer("/metadata/annotations"))
+            .and_then(|a| a.get(&self.enforce_mountable))
+            .and_then(Value::as_str);
+        if !matches!(annotation, Some("1" | "t" | "T" | "true" | "TRUE" | "True")) {
+            return Ok(());
+        }
+        match unlisted_secret(account, pod, ephemeral) {
+            Some(reason) => Err(attributes.forbidden(reason)),
+            None => Ok(()),
+        }
+    }
+
     /// Whether `pod` is a mirror pod.
     fn is_mirror(&self, pod: &Value) -> bool {
         pod.pointer("/metadata/annotations")
@@ -109,10 +137,84 @@ impl ServiceAccount {
     }
 }
 
-/// Whether the plugin judges the write: a pod's create (Kubernetes also looks at updates of
-/// `ephemeralcontainers`, only to enforce mountable secrets, which Apiary does not do).
+/// Whether the plugin judges the write: a pod's create.
 fn judged(attributes: &Attributes<'_>) -> bool {
     attributes.operation == Operation::Create && is_pod(attributes)
+}
+
+/// Whether the write is an update of a pod's ephemeral containers.
+fn ephemeral_update(attributes: &Attributes<'_>) -> bool {
+    attributes.operation == Operation::Update
+        && attributes.resource.group.is_empty()
+        && attributes.resource.plural == "pods"
+        && attributes.subresource == "ephemeralcontainers"
+}
+
+/// Why `pod` may not reference its secrets as `account`: the first secret it references
+/// that the account does not list, in Kubernetes' order and words (`ephemeral`: only the
+/// ephemeral containers' environment is looked at).
+fn unlisted_secret(account: &Value, pod: &Value, ephemeral: bool) -> Option<String> {
+    let name = text(account, "/metadata/name");
+    let listed = |pointer: &str, secret: &str| {
+        list(account, pointer)
+            .iter()
+            .any(|s| text(s, "/name") == secret)
+    };
+    let refused = |what: String, secret: &str| {
+        format!(
+            "{what} referencing secret.secretName=\"{secret}\" is not allowed because service account {name} does not reference that secret"
+        )
+    };
+    let groups: &[(&str, &str)] = match ephemeral {
+        true => &[("/spec/ephemeralContainers", "ephemeral container")],
+        false => &[
+            ("/spec/initContainers", "init container"),
+            ("/spec/containers", "container"),
+        ],
+    };
+    if !ephemeral {
+        for volume in list(pod, "/spec/volumes") {
+            let Some(secret) = volume.pointer("/secret/secretName").and_then(Value::as_str) else {
+                continue;
+            };
+            if !listed("/secrets", secret) {
+                return Some(format!(
+                    "volume with secret.secretName=\"{secret}\" is not allowed because service account {name} does not reference that secret"
+                ));
+            }
+        }
+    }
+    for (pointer, kind) in groups {
+        for container in list(pod, pointer) {
+            let container_name = text(container, "/name");
+            for env in list(container, "/env") {
+                let secret = text(env, "/valueFrom/secretKeyRef/name");
+                if env.pointer("/valueFrom/secretKeyRef").is_some() && !listed("/secrets", secret) {
+                    let what =
+                        format!("{kind} {container_name} with envVar {}", text(env, "/name"));
+                    return Some(refused(what, secret));
+                }
+            }
+            for source in list(container, "/envFrom") {
+                let secret = text(source, "/secretRef/name");
+                if source.get("secretRef").is_some() && !listed("/secrets", secret) {
+                    let what = format!("{kind} {container_name} with envFrom");
+                    return Some(refused(what, secret));
+                }
+            }
+        }
+    }
+    if ephemeral {
+        return None;
+    }
+    (list(pod, "/spec/imagePullSecrets").iter().enumerate())
+        .map(|(i, s)| (i, text(s, "/name")))
+        .find(|(_, secret)| !listed("/imagePullSecrets", secret))
+        .map(|(i, secret)| {
+            format!(
+                "imagePullSecrets[{i}].name=\"{secret}\" is not allowed because service account {name} does not reference that imagePullSecret"
+            )
+        })
 }
 
 fn text<'a>(value: &'a Value, pointer: &str) -> &'a str {
@@ -237,6 +339,7 @@ impl Plugin for ServiceAccount {
         spec.insert("serviceAccountName".into(), json!(name));
         spec.insert("serviceAccount".into(), json!(name));
         let account = self.account(attributes, &name).await?;
+        self.limit_secrets(attributes, &account, pod, false)?;
         if automounts(&account, pod) {
             let Some(spec) = pod.get_mut("spec").and_then(Value::as_object_mut) else {
                 return Ok(());
@@ -263,10 +366,11 @@ impl Plugin for ServiceAccount {
         _old: Option<&Value>,
         _notes: &mut Notes,
     ) -> Result<(), ApiError> {
-        let Some(pod) = object.filter(|_| judged(attributes)) else {
+        let ephemeral = ephemeral_update(attributes);
+        let Some(pod) = object.filter(|_| judged(attributes) || ephemeral) else {
             return Ok(());
         };
-        if self.is_mirror(pod) {
+        if !ephemeral && self.is_mirror(pod) {
             return mirror_refusal(pod).map_or(Ok(()), |r| Err(attributes.forbidden(r)));
         }
         let Some(name) = named_account(pod) else {
@@ -276,7 +380,8 @@ impl Plugin for ServiceAccount {
                 text(pod, "/metadata/name")
             )));
         };
-        self.account(attributes, name).await.map(|_| ())
+        let account = self.account(attributes, name).await?;
+        self.limit_secrets(attributes, &account, pod, ephemeral)
     }
 }
 

@@ -126,3 +126,59 @@ fn mirror_pods_reference_no_accounts_secrets_or_tokens() {
         Some("a mirror pod may not use ServiceAccountToken volume projections")
     );
 }
+
+#[test]
+fn an_enforcing_account_names_the_first_secret_it_does_not_list() {
+    let account = json!({"metadata": {"name": "sa"},
+        "secrets": [{"name": "listed"}], "imagePullSecrets": [{"name": "pull"}]});
+    let ok = json!({"spec": {
+        "volumes": [{"name": "v", "secret": {"secretName": "listed"}}],
+        "containers": [{"name": "c",
+            "env": [{"name": "E", "valueFrom": {"secretKeyRef": {"name": "listed", "key": "k"}}}],
+            "envFrom": [{"secretRef": {"name": "listed"}}, {"configMapRef": {"name": "any"}}]}],
+        "imagePullSecrets": [{"name": "pull"}],
+    }});
+    assert_eq!(unlisted_secret(&account, &ok, false), None);
+    let refused = |pod: Value, ephemeral: bool| unlisted_secret(&account, &pod, ephemeral);
+    let tail = "is not allowed because service account sa does not reference that secret";
+    assert_eq!(
+        refused(
+            json!({"spec": {"volumes": [{"name": "v", "secret": {"secretName": "x"}}]}}),
+            false
+        ),
+        Some(format!("volume with secret.secretName=\"x\" {tail}"))
+    );
+    let env = json!([{"name": "E", "valueFrom": {"secretKeyRef": {"name": "x", "key": "k"}}}]);
+    assert_eq!(
+        refused(
+            json!({"spec": {"initContainers": [{"name": "i", "env": env}]}}),
+            false
+        ),
+        Some(format!(
+            "init container i with envVar E referencing secret.secretName=\"x\" {tail}"
+        ))
+    );
+    let from = json!([{"secretRef": {"name": "x"}}]);
+    assert_eq!(
+        refused(
+            json!({"spec": {"containers": [{"name": "c", "envFrom": from}]}}),
+            false
+        ),
+        Some(format!(
+            "container c with envFrom referencing secret.secretName=\"x\" {tail}"
+        ))
+    );
+    assert_eq!(
+        refused(json!({"spec": {"imagePullSecrets": [{"name": "pull"}, {"name": "y"}]}}), false),
+        Some("imagePullSecrets[1].name=\"y\" is not allowed because service account sa does not reference that imagePullSecret".to_owned())
+    );
+    let ephemeral = json!({"spec": {
+        "volumes": [{"name": "v", "secret": {"secretName": "x"}}],
+        "ephemeralContainers": [{"name": "debug", "env": env}]}});
+    assert_eq!(
+        refused(ephemeral, true),
+        Some(format!(
+            "ephemeral container debug with envVar E referencing secret.secretName=\"x\" {tail}"
+        ))
+    );
+}
