@@ -21,6 +21,9 @@ pub struct Notes {
     pub webhooks: super::webhook::Reinvocation,
     /// What the MutatingAdmissionPolicy plugin remembers between the passes.
     pub policies: super::policy::mutating::Reinvocation,
+    /// A webhook's patch or a policy's mutation changed the object: the store applies the
+    /// kind's defaults to it again (as Kubernetes decodes a patched object with its defaults).
+    pub patched: bool,
 }
 
 /// An admission plugin: Kubernetes' `admission.MutationInterface` and

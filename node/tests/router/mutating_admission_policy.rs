@@ -1,8 +1,10 @@
 //! MutatingAdmissionPolicy through the API (issue 22, item 3): policies and bindings stored
 //! through the API change later writes with ApplyConfiguration (server-side apply's merge,
 //! list map keys honoured) and JSONPatch mutations, with params, match conditions,
-//! reinvocation and failure policy; a dry run answers the mutated object and stores nothing;
-//! the policies' own validation refuses what Kubernetes refuses.
+//! reinvocation and failure policy; a mutated object gets its kind's defaults again; a policy
+//! naming another version of the resource mutates in that version (`matchPolicy:
+//! Equivalent`); a dry run answers the mutated object and stores nothing; the policies' own
+//! validation refuses what Kubernetes refuses.
 
 use std::time::Duration;
 
@@ -196,6 +198,42 @@ async fn apply_configuration_merges_list_items_by_key_and_refuses_atomic_lists()
         .spec.template.spec.containers[0].args";
     assert_eq!(status["message"], message);
     assert_eq!(status["details"]["causes"], json!([{"message": message}]));
+}
+
+// A mutated object gets its kind's defaults again, as Kubernetes decodes a patched object
+// with them: a container a JSONPatch appends without the defaulted fields is stored with
+// them, where validation would otherwise refuse it for lacking them.
+#[tokio::test]
+async fn a_mutated_object_is_defaulted_again() {
+    let (app, _) = app().await;
+    let expression = "[JSONPatch{op: 'add', path: '/spec/template/spec/containers/-', \
+        value: {'name': 'sidecar', 'image': 'busybox:1.36'}}]";
+    let mutations = json!([{"patchType": "JSONPatch", "jsonPatch": {"expression": expression}}]);
+    let rules = json!({"matchConstraints": {"resourceRules": [{"apiGroups": ["apps"],
+        "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["deployments"]}]}});
+    install(&app, "sidecar", &policy("sidecar", mutations, rules)).await;
+    let mut object = Value::Null;
+    for i in 0..200 {
+        let name = format!("d{i}");
+        let reply = admin_call(&app, "POST", DEPLOYMENTS, Some(&deployment(&name))).await;
+        assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.text());
+        object = reply.json();
+        if object["spec"]["template"]["spec"]["containers"][2]["name"] == "sidecar" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let sidecar = &object["spec"]["template"]["spec"]["containers"][2];
+    assert_eq!(sidecar["name"], "sidecar", "{object}");
+    assert_eq!(sidecar["imagePullPolicy"], "IfNotPresent", "{object}");
+    assert_eq!(sidecar["terminationMessagePath"], "/dev/termination-log");
+    assert_eq!(sidecar["terminationMessagePolicy"], "File");
+    let name = object["metadata"]["name"].as_str().unwrap_or_default();
+    let stored = fetched(&app, &format!("{DEPLOYMENTS}/{name}")).await;
+    assert_eq!(
+        stored["spec"]["template"]["spec"]["containers"][2],
+        *sidecar
+    );
 }
 
 // JSONPatch operations add and replace, with `jsonpatch.escapeKey` for a key holding `/`.
@@ -429,4 +467,43 @@ async fn policies_and_bindings_are_validated() {
         status["details"]["causes"][0]["field"],
         "spec.matchResources.resourceRules.operations"
     );
+}
+
+// R-VER-120: under Equivalent (the v1 default) a policy naming v1beta1 widgets mutates a v1
+// write in v1beta1: its expression sees the object converted and the request renamed, and
+// the stored v1 object carries what it added.
+#[tokio::test]
+async fn an_equivalent_policy_mutates_other_versions_in_its_own() {
+    use super::custom_resources::WIDGETS;
+    use super::custom_resources::serve;
+    use super::custom_resources::widget;
+    use super::custom_resources::widgets_where;
+
+    let flavor = Flavor::Kubernetes;
+    let (app, _) = app_in(flavor).await;
+    serve(&app, flavor, &widgets_where(flavor, |_, _| {})).await;
+    let expression = "Object{metadata: Object.metadata{labels: {\
+        'seen-as': request.kind.version, \
+        'converted': string(object.apiVersion == 'stable.example.com/v1beta1')}}}";
+    let rules = json!({"matchConstraints": {"resourceRules": [{
+        "apiGroups": ["stable.example.com"], "apiVersions": ["v1beta1"],
+        "operations": ["CREATE"], "resources": ["widgets"]}]}});
+    install(&app, "beta", &policy("beta", apply(expression), rules)).await;
+    let mut object = Value::Null;
+    for i in 0..200 {
+        let reply = admin_call(&app, "POST", WIDGETS, Some(&widget(&format!("w{i}"), 1))).await;
+        assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.text());
+        object = reply.json();
+        if !label(&object, "seen-as").is_null() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(label(&object, "seen-as"), "v1beta1", "{object}");
+    assert_eq!(label(&object, "converted"), "true");
+    assert_eq!(object["apiVersion"], "stable.example.com/v1");
+    let name = object["metadata"]["name"].as_str().unwrap_or_default();
+    let stored = fetched(&app, &format!("{WIDGETS}/{name}")).await;
+    assert_eq!(label(&stored, "seen-as"), "v1beta1", "{stored}");
+    assert_eq!(stored["apiVersion"], "stable.example.com/v1");
 }

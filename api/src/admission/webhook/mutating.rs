@@ -128,6 +128,7 @@ impl Plugin for MutatingWebhooks {
             if mutated {
                 notes.webhooks.changed();
                 notes.reinvoke = true;
+                notes.patched = true;
             }
             if hook.reinvoke_if_needed {
                 notes.webhooks.invoked(&hook.uid);

@@ -118,11 +118,12 @@ impl Store {
         }
     }
 
-    /// The mutating pass over `object` (`None` on a delete).
+    /// The mutating pass over `object` (`None` on a delete); an object a webhook or a
+    /// mutating policy changed gets the kind's defaults again.
     pub(super) async fn admit_mutating(
         &self,
         write: AdmittedWrite<'_>,
-        object: Option<&mut Value>,
+        mut object: Option<&mut Value>,
         old: Option<&Value>,
         notes: &mut Notes,
     ) -> Result<(), ApiError> {
@@ -132,7 +133,13 @@ impl Store {
         let schema = self.compiled_schema()?;
         let shape = self.apply_shape(schema.as_deref());
         let attributes = self.attributes(write, &requester, shape);
-        admission.mutate(&attributes, object, old, notes).await
+        admission
+            .mutate(&attributes, object.as_deref_mut(), old, notes)
+            .await?;
+        if let (true, Some(object)) = (notes.patched, object) {
+            self.strategy.default_fields(object);
+        }
+        Ok(())
     }
 
     /// The validating pass over `object` as it will be stored (`None` on a delete).

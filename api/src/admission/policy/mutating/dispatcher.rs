@@ -4,8 +4,10 @@
 //! before left it; a mutation that fails is the policy's error, which refuses the write under
 //! `failurePolicy: Fail` once every invocation ran. A change of the object asks the chain
 //! for its reinvocation pass, in which only the `IfNeeded` invocations made before the
-//! change run again. Policies mutate the written version only: an invocation matched only
-//! through an equivalent resource (`matchPolicy: Equivalent`) is not run.
+//! change run again. An invocation matched only through an equivalent resource
+//! (`matchPolicy: Equivalent`) mutates the object converted to that resource's version, and
+//! the result is converted back (as Kubernetes' dispatcher does with versioned attributes);
+//! its ApplyConfiguration merges by the written version's schema.
 
 use std::sync::Arc;
 
@@ -109,7 +111,7 @@ impl MutatingDispatcher {
         let mut errors = Vec::new();
         let mut changed = false;
         for step in steps {
-            let (policy, binding, param) = match step {
+            let step_parts = match step {
                 Step::Misconfigured {
                     policy,
                     binding,
@@ -129,13 +131,29 @@ impl MutatingDispatcher {
                     policy,
                     binding,
                     param,
-                    matched: Matched::Exact,
+                    matched,
                     ..
-                } => (policy, binding, param),
-                Step::Invoke { .. } => continue,
+                } => (policy, binding, param, matched),
             };
+            let (policy, binding, param, matched) = step_parts;
             let key = key(policy, binding, param.as_deref());
-            let mut values = current.clone();
+            let mut values = match &matched {
+                Matched::Exact => current.clone(),
+                Matched::Equivalent(_) => {
+                    let resources = &self.policies.resources;
+                    let namespaces = &self.policies.namespaces;
+                    (Inputs::of(
+                        attributes,
+                        Some(&*object),
+                        old,
+                        namespaces,
+                        &matched,
+                        resources,
+                    ))
+                    .await?
+                    .values
+                }
+            };
             values.push(("params", param.map_or(cel::Value::Null, |p| to_cel(&p))));
             let mut activation = Activation::new(values, &policy.variables, authorizer.as_ref());
             let mut fail = |message: String| {
@@ -160,7 +178,21 @@ impl MutatingDispatcher {
                 continue;
             }
             let before = object.clone();
-            for message in mutate(policy, &mut activation, object, attributes).await {
+            let failures = match &matched {
+                Matched::Exact => mutate(policy, &mut activation, object, attributes).await,
+                Matched::Equivalent(to) => {
+                    let resources = &self.policies.resources;
+                    let converted = resources.convert(to, object.clone()).await?;
+                    let mut mutated = converted.clone();
+                    let failures = mutate(policy, &mut activation, &mut mutated, attributes).await;
+                    if mutated != converted {
+                        *object =
+                            (resources.convert_back(to, attributes.resource, mutated)).await?;
+                    }
+                    failures
+                }
+            };
+            for message in failures {
                 fail(message);
             }
             if *object != before {
@@ -177,6 +209,7 @@ impl MutatingDispatcher {
         notes.policies.leave(object);
         if changed {
             notes.reinvoke = true;
+            notes.patched = true;
         }
         match errors.is_empty() {
             true => Ok(()),
