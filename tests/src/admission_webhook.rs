@@ -21,6 +21,9 @@ use crate::review_webhook::ReviewWebhook;
 /// The label whose presence [`denying`] refuses.
 pub const DENY_LABEL: &str = "webhook.example.com/deny";
 
+/// The reason [`denying`] refuses with (its own: the server passes it on as given).
+pub const DENY_REASON: &str = "LabelNotAllowed";
+
 /// The message [`denying`] refuses with.
 pub const DENY_MESSAGE: &str = "objects labelled webhook.example.com/deny are not allowed";
 
@@ -71,7 +74,8 @@ pub async fn labelling(
 }
 
 /// Starts a validating webhook (certificate also valid for `names`) that refuses objects
-/// labelled [`DENY_LABEL`] with 403 and [`DENY_MESSAGE`], and allows everything else.
+/// labelled [`DENY_LABEL`] with 403, [`DENY_REASON`] and [`DENY_MESSAGE`], and allows
+/// everything else.
 pub async fn denying(dir: &Path, names: &[&str]) -> Result<ReviewWebhook> {
     let answer = |review: &Value| {
         let request = &review["request"];
@@ -82,7 +86,8 @@ pub async fn denying(dir: &Path, names: &[&str]) -> Result<ReviewWebhook> {
         match object["metadata"]["labels"].get(DENY_LABEL) {
             Some(_) => reply(
                 review,
-                json!({"allowed": false, "status": {"code": 403, "message": DENY_MESSAGE}}),
+                json!({"allowed": false,
+                       "status": {"code": 403, "reason": DENY_REASON, "message": DENY_MESSAGE}}),
             ),
             None => reply(review, json!({"allowed": true})),
         }

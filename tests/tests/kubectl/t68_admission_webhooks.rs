@@ -9,6 +9,7 @@ use apiary_tests::DevCluster;
 use apiary_tests::admission_webhook;
 use apiary_tests::admission_webhook::DENY_LABEL;
 use apiary_tests::admission_webhook::DENY_MESSAGE;
+use apiary_tests::admission_webhook::DENY_REASON;
 use apiary_tests::admission_webhook::Silent;
 use base64::Engine;
 use serde_json::Value;
@@ -214,10 +215,17 @@ async fn kubectl_writes_pass_a_mutating_and_a_validating_webhook() {
     assert_eq!(request["dryRun"], false);
     assert!(request["uid"].is_string() && request["userInfo"]["username"].is_string());
 
-    // Refused by the validating webhook, through every replica, with Kubernetes' message.
+    // Refused by the validating webhook, through every replica, with Kubernetes' message and
+    // the webhook's own reason, which kubectl prints.
     let denied = config_map(&cluster, "denied", json!({DENY_LABEL: "x"}));
     for context in ["node-1", "node-2", "node-3"] {
         let out = refused(&cluster, context, &denied, "denied the request").await;
+        assert!(
+            out.contains(&format!(
+                "Error from server ({DENY_REASON}): error when creating"
+            )),
+            "{out}"
+        );
         assert!(
             out.contains(&format!(
                 "admission webhook \"deny.example.com\" denied the request: {DENY_MESSAGE}"
