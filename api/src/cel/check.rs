@@ -24,6 +24,10 @@ use super::rules::escape;
 /// The most `$ref`/`allOf` indirections followed to reach one schema.
 const MAX_REFERENCES: usize = 8;
 
+/// The most arrays typed within one another from one schema (a deeper one is `dyn`; a
+/// self-referring schema ends here too).
+const MAX_LIST_NESTING: usize = 16;
+
 /// The OpenAPI schemas `$ref`s point into (`components.schemas`, keyed by name).
 pub type Components = Map<String, Value>;
 
@@ -66,6 +70,11 @@ impl<'a> Type<'a> {
     /// bytes, `duration` strings durations, int-or-string and unknown-preserving objects
     /// without properties `dyn`).
     pub fn of_schema(components: &'a Components, schema: &'a Value) -> Self {
+        Self::of_schema_within(components, schema, MAX_LIST_NESTING)
+    }
+
+    /// [`Type::of_schema`] with at most `lists` more arrays typed within this one.
+    fn of_schema_within(components: &'a Components, schema: &'a Value, lists: usize) -> Self {
         let schema = resolve(components, schema);
         let flag = |key: &str| schema.get(key).and_then(Value::as_bool) == Some(true);
         if flag("x-kubernetes-int-or-string") {
@@ -73,9 +82,11 @@ impl<'a> Type<'a> {
         }
         let kind = schema.get("type").and_then(Value::as_str).unwrap_or("");
         match kind {
+            "array" if lists == 0 => Type::Dyn,
             "array" => Type::List(Box::new(
-                (schema.get("items").filter(|s| s.is_object()))
-                    .map_or(Type::Dyn, |s| Type::of_schema(components, s)),
+                (schema.get("items").filter(|s| s.is_object())).map_or(Type::Dyn, |s| {
+                    Type::of_schema_within(components, s, lists - 1)
+                }),
             )),
             "string" => match schema.get("format").and_then(Value::as_str) {
                 Some("byte") => Type::Bytes,

@@ -159,3 +159,21 @@ fn string_literals_and_numbers_do_not_count_as_tokens() {
         ]
     );
 }
+
+#[test]
+fn a_self_referring_list_schema_is_typed_to_a_bounded_depth() {
+    let components: Components = match json!({
+        "Nested": {"type": "array", "items": {"$ref": "#/components/schemas/Nested"}}
+    }) {
+        Value::Object(map) => map,
+        _ => unreachable!(),
+    };
+    let nested = Type::of_schema(&components, &components["Nested"]);
+    let mut depth = 0;
+    let mut at = &nested;
+    while let Type::List(items) = at {
+        depth += 1;
+        at = items;
+    }
+    assert_eq!(depth, 16, "{nested}");
+}

@@ -17,6 +17,11 @@ use crate::cel::check::Components;
 use crate::cel::check::Type;
 use crate::cel::check::check;
 
+/// The most bytes of warning text one policy's status holds: the warnings of later
+/// expressions are left out (a policy of many expressions over many kinds could otherwise
+/// outgrow the largest object the store takes).
+const MAX_WARNING_BYTES: usize = 256 * 1024;
+
 /// A kind's schema: where its objects are typed from.
 #[derive(Debug, Clone, Copy)]
 pub struct Typed<'a> {
@@ -184,7 +189,8 @@ fn declarations<'a>(
 
 /// `policy`'s `status.typeChecking.expressionWarnings`: its expressions checked against each
 /// kind of `objects` (none: once, untyped), with `params` the param kind's schema (`None`:
-/// the policy has none, or it is not served) and `namespace` Namespace's.
+/// the policy has none, or it is not served) and `namespace` Namespace's; the warnings stop
+/// before their text would pass [`MAX_WARNING_BYTES`].
 pub fn expression_warnings(
     policy: &Value,
     objects: &[Typed<'_>],
@@ -215,6 +221,7 @@ pub fn expression_warnings(
         .map(|(_, declared)| declared.iter().map(|(n, _)| *n).collect())
         .unwrap_or_default();
     let mut warnings = Vec::new();
+    let mut budget = MAX_WARNING_BYTES;
     let validations = (policy
         .pointer("/spec/validations")
         .and_then(Value::as_array))
@@ -235,10 +242,15 @@ pub fn expression_warnings(
                     })
                 })
                 .collect();
+            let text = lines.join("\n");
+            if text.len() > budget {
+                return warnings;
+            }
             if !lines.is_empty() {
+                budget -= text.len();
                 warnings.push(json!({
                     "fieldRef": format!("spec.validations[{i}].{field}"),
-                    "warning": lines.join("\n"),
+                    "warning": text,
                 }));
             }
         }

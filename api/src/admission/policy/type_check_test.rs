@@ -169,3 +169,22 @@ fn a_policy_whose_rules_name_no_kind_is_checked_untyped() {
         })]
     );
 }
+
+#[test]
+fn the_warnings_of_a_policy_stop_at_their_budget() {
+    let validations: Vec<Value> = (0..4_000)
+        .map(|i| json!({"expression": format!("'{i}' > 1")}))
+        .collect();
+    let mut policy = policy(Value::Array(validations), json!({}));
+    policy["spec"]["matchConstraints"]["resourceRules"][0]["resources"] = json!(["*"]);
+    let found = warnings(&policy, &[], None);
+    let bytes: usize = (found.iter())
+        .map(|w| w["warning"].as_str().map_or(0, str::len))
+        .sum();
+    assert!(
+        found.len() > 1_000 && found.len() < 4_000,
+        "{}",
+        found.len()
+    );
+    assert!(bytes <= 256 * 1024, "{bytes}");
+}
