@@ -4,7 +4,8 @@
 //! work for any value of the declared types is an [`Issue`] worded as cel-go words it: a
 //! field an object's schema does not have (`undefined field 'replicaz'`), a field selected on
 //! a scalar or a list, an operator applied to types it has no overload for (`found no matching
-//! overload for '_>_' applied to '(int, string)'`). Whatever is not known to be wrong passes:
+//! overload for '_>_' applied to '(int, string)'`), a string method or `size` called on a
+//! value that has none, a comprehension over a scalar. Whatever is not known to be wrong passes:
 //! a value typed `dyn` (no schema, `x-kubernetes-int-or-string`, an unknown function's
 //! result) accepts every use, so a policy is never warned about what might work.
 
@@ -297,6 +298,10 @@ enum At {
     Field(String),
     /// This operator (`_>_`).
     Operator(&'static str),
+    /// A call of this function (its name).
+    Function(String),
+    /// No one token.
+    Nowhere,
 }
 
 impl At {
@@ -314,6 +319,11 @@ impl At {
                     .map(|t| t.0)
                     .collect()
             }
+            At::Function(name) => (tokens.iter())
+                .filter(|t| t.1 == name)
+                .map(|t| t.0)
+                .collect(),
+            At::Nowhere => Vec::new(),
         };
         match found.as_slice() {
             [one] => Some(*one),
@@ -376,6 +386,17 @@ impl<'a> Checker<'a> {
             }
             Expr::Comprehension(c) => {
                 let range = self.node(&c.iter_range);
+                if !matches!(
+                    range,
+                    Type::Dyn | Type::List(_) | Type::Map(..) | Type::Schema(..) | Type::Fields(_)
+                ) {
+                    self.found.push((
+                        format!(
+                            "expression of type '{range}' cannot be range of a comprehension (must be list, map, or dynamic)"
+                        ),
+                        At::Nowhere,
+                    ));
+                }
                 let (first, second) = range.elements();
                 let init = self.node(&c.accu_init);
                 let bound = self.scope.len();
@@ -431,6 +452,13 @@ impl<'a> Checker<'a> {
                 }
             };
         }
+        if let Some(signature) = misapplied(name, method, parts) {
+            self.found.push((
+                format!("found no matching overload for '{name}' applied to '{signature}'"),
+                At::Function(name.to_owned()),
+            ));
+            return Type::Dyn;
+        }
         match (name, parts) {
             (operators::LOGICAL_NOT | operators::NOT_STRICTLY_FALSE, _) => Type::Bool,
             (operators::IN | operators::HAS, _) => Type::Bool,
@@ -455,6 +483,50 @@ impl<'a> Checker<'a> {
             _ => Type::Dyn,
         }
     }
+}
+
+/// The methods of strings only (the standard library's and Kubernetes' string library's).
+const STRING_METHODS: &[&str] = &[
+    "charAt",
+    "contains",
+    "endsWith",
+    "lowerAscii",
+    "matches",
+    "replace",
+    "split",
+    "startsWith",
+    "substring",
+    "trim",
+    "upperAscii",
+];
+
+/// The signature (`int.(string)`, `(bool)`) of a call of `name` on `parts` that no overload
+/// takes: a string method on a known type other than string, `size` of a scalar.
+fn misapplied(name: &str, method: bool, parts: &[Type<'_>]) -> Option<String> {
+    let (target, args) = parts.split_first()?;
+    let listed = |types: &[Type<'_>]| {
+        let names: Vec<String> = types.iter().map(ToString::to_string).collect();
+        names.join(", ")
+    };
+    let signature = match method {
+        true => format!("{target}.({})", listed(args)),
+        false => format!("({})", listed(parts)),
+    };
+    let string_method = method && STRING_METHODS.contains(&name);
+    if string_method && !matches!(target, Type::Dyn | Type::String) {
+        return Some(signature);
+    }
+    let sizeless = matches!(
+        target,
+        Type::Null
+            | Type::Bool
+            | Type::Int
+            | Type::Uint
+            | Type::Double
+            | Type::Duration
+            | Type::Timestamp
+    );
+    (name == "size" && (method || args.is_empty()) && sizeless).then_some(signature)
 }
 
 /// The binary operators whose overloads the checker knows.

@@ -177,3 +177,31 @@ fn a_self_referring_list_schema_is_typed_to_a_bounded_depth() {
     }
     assert_eq!(depth, 16, "{nested}");
 }
+
+#[test]
+fn string_methods_size_and_comprehensions_on_the_wrong_type_are_reported() {
+    assert_eq!(
+        issues("object.spec.replicas.startsWith('1')"),
+        [
+            "ERROR: <input>:1:22: found no matching overload for 'startsWith' applied to 'int.(string)'\n | object.spec.replicas.startsWith('1')\n | .....................^"
+        ]
+    );
+    let sized = issues("size(object.spec.replicas) > 0");
+    assert!(
+        sized[0].contains("found no matching overload for 'size' applied to '(int)'"),
+        "{sized:?}"
+    );
+    assert_eq!(
+        issues("object.spec.replicas.all(r, r > 0)"),
+        [
+            "ERROR: <input>: expression of type 'int' cannot be range of a comprehension (must be list, map, or dynamic)"
+        ]
+    );
+    for fine in [
+        "object.spec.labels.app.startsWith('a') && size(object.spec.labels) > 0",
+        "object.spec.extra.name.startsWith('a') && object.spec.containers.size() > 0",
+        "object.spec.labels.exists(k, k.contains('x'))",
+    ] {
+        assert_eq!(issues(fine), Vec::<String>::new(), "{fine}");
+    }
+}
