@@ -22,6 +22,10 @@ use crate::cel::check::check;
 /// outgrow the largest object the store takes).
 const MAX_WARNING_BYTES: usize = 256 * 1024;
 
+/// The most (group, version, resource) triples a policy is checked against: a rule's lists
+/// multiply, so a small policy could otherwise name millions.
+pub const MAX_RESOURCES_CHECKED: usize = 256;
+
 /// A kind's schema: where its objects are typed from.
 #[derive(Debug, Clone, Copy)]
 pub struct Typed<'a> {
@@ -70,7 +74,8 @@ pub fn kind_schema<'a>(
 /// The (group, version, resource) triples whose kinds `policy`'s expressions are checked
 /// against: every combination its `matchConstraints.resourceRules` name without a wildcard
 /// (a rule with `*` in its groups, versions or resources names none; subresources are
-/// skipped), sorted and without repeats.
+/// skipped), the first [`MAX_RESOURCES_CHECKED`] in the rules' order, sorted and without
+/// repeats.
 pub fn resources_to_check(policy: &Value) -> Vec<(String, String, String)> {
     let strings = |rule: &Value, field: &str| -> Option<Vec<String>> {
         let values: Vec<String> = (rule.get(field).and_then(Value::as_array))
@@ -94,12 +99,15 @@ pub fn resources_to_check(policy: &Value) -> Vec<(String, String, String)> {
         ) else {
             continue;
         };
-        for group in &groups {
-            for version in &versions {
-                for resource in resources.iter().filter(|r| !r.contains('/')) {
-                    out.push((group.clone(), version.clone(), resource.clone()));
-                }
+        let resources: Vec<&String> = resources.iter().filter(|r| !r.contains('/')).collect();
+        let triples = (groups.iter())
+            .flat_map(|g| versions.iter().map(move |v| (g, v)))
+            .flat_map(|(g, v)| resources.iter().map(move |r| (g, v, *r)));
+        for (group, version, resource) in triples {
+            if out.len() == MAX_RESOURCES_CHECKED {
+                break;
             }
+            out.push((group.clone(), version.clone(), resource.clone()));
         }
     }
     out.sort();

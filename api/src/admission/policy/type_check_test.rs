@@ -188,3 +188,13 @@ fn the_warnings_of_a_policy_stop_at_their_budget() {
     );
     assert!(bytes <= 256 * 1024, "{bytes}");
 }
+
+#[test]
+fn a_policy_naming_millions_of_resources_is_checked_against_a_bounded_few() {
+    let names =
+        |prefix: &str| -> Vec<String> { (0..200).map(|i| format!("{prefix}{i}")).collect() };
+    let policy = json!({"spec": {"matchConstraints": {"resourceRules": [
+        {"apiGroups": names("g"), "apiVersions": names("v"), "resources": names("r")}
+    ]}}});
+    assert_eq!(resources_to_check(&policy).len(), 256);
+}
