@@ -38,8 +38,27 @@ fn pod(name: &str, node: &str) -> Value {
     pod
 }
 
-/// Creates `object` in the collection `path`; answers the created object.
+/// How long the `default` ServiceAccount of `default` may take to appear after a start: the
+/// leader's controller creates it, and a pod is refused until the replica sees it.
+const ACCOUNT_LIMIT: Duration = Duration::from_secs(30);
+
+/// Waits until `client`'s replica has the `default` ServiceAccount of `default`, which every
+/// pod here runs as.
+async fn default_account(client: &HttpClient) {
+    let path = "/api/v1/namespaces/default/serviceaccounts/default";
+    let deadline = tokio::time::Instant::now() + ACCOUNT_LIMIT;
+    while client.get(path).await.expect("the replica answers").status != StatusCode::OK {
+        assert!(tokio::time::Instant::now() < deadline, "no default account");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Creates `object` in the collection `path` (a pod once the account it runs as exists);
+/// answers the created object.
 async fn create(client: &HttpClient, path: &str, object: &Value) -> Value {
+    if path == PODS {
+        default_account(client).await;
+    }
     let created = client
         .post(path, object)
         .await
