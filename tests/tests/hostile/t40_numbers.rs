@@ -79,6 +79,16 @@ async fn huge_and_negative_numbers_in_requests_are_answered_without_a_panic() {
     // Grace periods at the ends of int64, in the query and in the body, on a kind that has
     // graceful deletion.
     let pods = "/api/v1/namespaces/default/pods";
+    // Pods run as the namespace's `default` account, which the leader's controller creates a
+    // moment after the start: wait (up to 30 s) until replica 1 has it.
+    let account = "/api/v1/namespaces/default/serviceaccounts/default";
+    for _ in 0..300 {
+        let reply = hostile.client(1).get(account).await;
+        if reply.is_ok_and(|r| r.status == StatusCode::OK) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     for (name, query, body) in [
         ("grace-max", format!("?gracePeriodSeconds={I64_MAX}"), None),
         (
