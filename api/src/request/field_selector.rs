@@ -213,6 +213,28 @@ impl FieldSelector {
         self.requirements.is_empty()
     }
 
+    /// What an object's namespace and name alone say of it (a list knows both from the key,
+    /// without reading the object): `Some(false)` when a term on `metadata.namespace` or
+    /// `metadata.name` fails, `Some(true)` when every term is on them and holds, `None` when
+    /// the other terms must read the object.
+    pub fn matches_identity(&self, namespace: &str, name: &str) -> Option<bool> {
+        let mut decided = true;
+        for r in &self.requirements {
+            let actual = match r.pointers.as_slice() {
+                [p] if p == "/metadata/namespace" => namespace,
+                [p] if p == "/metadata/name" => name,
+                _ => {
+                    decided = false;
+                    continue;
+                }
+            };
+            if (actual == r.value) != r.equal {
+                return Some(false);
+            }
+        }
+        decided.then_some(true)
+    }
+
     /// Whether one of its terms requires the field `label` to equal `value` (what an
     /// authorizer reads of a selector, R-ACC-172).
     pub fn requires(&self, label: &str, value: &str) -> bool {
@@ -306,6 +328,40 @@ mod tests {
         assert!(
             !s.matches(&json!({"source":{"component":"other"},"reportingComponent":"kubelet"}))
         );
+    }
+
+    // R-RES-110: what the namespace and name decide agrees with reading the object, and
+    // terms on other fields leave it undecided.
+    #[test]
+    fn the_namespace_and_name_decide_only_terms_on_them() {
+        let pod = FieldLabels::Only(&[
+            METADATA_NAME,
+            METADATA_NAMESPACE,
+            SelectableField {
+                label: "spec.nodeName",
+                pointers: &["/spec/nodeName"],
+            },
+        ]);
+        let o = json!({"metadata":{"name":"n","namespace":"ns"},"spec":{"nodeName":"a"}});
+        for (selector, decided) in [
+            ("metadata.name=n", Some(true)),
+            ("metadata.name=m", Some(false)),
+            ("metadata.name!=n", Some(false)),
+            ("metadata.namespace=ns,metadata.name==n", Some(true)),
+            ("metadata.namespace=other,metadata.name=n", Some(false)),
+            ("metadata.name=n,spec.nodeName=a", None),
+            ("metadata.name=n,spec.nodeName=b", None),
+            ("metadata.name=m,spec.nodeName=a", Some(false)),
+        ] {
+            let s = parsed(selector, pod.clone()).expect(selector);
+            assert_eq!(s.matches_identity("ns", "n"), decided, "{selector}");
+            if let Some(decided) = decided {
+                assert_eq!(s.matches(&o), decided, "{selector}");
+            }
+        }
+        let cluster = parsed("metadata.namespace=", FieldLabels::Metadata).expect("parses");
+        assert_eq!(cluster.matches_identity("", "n"), Some(true));
+        assert!(cluster.matches(&json!({"metadata":{"name":"n"}})));
     }
 
     // R-ACC-172

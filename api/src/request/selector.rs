@@ -57,6 +57,16 @@ impl Selectors {
     pub fn is_empty(&self) -> bool {
         self.labels.is_empty() && self.fields.is_empty()
     }
+
+    /// Whether the object named `name` in `namespace` (empty: cluster scoped) is selected,
+    /// when that alone decides it ([`FieldSelector::matches_identity`]); `None` when the
+    /// object must be read.
+    pub fn matches_identity(&self, namespace: &str, name: &str) -> Option<bool> {
+        match self.fields.matches_identity(namespace, name) {
+            Some(true) if !self.labels.is_empty() => None,
+            decided => decided,
+        }
+    }
 }
 
 /// Splits at commas outside parentheses.

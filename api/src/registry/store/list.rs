@@ -53,6 +53,16 @@ async fn read_chunk(
     storage.list(prefix, after, chunk, consistency).await
 }
 
+/// The namespace (empty: cluster scoped) and name in an object's storage key
+/// (`<prefix><namespace>/<name>` or `<prefix><name>`; neither ever holds a `/`).
+fn key_identity(key: &str, namespaced: bool) -> Option<(&str, &str)> {
+    let (rest, name) = key.rsplit_once('/')?;
+    match namespaced {
+        true => Some((rest.rsplit_once('/')?.1, name)),
+        false => Some(("", name)),
+    }
+}
+
 /// A listed object: key, stored form, revision of its last change.
 type Listed = (String, StoredJson, Revision);
 
@@ -92,14 +102,24 @@ impl Store {
         }
     }
 
-    /// `item` if `selectors` select it; without selectors nothing is parsed.
+    /// `item` if `selectors` select it; nothing is parsed without selectors, nor when the
+    /// namespace and name in its key decide them (`fieldSelector=metadata.name=...`, which
+    /// controllers and kubelets list with).
     pub(super) fn selected(
         &self,
         item: StoredObject,
         selectors: &Selectors,
     ) -> Result<Option<Listed>, ApiError> {
         let stored = StoredJson::from_stored(item.value).map_err(|e| corrupt(&item.key, e))?;
-        if !selectors.is_empty() {
+        let decided = match selectors.is_empty() {
+            true => Some(true),
+            false => key_identity(&item.key, self.resource.is_namespaced())
+                .and_then(|(namespace, name)| selectors.matches_identity(namespace, name)),
+        };
+        if decided == Some(false) {
+            return Ok(None);
+        }
+        if decided.is_none() {
             let obj = stored.to_value().map_err(|e| corrupt(&item.key, e))?;
             if !selectors.matches(&obj) {
                 return Ok(None);
@@ -283,5 +303,24 @@ impl Store {
             })
             .collect();
         Ok(ListBody::new(head.as_bytes(), items))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::key_identity;
+
+    // R-RES-110: a field selector on the namespace or name is judged by the key.
+    #[test]
+    fn keys_hold_the_namespace_and_name() {
+        assert_eq!(
+            key_identity("/registry/configmaps/ns/kube-root-ca.crt", true),
+            Some(("ns", "kube-root-ca.crt"))
+        );
+        assert_eq!(
+            key_identity("/registry/clusterroles/system:aggregate-to-view", false),
+            Some(("", "system:aggregate-to-view"))
+        );
+        assert_eq!(key_identity("no-slash", false), None);
     }
 }
