@@ -15,6 +15,8 @@ use http::Method;
 use http::Request;
 use http::StatusCode;
 use http_body_util::BodyExt;
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tower::ServiceExt;
 
@@ -108,28 +110,26 @@ impl InProcessClient {
     /// One page of the list at `path` (a collection path without a query): at most
     /// [`LIST_PAGE`] items after the continue token `token` (`None`: from the start), with the
     /// token of the next page, `None` on the last. Every page reads the store at the first
-    /// page's revision.
-    pub async fn list_page(
+    /// page's revision. Items are decoded as `T`, so a controller that reads a few fields of
+    /// every object skips the rest of each without building it.
+    pub async fn list_page<T: DeserializeOwned>(
         &self,
         path: &str,
         token: Option<&str>,
-    ) -> Result<(Vec<Value>, Option<String>), ControllerError> {
+    ) -> Result<(Vec<T>, Option<String>), ControllerError> {
         // Continue tokens are URL-safe base64: they go into the query as they are.
         let uri = match token {
             Some(token) => format!("{path}?limit={LIST_PAGE}&continue={token}"),
             None => format!("{path}?limit={LIST_PAGE}"),
         };
-        let Some(mut list) = self.send(Method::GET, &uri, None).await? else {
+        let Some(page) = self
+            .send_as::<Page<T>>(Method::GET, &uri, None, JSON)
+            .await?
+        else {
             return Ok((Vec::new(), None));
         };
-        let next = (list["metadata"]["continue"].as_str())
-            .filter(|token| !token.is_empty())
-            .map(str::to_owned);
-        let items = match list.get_mut("items").map(Value::take) {
-            Some(Value::Array(items)) => items,
-            _ => Vec::new(),
-        };
-        Ok((items, next))
+        let next = page.metadata.continue_token.filter(|t| !t.is_empty());
+        Ok((page.items, next))
     }
 
     /// The object at `path`, `None` when it does not exist.
@@ -197,15 +197,15 @@ impl InProcessClient {
         self.send_as(method, path, body, JSON).await
     }
 
-    /// Sends one request whose body has the media type `content_type`; the answer's object,
-    /// `None` for 404.
-    async fn send_as(
+    /// Sends one request whose body has the media type `content_type`; the answer's object
+    /// decoded as `T`, `None` for 404.
+    async fn send_as<T: DeserializeOwned>(
         &self,
         method: Method,
         path: &str,
         body: Option<&Value>,
         content_type: &str,
-    ) -> Result<Option<Value>, ControllerError> {
+    ) -> Result<Option<T>, ControllerError> {
         let exchange = |reason: String| ControllerError::Exchange {
             method: method.clone(),
             path: path.to_owned(),
@@ -244,8 +244,8 @@ impl InProcessClient {
         if status == StatusCode::NOT_FOUND {
             return Ok(None);
         }
-        let value: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
         if !status.is_success() {
+            let value: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
             let message = value["message"].as_str().unwrap_or_default().to_owned();
             return Err(ControllerError::Status {
                 method,
@@ -254,6 +254,24 @@ impl InProcessClient {
                 message,
             });
         }
-        Ok(Some(value))
+        serde_json::from_slice(&bytes)
+            .map(Some)
+            .map_err(|e| exchange(format!("the answer cannot be read: {e}")))
     }
+}
+
+/// A page of a list, as [`InProcessClient::list_page`] reads it.
+#[derive(Deserialize)]
+struct Page<T> {
+    #[serde(default)]
+    metadata: PageMeta,
+    #[serde(default = "Vec::new")]
+    items: Vec<T>,
+}
+
+/// What a page's `metadata` tells: where the next page starts.
+#[derive(Deserialize, Default)]
+struct PageMeta {
+    #[serde(rename = "continue")]
+    continue_token: Option<String>,
 }

@@ -16,9 +16,48 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use apiary_api::registry::FOREGROUND_FINALIZER;
+use serde::Deserialize;
+use serde::de::IgnoredAny;
 use serde_json::Value;
 
 use super::discovery::Resource;
+
+/// What a pass reads of a listed object: the metadata that places it in the graph. The
+/// rest of the object (its spec, data, status) is skipped unread while the list is decoded.
+#[derive(Debug, Default, Deserialize)]
+pub struct Listed {
+    #[serde(default)]
+    metadata: ListedMeta,
+}
+
+/// The fields of `metadata` the collector reads; any may be absent or null.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ListedMeta {
+    name: Option<String>,
+    namespace: Option<String>,
+    uid: Option<String>,
+    deletion_timestamp: Option<IgnoredAny>,
+    finalizers: Option<Vec<String>>,
+    owner_references: Option<Vec<ListedOwner>>,
+}
+
+/// One entry of `metadata.ownerReferences` as listed.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ListedOwner {
+    api_version: Option<String>,
+    kind: Option<String>,
+    name: Option<String>,
+    uid: Option<String>,
+    block_owner_deletion: Option<bool>,
+}
+
+impl ListedMeta {
+    fn deleting(&self) -> bool {
+        self.deletion_timestamp.is_some()
+    }
+}
 
 /// One entry of `metadata.ownerReferences`.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,15 +74,14 @@ pub struct OwnerRef {
     pub block: bool,
 }
 
-impl OwnerRef {
-    fn from_value(value: &Value) -> Self {
-        let text = |field: &str| value[field].as_str().unwrap_or_default().to_owned();
+impl From<ListedOwner> for OwnerRef {
+    fn from(listed: ListedOwner) -> Self {
         Self {
-            api_version: text("apiVersion"),
-            kind: text("kind"),
-            name: text("name"),
-            uid: text("uid"),
-            block: value["blockOwnerDeletion"].as_bool().unwrap_or(false),
+            api_version: listed.api_version.unwrap_or_default(),
+            kind: listed.kind.unwrap_or_default(),
+            name: listed.name.unwrap_or_default(),
+            uid: listed.uid.unwrap_or_default(),
+            block: listed.block_owner_deletion.unwrap_or(false),
         }
     }
 }
@@ -68,32 +106,28 @@ pub struct Node {
 }
 
 impl Node {
-    /// The node of `object`, of type `resource`; `None` without a name or uid.
+    /// The node of `object` (as read live), of type `resource`; `None` without a name or uid.
     pub fn from_object(resource: &Arc<Resource>, object: &Value) -> Option<Self> {
-        let meta = &object["metadata"];
-        let text = |field: &str| meta[field].as_str().unwrap_or_default().to_owned();
-        let (name, uid) = (text("name"), text("uid"));
+        Self::from_listed(resource, Listed::deserialize(object).ok()?)
+    }
+
+    /// The node of the listed `object`, of type `resource`; `None` without a name or uid.
+    pub fn from_listed(resource: &Arc<Resource>, object: Listed) -> Option<Self> {
+        let meta = object.metadata;
+        let deleting = meta.deleting();
+        let (name, uid) = (meta.name.unwrap_or_default(), meta.uid.unwrap_or_default());
         if name.is_empty() || uid.is_empty() {
             return None;
         }
         Some(Self {
             resource: Arc::clone(resource),
-            namespace: text("namespace"),
+            namespace: meta.namespace.unwrap_or_default(),
             name,
             uid,
-            deleting: !meta["deletionTimestamp"].is_null(),
-            finalizers: meta["finalizers"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect(),
-            owners: meta["ownerReferences"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(OwnerRef::from_value)
+            deleting,
+            finalizers: meta.finalizers.unwrap_or_default(),
+            owners: (meta.owner_references.into_iter().flatten())
+                .map(OwnerRef::from)
                 .collect(),
         })
     }
@@ -132,18 +166,19 @@ impl PlainObjects {
     /// Records `object`, of type `resource`, if it is plain; `false` when it needs a [`Node`]
     /// (or has no uid). A namespace not seen before is added, one per namespace (an object
     /// with more distinct namespaces than fit an index is a node instead).
-    pub fn add(&mut self, resource: &Resource, object: &Value) -> bool {
-        let meta = &object["metadata"];
-        let empty = |field: &str| meta[field].as_array().is_none_or(Vec::is_empty);
-        if !meta["deletionTimestamp"].is_null() || !empty("finalizers") || !empty("ownerReferences")
+    pub fn add(&mut self, resource: &Resource, object: &Listed) -> bool {
+        let meta = &object.metadata;
+        if meta.deleting()
+            || !meta.finalizers.as_ref().is_none_or(Vec::is_empty)
+            || !meta.owner_references.as_ref().is_none_or(Vec::is_empty)
         {
             return false;
         }
-        let Some(uid) = meta["uid"].as_str().and_then(canonical_uuid) else {
+        let Some(uid) = meta.uid.as_deref().and_then(canonical_uuid) else {
             return false;
         };
         let namespace = if resource.namespaced {
-            let name = meta["namespace"].as_str().unwrap_or_default();
+            let name = meta.namespace.as_deref().unwrap_or_default();
             match self.namespaces.get(name) {
                 Some(index) => *index,
                 None => match u32::try_from(self.namespaces.len()) {
@@ -377,7 +412,7 @@ mod tests {
             for (k, v) in meta.as_object().cloned().unwrap_or_default() {
                 metadata[k] = v;
             }
-            json!({"metadata": metadata})
+            serde_json::from_value::<Listed>(json!({"metadata": metadata})).unwrap()
         };
         let namespaces = Resource {
             namespaced: false,
