@@ -81,6 +81,7 @@ use crate::cluster_version::binary_version;
 use crate::compactor::run_compactor;
 use crate::controllers::ControllerContext;
 use crate::controllers::ControllerSelection;
+use crate::controllers::changes::Changes;
 use crate::controllers::runner::run_controllers;
 use crate::drain::DrainGate;
 use crate::drain::ShutdownSettings;
@@ -346,7 +347,7 @@ where
         api: app.clone(),
         flavor: config.flavor,
         clock: clock.clone(),
-        changes: replica.subscribe_applied(),
+        changes: Changes::follow(replica.subscribe_applied(), replica.subscribe_notices()),
     };
 
     let (api_port, api_server, peer_server) = match sockets {

@@ -20,9 +20,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::Controller;
 use super::ControllerContext;
+use super::changes::Interest;
 use super::client::ControllerError;
 use super::client::InProcessClient;
-use super::runner::converge;
+use super::runner::converge_on;
 
 /// The controller's `--controllers` name.
 pub const NAME: &str = "clusterrole-aggregation";
@@ -39,9 +40,13 @@ impl Controller for ClusterRoleAggregation {
 
     async fn run(&self, context: ControllerContext, stop: CancellationToken) {
         let client = InProcessClient::loopback(context.api.clone());
-        converge(NAME, &context, &stop, || async {
-            aggregate(&client, context.flavor).await.map(|_| None)
-        })
+        converge_on(
+            NAME,
+            &context,
+            &stop,
+            Interest::resources(&["clusterroles"]),
+            || async { aggregate(&client, context.flavor).await.map(|_| None) },
+        )
         .await;
     }
 }

@@ -6,7 +6,8 @@
 //! system namespace, as kube-controller-manager with `--use-service-account-credentials`, or
 //! the server's loopback identity for the RBAC controllers, which write roles),
 //! and is level-triggered: every pass lists the store and converges it, keeping no state only
-//! in memory, so a new leader finishes what an old one started.
+//! in memory, so a new leader finishes what an old one started. A pass runs again after the
+//! store changed, or only after a change of what it reads ([`changes::Interest`]).
 //!
 //! `--controllers` selects them as kube-controller-manager's flag does: `*` is the default-on
 //! set, `name` turns one on, `-name` off; an unknown name is a start-up error. The bootstrap
@@ -21,6 +22,7 @@
 //! ([`policy_status`]) are on in `*`.
 
 pub mod bootstrap_signer;
+pub mod changes;
 pub mod client;
 pub mod clusterrole_aggregation;
 pub mod custom_resource_definitions;
@@ -38,11 +40,11 @@ pub mod volume_protection;
 
 use std::sync::Arc;
 
+use self::changes::Changes;
+
 use apiary_api::Clock;
 use apiary_api::Flavor;
-use apiary_raft::mvcc::Revision;
 use axum::Router;
-use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 /// One controller.
@@ -69,8 +71,8 @@ pub struct ControllerContext {
     pub flavor: Flavor,
     /// The time source (expiry decisions).
     pub clock: Arc<dyn Clock>,
-    /// The replica's applied revision: it moves whenever the store changes.
-    pub changes: watch::Receiver<Revision>,
+    /// The store's changes: every applied revision, or those that wrote what a pass reads.
+    pub changes: Changes,
 }
 
 /// The controllers Apiary knows, and whether `*` turns each on.

@@ -27,6 +27,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Controller;
 use super::ControllerContext;
+use super::changes::Interest;
 use super::client::ControllerError;
 use super::client::InProcessClient;
 use super::runner::converge_paced;
@@ -212,6 +213,13 @@ impl Controller for PolicyStatus {
             controller_user(context.flavor, ACCOUNT),
         );
         let group = format!("admissionregistration.{}", context.flavor.group_domain());
-        converge_paced(NAME, &context, &stop, PACE, || pass(&client, &group)).await;
+        let changes = (context.changes).of(Interest::resources(&[
+            "validatingadmissionpolicies",
+            "customresourcedefinitions",
+        ]));
+        converge_paced(NAME, &context, &stop, PACE, changes, || {
+            pass(&client, &group)
+        })
+        .await;
     }
 }

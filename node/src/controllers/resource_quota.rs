@@ -177,6 +177,9 @@ impl Controller for ResourceQuotaController {
             context.api.clone(),
             controller_user(context.flavor, ACCOUNT),
         );
-        converge_paced(NAME, &context, &stop, PACE, || pass(&client, &context)).await;
+        converge_paced(NAME, &context, &stop, PACE, context.changes.all(), || {
+            pass(&client, &context)
+        })
+        .await;
     }
 }

@@ -17,9 +17,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::Controller;
 use super::ControllerContext;
+use super::changes::Interest;
 use super::client::ControllerError;
 use super::client::InProcessClient;
-use super::runner::converge;
+use super::runner::converge_on;
 use super::service_accounts::active_namespaces;
 use super::service_accounts::namespaces_holding;
 use super::service_accounts::settled;
@@ -125,7 +126,8 @@ impl Controller for RootCaPublisher {
             controller_user(context.flavor, ACCOUNT),
         );
         let annotation = format!("{}/description", context.flavor.label_domain());
-        converge(NAME, &context, &stop, || {
+        let interest = Interest::resources(&["namespaces"]).and_named("configmaps", CONFIG_MAP);
+        converge_on(NAME, &context, &stop, interest, || {
             self.pass(&reader, &writer, &annotation)
         })
         .await;

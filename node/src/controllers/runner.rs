@@ -8,13 +8,16 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use apiary_raft::mvcc::Revision;
 use apiary_raft::replica::Replica;
 use chrono::DateTime;
 use chrono::Utc;
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::Controller;
 use super::ControllerContext;
+use super::changes::Interest;
 use super::client::ControllerError;
 
 /// After a change to the store, how long a controller waits for more before its next pass
@@ -102,24 +105,39 @@ pub async fn converge<F, Fut>(
     F: FnMut() -> Fut + Send,
     Fut: Future<Output = Result<Option<DateTime<Utc>>, ControllerError>> + Send,
 {
-    converge_paced(name, context, stop, SETTLE, pass).await;
+    converge_paced(name, context, stop, SETTLE, context.changes.all(), pass).await;
+}
+
+/// As [`converge`], with passes after the changes `interest` covers only.
+pub async fn converge_on<F, Fut>(
+    name: &'static str,
+    context: &ControllerContext,
+    stop: &CancellationToken,
+    interest: Interest,
+    pass: F,
+) where
+    F: FnMut() -> Fut + Send,
+    Fut: Future<Output = Result<Option<DateTime<Utc>>, ControllerError>> + Send,
+{
+    let changes = context.changes.of(interest);
+    converge_paced(name, context, stop, SETTLE, changes, pass).await;
 }
 
 /// As [`converge`], for a controller whose pass reads much of the store: after a change
-/// the next pass waits `pace` (at least [`SETTLE`]), so a store that changes without pause
-/// costs one pass per `pace`, not one per change.
+/// (one that `changes` shows) the next pass waits `pace` (at least [`SETTLE`]), so a store
+/// that changes without pause costs one pass per `pace`, not one per change.
 pub async fn converge_paced<F, Fut>(
     name: &'static str,
     context: &ControllerContext,
     stop: &CancellationToken,
     pace: Duration,
+    mut changes: watch::Receiver<Revision>,
     mut pass: F,
 ) where
     F: FnMut() -> Fut + Send,
     Fut: Future<Output = Result<Option<DateTime<Utc>>, ControllerError>> + Send,
 {
     let settle = pace.max(SETTLE);
-    let mut changes = context.changes.clone();
     let mut failing = Failing::default();
     loop {
         changes.mark_unchanged();
@@ -196,8 +214,8 @@ mod tests {
     use std::sync::Mutex;
 
     use apiary_api::SystemClock;
-    use tokio::sync::watch;
 
+    use super::super::changes::Changes;
     use super::*;
 
     /// Leadership as a test sets it.
@@ -234,7 +252,7 @@ mod tests {
             api: axum::Router::new(),
             flavor: apiary_api::Flavor::Kubernetes,
             clock: Arc::new(SystemClock),
-            changes: watch::channel(0).1,
+            changes: Changes::of_revisions(watch::channel(0).1),
         }
     }
 
@@ -282,7 +300,7 @@ mod tests {
     async fn passes_run_on_changes_and_when_due() {
         let (revision, changes) = watch::channel(0);
         let context = ControllerContext {
-            changes,
+            changes: Changes::of_revisions(changes),
             ..context()
         };
         let passes = Arc::new(Mutex::new(0_u32));
@@ -331,7 +349,7 @@ mod tests {
     async fn a_paced_controller_runs_once_per_pace_under_constant_change() {
         let (revision, changes) = watch::channel(0);
         let context = ControllerContext {
-            changes,
+            changes: Changes::of_revisions(changes),
             ..context()
         };
         let passes = Arc::new(Mutex::new(0_u32));
@@ -341,7 +359,7 @@ mod tests {
             let (context, stop) = (context.clone(), stop.clone());
             tokio::spawn(async move {
                 let pace = Duration::from_millis(600);
-                converge_paced("test", &context, &stop, pace, || {
+                converge_paced("test", &context, &stop, pace, context.changes.all(), || {
                     let counted = counted.clone();
                     async move {
                         *counted.lock().unwrap() += 1;

@@ -17,9 +17,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::Controller;
 use super::ControllerContext;
+use super::changes::Interest;
 use super::client::ControllerError;
 use super::client::InProcessClient;
-use super::runner::converge;
+use super::runner::converge_on;
 
 /// The controller's `--controllers` name.
 pub const NAME: &str = "serviceaccount";
@@ -117,6 +118,11 @@ impl Controller for ServiceAccounts {
             context.api.clone(),
             controller_user(context.flavor, ACCOUNT),
         );
-        converge(NAME, &context, &stop, || Self::pass(&reader, &writer)).await;
+        let interest =
+            Interest::resources(&["namespaces"]).and_named("serviceaccounts", DEFAULT_ACCOUNT);
+        converge_on(NAME, &context, &stop, interest, || {
+            Self::pass(&reader, &writer)
+        })
+        .await;
     }
 }

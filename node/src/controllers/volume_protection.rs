@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Controller;
 use super::ControllerContext;
+use super::changes::Interest;
 use super::client::ControllerError;
 use super::client::InProcessClient;
 use super::runner::converge_paced;
@@ -145,7 +146,12 @@ impl Controller for VolumeProtection {
             controller_user(context.flavor, self.account()),
         );
         let this = *self;
-        converge_paced(self.name(), &context, &stop, PACE, || {
+        let changes = (context.changes).of(Interest::resources(&[
+            "persistentvolumeclaims",
+            "persistentvolumes",
+            "pods",
+        ]));
+        converge_paced(self.name(), &context, &stop, PACE, changes, || {
             this.pass(&client, &context)
         })
         .await;

@@ -17,6 +17,7 @@ use apiary_api::admission::AdmissionConfig;
 use apiary_api::admission::PluginSelection;
 use apiary_node::controllers::Controller;
 use apiary_node::controllers::ControllerContext;
+use apiary_node::controllers::changes::Changes;
 use apiary_node::controllers::client::InProcessClient;
 use apiary_node::controllers::rbac_bootstrap::reconcile_defaults;
 use apiary_node::controllers::resource_quota::ResourceQuotaController;
@@ -342,7 +343,7 @@ async fn the_controller_counts_quotas_and_frees_deleted_usage() {
         api: app.clone(),
         flavor: Flavor::Kubernetes,
         clock: Arc::new(SystemClock),
-        changes: receiver,
+        changes: Changes::of_revisions(receiver),
     };
     let controller = {
         let stop = stop.clone();

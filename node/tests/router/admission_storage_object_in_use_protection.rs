@@ -8,6 +8,7 @@ use apiary_api::Flavor;
 use apiary_api::SystemClock;
 use apiary_node::controllers::Controller;
 use apiary_node::controllers::ControllerContext;
+use apiary_node::controllers::changes::Changes;
 use apiary_node::controllers::client::InProcessClient;
 use apiary_node::controllers::rbac_bootstrap::reconcile_defaults;
 use apiary_node::controllers::volume_protection::VolumeProtection;
@@ -95,7 +96,7 @@ async fn the_protection_controllers_release_objects_no_longer_in_use() {
             api: app.clone(),
             flavor: Flavor::Kubernetes,
             clock: Arc::new(SystemClock),
-            changes: receiver.clone(),
+            changes: Changes::of_revisions(receiver.clone()),
         };
         let stop = stop.clone();
         running.push(tokio::spawn(

@@ -9,6 +9,7 @@ use apiary_api::Flavor;
 use apiary_api::SystemClock;
 use apiary_node::controllers::Controller;
 use apiary_node::controllers::ControllerContext;
+use apiary_node::controllers::changes::Changes;
 use apiary_node::controllers::custom_resource_definitions::CrdEstablishing;
 use apiary_node::controllers::custom_resource_definitions::CrdFinalizer;
 use apiary_node::controllers::custom_resource_definitions::CrdNaming;
@@ -48,7 +49,7 @@ fn run_controllers(app: &axum::Router) -> (watch::Sender<u64>, CancellationToken
         api: app.clone(),
         flavor: Flavor::Kubernetes,
         clock: Arc::new(SystemClock),
-        changes: receiver,
+        changes: Changes::of_revisions(receiver),
     };
     let stop = CancellationToken::new();
     let controllers: [Arc<dyn Controller>; 3] = [
@@ -308,7 +309,7 @@ async fn instances_held_past_a_minute_are_reported() {
         api: app.clone(),
         flavor: Flavor::Kubernetes,
         clock: Arc::new(AheadClock(ahead.clone())),
-        changes: receiver,
+        changes: Changes::of_revisions(receiver),
     };
     let stop = CancellationToken::new();
     let controllers: [Arc<dyn Controller>; 3] = [

@@ -9,6 +9,7 @@ use apiary_api::Flavor;
 use apiary_api::SystemClock;
 use apiary_node::controllers::Controller;
 use apiary_node::controllers::ControllerContext;
+use apiary_node::controllers::changes::Changes;
 use apiary_node::controllers::client::InProcessClient;
 use apiary_node::controllers::namespace::NamespaceController;
 use apiary_node::controllers::rbac_bootstrap::reconcile_defaults;
@@ -152,7 +153,7 @@ async fn the_namespace_controller_empties_and_finalizes_a_namespace() {
         api: app.clone(),
         flavor: Flavor::Kubernetes,
         clock: Arc::new(SystemClock),
-        changes: receiver,
+        changes: Changes::of_revisions(receiver),
     };
     let stop = CancellationToken::new();
     let running = {

@@ -9,6 +9,7 @@ use apiary_api::Flavor;
 use apiary_api::SystemClock;
 use apiary_node::controllers::Controller;
 use apiary_node::controllers::ControllerContext;
+use apiary_node::controllers::changes::Changes;
 use apiary_node::controllers::client::InProcessClient;
 use apiary_node::controllers::rbac_bootstrap::reconcile_defaults;
 use apiary_node::controllers::root_ca_publisher::DESCRIPTION;
@@ -73,7 +74,7 @@ async fn every_active_namespace_gets_its_default_account_and_the_ca_bundle() {
             api: app.clone(),
             flavor: Flavor::Kubernetes,
             clock: Arc::new(SystemClock),
-            changes: receiver.clone(),
+            changes: Changes::of_revisions(receiver.clone()),
         };
         let stop = stop.clone();
         running.push(tokio::spawn(

@@ -12,16 +12,24 @@ pub mod naming;
 
 use apiary_api::Flavor;
 use apiary_api::registry::builtin::custom_resource_definition_lifecycle as lifecycle;
+use apiary_raft::mvcc::Revision;
 use chrono::DateTime;
 use chrono::Utc;
 use serde_json::Value;
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::Controller;
 use super::ControllerContext;
+use super::changes::Interest;
 use super::client::ControllerError;
 use super::client::InProcessClient;
 use super::runner::converge_paced;
+
+/// What the naming and establishing passes read: the definitions.
+fn definitions(context: &ControllerContext) -> watch::Receiver<Revision> {
+    (context.changes).of(Interest::resources(&["customresourcedefinitions"]))
+}
 
 /// The naming controller's `--controllers` name.
 pub const NAMING: &str = "crd-naming";
@@ -102,9 +110,14 @@ impl Controller for CrdNaming {
 
     async fn run(&self, context: ControllerContext, stop: CancellationToken) {
         let client = InProcessClient::loopback(context.api.clone());
-        converge_paced(NAMING, &context, &stop, PACE, || async {
-            name_all(&client, &context).await.map(|()| None)
-        })
+        converge_paced(
+            NAMING,
+            &context,
+            &stop,
+            PACE,
+            definitions(&context),
+            || async { name_all(&client, &context).await.map(|()| None) },
+        )
         .await;
     }
 }
@@ -141,15 +154,22 @@ impl Controller for CrdEstablishing {
 
     async fn run(&self, context: ControllerContext, stop: CancellationToken) {
         let client = InProcessClient::loopback(context.api.clone());
-        converge_paced(ESTABLISHING, &context, &stop, PACE, || async {
-            let now = lifecycle::timestamp(context.clock.now());
-            for crd in crds(&client, context.flavor).await? {
-                if let Some(established) = establishing::establish(&crd, &now) {
-                    write_status(&client, context.flavor, &established).await?;
+        converge_paced(
+            ESTABLISHING,
+            &context,
+            &stop,
+            PACE,
+            definitions(&context),
+            || async {
+                let now = lifecycle::timestamp(context.clock.now());
+                for crd in crds(&client, context.flavor).await? {
+                    if let Some(established) = establishing::establish(&crd, &now) {
+                        write_status(&client, context.flavor, &established).await?;
+                    }
                 }
-            }
-            Ok(None)
-        })
+                Ok(None)
+            },
+        )
         .await;
     }
 }
@@ -166,9 +186,14 @@ impl Controller for CrdFinalizer {
 
     async fn run(&self, context: ControllerContext, stop: CancellationToken) {
         let client = InProcessClient::loopback(context.api.clone());
-        converge_paced(FINALIZER, &context, &stop, PACE, || {
-            clean_up_all(&client, &context)
-        })
+        converge_paced(
+            FINALIZER,
+            &context,
+            &stop,
+            PACE,
+            context.changes.all(),
+            || clean_up_all(&client, &context),
+        )
         .await;
     }
 }

@@ -28,6 +28,7 @@ use self::select::NodeView;
 use self::select::PodView;
 use super::Controller;
 use super::ControllerContext;
+use super::changes::Interest;
 use super::client::ControllerError;
 use super::client::InProcessClient;
 use super::runner::converge_paced;
@@ -82,7 +83,8 @@ impl Controller for PodGc {
             controller_user(context.flavor, ACCOUNT),
         );
         let missing_since = Mutex::new(BTreeMap::new());
-        converge_paced(NAME, &context, &stop, PACE, || {
+        let changes = (context.changes).of(Interest::resources(&["pods", "nodes"]));
+        converge_paced(NAME, &context, &stop, PACE, changes, || {
             self.pass(&client, &context, &missing_since)
         })
         .await;
