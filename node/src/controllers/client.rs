@@ -26,8 +26,8 @@ const JSON: &str = "application/json";
 /// The media type of a JSON merge patch.
 const MERGE_PATCH: &str = "application/merge-patch+json";
 
-/// The most items one page of [`InProcessClient::list_page`] holds: a controller that walks a
-/// large collection page by page keeps at most this many decoded objects at once.
+/// Items per page when a controller walks a large collection of whole objects page by page:
+/// it holds at most this many decoded objects at once.
 pub const LIST_PAGE: usize = 500;
 
 /// Why a controller's request failed.
@@ -108,7 +108,7 @@ impl InProcessClient {
     }
 
     /// One page of the list at `path` (a collection path without a query): at most
-    /// [`LIST_PAGE`] items after the continue token `token` (`None`: from the start), with the
+    /// `limit` items after the continue token `token` (`None`: from the start), with the
     /// token of the next page, `None` on the last. Every page reads the store at the first
     /// page's revision. Items are decoded as `T`, so a controller that reads a few fields of
     /// every object skips the rest of each without building it.
@@ -116,11 +116,12 @@ impl InProcessClient {
         &self,
         path: &str,
         token: Option<&str>,
+        limit: usize,
     ) -> Result<(Vec<T>, Option<String>), ControllerError> {
         // Continue tokens are URL-safe base64: they go into the query as they are.
         let uri = match token {
-            Some(token) => format!("{path}?limit={LIST_PAGE}&continue={token}"),
-            None => format!("{path}?limit={LIST_PAGE}"),
+            Some(token) => format!("{path}?limit={limit}&continue={token}"),
+            None => format!("{path}?limit={limit}"),
         };
         let Some(page) = self
             .send_as::<Page<T>>(Method::GET, &uri, None, JSON)

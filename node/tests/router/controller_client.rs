@@ -29,9 +29,10 @@ async fn list_page_walks_a_large_collection_in_bounded_pages() {
     let mut pages = Vec::new();
     let mut token: Option<String> = None;
     loop {
-        let (items, next) = (client.list_page::<serde_json::Value>(path, token.as_deref()))
-            .await
-            .unwrap();
+        let (items, next) =
+            (client.list_page::<serde_json::Value>(path, token.as_deref(), LIST_PAGE))
+                .await
+                .unwrap();
         pages.push(items.len());
         for item in &items {
             let name = item["metadata"]["name"].as_str().unwrap().to_owned();

@@ -364,6 +364,11 @@ fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
+/// The most log entries kept behind a snapshot (etcd keeps 5,000 for a slow follower's
+/// catch-up): with a snapshot every 100,000 entries, keeping a whole interval would double
+/// the log on disk.
+const MAX_LOGS_KEPT_BEHIND_SNAPSHOT: u64 = 10_000;
+
 fn raft_config(config: &ReplicaConfig) -> Result<openraft::Config, ReplicaError> {
     let t = &config.raft;
     let threshold = config.snapshot_logs_threshold;
@@ -374,9 +379,10 @@ fn raft_config(config: &ReplicaConfig) -> Result<openraft::Config, ReplicaError>
         election_timeout_max: millis(t.election_timeout_max),
         install_snapshot_timeout: millis(t.install_snapshot_timeout),
         snapshot_policy: SnapshotPolicy::LogsSinceLast(threshold),
-        // Keep as many entries as one snapshot interval behind the snapshot, so a briefly
-        // lagging follower catches up from the log rather than by a whole snapshot.
-        max_in_snapshot_log_to_keep: threshold,
+        // Keep entries behind the snapshot (one snapshot interval, at most
+        // [`MAX_LOGS_KEPT_BEHIND_SNAPSHOT`]), so a briefly lagging follower catches up from
+        // the log rather than by a whole snapshot.
+        max_in_snapshot_log_to_keep: threshold.min(MAX_LOGS_KEPT_BEHIND_SNAPSHOT),
         // openraft wants this above the snapshot interval, or a snapshot may not cure lag.
         replication_lag_threshold: threshold.saturating_mul(2),
         // A replica coming back from a partition must not bump the term and depose a healthy
@@ -434,6 +440,15 @@ mod tests {
             "the threshold drives snapshots"
         );
         assert_eq!(100, raft.max_in_snapshot_log_to_keep);
+        let rare = ReplicaConfig {
+            snapshot_logs_threshold: 100_000,
+            ..config()
+        };
+        let raft = raft_config(&rare).expect("valid");
+        assert_eq!(
+            MAX_LOGS_KEPT_BEHIND_SNAPSHOT, raft.max_in_snapshot_log_to_keep,
+            "a long interval keeps a bounded log behind its snapshot"
+        );
     }
 
     #[test]

@@ -45,6 +45,11 @@ pub const ACCOUNT: &str = "generic-garbage-collector";
 /// a busy store costs one pass per pace.
 pub const PACE: Duration = Duration::from_secs(1);
 
+/// Objects per listed page. Each page costs the server a count of the objects after it
+/// (`remainingItemCount`), so a pass costs the square of a collection over this; a page holds
+/// only the metadata the collector decodes ([`Listed`]).
+pub const PAGE: usize = 5_000;
+
 /// Writes (deletes, patches, Events) one pass makes at most.
 pub const MAX_WRITES: usize = 500;
 
@@ -104,10 +109,10 @@ impl Collector<'_> {
 }
 
 /// Adds every object of type `resource` to `plain` or, when the collector may act on it, to
-/// `nodes`, listed page by page so that at most one page of objects
-/// ([`super::client::LIST_PAGE`]) is held decoded at once: a whole list of a large collection
-/// held hundreds of megabytes on the leader every pass. Only the metadata the graph needs
-/// is decoded ([`Listed`]): building every object whole was most of a pass's CPU.
+/// `nodes`, listed page by page so that at most one page of objects ([`PAGE`]) is held at
+/// once: a whole list of a large collection held hundreds of megabytes on the leader every
+/// pass. Only the metadata the graph needs is decoded ([`Listed`]): building every object
+/// whole was most of a pass's CPU.
 async fn list_nodes(
     client: &InProcessClient,
     resource: &Arc<Resource>,
@@ -117,7 +122,7 @@ async fn list_nodes(
     let path = resource.collection("");
     let mut token = None;
     loop {
-        let (items, next) = client.list_page::<Listed>(&path, token.as_deref()).await?;
+        let (items, next) = (client.list_page::<Listed>(&path, token.as_deref(), PAGE)).await?;
         nodes.extend(
             items
                 .into_iter()
