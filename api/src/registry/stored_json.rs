@@ -137,6 +137,12 @@ impl StoredJson {
     /// The object parsed (writes only: an update compares against the current object), without
     /// `metadata.resourceVersion`.
     pub fn to_value(&self) -> Result<Value, StoredJsonError> {
+        self.read_as()
+    }
+
+    /// The parts of the object `T` declares, the rest skipped unparsed; as
+    /// [`Self::to_value`], without `metadata.resourceVersion`.
+    pub fn read_as<T: serde::de::DeserializeOwned>(&self) -> Result<T, StoredJsonError> {
         serde_json::from_slice(&self.json).map_err(|e| StoredJsonError::Corrupt(e.to_string()))
     }
 }

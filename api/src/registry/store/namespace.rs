@@ -4,7 +4,7 @@
 //! informer cache), with a quorum read only when it is not open there; the create's own
 //! transaction checks that the namespace has not changed since.
 
-use serde_json::Value;
+use serde::Deserialize;
 
 use super::Store;
 use super::corrupt;
@@ -14,6 +14,18 @@ use crate::registry::builtin::namespace_type;
 use crate::storage::Guard;
 use crate::storage::ReadConsistency;
 use crate::storage::Storage;
+
+/// What a create reads of its namespace (every create reads it, so the rest of the
+/// namespace is skipped unparsed).
+#[derive(Deserialize)]
+struct Phase {
+    status: Option<PhaseStatus>,
+}
+
+#[derive(Deserialize)]
+struct PhaseStatus {
+    phase: Option<String>,
+}
 
 impl Store {
     /// A namespaced create needs its namespace to exist (404 naming the namespace) and not
@@ -44,11 +56,10 @@ impl Store {
             let Some(found) = found else {
                 return Ok(None);
             };
-            let ns = StoredJson::from_stored(found.value)
-                .and_then(|s| s.to_value())
+            let ns: Phase = StoredJson::from_stored(found.value)
+                .and_then(|s| s.read_as())
                 .map_err(|e| corrupt(&key, e))?;
-            let terminating =
-                ns.pointer("/status/phase").and_then(Value::as_str) == Some("Terminating");
+            let terminating = ns.status.and_then(|s| s.phase).as_deref() == Some("Terminating");
             Ok::<_, ApiError>(Some((found.mod_revision, terminating)))
         };
         let local = match quorum {
