@@ -3,7 +3,7 @@
 //! `clusterRoleSelectors` match, as Kubernetes' aggregation controller makes them: selector by
 //! selector, the matching roles (not the aggregating role itself) in name order, each rule
 //! once, in the order first met. Every pass lists the ClusterRoles and rewrites the aggregated
-//! ones whose rules differ; passes run on every change of the store, so roles added,
+//! ones whose rules differ; passes run on every change of a ClusterRole, so roles added,
 //! relabelled, changed or removed are followed. An aggregated role that matches another
 //! aggregated role (`admin` takes in `edit`, which takes in `view`) is computed from that
 //! role's aggregated rules within the same pass. It acts as the server's loopback user, like

@@ -1,9 +1,9 @@
 //! `serviceaccount`: every active namespace has a ServiceAccount `default`, as
 //! kube-controller-manager's service account controller ensures: created soon after its
-//! namespace (the pass runs on every change of the store) and again when deleted. Reads go
-//! through the server's loopback client (kube-controller-manager's informers read with its
-//! own credentials); creates act as the `service-account-controller` account, whose role
-//! only creates ServiceAccounts.
+//! namespace (a pass runs after every change of a namespace or of a `default` account) and
+//! again when deleted. Reads go through the server's loopback client (kube-controller-manager's
+//! informers read with its own credentials); creates act as the `service-account-controller`
+//! account, whose role only creates ServiceAccounts.
 
 use std::collections::BTreeSet;
 
