@@ -9,6 +9,7 @@ use std::sync::Mutex;
 use std::sync::Weak;
 
 use apiary_api::metrics::Metrics;
+use apiary_api::registry::ObjectKey;
 use apiary_raft::mvcc::EventKind;
 use apiary_raft::mvcc::Revision;
 use apiary_raft::mvcc::Store;
@@ -112,13 +113,13 @@ fn count(store: &Store) -> Counts {
 
 /// The group (empty for the core group) and resource of an object's key.
 fn resource_of(key: &str) -> Option<(String, String)> {
-    let rest = key.strip_prefix(REGISTRY)?;
-    let mut parts = rest.splitn(3, '/');
-    let group = parts.next()?;
-    let resource = parts.next()?;
-    parts.next().filter(|name| !name.is_empty())?;
-    let group = if group == "core" { "" } else { group };
-    Some((group.to_owned(), resource.to_owned()))
+    let key = ObjectKey::parse(key)?;
+    let group = if key.key_group == "core" {
+        ""
+    } else {
+        key.key_group
+    };
+    Some((group.to_owned(), key.plural.to_owned()))
 }
 
 fn lock(counts: &Mutex<Counts>) -> std::sync::MutexGuard<'_, Counts> {

@@ -38,6 +38,7 @@ pub use deletion::Preconditions;
 pub use deletion::PropagationPolicy;
 pub use deletion::plan_delete;
 pub use resource_type::CRUD_VERBS;
+pub use resource_type::ObjectKey;
 pub use resource_type::ResourceType;
 pub use resource_type::Scope;
 pub use resource_type::StorageLocation;

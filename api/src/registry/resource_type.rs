@@ -150,6 +150,35 @@ impl ResourceType {
     }
 }
 
+/// An object's storage key read back into its parts ([`ResourceType::object_key`] writes
+/// it); neither a namespace nor a name ever holds a `/`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ObjectKey<'a> {
+    /// The key group (`core` for the core group).
+    pub key_group: &'a str,
+    /// The resource's plural.
+    pub plural: &'a str,
+    /// The namespace (empty: cluster scoped).
+    pub namespace: &'a str,
+    /// The name.
+    pub name: &'a str,
+}
+
+impl<'a> ObjectKey<'a> {
+    /// The parts of `key`; `None` for a key outside `/registry/<key group>/<plural>/`.
+    pub fn parse(key: &'a str) -> Option<Self> {
+        let mut parts = key.strip_prefix("/registry/")?.splitn(3, '/');
+        let (key_group, plural, object) = (parts.next()?, parts.next()?, parts.next()?);
+        let (namespace, name) = object.rsplit_once('/').unwrap_or(("", object));
+        (!name.is_empty()).then_some(Self {
+            key_group,
+            plural,
+            namespace,
+            name,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -207,5 +236,30 @@ mod tests {
             "clusterroles.rbac.authorization.k8s.io"
         );
         assert!(cr.supports("deletecollection") && !cr.supports("proxy"));
+    }
+
+    // R-RES-110: a field selector on the namespace or name is judged by the key.
+    #[test]
+    fn object_keys_read_back_into_their_parts() {
+        let pods = ty("", "pods", Scope::Namespaced);
+        let key = pods.object_key("ns", "web");
+        assert_eq!(
+            ObjectKey::parse(&key),
+            Some(ObjectKey {
+                key_group: "core",
+                plural: "pods",
+                namespace: "ns",
+                name: "web",
+            })
+        );
+        let roles = ty("rbac.authorization.k8s.io", "clusterroles", Scope::Cluster);
+        let key = roles.object_key("", "system:aggregate-to-view");
+        let parsed = ObjectKey::parse(&key).expect("an object key");
+        assert_eq!(
+            (parsed.namespace, parsed.name),
+            ("", "system:aggregate-to-view")
+        );
+        assert_eq!(ObjectKey::parse("/registry/core/pods/"), None);
+        assert_eq!(ObjectKey::parse("/other/core/pods/ns/web"), None);
     }
 }

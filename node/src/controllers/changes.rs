@@ -9,14 +9,12 @@ use std::sync::Mutex;
 use std::sync::MutexGuard;
 use std::sync::Weak;
 
+use apiary_api::registry::ObjectKey;
 use apiary_raft::mvcc::Revision;
 use apiary_raft::state_machine::ApplyNotice;
 use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::watch;
-
-/// Where the API keeps objects: `/registry/<group>/<resource>/[<namespace>/]<name>`.
-const REGISTRY: &str = "/registry/";
 
 /// What a controller's pass reads: the objects of some resources (named by their plural, in
 /// any group), each resource whole or only its objects of one name.
@@ -41,16 +39,10 @@ impl Interest {
 
     /// Whether a write of the storage key `key` changed something the pass reads.
     pub fn covers(&self, key: &str) -> bool {
-        let Some(rest) = key.strip_prefix(REGISTRY) else {
-            return false;
-        };
-        let mut parts = rest.splitn(3, '/');
-        let (Some(_group), Some(plural), Some(object)) = (parts.next(), parts.next(), parts.next())
-        else {
-            return false;
-        };
-        let name = object.rsplit('/').next().unwrap_or(object);
-        (self.resources.iter()).any(|(p, n)| *p == plural && n.is_none_or(|n| n == name))
+        ObjectKey::parse(key).is_some_and(|key| {
+            (self.resources.iter())
+                .any(|(p, n)| *p == key.plural && n.is_none_or(|n| n == key.name))
+        })
     }
 }
 

@@ -12,6 +12,7 @@ use super::list_body::BodyItem;
 use super::list_body::ListBody;
 use crate::error::ApiError;
 use crate::registry::CorruptObjects;
+use crate::registry::ObjectKey;
 use crate::registry::StoredJson;
 use crate::request::ContinueToken;
 use crate::request::ListOptions;
@@ -51,16 +52,6 @@ async fn read_chunk(
         });
     };
     storage.list(prefix, after, chunk, consistency).await
-}
-
-/// The namespace (empty: cluster scoped) and name in an object's storage key
-/// (`<prefix><namespace>/<name>` or `<prefix><name>`; neither ever holds a `/`).
-fn key_identity(key: &str, namespaced: bool) -> Option<(&str, &str)> {
-    let (rest, name) = key.rsplit_once('/')?;
-    match namespaced {
-        true => Some((rest.rsplit_once('/')?.1, name)),
-        false => Some(("", name)),
-    }
 }
 
 /// A listed object: key, stored form, revision of its last change.
@@ -113,8 +104,8 @@ impl Store {
         let stored = StoredJson::from_stored(item.value).map_err(|e| corrupt(&item.key, e))?;
         let decided = match selectors.is_empty() {
             true => Some(true),
-            false => key_identity(&item.key, self.resource.is_namespaced())
-                .and_then(|(namespace, name)| selectors.matches_identity(namespace, name)),
+            false => ObjectKey::parse(&item.key)
+                .and_then(|key| selectors.matches_identity(key.namespace, key.name)),
         };
         if decided == Some(false) {
             return Ok(None);
@@ -303,24 +294,5 @@ impl Store {
             })
             .collect();
         Ok(ListBody::new(head.as_bytes(), items))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::key_identity;
-
-    // R-RES-110: a field selector on the namespace or name is judged by the key.
-    #[test]
-    fn keys_hold_the_namespace_and_name() {
-        assert_eq!(
-            key_identity("/registry/configmaps/ns/kube-root-ca.crt", true),
-            Some(("ns", "kube-root-ca.crt"))
-        );
-        assert_eq!(
-            key_identity("/registry/clusterroles/system:aggregate-to-view", false),
-            Some(("", "system:aggregate-to-view"))
-        );
-        assert_eq!(key_identity("no-slash", false), None);
     }
 }
