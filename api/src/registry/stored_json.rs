@@ -145,6 +145,20 @@ impl StoredJson {
     pub fn read_as<T: serde::de::DeserializeOwned>(&self) -> Result<T, StoredJsonError> {
         serde_json::from_slice(&self.json).map_err(|e| StoredJsonError::Corrupt(e.to_string()))
     }
+
+    /// Whether the stored bytes `stored` (envelope and all) may hold an object with a member
+    /// named `name` at any depth, read without decoding anything: `false` only when no
+    /// object in them has such a member, because the envelope keeps the JSON verbatim and
+    /// [`Self::to_stored`] writes member names of plain letters without escapes. A member
+    /// value or string that merely contains `"name":` answers `true`, never the reverse.
+    pub fn may_have_member(stored: &[u8], name: &str) -> bool {
+        let name = name.as_bytes();
+        memchr::memmem::find_iter(stored, name).any(|at| {
+            let before = at.checked_sub(1).and_then(|i| stored.get(i));
+            let after = stored.get(at + name.len()..at + name.len() + 2);
+            before == Some(&b'"') && after == Some(b"\":".as_slice())
+        })
+    }
 }
 
 fn write_json(out: &mut Vec<u8>, v: &Value) {
@@ -190,6 +204,22 @@ mod tests {
                 assert_eq!(stored.len_with_resource_version(revision), written.len());
             }
         }
+    }
+
+    #[test]
+    fn a_member_name_is_found_in_the_stored_bytes_at_any_depth() {
+        let obj = json!({"metadata":{"name":"x","ownerReferences":[{"uid":"u"}]},
+            "data":{"note":"deletionTimestamp"}});
+        let stored = StoredJson::to_stored(&obj).expect("encodes");
+        assert!(StoredJson::may_have_member(&stored, "ownerReferences"));
+        assert!(StoredJson::may_have_member(&stored, "uid"));
+        assert!(!StoredJson::may_have_member(&stored, "deletionTimestamp"));
+        assert!(!StoredJson::may_have_member(&stored, "owner"));
+        assert!(!StoredJson::may_have_member(&stored, "References"));
+        let escaped = br#"{"metadata":{"owner\u0052eferences":[]}}"#;
+        let parsed: Value = serde_json::from_slice(escaped).expect("valid JSON");
+        let stored = StoredJson::to_stored(&parsed).expect("encodes");
+        assert!(StoredJson::may_have_member(&stored, "ownerReferences"));
     }
 
     #[test]

@@ -10,6 +10,7 @@ use std::sync::MutexGuard;
 use std::sync::Weak;
 
 use apiary_api::registry::ObjectKey;
+use apiary_raft::mvcc::Event;
 use apiary_raft::mvcc::Revision;
 use apiary_raft::state_machine::ApplyNotice;
 use tokio::sync::broadcast;
@@ -17,10 +18,12 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::watch;
 
 /// What a controller's pass reads: the objects of some resources (named by their plural, in
-/// any group), each resource whole or only its objects of one name.
+/// any group), each resource whole or only its objects of one name, and the writes of any
+/// resource that a test of the write itself picks.
 #[derive(Debug, Clone, Default)]
 pub struct Interest {
     resources: Vec<(&'static str, Option<&'static str>)>,
+    writes: Option<fn(&Event) -> bool>,
 }
 
 impl Interest {
@@ -28,6 +31,7 @@ impl Interest {
     pub fn resources(plurals: &[&'static str]) -> Self {
         Self {
             resources: plurals.iter().map(|p| (*p, None)).collect(),
+            writes: None,
         }
     }
 
@@ -37,12 +41,19 @@ impl Interest {
         self
     }
 
-    /// Whether a write of the storage key `key` changed something the pass reads.
-    pub fn covers(&self, key: &str) -> bool {
-        ObjectKey::parse(key).is_some_and(|key| {
-            (self.resources.iter())
-                .any(|(p, n)| *p == key.plural && n.is_none_or(|n| n == key.name))
-        })
+    /// Also every write, of any resource, for which `picks` holds.
+    pub fn and_writes(mut self, picks: fn(&Event) -> bool) -> Self {
+        self.writes = Some(picks);
+        self
+    }
+
+    /// Whether the write `event` changed something the pass reads.
+    pub fn covers(&self, event: &Event) -> bool {
+        self.writes.is_some_and(|picks| picks(event))
+            || ObjectKey::parse(&event.kv.key).is_some_and(|key| {
+                (self.resources.iter())
+                    .any(|(p, n)| *p == key.plural && n.is_none_or(|n| n == key.name))
+            })
     }
 }
 
@@ -111,7 +122,7 @@ async fn dispatch(followers: Weak<Followers>, mut notices: broadcast::Receiver<A
             Ok(notice) => match notice.as_ref() {
                 ApplyNotice::Applied { revision, events } => {
                     for (interest, sender) in followers.iter() {
-                        if events.iter().any(|e| interest.covers(&e.kv.key)) {
+                        if events.iter().any(|e| interest.covers(e)) {
                             sender.send_replace(*revision);
                         }
                     }
@@ -144,7 +155,6 @@ mod tests {
     use std::time::Duration;
 
     use apiary_raft::command::KeyValue;
-    use apiary_raft::mvcc::Event;
     use apiary_raft::mvcc::EventKind;
 
     use super::*;
@@ -163,12 +173,24 @@ mod tests {
     #[test]
     fn an_interest_covers_its_resources_and_names() {
         let interest = Interest::resources(&["namespaces"]).and_named("configmaps", "root.crt");
-        assert!(interest.covers("/registry/core/namespaces/ns"));
-        assert!(interest.covers("/registry/core/configmaps/ns/root.crt"));
-        assert!(!interest.covers("/registry/core/configmaps/ns/other"));
-        assert!(!interest.covers("/registry/core/secrets/ns/root.crt"));
-        assert!(!interest.covers("/registry/core/namespaces"));
-        assert!(!interest.covers("/other/core/namespaces/ns"));
+        let covers = |key| interest.covers(&put(key));
+        assert!(covers("/registry/core/namespaces/ns"));
+        assert!(covers("/registry/core/configmaps/ns/root.crt"));
+        assert!(!covers("/registry/core/configmaps/ns/other"));
+        assert!(!covers("/registry/core/secrets/ns/root.crt"));
+        assert!(!covers("/registry/core/namespaces"));
+        assert!(!covers("/other/core/namespaces/ns"));
+    }
+
+    #[test]
+    fn an_interest_covers_the_writes_it_picks_in_any_resource() {
+        let interest = Interest::resources(&["namespaces"])
+            .and_writes(|event| event.kind == EventKind::Delete);
+        let mut delete = put("/registry/core/secrets/ns/s");
+        delete.kind = EventKind::Delete;
+        assert!(interest.covers(&delete));
+        assert!(!interest.covers(&put("/registry/core/secrets/ns/s")));
+        assert!(interest.covers(&put("/registry/core/namespaces/ns")));
     }
 
     #[tokio::test]

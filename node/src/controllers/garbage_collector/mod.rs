@@ -5,9 +5,9 @@
 //! `foregroundDeletion` finalizer are served first ([`owners`]), then every object whose
 //! owners are not all present and settled is judged by live reads ([`attempt`]): deleted
 //! when all its owners are absent, its dangling references removed when some remain. Passes
-//! run after changes of the store, at most one per [`PACE`], and keep nothing in memory, so a new leader finishes a
-//! deletion the old one started. A pass writes at most [`MAX_WRITES`] times and then runs
-//! again at once.
+//! run after the writes that can give them work ([`interest`]), at most one per [`PACE`], and
+//! keep nothing in memory, so a new leader finishes a deletion the old one started. A pass
+//! writes at most [`MAX_WRITES`] times and then runs again at once.
 
 mod attempt;
 mod discovery;
@@ -19,6 +19,10 @@ use std::time::Duration;
 
 use apiary_api::auth::controller_user;
 use apiary_api::registry::ORPHAN_FINALIZER;
+use apiary_api::registry::StoredJson;
+use apiary_raft::command::KeyValue;
+use apiary_raft::mvcc::Event;
+use apiary_raft::mvcc::EventKind;
 use chrono::DateTime;
 use chrono::Utc;
 use tokio_util::sync::CancellationToken;
@@ -31,6 +35,7 @@ use self::graph::Node;
 use self::graph::PlainObjects;
 use super::Controller;
 use super::ControllerContext;
+use super::changes::Interest;
 use super::client::ControllerError;
 use super::client::InProcessClient;
 use super::runner::converge_paced;
@@ -41,8 +46,8 @@ pub const NAME: &str = "garbagecollector";
 /// Its ServiceAccount in the system namespace (bootstrap role `system:controller:<this>`).
 pub const ACCOUNT: &str = "generic-garbage-collector";
 
-/// How long after a change of the store the next pass waits: a pass lists every object, so
-/// a busy store costs one pass per pace.
+/// How long after a write of [`interest`] the next pass waits: a pass lists every object, so
+/// a stream of such writes costs one pass per pace.
 pub const PACE: Duration = Duration::from_secs(1);
 
 /// Objects per listed page. Each page costs the server a count of the objects after it
@@ -68,11 +73,33 @@ impl Controller for GarbageCollector {
             context.api.clone(),
             controller_user(context.flavor, ACCOUNT),
         );
-        converge_paced(NAME, &context, &stop, PACE, context.changes.all(), || {
+        let changes = context.changes.of(interest());
+        converge_paced(NAME, &context, &stop, PACE, changes, || {
             collect(&client, &context)
         })
         .await;
     }
+}
+
+/// The writes after which a pass may find work. The collector acts only on objects with
+/// owner references or a deletion under way, and only when an owner is gone (a delete),
+/// being deleted, or its dependents change; which resources exist changes with the
+/// definitions and API services. A write of a plain object (most writes) is none of these,
+/// so a stream of them costs no pass and no relist.
+fn interest() -> Interest {
+    Interest::resources(&["customresourcedefinitions", "apiservices"]).and_writes(may_give_work)
+}
+
+/// Whether `event` deletes an object, or writes one that has (or had) owner references or
+/// a deletion timestamp.
+fn may_give_work(event: &Event) -> bool {
+    let concerned = |kv: &KeyValue| {
+        StoredJson::may_have_member(&kv.value, "ownerReferences")
+            || StoredJson::may_have_member(&kv.value, "deletionTimestamp")
+    };
+    event.kind == EventKind::Delete
+        || concerned(&event.kv)
+        || event.prev_kv.as_ref().is_some_and(concerned)
 }
 
 /// One pass's state: what it acts with and its remaining write budget.
@@ -174,5 +201,61 @@ async fn collect(
         Some(error) => Err(error),
         None if collector.exhausted() => Ok(Some(now)),
         None => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use bytes::Bytes;
+    use serde_json::Value;
+    use serde_json::json;
+
+    use super::*;
+
+    fn write(kind: EventKind, object: Option<Value>, before: Option<Value>) -> Event {
+        let kv = |object: Option<Value>| KeyValue {
+            key: "/registry/core/configmaps/ns/a".to_owned(),
+            value: object.map_or_else(Bytes::new, |o| StoredJson::to_stored(&o).expect("object")),
+            ..KeyValue::default()
+        };
+        Event {
+            kind,
+            kv: kv(object),
+            prev_kv: before.map(|b| kv(Some(b))),
+        }
+    }
+
+    #[test]
+    fn only_deletes_and_writes_of_owned_or_deleting_objects_bring_a_pass() {
+        let plain = json!({"metadata": {"name": "a", "finalizers": ["x"]}, "data": {"k": "v"}});
+        let owned = json!({"metadata": {"name": "a", "ownerReferences": [{"uid": "u"}]}});
+        let deleting =
+            json!({"metadata": {"name": "a", "deletionTimestamp": "2026-01-01T00:00:00Z"}});
+        assert!(!may_give_work(&write(
+            EventKind::Put,
+            Some(plain.clone()),
+            None
+        )));
+        assert!(!may_give_work(&write(
+            EventKind::Put,
+            Some(plain.clone()),
+            Some(plain.clone())
+        )));
+        assert!(may_give_work(&write(
+            EventKind::Put,
+            Some(owned.clone()),
+            None
+        )));
+        assert!(may_give_work(&write(
+            EventKind::Put,
+            Some(plain.clone()),
+            Some(owned)
+        )));
+        assert!(may_give_work(&write(
+            EventKind::Put,
+            Some(deleting),
+            Some(plain.clone())
+        )));
+        assert!(may_give_work(&write(EventKind::Delete, None, Some(plain))));
     }
 }
