@@ -229,7 +229,7 @@ impl LogFs for Mount {
         Ok(())
     }
 
-    fn write_synced(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+    fn write_synced(&self, path: &Path, parts: &[&[u8]]) -> io::Result<()> {
         let mut tree = self.lock()?;
         tree.require_parent(path)?;
         let id = match tree.live.get(path) {
@@ -237,8 +237,8 @@ impl LogFs for Mount {
             None => tree.create(path),
         };
         let inode = tree.inodes.entry(id).or_default();
-        inode.data = bytes.to_vec();
-        inode.synced = bytes.len();
+        inode.data = parts.concat();
+        inode.synced = inode.data.len();
         Ok(())
     }
 
@@ -348,7 +348,7 @@ mod tests {
         let fs = SimDisk::new().mount();
         let dir = Path::new("/d");
         fs.create_dir_all(dir).expect("mkdir");
-        fs.write_synced(&dir.join("state.tmp"), b"vote=3")
+        fs.write_synced(&dir.join("state.tmp"), &[b"vote=3".as_slice()])
             .expect("write");
         fs.rename(&dir.join("state.tmp"), &dir.join("state"))
             .expect("rename");
@@ -383,7 +383,7 @@ mod tests {
         unnamed
             .sync_data()
             .expect("sync data, but not the directory");
-        fs.write_synced(&dir.join("state.tmp"), b"v")
+        fs.write_synced(&dir.join("state.tmp"), &[b"v".as_slice()])
             .expect("write");
         fs.rename(&dir.join("state.tmp"), &dir.join("state"))
             .expect("rename");
@@ -411,7 +411,8 @@ mod tests {
         let fs = disk.mount();
         let dir = Path::new("/snap");
         fs.create_dir_all(dir).expect("mkdir");
-        fs.write_synced(&dir.join("a"), b"1").expect("write");
+        fs.write_synced(&dir.join("a"), &[b"1".as_slice()])
+            .expect("write");
         fs.sync_dir(dir).expect("sync dir");
         fs.remove(&dir.join("a")).expect("remove");
         disk.crash();
@@ -433,7 +434,10 @@ mod tests {
         disk.crash();
         assert!(file.write_all(b"zombie").is_err());
         assert!(file.sync_data().is_err());
-        assert!(old.write_synced(&dir.join("x"), b"zombie").is_err());
+        assert!(
+            old.write_synced(&dir.join("x"), &[b"zombie".as_slice()])
+                .is_err()
+        );
         assert_eq!(read(&disk.mount(), "/log/1.seg"), Some(b"a".to_vec()));
     }
 }

@@ -44,8 +44,8 @@ impl LogFs for CountingFs {
     fn truncate(&self, path: &Path, len: u64) -> io::Result<()> {
         StdFs.truncate(path, len)
     }
-    fn write_synced(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
-        StdFs.write_synced(path, bytes)
+    fn write_synced(&self, path: &Path, parts: &[&[u8]]) -> io::Result<()> {
+        StdFs.write_synced(path, parts)
     }
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
         StdFs.rename(from, to)

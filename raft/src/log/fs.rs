@@ -38,9 +38,10 @@ pub trait LogFs: Send + Sync + 'static {
     /// Cuts the file at `path` to `len` bytes, durably.
     fn truncate(&self, path: &Path, len: u64) -> io::Result<()>;
 
-    /// Creates or replaces the file at `path` with `bytes`, durably (but see [`LogFs::sync_dir`]
-    /// for the file's name).
-    fn write_synced(&self, path: &Path, bytes: &[u8]) -> io::Result<()>;
+    /// Creates or replaces the file at `path` with the concatenation of `parts`, durably (but
+    /// see [`LogFs::sync_dir`] for the file's name). Parts let a large file be written from
+    /// buffers it shares, without first copying them into one.
+    fn write_synced(&self, path: &Path, parts: &[&[u8]]) -> io::Result<()>;
 
     /// Renames `from` to `to`, replacing `to` atomically.
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()>;
@@ -104,9 +105,11 @@ impl LogFs for StdFs {
         file.sync_all()
     }
 
-    fn write_synced(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+    fn write_synced(&self, path: &Path, parts: &[&[u8]]) -> io::Result<()> {
         let mut file = File::create(path)?;
-        file.write_all(bytes)?;
+        for part in parts {
+            file.write_all(part)?;
+        }
         file.sync_all()
     }
 

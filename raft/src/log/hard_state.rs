@@ -84,7 +84,7 @@ impl HardState {
             let path = path.to_path_buf();
             move |source| LogError::Io { op, path, source }
         };
-        fs.write_synced(&temp, &bytes)
+        fs.write_synced(&temp, &[&bytes])
             .map_err(io("write state file", &temp))?;
         fs.rename(&temp, &path)
             .map_err(io("replace state file", &path))?;

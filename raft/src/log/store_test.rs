@@ -411,9 +411,9 @@ impl LogFs for ProbeFs {
     fn truncate(&self, path: &Path, len: u64) -> io::Result<()> {
         StdFs.truncate(path, len)
     }
-    fn write_synced(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+    fn write_synced(&self, path: &Path, parts: &[&[u8]]) -> io::Result<()> {
         self.0.state_writes.fetch_add(1, Ordering::SeqCst);
-        StdFs.write_synced(path, bytes)
+        StdFs.write_synced(path, parts)
     }
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
         StdFs.rename(from, to)

@@ -102,7 +102,8 @@ impl SnapshotDir {
         let tmp = self
             .dir
             .join(format!("{PREFIX}{index:020}.{n}{TMP_SUFFIX}"));
-        self.fs.write_synced(&tmp, &file.encode())?;
+        let (head, store) = file.parts();
+        self.fs.write_synced(&tmp, &[&head, store])?;
         self.fs.rename(&tmp, &path)?;
         self.fs.sync_dir(&self.dir)?;
         {

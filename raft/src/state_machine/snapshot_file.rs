@@ -12,6 +12,7 @@ use std::io;
 
 use bytes::Bytes;
 use prost::Message;
+use prost::encoding::WireType;
 
 use super::backup::BackupInfo;
 use crate::typ;
@@ -23,6 +24,9 @@ use crate::wire;
 const MAGIC_PREFIX: &[u8; 7] = b"APSNAP\x00";
 /// Magic, then the body length (u64 LE), then the body's CRC-32 (u32 LE).
 const HEADER_LEN: usize = 8 + 8 + 4;
+
+/// The tag of [`SnapshotFileBody::store`].
+const STORE_TAG: u32 = 2;
 
 /// The protobuf body of a snapshot file. Fields are only ever added, with new tags.
 #[derive(Clone, PartialEq, prost::Message)]
@@ -48,13 +52,30 @@ pub struct SnapshotFile {
 }
 
 impl SnapshotFile {
-    /// Encodes the file: header, then body.
-    pub fn encode(&self) -> Vec<u8> {
-        encode_body(&SnapshotFileBody {
+    /// The file as two parts to write one after the other: the header and the body up to
+    /// the store's bytes, then the store's bytes themselves, not copied. The store is nearly
+    /// all of a snapshot (the whole MVCC store, encoded), so a file built in one buffer held
+    /// two more copies of it while it was written. The bytes are those [`encode_body`] gives.
+    pub fn parts(&self) -> (Vec<u8>, &Bytes) {
+        let fields = SnapshotFileBody {
             meta: Some(wire::SnapshotMeta::from(&self.meta)),
-            store: self.store.clone(),
+            store: Bytes::new(),
             backup: None,
-        })
+        };
+        let mut head = Vec::with_capacity(HEADER_LEN + fields.encoded_len() + 16);
+        head.extend_from_slice(MAGIC_PREFIX);
+        head.push(SNAPSHOT_FORMAT);
+        head.extend_from_slice(&[0; HEADER_LEN - MAGIC_PREFIX.len() - 1]);
+        fields.encode_raw(&mut head);
+        if !self.store.is_empty() {
+            prost::encoding::encode_key(STORE_TAG, WireType::LengthDelimited, &mut head);
+            prost::encoding::encode_varint(self.store.len() as u64, &mut head);
+        }
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(&head[HEADER_LEN..]);
+        crc.update(&self.store);
+        finish_header(&mut head, crc.finalize(), self.store.len());
+        (head, &self.store)
     }
 
     /// Decodes a file, checking its magic, length and CRC.
@@ -67,16 +88,24 @@ impl SnapshotFile {
     }
 }
 
-/// Frames `body`: header, then the encoded body.
+/// Frames `body`: header, then the encoded body, in one buffer.
 pub(super) fn encode_body(body: &SnapshotFileBody) -> Vec<u8> {
-    let body = body.encode_to_vec();
-    let mut out = Vec::with_capacity(HEADER_LEN + body.len());
+    let mut out = Vec::with_capacity(HEADER_LEN + body.encoded_len());
     out.extend_from_slice(MAGIC_PREFIX);
     out.push(SNAPSHOT_FORMAT);
-    out.extend_from_slice(&(body.len() as u64).to_le_bytes());
-    out.extend_from_slice(&crc32fast::hash(&body).to_le_bytes());
-    out.extend_from_slice(&body);
+    out.extend_from_slice(&[0; HEADER_LEN - MAGIC_PREFIX.len() - 1]);
+    body.encode_raw(&mut out);
+    let crc = crc32fast::hash(&out[HEADER_LEN..]);
+    finish_header(&mut out, crc, 0);
     out
+}
+
+/// Writes the body's length and CRC into the header at the start of `head`, for a body of
+/// `head`'s bytes after the header and `more` bytes after them.
+fn finish_header(head: &mut [u8], crc: u32, more: usize) {
+    let body_len = (head.len() - HEADER_LEN + more) as u64;
+    head[8..16].copy_from_slice(&body_len.to_le_bytes());
+    head[16..HEADER_LEN].copy_from_slice(&crc.to_le_bytes());
 }
 
 /// Checks the magic, length and CRC of a framed body and decodes it with its metadata.
@@ -135,16 +164,37 @@ mod tests {
         }
     }
 
+    fn encoded(file: &SnapshotFile) -> Vec<u8> {
+        let (head, store) = file.parts();
+        [head.as_slice(), store].concat()
+    }
+
+    #[test]
+    fn the_parts_are_the_body_framed_whole() {
+        let empty = SnapshotFile {
+            store: Bytes::new(),
+            ..sample()
+        };
+        for file in [sample(), empty] {
+            let whole = encode_body(&SnapshotFileBody {
+                meta: Some(wire::SnapshotMeta::from(&file.meta)),
+                store: file.store.clone(),
+                backup: None,
+            });
+            assert_eq!(encoded(&file), whole);
+        }
+    }
+
     #[test]
     fn round_trips() {
-        let back = SnapshotFile::decode(&sample().encode()).unwrap();
+        let back = SnapshotFile::decode(&encoded(&sample())).unwrap();
         assert_eq!(sample().meta, back.meta);
         assert_eq!(sample().store, back.store);
     }
 
     #[test]
     fn every_flipped_byte_is_rejected() {
-        let good = sample().encode();
+        let good = encoded(&sample());
         for i in 0..good.len() {
             let mut bad = good.clone();
             bad[i] ^= 0x40;
@@ -156,7 +206,7 @@ mod tests {
     // never misread.
     #[test]
     fn a_newer_format_is_refused_by_name() {
-        let mut newer = sample().encode();
+        let mut newer = encoded(&sample());
         assert_eq!(newer[7], SNAPSHOT_FORMAT);
         newer[7] = SNAPSHOT_FORMAT + 1;
         let error = SnapshotFile::decode(&newer).unwrap_err().to_string();
@@ -168,7 +218,7 @@ mod tests {
 
     #[test]
     fn truncated_and_empty_files_are_rejected() {
-        let good = sample().encode();
+        let good = encoded(&sample());
         for len in [0, 5, HEADER_LEN, good.len() - 1] {
             assert!(SnapshotFile::decode(&good[..len]).is_err(), "len {len}");
         }
