@@ -196,6 +196,10 @@ async fn bench_restart(args: &Args, rows: &mut Vec<report::Row>) -> Result<(), H
         .collect::<Result<_, _>>()?;
     list::fill_apiary(&replicas, 0, args.objects, args.value_size).await?;
     rows.extend(memory::apiary(args, &cluster, &replicas).await?);
+    rows.extend(memory::apiary_peaks(
+        &cluster,
+        "during the fill and the settle",
+    )?);
     rows.extend(restart::apiary(args, &mut cluster).await?);
     Ok(())
 }
