@@ -62,7 +62,8 @@ impl SnapshotFile {
             store: Bytes::new(),
             backup: None,
         };
-        let mut head = Vec::with_capacity(HEADER_LEN + fields.encoded_len() + 16);
+        let store_key_and_len = 1 + prost::encoding::encoded_len_varint(self.store.len() as u64);
+        let mut head = Vec::with_capacity(HEADER_LEN + fields.encoded_len() + store_key_and_len);
         head.extend_from_slice(MAGIC_PREFIX);
         head.push(SNAPSHOT_FORMAT);
         head.extend_from_slice(&[0; HEADER_LEN - MAGIC_PREFIX.len() - 1]);
