@@ -114,12 +114,7 @@ fn count(store: &Store) -> Counts {
 /// The group (empty for the core group) and resource of an object's key.
 fn resource_of(key: &str) -> Option<(String, String)> {
     let key = ObjectKey::parse(key)?;
-    let group = if key.key_group == "core" {
-        ""
-    } else {
-        key.key_group
-    };
-    Some((group.to_owned(), key.plural.to_owned()))
+    Some((key.api_group().to_owned(), key.plural.to_owned()))
 }
 
 fn lock(counts: &Mutex<Counts>) -> std::sync::MutexGuard<'_, Counts> {

@@ -165,6 +165,14 @@ pub struct ObjectKey<'a> {
 }
 
 impl<'a> ObjectKey<'a> {
+    /// The API group (empty for the core group, whose key group is `core`).
+    pub fn api_group(&self) -> &'a str {
+        match self.key_group {
+            "core" => "",
+            group => group,
+        }
+    }
+
     /// The parts of `key`; `None` for a key outside `/registry/<key group>/<plural>/`.
     pub fn parse(key: &'a str) -> Option<Self> {
         let mut parts = key.strip_prefix("/registry/")?.splitn(3, '/');
@@ -258,6 +266,11 @@ mod tests {
         assert_eq!(
             (parsed.namespace, parsed.name),
             ("", "system:aggregate-to-view")
+        );
+        assert_eq!(parsed.api_group(), "rbac.authorization.k8s.io");
+        assert_eq!(
+            ObjectKey::parse("/registry/core/pods/ns/web").map(|k| k.api_group()),
+            Some("")
         );
         assert_eq!(ObjectKey::parse("/registry/core/pods/"), None);
         assert_eq!(ObjectKey::parse("/other/core/pods/ns/web"), None);

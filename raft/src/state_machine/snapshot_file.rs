@@ -63,10 +63,7 @@ impl SnapshotFile {
             backup: None,
         };
         let store_key_and_len = 1 + prost::encoding::encoded_len_varint(self.store.len() as u64);
-        let mut head = Vec::with_capacity(HEADER_LEN + fields.encoded_len() + store_key_and_len);
-        head.extend_from_slice(MAGIC_PREFIX);
-        head.push(SNAPSHOT_FORMAT);
-        head.extend_from_slice(&[0; HEADER_LEN - MAGIC_PREFIX.len() - 1]);
+        let mut head = start_frame(fields.encoded_len() + store_key_and_len);
         fields.encode_raw(&mut head);
         if !self.store.is_empty() {
             prost::encoding::encode_key(STORE_TAG, WireType::LengthDelimited, &mut head);
@@ -91,13 +88,20 @@ impl SnapshotFile {
 
 /// Frames `body`: header, then the encoded body, in one buffer.
 pub(super) fn encode_body(body: &SnapshotFileBody) -> Vec<u8> {
-    let mut out = Vec::with_capacity(HEADER_LEN + body.encoded_len());
-    out.extend_from_slice(MAGIC_PREFIX);
-    out.push(SNAPSHOT_FORMAT);
-    out.extend_from_slice(&[0; HEADER_LEN - MAGIC_PREFIX.len() - 1]);
+    let mut out = start_frame(body.encoded_len());
     body.encode_raw(&mut out);
     let crc = crc32fast::hash(&out[HEADER_LEN..]);
     finish_header(&mut out, crc, 0);
+    out
+}
+
+/// A buffer for a file whose body takes `body_capacity` bytes, holding the header with its
+/// magic and format and room for the length and CRC ([`finish_header`]).
+fn start_frame(body_capacity: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEADER_LEN + body_capacity);
+    out.extend_from_slice(MAGIC_PREFIX);
+    out.push(SNAPSHOT_FORMAT);
+    out.resize(HEADER_LEN, 0);
     out
 }
 
