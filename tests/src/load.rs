@@ -129,6 +129,26 @@ where
     result
 }
 
+/// [`run`] after `concurrency` unmeasured requests of the same kind from as many tasks, so that
+/// the measured ones find the client's connections open: a pooled HTTP/1.1 client opens one per
+/// concurrent request, and at hundreds of clients the TLS handshakes would otherwise cost more
+/// than the requests they carry. The write levels get the same from their warm-up.
+pub async fn run_warmed<F, Fut>(
+    concurrency: usize,
+    requests: u64,
+    budget: Duration,
+    op: F,
+) -> LevelResult
+where
+    F: Fn(u64) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<(), String>> + Send + 'static,
+{
+    let op = Arc::new(op);
+    let warm = op.clone();
+    run(concurrency, concurrency as u64, budget, move |i| warm(i)).await;
+    run(concurrency, requests, budget, move |i| op(i)).await
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -91,7 +91,7 @@ async fn native(args: &Args, kvs: &[KvClient], follower: usize) -> Result<Scores
     let mut reads = Vec::new();
     for &level in &args.levels {
         let reader = reader.clone();
-        let result = load::run(level, args.reads, budget, move |i| {
+        let result = load::run_warmed(level, args.reads, budget, move |i| {
             etcd_native::get(
                 reader.clone(),
                 format!("/bench/native/read/{}", i % READ_SET),
@@ -145,7 +145,7 @@ async fn gateway(
     let mut reads = Vec::new();
     for &level in &args.levels {
         let reader = reader.clone();
-        let result = load::run(level, args.reads, budget, move |i| {
+        let result = load::run_warmed(level, args.reads, budget, move |i| {
             let reader = reader.clone();
             let body = Bytes::from(
                 etcd_cluster::range_body(&format!("/bench/read/{}", i % READ_SET)).to_string(),

@@ -279,7 +279,7 @@ async fn bench_apiary(args: &Args) -> Result<ApiaryScores, apiary_tests::Harness
     let mut reads = Vec::new();
     for &level in &args.levels {
         let reader = reader.clone();
-        let result = load::run(level, args.reads, budget, move |i| {
+        let result = load::run_warmed(level, args.reads, budget, move |i| {
             let reader = reader.clone();
             let path = objects::configmap_path(&format!("bench-read-{}", i % READ_SET));
             async move { ok(reader.get(&path).await) }
