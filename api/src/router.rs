@@ -339,7 +339,10 @@ async fn pipeline(
         .impersonation
         .impersonate(&mut parts.headers, user, info)
         .await?;
-    let served = authorized(state, &parts, body, &user, info, query);
+    // Boxed, because flow control holds the rest of the pipeline across its awaits: inline,
+    // that state (tens of KiB) made every enclosing future as large, and each was moved
+    // (copied) whole on every request.
+    let served = Box::pin(authorized(state, &parts, body, &user, info, query));
     let served = async { served.await.unwrap_or_else(IntoResponse::into_response) };
     Ok(state.flow_control.serve(&user, info, query, served).await)
 }
@@ -370,7 +373,8 @@ async fn authorized(
             body,
             user,
         };
-        return admin.serve(request).await;
+        // Boxed: this rare branch's state would otherwise be part of every request's.
+        return Box::pin(admin.serve(request)).await;
     }
     if !info.is_resource_request {
         if parts.method != Method::GET && parts.method != Method::HEAD {

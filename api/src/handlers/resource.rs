@@ -131,7 +131,8 @@ pub(crate) async fn serve_resource(
 ) -> Result<Response, ApiError> {
     let info = req.info;
     if info.api_group.is_empty() && info.api_version == "v1" && info.resource == "bindings" {
-        return subresource::serve_bindings(storage, registry, &req).await;
+        // Boxed: this rare branch's state would otherwise be part of every request's.
+        return Box::pin(subresource::serve_bindings(storage, registry, &req)).await;
     }
     let lookup = || registry.lookup(&info.api_group, &info.api_version, &info.resource);
     let store = match lookup() {
