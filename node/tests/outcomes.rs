@@ -301,7 +301,7 @@ fn admin() -> ClientCertificate {
         .distinguished_name
         .push(rcgen::DnType::OrganizationName, "system:masters");
     let key = rcgen::KeyPair::generate().unwrap();
-    ClientCertificate(params.self_signed(&key).unwrap().der().to_vec())
+    ClientCertificate::new(params.self_signed(&key).unwrap().der().to_vec())
 }
 
 /// Waits until every replica names the same leader, and returns it.

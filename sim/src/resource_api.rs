@@ -39,7 +39,7 @@ pub fn client_certificate() -> Result<ClientCertificate, rcgen::Error> {
         .push(rcgen::DnType::OrganizationName, SYSTEM_MASTERS);
     let key = rcgen::KeyPair::generate()?;
     let certificate = params.self_signed(&key)?;
-    Ok(ClientCertificate(certificate.der().to_vec()))
+    Ok(ClientCertificate::new(certificate.der().to_vec()))
 }
 
 /// Signs every simulated replica's service account tokens: a fixed key, held in memory, so

@@ -149,10 +149,10 @@ impl Authenticator for RequestHeaderAuthenticator {
         request: &http::request::Parts,
         _context: &AuthContext<'_>,
     ) -> AuthnOutcome {
-        let Some(ClientCertificate(der)) = request.extensions.get::<ClientCertificate>() else {
+        let Some(certificate) = request.extensions.get::<ClientCertificate>() else {
             return AuthnOutcome::NoCredentials;
         };
-        if let Err(reason) = self.check_proxy(der) {
+        if let Err(reason) = self.check_proxy(certificate.der()) {
             return AuthnOutcome::Rejected(format!("request-header proxy: {reason}"));
         }
         match self.user_of(&request.headers) {

@@ -69,17 +69,19 @@ impl Authenticator for X509Authenticator {
         request: &http::request::Parts,
         _context: &AuthContext<'_>,
     ) -> AuthnOutcome {
-        let Some(ClientCertificate(der)) = request.extensions.get::<ClientCertificate>() else {
+        let Some(certificate) = request.extensions.get::<ClientCertificate>() else {
             return AuthnOutcome::NoCredentials;
         };
+        // Verified on every request (the time and the CA file may have moved on since the
+        // connection's handshake); the names are read from it once per connection.
         if let Some(ca) = &self.ca
-            && let Err(reason) = ca.verify(der)
+            && let Err(reason) = ca.verify(certificate.der())
         {
             return AuthnOutcome::Rejected(format!("client certificate not verified: {reason}"));
         }
-        match Self::user_of(der) {
-            Ok(user) => AuthnOutcome::Authenticated(user),
-            Err(reason) => AuthnOutcome::Rejected(reason),
+        match certificate.identity(Self::user_of) {
+            Ok(user) => AuthnOutcome::Authenticated(user.clone()),
+            Err(reason) => AuthnOutcome::Rejected(reason.clone()),
         }
     }
 }

@@ -172,7 +172,7 @@ async fn serve_connection(connection: Connection, tcp: TcpStream) {
     let certificate = session
         .peer_certificates()
         .and_then(|chain| chain.first())
-        .map(|leaf| ClientCertificate(leaf.as_ref().to_vec()));
+        .map(|leaf| ClientCertificate::new(leaf.as_ref().to_vec()));
     let activity = Activity::new(limits.clone(), session.alpn_protocol() == Some(ALPN_H2));
     let body_timeout = limits.body_read_timeout;
     let requests = activity.clone();

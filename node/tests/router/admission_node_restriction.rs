@@ -24,7 +24,7 @@ use super::created;
 use super::fetched;
 
 fn n1() -> Option<ClientCertificate> {
-    Some(ClientCertificate(cert(
+    Some(ClientCertificate::new(cert(
         "system:node:n1",
         Some("system:nodes"),
     )))

@@ -543,7 +543,7 @@ async fn the_log_backend_writes_json_lines_without_secret_data_or_credentials() 
 #[tokio::test]
 async fn a_failed_authentication_is_recorded_once_at_response_started() {
     let (app, captured) = audited(&all_at("RequestResponse")).await;
-    let junk = ClientCertificate(b"junk".to_vec());
+    let junk = ClientCertificate::new(b"junk".to_vec());
     let reply = call(&app, "GET", CM_PATH, None, Some(junk)).await;
     assert_eq!(reply.status, StatusCode::UNAUTHORIZED);
     let events = captured.take();

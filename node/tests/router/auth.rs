@@ -39,7 +39,7 @@ async fn no_credentials_is_anonymous_and_denied() {
         "GET",
         CM_PATH,
         None,
-        Some(ClientCertificate(b"junk".to_vec())),
+        Some(ClientCertificate::new(b"junk".to_vec())),
     )
     .await;
     assert_status(&garbage, 401, "Unauthorized");

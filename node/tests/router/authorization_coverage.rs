@@ -216,7 +216,7 @@ async fn no_handler_runs_without_an_allow() {
         let callers = [
             (
                 &nobody,
-                Some(ClientCertificate(cert("nobody", Some("nogroup")))),
+                Some(ClientCertificate::new(cert("nobody", Some("nogroup")))),
             ),
             (&anonymous, None),
         ];

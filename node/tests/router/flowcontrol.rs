@@ -107,7 +107,7 @@ impl Storage for Gated {
 
 /// A user outside `system:masters`.
 fn user(name: &str) -> ClientCertificate {
-    ClientCertificate(cert(name, Some("dev")))
+    ClientCertificate::new(cert(name, Some("dev")))
 }
 
 async fn backend_with_flow_control() -> Arc<Backend> {

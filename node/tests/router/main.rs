@@ -209,7 +209,7 @@ fn cert(cn: &str, org: Option<&str>) -> Vec<u8> {
 /// A `system:masters` member.
 fn admin() -> ClientCertificate {
     static DER: OnceLock<Vec<u8>> = OnceLock::new();
-    ClientCertificate(
+    ClientCertificate::new(
         DER.get_or_init(|| cert("admin", Some("system:masters")))
             .clone(),
     )
@@ -218,7 +218,7 @@ fn admin() -> ClientCertificate {
 /// An authenticated user with no permissions.
 fn bob() -> ClientCertificate {
     static DER: OnceLock<Vec<u8>> = OnceLock::new();
-    ClientCertificate(DER.get_or_init(|| cert("bob", Some("dev"))).clone())
+    ClientCertificate::new(DER.get_or_init(|| cert("bob", Some("dev"))).clone())
 }
 
 /// A replica that is always ready: these tests run without raft.

@@ -9,7 +9,7 @@ use super::*;
 /// A member of `system:monitoring` only.
 fn monitor() -> ClientCertificate {
     static DER: OnceLock<Vec<u8>> = OnceLock::new();
-    ClientCertificate(
+    ClientCertificate::new(
         DER.get_or_init(|| cert("prometheus", Some("system:monitoring")))
             .clone(),
     )

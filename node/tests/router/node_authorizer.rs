@@ -23,7 +23,7 @@ use super::created;
 
 /// The agent of node `n1`.
 fn n1() -> ClientCertificate {
-    ClientCertificate(cert("system:node:n1", Some("system:nodes")))
+    ClientCertificate::new(cert("system:node:n1", Some("system:nodes")))
 }
 
 /// A router whose chain ends with the Node authorizer (selectors on).

@@ -47,7 +47,7 @@ pub(super) async fn settled(storage: &Backend, rbac: &RbacAuthorizer) {
 
 /// A certificate user `cn` in `org`.
 pub(super) fn user(cn: &str, org: &str) -> ClientCertificate {
-    ClientCertificate(cert(cn, Some(org)))
+    ClientCertificate::new(cert(cn, Some(org)))
 }
 
 pub(super) fn rule(groups: &[&str], resources: &[&str], verbs: &[&str]) -> Value {
