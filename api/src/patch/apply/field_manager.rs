@@ -119,10 +119,13 @@ impl FieldManager<'_> {
         );
         let (changed, removed) = ownership::changes(old, new, self.shape);
         ownership::take_from_others(managers, None, &changed, &removed);
-        let gained = ownership::strip_meta(&changed);
+        let gained = ownership::strip_meta(changed);
         if !gained.is_empty() {
             let set = match managers.remove(&identity) {
-                Some(previous) => previous.set.union(&gained),
+                Some(mut previous) => {
+                    previous.set.absorb(gained);
+                    previous.set
+                }
                 None => gained,
             };
             let owned = Owned {
@@ -249,7 +252,7 @@ impl FieldManager<'_> {
         ownership::take_from_others(&mut managers, Some(&identity), &changed, &removed);
         let changed_object = merged != *old;
         if let Some(owned) = managers.get_mut(&identity) {
-            owned.set = ownership::strip_meta(&owned.set);
+            owned.set = ownership::strip_meta(std::mem::take(&mut owned.set));
             if changed_object || owned.time.is_none() {
                 owned.time = Some(self.now().map_err(Refused::Invalid)?);
             }

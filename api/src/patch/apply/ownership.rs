@@ -4,6 +4,7 @@
 //! managers capped, and the object metadata nobody owns.
 
 use std::collections::BTreeMap;
+use std::sync::LazyLock;
 
 use serde_json::Value;
 
@@ -47,16 +48,20 @@ const STRIPPED: [&[&str]; 12] = [
 ];
 
 /// `set` without the fields of [`STRIPPED`].
-pub fn strip_meta(set: &Set) -> Set {
-    let mut stripped = Set::new();
-    for path in STRIPPED {
-        let path: Vec<PathElement> = path
-            .iter()
-            .map(|name| PathElement::Field((*name).to_owned()))
-            .collect();
-        stripped.insert(&path);
-    }
-    set.difference(&stripped)
+pub fn strip_meta(mut set: Set) -> Set {
+    static STRIPPED_SET: LazyLock<Set> = LazyLock::new(|| {
+        let mut stripped = Set::new();
+        for path in STRIPPED {
+            let path: Vec<PathElement> = path
+                .iter()
+                .map(|name| PathElement::Field((*name).to_owned()))
+                .collect();
+            stripped.insert(&path);
+        }
+        stripped
+    });
+    set.subtract(&STRIPPED_SET);
+    set
 }
 
 /// Whether a value of `structure` is owned whole.
@@ -273,8 +278,7 @@ pub fn cap_update_managers(managers: &mut Managers) {
 /// The changes from `old` to `new`: the fields added or modified, and those removed.
 pub fn changes(old: &Value, new: &Value, shape: Shape<'_>) -> (Set, Set) {
     let comparison = fieldpath::compare(old, new, shape);
-    (
-        comparison.added.union(&comparison.modified),
-        comparison.removed,
-    )
+    let mut changed = comparison.added;
+    changed.absorb(comparison.modified);
+    (changed, comparison.removed)
 }

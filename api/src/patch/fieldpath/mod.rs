@@ -11,6 +11,7 @@ mod typed;
 
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
+use std::collections::btree_map::Entry;
 use std::fmt;
 
 pub use compare::Comparison;
@@ -120,6 +121,19 @@ impl Set {
         out
     }
 
+    /// Adds every path of `other`, in place ([`Set::union`] without copying either set).
+    pub fn absorb(&mut self, other: Set) {
+        self.members.extend(other.members);
+        for (element, child) in other.children {
+            match self.children.entry(element) {
+                Entry::Occupied(mut mine) => mine.get_mut().absorb(child),
+                Entry::Vacant(slot) => {
+                    slot.insert(child);
+                }
+            }
+        }
+    }
+
     /// The paths in both sets.
     pub fn intersection(&self, other: &Set) -> Set {
         let members = self.members.intersection(&other.members).cloned().collect();
@@ -149,6 +163,19 @@ impl Set {
             })
             .collect();
         Set { members, children }
+    }
+
+    /// Removes the paths of `other`, in place: what [`Set::difference`] answers, without
+    /// copying what stays.
+    pub fn subtract(&mut self, other: &Set) {
+        self.members
+            .retain(|member| !other.members.contains(member));
+        self.children.retain(|element, mine| {
+            if let Some(theirs) = other.children.get(element) {
+                mine.subtract(theirs);
+            }
+            !mine.is_empty()
+        });
     }
 
     /// Every path of the set, in order (a member before the paths below it).

@@ -84,6 +84,37 @@ fn set_algebra() {
 }
 
 #[test]
+fn in_place_union_and_difference_equal_the_copying_ones() {
+    let mut a = Set::new();
+    a.insert(&[field("spec"), field("replicas")]);
+    a.insert(&[field("spec"), field("template"), field("labels")]);
+    a.insert(&[field("metadata"), field("labels"), field("app")]);
+    a.insert(&[field("data")]);
+    let mut b = Set::new();
+    b.insert(&[field("spec"), field("replicas")]);
+    b.insert(&[field("spec"), field("paused")]);
+    b.insert(&[field("metadata"), field("labels"), field("app")]);
+    b.insert(&[field("metadata")]);
+    for (x, y) in [
+        (&a, &b),
+        (&b, &a),
+        (&a, &a),
+        (&a, &Set::new()),
+        (&Set::new(), &a),
+    ] {
+        let mut absorbed = x.clone();
+        absorbed.absorb(y.clone());
+        assert_eq!(x.union(y), absorbed);
+        let mut subtracted = x.clone();
+        subtracted.subtract(y);
+        assert_eq!(x.difference(y), subtracted);
+    }
+    let mut emptied = a.clone();
+    emptied.subtract(&a);
+    assert_eq!(Set::new(), emptied, "no empty subtree is left behind");
+}
+
+#[test]
 fn paths_print_as_structured_merge_diff_prints_them() {
     let path = [
         field("spec"),
