@@ -9,6 +9,10 @@
 //!   (it has no such route) speaks 1.
 //! - 2: adds the `version` RPC ([`router`], [`probe`]).
 //!
+//! Optional RPCs that a sender can do without are not versioned: a peer without one answers
+//! 404 and the sender falls back (pre-vote counts as granted; `forward-writes`, a batch of
+//! forwarded writes, is sent again one write per `forward-write` call).
+//!
 //! # The rule for changes (the specification's rule 4b)
 //! Messages and records are protobuf with fields only ever added, so adjacent builds read each
 //! other's. Anything every replica must understand — a new command kind (an unknown kind

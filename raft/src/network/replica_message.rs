@@ -96,6 +96,26 @@ impl ForwardWriteResponse {
     }
 }
 
+/// The most commands one [`ForwardWritesRequest`] may carry; the leader refuses more with 400.
+pub const MAX_FORWARD_WRITES: usize = 256;
+
+/// Several writes forwarded from a follower to the leader in one call
+/// ([`crate::network::rpc::FORWARD_WRITES`]); the leader proposes them concurrently.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ForwardWritesRequest {
+    /// The commands to propose, in the order the follower's clients made them.
+    #[prost(message, repeated, tag = "1")]
+    pub commands: Vec<Command>,
+}
+
+/// The leader's answer to [`ForwardWritesRequest`]: one outcome per command, in order.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ForwardWritesResponse {
+    /// The outcome of each command.
+    #[prost(message, repeated, tag = "1")]
+    pub outcomes: Vec<ForwardWriteResponse>,
+}
+
 /// A follower asks the leader for a read index.
 #[derive(Clone, Copy, PartialEq, Eq, prost::Message)]
 pub struct ReadIndexRequest {}

@@ -16,6 +16,9 @@ pub const TRANSFER_LEADER: &str = "transfer-leader";
 pub const INSTALL_SNAPSHOT: &str = "install-snapshot";
 /// A follower forwards a client write to the leader.
 pub const FORWARD_WRITE: &str = "forward-write";
+/// A follower forwards several client writes to the leader in one call; a leader that
+/// answers 404 (a build before it) is sent them one at a time.
+pub const FORWARD_WRITES: &str = "forward-writes";
 /// A follower asks the leader for a linearizable read index.
 pub const READ_INDEX: &str = "read-index";
 /// A new replica asks to be added as a learner, then promoted to voter.

@@ -11,6 +11,7 @@
 mod backup;
 mod config;
 mod error;
+mod forward_batch;
 mod leader_call;
 mod leader_error;
 mod member_change;
@@ -48,6 +49,7 @@ pub use self::config::ReplicaConfig;
 pub use self::error::ReadError;
 pub use self::error::ReplicaError;
 pub use self::error::WriteError;
+use self::forward_batch::ForwardBatches;
 pub(crate) use self::leader_error::LeaderError;
 pub use self::member_change_error::MemberChangeError;
 pub use self::member_change_error::Refusal;
@@ -99,6 +101,8 @@ pub struct Replica {
     leader_reads: ReadRounds<Result<u64, LeaderError>>,
     /// Read-index requests to the leader, shared by concurrent reads on this replica.
     remote_reads: ReadRounds<Result<u64, LeaderError>>,
+    /// Writes forwarded to the leader, sent in batches while earlier ones are on their way.
+    forwards: ForwardBatches,
 }
 
 impl std::fmt::Debug for Replica {
@@ -178,6 +182,7 @@ impl Replica {
             timings: config.raft.clone(),
             raft,
             shared,
+            forwards: ForwardBatches::new(peers.clone()),
             peers,
             peer_health,
             join_task: Mutex::new(None),

@@ -24,19 +24,24 @@ use openraft::vote::RaftLeaderId;
 use prost::Message;
 use tokio::time::Instant;
 
+use super::LeaderError;
 use super::MemberChangeError;
 use super::Replica;
 use super::member_rpc::failure_outcome;
 use super::member_rpc::members_to_wire;
 use super::membership::join_outcome;
 use super::removal_outcome;
+use crate::command::CommandResponse;
 use crate::mvcc::StoreSnapshot;
 use crate::network::raft_message;
 use crate::network::replica_message::AddLearnerRequest;
 use crate::network::replica_message::ForwardWriteRequest;
 use crate::network::replica_message::ForwardWriteResponse;
+use crate::network::replica_message::ForwardWritesRequest;
+use crate::network::replica_message::ForwardWritesResponse;
 use crate::network::replica_message::JoinRequest;
 use crate::network::replica_message::JoinResponse;
+use crate::network::replica_message::MAX_FORWARD_WRITES;
 use crate::network::replica_message::MemberChangeResponse;
 use crate::network::replica_message::MembersRequest;
 use crate::network::replica_message::PromoteRequest;
@@ -65,6 +70,7 @@ pub fn peer_router(replica: Arc<Replica>) -> Router {
         .route(&route(rpc::INSTALL_SNAPSHOT), post(install_snapshot))
         .route(&route(rpc::TRANSFER_LEADER), post(transfer_leader))
         .route(&route(rpc::FORWARD_WRITE), post(forward_write))
+        .route(&route(rpc::FORWARD_WRITES), post(forward_writes))
         .route(&route(rpc::READ_INDEX), post(read_index))
         .route(&route(rpc::JOIN), post(join))
         .route(&route(rpc::REMOVE_MEMBER), post(remove_member))
@@ -208,16 +214,46 @@ async fn forward_write(State(replica): State<Arc<Replica>>, body: Bytes) -> Resp
         return bad_request("forwarded write without a command");
     };
     let deadline = Instant::now() + replica.request_timeout();
-    let outcome = match replica.propose_local(command, deadline).await {
-        Ok(response) => return ok(&ForwardWriteResponse::applied(response)),
+    ok(&forward_answer(
+        replica.propose_local(command, deadline).await,
+    ))
+}
+
+/// Proposes a follower's batch of writes concurrently, and answers once every one has its
+/// outcome.
+async fn forward_writes(State(replica): State<Arc<Replica>>, body: Bytes) -> Response {
+    let request = match decode::<ForwardWritesRequest>(body) {
+        Ok(r) => r,
+        Err(e) => return bad_request(e),
+    };
+    if request.commands.len() > MAX_FORWARD_WRITES {
+        return bad_request(format!(
+            "{} forwarded writes in one call, at most {MAX_FORWARD_WRITES}",
+            request.commands.len()
+        ));
+    }
+    let deadline = Instant::now() + replica.request_timeout();
+    let proposals = request
+        .commands
+        .into_iter()
+        .map(|command| replica.propose_local(command, deadline));
+    let outcomes = futures::future::join_all(proposals).await;
+    ok(&ForwardWritesResponse {
+        outcomes: outcomes.into_iter().map(forward_answer).collect(),
+    })
+}
+
+fn forward_answer(result: Result<CommandResponse, LeaderError>) -> ForwardWriteResponse {
+    let outcome = match result {
+        Ok(response) => return ForwardWriteResponse::applied(response),
         Err(e) => match e.not_leader() {
             Some(n) => forward_write_response::Outcome::NotLeader(n),
             None => forward_write_response::Outcome::Failed(e.failure()),
         },
     };
-    ok(&ForwardWriteResponse {
+    ForwardWriteResponse {
         outcome: Some(outcome),
-    })
+    }
 }
 
 async fn read_index(State(replica): State<Arc<Replica>>, _body: Bytes) -> Response {

@@ -12,10 +12,6 @@ use crate::command::Command;
 use crate::command::CommandResponse;
 use crate::command::Txn;
 use crate::mvcc::Revision;
-use crate::network::replica_message::ForwardWriteRequest;
-use crate::network::replica_message::ForwardWriteResponse;
-use crate::network::replica_message::forward_write_response::Outcome;
-use crate::network::rpc;
 
 /// The most attempts one write makes (each after a back-off) before giving up early.
 const MAX_ATTEMPTS: u32 = 20;
@@ -53,7 +49,9 @@ impl Replica {
             .at_leader(retry, |target| async move {
                 match target {
                     LeaderTarget::Local => self.propose_local(command.clone(), deadline).await,
-                    LeaderTarget::Remote(url) => self.forward_write(&url, command, deadline).await,
+                    LeaderTarget::Remote(url) => {
+                        self.forwards.forward(&url, command.clone(), deadline).await
+                    }
                 }
             })
             .await
@@ -73,37 +71,6 @@ impl Replica {
             Ok(Err(e)) => Err(LeaderError::from_write(e)),
             Err(_) => Err(LeaderError::OutcomeUnknown(
                 "proposed but not committed before the deadline".to_string(),
-            )),
-        }
-    }
-
-    async fn forward_write(
-        &self,
-        url: &str,
-        command: &Command,
-        deadline: Instant,
-    ) -> Result<CommandResponse, LeaderError> {
-        let request = ForwardWriteRequest {
-            command: Some(command.clone()),
-        };
-        let remaining = deadline.saturating_duration_since(Instant::now());
-        let answer: ForwardWriteResponse = self
-            .peers
-            .call(url, rpc::FORWARD_WRITE, &request, remaining)
-            .await
-            .map_err(|e| {
-                if e.not_delivered() {
-                    LeaderError::Unavailable(e.to_string())
-                } else {
-                    LeaderError::OutcomeUnknown(e.to_string())
-                }
-            })?;
-        match answer.outcome {
-            Some(Outcome::Applied(response)) => Ok(response),
-            Some(Outcome::NotLeader(n)) => Err(n.into()),
-            Some(Outcome::Failed(f)) => Err(f.into()),
-            None => Err(LeaderError::OutcomeUnknown(
-                "leader answered a forwarded write with nothing".to_string(),
             )),
         }
     }

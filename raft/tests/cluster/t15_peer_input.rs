@@ -1,9 +1,12 @@
 //! The peer router refuses malformed or forged peer messages with 400 and keeps working: no
 //! input from a peer panics or stops raft.
 
+use apiary_raft::command::Command;
 use apiary_raft::network::raft_message::InstallSnapshotRequest;
 use apiary_raft::network::replica_message::ForwardWriteRequest;
+use apiary_raft::network::replica_message::ForwardWritesRequest;
 use apiary_raft::network::replica_message::JoinRequest;
+use apiary_raft::network::replica_message::MAX_FORWARD_WRITES;
 use apiary_raft::network::replica_message::ReadIndexResponse;
 use apiary_raft::network::replica_message::read_index_response::Outcome;
 use apiary_raft::network::rpc;
@@ -48,6 +51,7 @@ async fn malformed_and_forged_peer_messages_are_refused() {
             rpc::TRANSFER_LEADER,
             rpc::INSTALL_SNAPSHOT,
             rpc::FORWARD_WRITE,
+            rpc::FORWARD_WRITES,
             rpc::JOIN,
         ] {
             let (status, _) = post(&router, name, vec![0xff, 0xff, 0xff, 0xff]).await;
@@ -75,6 +79,12 @@ async fn malformed_and_forged_peer_messages_are_refused() {
         let empty = ForwardWriteRequest { command: None };
         let (status, _) = post(&router, rpc::FORWARD_WRITE, empty.encode_to_vec()).await;
         assert_eq!(StatusCode::BAD_REQUEST, status);
+        let too_many = ForwardWritesRequest {
+            commands: vec![Command::txn(put("/k", "v")); MAX_FORWARD_WRITES + 1],
+        };
+        let (status, body) = post(&router, rpc::FORWARD_WRITES, too_many.encode_to_vec()).await;
+        assert_eq!(StatusCode::BAD_REQUEST, status);
+        assert!(String::from_utf8_lossy(&body).contains("257 forwarded writes"));
     }
     {
         tracing::info!("--- forged snapshots");
