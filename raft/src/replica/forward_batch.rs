@@ -131,12 +131,20 @@ impl ForwardBatches {
     }
 
     async fn send_until_drained(&self, url: String, first: (Vec<Waiting>, bool)) {
+        let mut slot = Slot {
+            batches: self,
+            url: &url,
+            held: true,
+        };
         let (mut batch, mut singles) = first;
         loop {
             let lacks = self.send(&url, batch, singles).await;
             match self.next(&url, lacks) {
                 Some((next, next_singles)) => (batch, singles) = (next, next_singles),
-                None => return,
+                None => {
+                    slot.held = false;
+                    return;
+                }
             }
         }
     }
@@ -226,6 +234,31 @@ impl ForwardBatches {
                 return;
             }
             tokio::task::yield_now().await;
+        }
+    }
+
+    /// The calls to `url` in flight.
+    fn in_flight(&self, url: &str) -> usize {
+        let lanes = self.lanes.lock().unwrap_or_else(|e| e.into_inner());
+        lanes.get(url).map_or(0, |lane| lane.in_flight)
+    }
+}
+
+/// A call slot of a lane, given back if its task ends without [`ForwardBatches::next`] having
+/// done so (the task was cancelled), so the lane does not stay full.
+struct Slot<'a> {
+    batches: &'a ForwardBatches,
+    url: &'a str,
+    held: bool,
+}
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        if self.held {
+            let mut lanes = self.batches.lanes.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(lane) = lanes.get_mut(self.url) {
+                lane.in_flight -= 1;
+            }
         }
     }
 }

@@ -313,6 +313,24 @@ async fn a_write_whose_caller_left_before_its_batch_was_sent_is_not_sent() {
 }
 
 #[test]
+fn a_call_slot_is_given_back_when_its_task_is_cancelled() {
+    let leader = Leader::new(Batches::Answered, false);
+    let batches = batches(&leader);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let _writes = forward_all(&batches, 1..MAX_IN_FLIGHT as u64 + 1);
+        leader.wait_for_calls(MAX_IN_FLIGHT).await;
+        assert_eq!(batches.in_flight(URL), MAX_IN_FLIGHT);
+    });
+    // Dropping the runtime drops the tasks of the calls, held at the leader's gate.
+    drop(runtime);
+    assert_eq!(batches.in_flight(URL), 0);
+}
+
+#[test]
 fn a_batch_is_cut_at_its_byte_budget_but_always_takes_one_write() {
     let waiting = |value_bytes: usize| Waiting {
         command: Command::txn(Txn {

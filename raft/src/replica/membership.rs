@@ -4,7 +4,12 @@
 //! added as a plain learner is answered at once: it stays a learner until promoted.
 
 use std::collections::BTreeMap;
+use std::collections::HashSet;
+use std::future::Future;
 use std::time::Duration;
+
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
 
 use openraft::async_runtime::watch::WatchReceiver;
 use openraft::errors::InitializeError;
@@ -15,6 +20,7 @@ use tokio::time::Instant;
 use super::MemberChangeError;
 use super::Replica;
 use super::ReplicaError;
+use crate::network::PeerCallError;
 use crate::network::PeerClient;
 use crate::network::replica_message::Failure;
 use crate::network::replica_message::FailureKind;
@@ -174,7 +180,8 @@ pub(crate) fn join_outcome(result: Result<Admission, MemberChangeError>) -> Outc
     }
 }
 
-/// The joining replica's side: asks members in turn, follows leader redirects, backs off.
+/// The joining replica's side: asks every member at once, follows leader redirects, asks again
+/// after a back-off.
 struct Joiner {
     peers: PeerClient,
     request: JoinRequest,
@@ -183,45 +190,69 @@ struct Joiner {
     deadline: Duration,
 }
 
+/// A join call's target and its answer.
+type Asked = (String, Result<Option<Outcome>, PeerCallError>);
+
 impl Joiner {
+    /// Asks until a member admits this replica. Every member is asked at once, and whoever they
+    /// name as the leader: the leader answers only once this replica caught up, so a call may
+    /// rightly take long, and a member that does not answer at all (down, or cut off) must hold
+    /// up only its own call, never the others'. A target that did not admit this replica is
+    /// asked again after a back-off.
     async fn run(self) {
+        let mut calls = FuturesUnordered::new();
+        let mut asking: HashSet<String> = HashSet::new();
+        for target in &self.targets {
+            asking.insert(target.clone());
+            calls.push(self.ask(target.clone(), Duration::ZERO));
+        }
         let mut backoff = self.first_backoff;
-        let mut redirect: Option<String> = None;
-        loop {
-            let candidates: Vec<String> = redirect
-                .take()
-                .into_iter()
-                .chain(self.targets.iter().cloned())
-                .collect();
-            for target in candidates {
-                let answer = self
-                    .peers
-                    .call::<_, JoinResponse>(&target, rpc::JOIN, &self.request, self.deadline)
-                    .await;
-                match answer.map(|a| a.outcome) {
-                    Ok(Some(Outcome::Joined(index))) => {
-                        tracing::info!(index, via = %target, "joined the cluster");
-                        return;
-                    }
-                    Ok(Some(Outcome::Learner(index))) => {
-                        tracing::info!(index, via = %target, "a learner until promoted");
-                        return;
-                    }
-                    Ok(Some(Outcome::NotLeader(n))) if n.leader_url.is_some() => {
-                        redirect = n.leader_url;
-                        break;
-                    }
-                    Ok(other) => tracing::debug!(via = %target, ?other, "join not accepted"),
-                    Err(e) => tracing::debug!(via = %target, error = %e, "join call failed"),
+        while let Some((target, answer)) = calls.next().await {
+            asking.remove(&target);
+            match answer {
+                Ok(Some(Outcome::Joined(index))) => {
+                    tracing::info!(index, via = %target, "joined the cluster");
+                    return;
                 }
+                Ok(Some(Outcome::Learner(index))) => {
+                    tracing::info!(index, via = %target, "a learner until promoted");
+                    return;
+                }
+                Ok(Some(Outcome::NotLeader(NotLeader {
+                    leader_url: Some(leader),
+                    ..
+                }))) => {
+                    // Two stale replicas could name each other: pause briefly anyway.
+                    if asking.insert(leader.clone()) {
+                        calls.push(self.ask(leader, self.first_backoff));
+                    }
+                }
+                Ok(other) => tracing::debug!(via = %target, ?other, "join not accepted"),
+                Err(e) => tracing::debug!(via = %target, error = %e, "join call failed"),
             }
-            if redirect.is_some() {
-                // Two stale replicas could redirect to each other: pause briefly anyway.
-                tokio::time::sleep(self.first_backoff).await;
-            } else {
-                tokio::time::sleep(backoff).await;
+            if asking.insert(target.clone()) {
+                calls.push(self.ask(target, backoff));
                 backoff = (backoff * 2).min(MAX_JOIN_BACKOFF);
             }
         }
     }
+
+    /// Asks `target` to admit this replica, after a pause of `after`.
+    fn ask(&self, target: String, after: Duration) -> impl Future<Output = Asked> + use<> {
+        let peers = self.peers.clone();
+        let request = self.request.clone();
+        let deadline = self.deadline;
+        async move {
+            tokio::time::sleep(after).await;
+            let answer = peers
+                .call::<_, JoinResponse>(&target, rpc::JOIN, &request, deadline)
+                .await
+                .map(|a| a.outcome);
+            (target, answer)
+        }
+    }
 }
+
+#[cfg(test)]
+#[path = "membership_test.rs"]
+mod membership_test;
