@@ -48,6 +48,12 @@ struct Waiting {
     answer: oneshot::Sender<Result<CommandResponse, LeaderError>>,
 }
 
+/// Writes that go in one call, and whether they must go one write per call instead.
+struct Batch {
+    writes: Vec<Waiting>,
+    one_at_a_time: bool,
+}
+
 /// The writes on their way to one leader.
 #[derive(Default)]
 struct Lane {
@@ -56,7 +62,7 @@ struct Lane {
     /// Calls in flight.
     in_flight: usize,
     /// The leader answered `forward-writes` with 404 (a build before it): send one at a time.
-    singles: bool,
+    one_at_a_time: bool,
 }
 
 /// The batches of forwarded writes of one replica, per leader URL.
@@ -106,7 +112,7 @@ impl ForwardBatches {
     }
 
     /// Queues `waiting`; when a call may start, takes the batch it sends.
-    fn enqueue(&self, url: &str, waiting: Waiting) -> Option<(Vec<Waiting>, bool)> {
+    fn enqueue(&self, url: &str, waiting: Waiting) -> Option<Batch> {
         let mut lanes = self.lanes.lock().unwrap_or_else(|e| e.into_inner());
         let lane = lanes.entry(url.to_owned()).or_default();
         lane.queue.push(waiting);
@@ -114,33 +120,33 @@ impl ForwardBatches {
             return None;
         }
         lane.in_flight += 1;
-        Some((take_batch(&mut lane.queue), lane.singles))
+        Some(lane.take_batch())
     }
 
     /// After a call: the next batch to send, or `None` (and one call fewer in flight) when
     /// nothing waits.
-    fn next(&self, url: &str, leader_lacks_batches: bool) -> Option<(Vec<Waiting>, bool)> {
+    fn next(&self, url: &str, leader_lacks_batches: bool) -> Option<Batch> {
         let mut lanes = self.lanes.lock().unwrap_or_else(|e| e.into_inner());
         let lane = lanes.entry(url.to_owned()).or_default();
-        lane.singles |= leader_lacks_batches;
+        lane.one_at_a_time |= leader_lacks_batches;
         if lane.queue.is_empty() {
             lane.in_flight -= 1;
             return None;
         }
-        Some((take_batch(&mut lane.queue), lane.singles))
+        Some(lane.take_batch())
     }
 
-    async fn send_until_drained(&self, url: String, first: (Vec<Waiting>, bool)) {
+    async fn send_until_drained(&self, url: String, first: Batch) {
         let mut slot = Slot {
             batches: self,
             url: &url,
             held: true,
         };
-        let (mut batch, mut singles) = first;
+        let mut batch = first;
         loop {
-            let lacks = self.send(&url, batch, singles).await;
+            let lacks = self.send(&url, batch).await;
             match self.next(&url, lacks) {
-                Some((next, next_singles)) => (batch, singles) = (next, next_singles),
+                Some(next) => batch = next,
                 None => {
                     slot.held = false;
                     return;
@@ -150,15 +156,19 @@ impl ForwardBatches {
     }
 
     /// Sends `batch` and answers each of its writes; whether the leader lacks `forward-writes`.
-    async fn send(&self, url: &str, batch: Vec<Waiting>, singles: bool) -> bool {
+    /// The call's deadline is the latest of its writes'; each write still waits only until its
+    /// own.
+    async fn send(&self, url: &str, batch: Batch) -> bool {
+        let one_at_a_time = batch.one_at_a_time;
         let batch: Vec<Waiting> = batch
+            .writes
             .into_iter()
             .filter(|w| !w.answer.is_closed())
             .collect();
         if batch.is_empty() {
             return false;
         }
-        if batch.len() == 1 || singles {
+        if batch.len() == 1 || one_at_a_time {
             let sends = batch.into_iter().map(|w| self.send_one(url, w));
             futures::future::join_all(sends).await;
             return false;
@@ -263,6 +273,16 @@ impl Drop for Slot<'_> {
     }
 }
 
+impl Lane {
+    /// The oldest waiting writes that fit one batch.
+    fn take_batch(&mut self) -> Batch {
+        Batch {
+            writes: take_batch(&mut self.queue),
+            one_at_a_time: self.one_at_a_time,
+        }
+    }
+}
+
 /// The oldest writes of `queue` that fit one batch.
 fn take_batch(queue: &mut Vec<Waiting>) -> Vec<Waiting> {
     let mut bytes = 0;
@@ -295,7 +315,7 @@ fn call_error(e: &PeerCallError) -> LeaderError {
 }
 
 /// The caller's view of the leader's answer for one write.
-pub(crate) fn outcome_of(answer: ForwardWriteResponse) -> Result<CommandResponse, LeaderError> {
+fn outcome_of(answer: ForwardWriteResponse) -> Result<CommandResponse, LeaderError> {
     match answer.outcome {
         Some(Outcome::Applied(response)) => Ok(response),
         Some(Outcome::NotLeader(n)) => Err(n.into()),
