@@ -1,7 +1,7 @@
 //! Cluster membership: founding the cluster from the static `initial_cluster`, and joining an
-//! existing one (the new replica asks a member; the leader adds it as a learner marked for
-//! auto-promotion and answers once the promotion loop made it a voter). A replica an operator
-//! added as a plain learner is answered at once: it stays a learner until promoted.
+//! existing one (the new replica asks the members at once; the leader adds it as a learner
+//! marked for auto-promotion and answers once the promotion loop made it a voter). A replica an
+//! operator added as a plain learner is answered at once: it stays a learner until promoted.
 
 use std::collections::BTreeMap;
 use std::collections::HashSet;
