@@ -234,9 +234,10 @@ async fn fill_the_slots_after(
     alone
 }
 
-#[tokio::test]
-async fn a_batch_that_may_have_arrived_leaves_each_write_outcome_unknown() {
-    let leader = Leader::new(Batches::Broken, false);
+/// What each of three writes batched behind full call slots learns when the leader answers
+/// their batch as `batches` says (the writes in the slots go alone and succeed).
+async fn batched_errors(batches_answer: Batches) -> Vec<LeaderError> {
+    let leader = Leader::new(batches_answer, false);
     let batches = batches(&leader);
     let alone = fill_the_slots(&leader, &batches).await;
     let later = forward_all(&batches, 100..103);
@@ -245,25 +246,23 @@ async fn a_batch_that_may_have_arrived_leaves_each_write_outcome_unknown() {
     for write in alone {
         write.await.unwrap().unwrap();
     }
+    let mut errors = Vec::new();
     for write in later {
-        let error = write.await.unwrap().unwrap_err();
+        errors.push(write.await.unwrap().unwrap_err());
+    }
+    errors
+}
+
+#[tokio::test]
+async fn a_batch_that_may_have_arrived_leaves_each_write_outcome_unknown() {
+    for error in batched_errors(Batches::Broken).await {
         assert!(matches!(error, LeaderError::OutcomeUnknown(_)), "{error:?}");
     }
 }
 
 #[tokio::test]
 async fn a_batch_that_never_left_leaves_each_write_retryable() {
-    let leader = Leader::new(Batches::Unreachable, false);
-    let batches = batches(&leader);
-    let alone = fill_the_slots(&leader, &batches).await;
-    let later = forward_all(&batches, 100..103);
-    batches.wait_for_queue(URL, 3).await;
-    leader.gate.add_permits(Semaphore::MAX_PERMITS);
-    for write in alone {
-        write.await.unwrap().unwrap();
-    }
-    for write in later {
-        let error = write.await.unwrap().unwrap_err();
+    for error in batched_errors(Batches::Unreachable).await {
         assert!(matches!(error, LeaderError::Unavailable(_)), "{error:?}");
     }
 }
