@@ -130,10 +130,7 @@ fn deadline() -> Instant {
 }
 
 /// Starts one forwarded write per revision of `revisions`.
-fn forward_all(
-    batches: &ForwardBatches,
-    revisions: std::ops::Range<u64>,
-) -> Vec<tokio::task::JoinHandle<Result<CommandResponse, LeaderError>>> {
+fn forward_all(batches: &ForwardBatches, revisions: std::ops::Range<u64>) -> Vec<Write> {
     revisions
         .map(|r| {
             let batches = batches.clone();
@@ -142,24 +139,32 @@ fn forward_all(
         .collect()
 }
 
-/// Fills every call slot with a write of its own (revisions 1 to `MAX_IN_FLIGHT`), held by the
-/// leader's gate, so the writes made next wait for a batch.
-async fn fill_the_slots(
+/// A forwarded write's task.
+type Write = tokio::task::JoinHandle<Result<CommandResponse, LeaderError>>;
+
+/// Fills every call slot with a write of its own (revisions from `slots_from`), held by the
+/// leader's gate once `earlier` calls were made, then starts the writes of `queued`, which wait
+/// behind them for a batch: the writes in the slots, and the queued ones.
+async fn behind_full_slots(
     leader: &Arc<Leader>,
     batches: &ForwardBatches,
-) -> Vec<tokio::task::JoinHandle<Result<CommandResponse, LeaderError>>> {
-    let alone = forward_all(batches, 1..MAX_IN_FLIGHT as u64 + 1);
-    leader.wait_for_calls(MAX_IN_FLIGHT).await;
-    alone
+    slots_from: u64,
+    earlier: usize,
+    queued: std::ops::Range<u64>,
+) -> (Vec<Write>, Vec<Write>) {
+    let alone = forward_all(batches, slots_from..slots_from + MAX_IN_FLIGHT as u64);
+    leader.wait_for_calls(earlier + MAX_IN_FLIGHT).await;
+    let waiting = queued.clone().count();
+    let later = forward_all(batches, queued);
+    batches.wait_for_queue(URL, waiting).await;
+    (alone, later)
 }
 
 #[tokio::test]
 async fn writes_made_while_every_call_is_out_travel_together_and_each_gets_its_own_answer() {
     let leader = Leader::new(Batches::Answered, false);
     let batches = batches(&leader);
-    let alone = fill_the_slots(&leader, &batches).await;
-    let later = forward_all(&batches, 100..110);
-    batches.wait_for_queue(URL, 10).await;
+    let (alone, later) = behind_full_slots(&leader, &batches, 1, 0, 100..110).await;
     leader.gate.add_permits(Semaphore::MAX_PERMITS);
 
     for (revision, write) in (1..).zip(alone).chain((100..).zip(later)) {
@@ -197,9 +202,7 @@ async fn a_write_alone_goes_at_once_in_the_one_write_call() {
 async fn a_leader_without_the_batch_call_is_sent_the_writes_one_at_a_time_from_then_on() {
     let leader = Leader::new(Batches::Unknown, false);
     let batches = batches(&leader);
-    let alone = fill_the_slots(&leader, &batches).await;
-    let first = forward_all(&batches, 100..105);
-    batches.wait_for_queue(URL, 5).await;
+    let (alone, first) = behind_full_slots(&leader, &batches, 1, 0, 100..105).await;
     leader.gate.add_permits(Semaphore::MAX_PERMITS);
     for (revision, write) in (1..).zip(alone).chain((100..).zip(first)) {
         assert_eq!(write.await.unwrap().unwrap().revision, revision);
@@ -207,9 +210,7 @@ async fn a_leader_without_the_batch_call_is_sent_the_writes_one_at_a_time_from_t
     let refused = leader.calls().len();
 
     leader.gate.forget_permits(Semaphore::MAX_PERMITS);
-    let alone = fill_the_slots_after(&leader, &batches, refused).await;
-    let second = forward_all(&batches, 200..205);
-    batches.wait_for_queue(URL, 5).await;
+    let (alone, second) = behind_full_slots(&leader, &batches, 300, refused, 200..205).await;
     leader.gate.add_permits(Semaphore::MAX_PERMITS);
     for (revision, write) in (300..).zip(alone).chain((200..).zip(second)) {
         assert_eq!(write.await.unwrap().unwrap().revision, revision);
@@ -223,25 +224,12 @@ async fn a_leader_without_the_batch_call_is_sent_the_writes_one_at_a_time_from_t
     assert_eq!(batch_calls, 1, "{:?}", leader.calls());
 }
 
-/// [`fill_the_slots`] once `earlier` calls were made, with revisions from 300.
-async fn fill_the_slots_after(
-    leader: &Arc<Leader>,
-    batches: &ForwardBatches,
-    earlier: usize,
-) -> Vec<tokio::task::JoinHandle<Result<CommandResponse, LeaderError>>> {
-    let alone = forward_all(batches, 300..300 + MAX_IN_FLIGHT as u64);
-    leader.wait_for_calls(earlier + MAX_IN_FLIGHT).await;
-    alone
-}
-
 /// What each of three writes batched behind full call slots learns when the leader answers
 /// their batch as `batches` says (the writes in the slots go alone and succeed).
 async fn batched_errors(batches_answer: Batches) -> Vec<LeaderError> {
     let leader = Leader::new(batches_answer, false);
     let batches = batches(&leader);
-    let alone = fill_the_slots(&leader, &batches).await;
-    let later = forward_all(&batches, 100..103);
-    batches.wait_for_queue(URL, 3).await;
+    let (alone, later) = behind_full_slots(&leader, &batches, 1, 0, 100..103).await;
     leader.gate.add_permits(Semaphore::MAX_PERMITS);
     for write in alone {
         write.await.unwrap().unwrap();
@@ -271,9 +259,7 @@ async fn a_batch_that_never_left_leaves_each_write_retryable() {
 async fn a_caller_that_stops_waiting_leaves_its_batch_to_the_others() {
     let leader = Leader::new(Batches::Answered, false);
     let batches = batches(&leader);
-    let alone = fill_the_slots(&leader, &batches).await;
-    let later = forward_all(&batches, 100..104);
-    batches.wait_for_queue(URL, 4).await;
+    let (alone, later) = behind_full_slots(&leader, &batches, 1, 0, 100..104).await;
     // The caller of the first write stops waiting while its call is out.
     alone[0].abort();
     leader.gate.add_permits(Semaphore::MAX_PERMITS);
@@ -289,9 +275,7 @@ async fn a_caller_that_stops_waiting_leaves_its_batch_to_the_others() {
 async fn a_write_whose_caller_left_before_its_batch_was_sent_is_not_sent() {
     let leader = Leader::new(Batches::Answered, false);
     let batches = batches(&leader);
-    let alone = fill_the_slots(&leader, &batches).await;
-    let mut later = forward_all(&batches, 100..104);
-    batches.wait_for_queue(URL, 4).await;
+    let (alone, mut later) = behind_full_slots(&leader, &batches, 1, 0, 100..104).await;
     let gone = later.remove(1);
     gone.abort();
     assert!(gone.await.unwrap_err().is_cancelled());
