@@ -298,8 +298,12 @@ impl Replica {
 
     /// Waits until this replica leads raft (`leading`) or no longer does (`!leading`), following
     /// raft's state as it changes; `false` when raft stopped first.
+    ///
+    /// Follows raft's server metrics, which change with the vote, the role and the membership
+    /// only: the full metrics change several times per write, and a waiter on them would wake
+    /// for each one.
     pub async fn await_leadership(&self, leading: bool) -> bool {
-        let mut metrics = self.raft.metrics();
+        let mut metrics = self.raft.server_metrics();
         loop {
             if (metrics.borrow_watched().state == ServerState::Leader) == leading {
                 return true;
