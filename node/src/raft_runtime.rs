@@ -18,7 +18,10 @@
 //!   the replica's start (`wiring::run_host`): [`RaftRuntime::run`] runs it there.
 //! - hyper's pooled connections live on the runtime of the request that opened them, and a socket
 //!   is served by the I/O driver of the runtime that created it: [`RaftTransport`] makes every
-//!   peer call on the raft runtime, the API's own (forwarded writes, read indexes) included.
+//!   peer call on the raft runtime, the API's own (forwarded writes, read indexes) included. A
+//!   call made there already (openraft's replication, votes, heartbeats) runs where it is:
+//!   moving it to a task of its own would only add a hand-off, often to the other thread, to
+//!   every append it sends.
 //! - a listener belongs to the runtime it was bound on: [`RaftRuntime::adopt`] moves the peer
 //!   listener over.
 //! - a runtime must not be dropped on an async thread: [`RaftRuntime::shutdown`] stops it on a
@@ -26,8 +29,11 @@
 //!
 //! The simulation does not use this module: it runs each replica on turmoil's one thread.
 
+use std::cell::Cell;
 use std::future::Future;
 use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use apiary_raft::network::Transport;
@@ -51,26 +57,39 @@ pub const THREAD_NAME: &str = "apiary-raft";
 /// is a bound on a stuck disk, not on normal work.
 const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
 
+thread_local! {
+    /// The [`RaftRuntime::id`] of the runtime this thread belongs to; 0 on other threads.
+    static RUNTIME_ID: Cell<u64> = const { Cell::new(0) };
+}
+
+/// The id the next [`RaftRuntime`] gets.
+static NEXT_RUNTIME_ID: AtomicU64 = AtomicU64::new(1);
+
 /// The raft runtime of one replica. Several may run in one process (in-process tests).
 #[derive(Debug)]
 pub struct RaftRuntime {
     /// `None` once shut down.
     runtime: Option<Runtime>,
     handle: Handle,
+    /// Tells this runtime's threads from any other runtime's, several replicas' included.
+    id: u64,
 }
 
 impl RaftRuntime {
     /// Starts the runtime's threads.
     pub fn start() -> std::io::Result<Self> {
+        let id = NEXT_RUNTIME_ID.fetch_add(1, Ordering::Relaxed);
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(RAFT_WORKER_THREADS)
             .thread_name(THREAD_NAME)
+            .on_thread_start(move || RUNTIME_ID.set(id))
             .enable_all()
             .build()?;
         let handle = runtime.handle().clone();
         Ok(Self {
             runtime: Some(runtime),
             handle,
+            id,
         })
     }
 
@@ -106,6 +125,7 @@ impl RaftRuntime {
         RaftTransport {
             inner: transport,
             runtime: self.handle.clone(),
+            runtime_id: self.id,
         }
     }
 
@@ -137,6 +157,7 @@ impl Drop for RaftRuntime {
 pub struct RaftTransport {
     inner: Arc<dyn Transport>,
     runtime: Handle,
+    runtime_id: u64,
 }
 
 impl std::fmt::Debug for RaftTransport {
@@ -163,6 +184,9 @@ impl Transport for RaftTransport {
         body: Bytes,
         deadline: Duration,
     ) -> Result<Bytes, TransportError> {
+        if RUNTIME_ID.get() == self.runtime_id {
+            return self.inner.call(target, rpc, body, deadline).await;
+        }
         let inner = self.inner.clone();
         let (call_target, call_rpc) = (target.to_owned(), rpc.to_owned());
         let task = self
@@ -217,6 +241,51 @@ mod tests {
             .unwrap();
         assert_eq!(answer, THREAD_NAME.as_bytes());
         raft.shutdown().await;
+    }
+
+    /// Answers with the id of the task the call ran in.
+    struct TaskId;
+
+    #[async_trait::async_trait]
+    impl Transport for TaskId {
+        async fn call(
+            &self,
+            _target: &str,
+            _rpc: &str,
+            _body: Bytes,
+            _deadline: Duration,
+        ) -> Result<Bytes, TransportError> {
+            Ok(Bytes::from(tokio::task::id().to_string()))
+        }
+    }
+
+    // openraft's own calls, made on the raft runtime, run in the task that makes them; a call
+    // from another runtime, or from another replica's raft runtime, moves to a task of this one.
+    #[tokio::test]
+    async fn calls_made_on_the_raft_runtime_run_where_they_are_made() {
+        let raft = RaftRuntime::start().unwrap();
+        let other = RaftRuntime::start().unwrap();
+        let transport = Arc::new(raft.transport(Arc::new(TaskId)));
+        let call = |transport: Arc<RaftTransport>| async move {
+            let answer = transport
+                .call(
+                    "http://peer",
+                    "append",
+                    Bytes::new(),
+                    Duration::from_secs(1),
+                )
+                .await
+                .unwrap();
+            (tokio::task::id().to_string(), answer)
+        };
+        let (caller, ran_in) = raft.run(call(transport.clone())).await.unwrap();
+        assert_eq!(caller.as_bytes(), ran_in);
+        let (caller, ran_in) = other.run(call(transport.clone())).await.unwrap();
+        assert_ne!(caller.as_bytes(), ran_in);
+        let (caller, ran_in) = tokio::spawn(call(transport)).await.unwrap();
+        assert_ne!(caller.as_bytes(), ran_in);
+        raft.shutdown().await;
+        other.shutdown().await;
     }
 
     #[tokio::test]
