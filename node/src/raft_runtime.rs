@@ -58,7 +58,7 @@ pub const THREAD_NAME: &str = "apiary-raft";
 const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
 
 thread_local! {
-    /// The [`RaftRuntime::id`] of the runtime this thread belongs to; 0 on other threads.
+    /// The id of the [`RaftRuntime`] this thread belongs to; 0 on other threads.
     static RUNTIME_ID: Cell<u64> = const { Cell::new(0) };
 }
 
