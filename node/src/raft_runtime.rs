@@ -208,11 +208,11 @@ impl Transport for RaftTransport {
 mod tests {
     use super::*;
 
-    /// Answers with the name of the thread the call ran on.
-    struct ThreadName;
+    /// Answers with where the call ran: the thread's name and the task's id, `name task`.
+    struct Whereabouts;
 
     #[async_trait::async_trait]
-    impl Transport for ThreadName {
+    impl Transport for Whereabouts {
         async fn call(
             &self,
             _target: &str,
@@ -221,8 +221,14 @@ mod tests {
             _deadline: Duration,
         ) -> Result<Bytes, TransportError> {
             let name = std::thread::current().name().unwrap_or_default().to_owned();
-            Ok(Bytes::from(name))
+            Ok(Bytes::from(format!("{name} {}", tokio::task::id())))
         }
+    }
+
+    /// The task id in a [`Whereabouts`] answer.
+    fn task_of(answer: &[u8]) -> String {
+        let answer = String::from_utf8_lossy(answer);
+        answer.rsplit(' ').next().unwrap_or_default().to_owned()
     }
 
     #[tokio::test]
@@ -234,29 +240,13 @@ mod tests {
             .unwrap();
         assert_eq!(ran_on.as_deref(), Some(THREAD_NAME));
 
-        let transport = raft.transport(Arc::new(ThreadName));
+        let transport = raft.transport(Arc::new(Whereabouts));
         let answer = transport
             .call("http://peer", "vote", Bytes::new(), Duration::from_secs(1))
             .await
             .unwrap();
-        assert_eq!(answer, THREAD_NAME.as_bytes());
+        assert!(answer.starts_with(format!("{THREAD_NAME} ").as_bytes()));
         raft.shutdown().await;
-    }
-
-    /// Answers with the id of the task the call ran in.
-    struct TaskId;
-
-    #[async_trait::async_trait]
-    impl Transport for TaskId {
-        async fn call(
-            &self,
-            _target: &str,
-            _rpc: &str,
-            _body: Bytes,
-            _deadline: Duration,
-        ) -> Result<Bytes, TransportError> {
-            Ok(Bytes::from(tokio::task::id().to_string()))
-        }
     }
 
     // openraft's own calls, made on the raft runtime, run in the task that makes them; a call
@@ -265,7 +255,7 @@ mod tests {
     async fn calls_made_on_the_raft_runtime_run_where_they_are_made() {
         let raft = RaftRuntime::start().unwrap();
         let other = RaftRuntime::start().unwrap();
-        let transport = Arc::new(raft.transport(Arc::new(TaskId)));
+        let transport = Arc::new(raft.transport(Arc::new(Whereabouts)));
         let call = |transport: Arc<RaftTransport>| async move {
             let answer = transport
                 .call(
@@ -276,14 +266,14 @@ mod tests {
                 )
                 .await
                 .unwrap();
-            (tokio::task::id().to_string(), answer)
+            (tokio::task::id().to_string(), task_of(&answer))
         };
         let (caller, ran_in) = raft.run(call(transport.clone())).await.unwrap();
-        assert_eq!(caller.as_bytes(), ran_in);
+        assert_eq!(caller, ran_in);
         let (caller, ran_in) = other.run(call(transport.clone())).await.unwrap();
-        assert_ne!(caller.as_bytes(), ran_in);
+        assert_ne!(caller, ran_in);
         let (caller, ran_in) = tokio::spawn(call(transport)).await.unwrap();
-        assert_ne!(caller.as_bytes(), ran_in);
+        assert_ne!(caller, ran_in);
         raft.shutdown().await;
         other.shutdown().await;
     }
