@@ -29,11 +29,8 @@
 //!
 //! The simulation does not use this module: it runs each replica on turmoil's one thread.
 
-use std::cell::Cell;
 use std::future::Future;
 use std::sync::Arc;
-use std::sync::atomic::AtomicU64;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use apiary_raft::network::Transport;
@@ -57,39 +54,26 @@ pub const THREAD_NAME: &str = "apiary-raft";
 /// is a bound on a stuck disk, not on normal work.
 const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
 
-thread_local! {
-    /// The id of the [`RaftRuntime`] this thread belongs to; 0 on other threads.
-    static RUNTIME_ID: Cell<u64> = const { Cell::new(0) };
-}
-
-/// The id the next [`RaftRuntime`] gets.
-static NEXT_RUNTIME_ID: AtomicU64 = AtomicU64::new(1);
-
 /// The raft runtime of one replica. Several may run in one process (in-process tests).
 #[derive(Debug)]
 pub struct RaftRuntime {
     /// `None` once shut down.
     runtime: Option<Runtime>,
     handle: Handle,
-    /// Tells this runtime's threads from any other runtime's, several replicas' included.
-    id: u64,
 }
 
 impl RaftRuntime {
     /// Starts the runtime's threads.
     pub fn start() -> std::io::Result<Self> {
-        let id = NEXT_RUNTIME_ID.fetch_add(1, Ordering::Relaxed);
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(RAFT_WORKER_THREADS)
             .thread_name(THREAD_NAME)
-            .on_thread_start(move || RUNTIME_ID.set(id))
             .enable_all()
             .build()?;
         let handle = runtime.handle().clone();
         Ok(Self {
             runtime: Some(runtime),
             handle,
-            id,
         })
     }
 
@@ -125,7 +109,6 @@ impl RaftRuntime {
         RaftTransport {
             inner: transport,
             runtime: self.handle.clone(),
-            runtime_id: self.id,
         }
     }
 
@@ -157,7 +140,6 @@ impl Drop for RaftRuntime {
 pub struct RaftTransport {
     inner: Arc<dyn Transport>,
     runtime: Handle,
-    runtime_id: u64,
 }
 
 impl std::fmt::Debug for RaftTransport {
@@ -184,7 +166,8 @@ impl Transport for RaftTransport {
         body: Bytes,
         deadline: Duration,
     ) -> Result<Bytes, TransportError> {
-        if RUNTIME_ID.get() == self.runtime_id {
+        // tokio's runtime ids tell this runtime from any other, another replica's included.
+        if Handle::try_current().is_ok_and(|current| current.id() == self.runtime.id()) {
             return self.inner.call(target, rpc, body, deadline).await;
         }
         let inner = self.inner.clone();
